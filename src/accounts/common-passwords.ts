@@ -1,0 +1,28 @@
+/**
+ * Passwords that are long enough but guessed first by every attacker (from the public lists of
+ * most-used passwords). Compared case-insensitively. Shorter entries are already refused by the
+ * length rule, so only those of 8+ characters are listed.
+ */
+export const COMMON_PASSWORDS: ReadonlySet<string> = new Set(
+  `
+password password1 password12 password123 password1234 passw0rd p@ssw0rd p@ssword passwort
+12345678 123456789 1234567890 12345678910 123123123 11111111 111111111 1111111111 00000000
+000000000 0000000000 88888888 99999999 12341234 123qweasd 1q2w3e4r 1q2w3e4r5t 1q2w3e4r5t6y
+qwertyui qwertyuiop qwerty123 qwerty1234 qwerty12 qwertyu1 1qaz2wsx 1qazxsw2 zaq12wsx zaq1zaq1
+asdfghjk asdfghjkl asdf1234 zxcvbnm1 zxcvbnm123 abcd1234 abc12345 abcdefgh abcdefg1 a1b2c3d4
+iloveyou iloveyou1 iloveyou2 princess princess1 sunshine sunshine1 football football1 baseball
+basketball superman batman123 starwars trustno1 whatever letmein1 letmein123 welcome1 welcome123
+changeme changeme1 admin123 admin1234 administrator adminadmin rootroot master123 monkey123
+dragon123 shadow123 michael1 jennifer jordan23 computer internet chocolate butterfly
+qazwsxedc qazwsx123 passpass secret123 mypassword newpassword test1234 testtest test12345
+default1 guest123 login123 hello123 helloworld freedom1 whatever1 charlie1 liverpool
+arsenal1 chelsea1 manchester mustang1 harley12 pokemon1 samsung1 google123 apple123 azerty123
+aaaaaaaa aaaaaaaaa 11223344 12344321 87654321 98765432 147258369 123654789 987654321 741852963
+qweasdzxc zxcvbnm12 q1w2e3r4 q1w2e3r4t5 1234qwer qwer1234 asdfasdf 123456789a a123456789
+123456abc abc123456 loveyou1 lovelove babygirl1 michelle jessica1 nicole12 ashley12 superstar
+summer12 spring12 winter12 autumn12 iloveyou! password! welcome! qwerty!1 gatehouse gatehouse1
+`
+    .split(/\s+/)
+    .filter((p) => p.length > 0)
+    .map((p) => p.toLowerCase()),
+);

@@ -1,0 +1,24 @@
+/** Every named action, and the one place that runs them (permission first, then the action). */
+import { AppError, denied } from '../errors';
+import { can, GUEST, isGuest } from '../permission/check';
+import { loadAction } from '../store/records-meta';
+import { becomeAnAdministrator } from './become-an-administrator';
+import { signin } from './signin';
+import { signup } from './signup';
+import type { ActionContext, ActionDef, ActionItem } from './types';
+
+const ACTIONS: readonly ActionDef[] = [signup, signin, becomeAnAdministrator];
+
+export function findAction(onType: string, name: string): ActionDef | undefined {
+  return ACTIONS.find((a) => a.onType === onType && a.name === name);
+}
+
+export async function runAction(def: ActionDef, ctx: ActionContext): Promise<ActionItem[]> {
+  const principal = def.ignoresToken ? GUEST : ctx.principal;
+  if (!def.checksOwnPermission) {
+    const row = await loadAction(ctx.deps.store.knex, def.onType, def.name);
+    if (!row) throw new AppError('not_found', `no action ${def.name} on ${def.onType}`);
+    if (!can(principal, 'execute', row.guard)) throw denied(isGuest(principal), `run ${def.name}`);
+  }
+  return def.run({ ...ctx, principal });
+}

@@ -1,0 +1,85 @@
+/** The command line: one program, every command opening the same core as `serve`. */
+import { Command, CommanderError, Option } from 'commander';
+import { AppError, isAppError } from '../errors';
+import { Flags, loadConfig } from '../config';
+import { toStoreError } from '../store/connection';
+import { EXIT, exitCodeFor } from './exit-codes';
+import { serve } from './serve';
+
+export interface Io {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+}
+
+const defaultIo: Io = {
+  out: (t) => process.stdout.write(t),
+  err: (t) => process.stderr.write(t),
+  env: process.env,
+};
+
+export const VERSION = '0.1.0';
+
+function globalFlags(cmd: Command): Flags & { json?: boolean } {
+  return cmd.optsWithGlobals() as Flags & { json?: boolean };
+}
+
+export function buildProgram(io: Io): Command {
+  const program = new Command('gatehouse')
+    .description('Self-hosted account and access server')
+    .version(VERSION, '--version')
+    .option('--data-dir <dir>', 'data directory (SQLite file, outbox) [env GATEHOUSE_DATA_DIR]')
+    .option('--db <url>', 'postgres://… to use PostgreSQL instead of SQLite [env GATEHOUSE_DB, GATEHOUSE_DB_FILE]')
+    .option('--json', 'print one JSON document')
+    .showHelpAfterError()
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .exitOverride();
+
+  program
+    .command('serve')
+    .description('run the HTTP server')
+    .option('--host <host>', 'address to listen on [env GATEHOUSE_HOST] (default 127.0.0.1)')
+    .option('--port <port>', 'port to listen on, 0 for any free one [env GATEHOUSE_PORT] (default 6336)')
+    .option('--token-ttl <duration>', 'token lifetime, e.g. 24h [env GATEHOUSE_TOKEN_TTL]')
+    .option('--bcrypt-cost <n>', 'bcrypt cost for new hashes [env GATEHOUSE_BCRYPT_COST] (default 11)')
+    .option('--password-min-length <n>', 'minimum password length [env GATEHOUSE_PASSWORD_MIN_LENGTH] (default 8)')
+    .option('--public-url <url>', 'the address clients use, for links [env GATEHOUSE_PUBLIC_URL]')
+    .addOption(new Option('--public-statistics', 'serve /statistics to everyone [env GATEHOUSE_PUBLIC_STATISTICS]'))
+    .addOption(new Option('--trust-proxy', 'read the client address from X-Forwarded-For [env GATEHOUSE_TRUST_PROXY]'))
+    .addOption(new Option('--no-rate-limits', 'turn per-address limits off [env GATEHOUSE_RATE_LIMITS=false]'))
+    .option('--hash-concurrency <n>', 'password hashes computed at once [env GATEHOUSE_HASH_CONCURRENCY]')
+    .action(async (_opts, cmd: Command) => {
+      const flags = globalFlags(cmd);
+      // commander sets rateLimits=true by default for --no-rate-limits; only pass it when given.
+      if (cmd.getOptionValueSource('rateLimits') !== 'cli') delete flags.rateLimits;
+      await serve(loadConfig(flags, io.env));
+    });
+
+  return program;
+}
+
+/** Runs the CLI; returns the exit code instead of exiting, so tests can call it in-process. */
+export async function run(argv: string[], io: Io = defaultIo): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync(argv);
+    return EXIT.ok;
+  } catch (thrown) {
+    if (thrown instanceof CommanderError) {
+      if (thrown.exitCode === 0) return EXIT.ok; // --help, --version
+      return EXIT.usage;
+    }
+    const err = toStoreError(thrown, 'the store is busy or unavailable');
+    const json = program.opts().json === true;
+    if (isAppError(err)) {
+      io.err(json ? JSON.stringify({ error: { code: err.code, message: err.message } }) + '\n' : `gatehouse: ${err.message}\n`);
+      return exitCodeFor(err.code);
+    }
+    const e = thrown as NodeJS.ErrnoException;
+    const message = e?.code === 'EADDRINUSE' ? 'the port is already in use' : e?.code === 'EACCES' ? 'permission denied' : 'unexpected error';
+    io.err(json ? JSON.stringify({ error: { code: e?.code ?? 'internal', message } }) + '\n' : `gatehouse: ${message}${e?.code ? ` (${e.code})` : ''}\n`);
+    return e?.code === 'EADDRINUSE' || e?.code === 'EACCES' ? EXIT.refused : EXIT.failure;
+  }
+}
+
+export { AppError };

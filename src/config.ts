@@ -1,0 +1,147 @@
+/**
+ * Flags + environment (+ *_FILE for secrets) → a validated, frozen Config.
+ * Flags beat environment; bad values are refused at start with a clear message.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { AppError } from './errors';
+
+export interface Config {
+  readonly dataDir: string;
+  /** PostgreSQL URL, or null for SQLite at <dataDir>/gatehouse.sqlite. */
+  readonly db: string | null;
+  readonly host: string;
+  readonly port: number;
+  readonly tokenTtlSeconds: number;
+  readonly bcryptCost: number;
+  readonly passwordMinLength: number;
+  readonly publicStatistics: boolean;
+  readonly publicUrl: string;
+  readonly trustProxy: boolean;
+  readonly rateLimits: boolean;
+  /** Password hashes computed at once; the rest wait, so database reads keep pool threads. */
+  readonly hashConcurrency: number;
+  /** How long a store operation waits for a lock before answering "unavailable". */
+  readonly busyTimeoutMs: number;
+  readonly shutdownGraceMs: number;
+  readonly issuer: string;
+}
+
+/** One setting: its flag name (camelCase as commander gives it), env name and parser. */
+interface Setting<T> {
+  env: string;
+  secret?: boolean;
+  parse: (raw: string, name: string) => T;
+  fallback: T | (() => T);
+}
+
+const bool = (raw: string, name: string): boolean => {
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new AppError('invalid_input', `${name} must be true or false, got "${raw}"`);
+};
+
+const int = (min: number, max: number) => (raw: string, name: string): number => {
+  if (!/^\d+$/.test(raw.trim())) throw new AppError('invalid_input', `${name} must be a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new AppError('invalid_input', `${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+};
+
+/** "90", "90s", "15m", "24h", "7d" → seconds. */
+export function parseDuration(raw: string, name: string): number {
+  const m = /^(\d+)\s*(s|m|h|d)?$/.exec(raw.trim());
+  if (!m) throw new AppError('invalid_input', `${name} must be a duration like 3600, 30m, 24h or 7d, got "${raw}"`);
+  const n = Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[(m[2] ?? 's') as 's' | 'm' | 'h' | 'd'];
+  if (n < 1 || n > 366 * 86400) throw new AppError('invalid_input', `${name} must be between 1s and 366d`);
+  return n;
+}
+
+const str = (raw: string): string => raw;
+
+const url = (raw: string, name: string): string => {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new AppError('invalid_input', `${name} must be a URL, got a value that is not one`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new AppError('invalid_input', `${name} must be an http(s) URL`);
+  return u.toString().replace(/\/$/, '');
+};
+
+const dbUrl = (raw: string, name: string): string | null => {
+  if (raw === '' || raw === 'sqlite') return null;
+  if (!/^postgres(ql)?:\/\//.test(raw)) {
+    // Never echo the value: it may hold a password.
+    throw new AppError('invalid_input', `${name} must be a postgres:// URL (or empty for the SQLite default)`);
+  }
+  return raw;
+};
+
+const SETTINGS = {
+  dataDir: { env: 'GATEHOUSE_DATA_DIR', parse: (r: string) => path.resolve(r), fallback: () => path.resolve('gatehouse-data') },
+  db: { env: 'GATEHOUSE_DB', secret: true, parse: dbUrl, fallback: null },
+  host: { env: 'GATEHOUSE_HOST', parse: str, fallback: '127.0.0.1' },
+  port: { env: 'GATEHOUSE_PORT', parse: int(0, 65535), fallback: 6336 },
+  tokenTtl: { env: 'GATEHOUSE_TOKEN_TTL', parse: parseDuration, fallback: 86400 },
+  bcryptCost: { env: 'GATEHOUSE_BCRYPT_COST', parse: int(4, 31), fallback: 11 },
+  passwordMinLength: { env: 'GATEHOUSE_PASSWORD_MIN_LENGTH', parse: int(1, 72), fallback: 8 },
+  publicStatistics: { env: 'GATEHOUSE_PUBLIC_STATISTICS', parse: bool, fallback: false },
+  publicUrl: { env: 'GATEHOUSE_PUBLIC_URL', parse: url, fallback: '' },
+  trustProxy: { env: 'GATEHOUSE_TRUST_PROXY', parse: bool, fallback: false },
+  rateLimits: { env: 'GATEHOUSE_RATE_LIMITS', parse: bool, fallback: true },
+  hashConcurrency: { env: 'GATEHOUSE_HASH_CONCURRENCY', parse: int(1, 256), fallback: () => Math.max(1, os.availableParallelism()) },
+  busyTimeout: { env: 'GATEHOUSE_BUSY_TIMEOUT', parse: int(0, 600000), fallback: 5000 },
+  shutdownGrace: { env: 'GATEHOUSE_SHUTDOWN_GRACE', parse: int(0, 600000), fallback: 10000 },
+} satisfies Record<string, Setting<unknown>>;
+
+export type SettingName = keyof typeof SETTINGS;
+/** Raw values as given on the command line (strings or booleans from commander). */
+export type Flags = Partial<Record<SettingName, string | boolean | number | undefined>>;
+
+const flagName = (key: string) => '--' + key.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+
+function resolve<T>(key: SettingName, flags: Flags, env: NodeJS.ProcessEnv): T {
+  const s = SETTINGS[key] as Setting<T>;
+  const given = flags[key];
+  if (given !== undefined) return s.parse(String(given), flagName(key));
+  const fromEnv = env[s.env];
+  if (fromEnv !== undefined && fromEnv !== '') return s.parse(fromEnv, s.env);
+  const file = s.secret ? env[`${s.env}_FILE`] : undefined;
+  if (file) {
+    let content: string;
+    try {
+      content = fs.readFileSync(file, 'utf8');
+    } catch {
+      throw new AppError('invalid_input', `${s.env}_FILE: cannot read ${file}`);
+    }
+    return s.parse(content.trim(), `${s.env}_FILE`);
+  }
+  return typeof s.fallback === 'function' ? (s.fallback as () => T)() : s.fallback;
+}
+
+export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): Config {
+  const r = <T>(k: SettingName) => resolve<T>(k, flags, env);
+  const host = r<string>('host');
+  const port = r<number>('port');
+  const publicUrl = r<string>('publicUrl') || `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return Object.freeze({
+    dataDir: r<string>('dataDir'),
+    db: r<string | null>('db'),
+    host,
+    port,
+    tokenTtlSeconds: r<number>('tokenTtl'),
+    bcryptCost: r<number>('bcryptCost'),
+    passwordMinLength: r<number>('passwordMinLength'),
+    publicStatistics: r<boolean>('publicStatistics'),
+    publicUrl,
+    trustProxy: r<boolean>('trustProxy'),
+    rateLimits: r<boolean>('rateLimits'),
+    hashConcurrency: r<number>('hashConcurrency'),
+    busyTimeoutMs: r<number>('busyTimeout'),
+    shutdownGraceMs: r<number>('shutdownGrace'),
+    issuer: 'gatehouse',
+  });
+}

@@ -1,0 +1,21 @@
+/** What the domain code is handed: built once by openCore, shared by HTTP and CLI. */
+import type { Config } from './config';
+import type { Logger } from './log';
+import type { Store } from './store/connection';
+import type { PasswordHasher } from './auth/passwords';
+import type { TokenService } from './auth/tokens';
+
+export interface AuthCounters {
+  signinsOk: number;
+  signinsFailed: number;
+  signups: number;
+}
+
+export interface Deps {
+  readonly config: Config;
+  readonly store: Store;
+  readonly passwords: PasswordHasher;
+  readonly tokens: TokenService;
+  readonly logger: Logger;
+  readonly counters: AuthCounters;
+}

@@ -1,0 +1,46 @@
+/** The Koa application: request log, security headers, error mapping, routes. */
+import { randomUUID } from 'node:crypto';
+import Koa from 'koa';
+import type { Core } from '../core';
+import { AppError } from '../errors';
+import { errorMiddleware } from './errors';
+import { createRouter } from './routes';
+import { createWebStats, recordRequest, WebStats } from './statistics';
+
+export function createApp(core: Core): { app: Koa; web: WebStats } {
+  const app = new Koa({ proxy: core.config.trustProxy });
+  const web = createWebStats();
+  const router = createRouter(core, web);
+
+  app.use(async (ctx, next) => {
+    const started = performance.now();
+    ctx.state.requestId = randomUUID();
+    ctx.set('X-Request-Id', ctx.state.requestId);
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Cache-Control', 'no-store');
+    try {
+      await next();
+    } finally {
+      const ms = performance.now() - started;
+      recordRequest(web, ctx.status, ms);
+      // The path only: query strings and bodies may carry secrets and are never logged.
+      core.logger.info('request', {
+        request_id: ctx.state.requestId,
+        method: ctx.method,
+        path: ctx.path.length > 200 ? ctx.path.slice(0, 200) + '…' : ctx.path,
+        status: ctx.status,
+        duration_ms: Math.round(ms * 100) / 100,
+      });
+    }
+  });
+  app.use(errorMiddleware(core.logger));
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: false }));
+  app.use(async (ctx) => {
+    if (ctx.status === 405) return;
+    throw new AppError('not_found', 'no such endpoint');
+  });
+  // Errors are answered by errorMiddleware; keep Koa from printing them to stderr.
+  app.silent = true;
+  return { app, web };
+}

@@ -1,0 +1,52 @@
+/**
+ * Request bodies: JSON only, at most 64 KiB. Other content types get 415 before any parsing.
+ */
+import type { Context, Next } from 'koa';
+import { koaBody } from 'koa-body';
+import { AppError } from '../errors';
+
+export const BODY_LIMIT = 64 * 1024;
+const JSON_TYPES = ['application/json', 'application/vnd.api+json'];
+
+function hasBody(ctx: Context): boolean {
+  return Boolean(ctx.get('transfer-encoding')) || Number(ctx.get('content-length') || 0) > 0;
+}
+
+/** `types`: the media types this route accepts. */
+export function requireJsonBody(types: readonly string[] = JSON_TYPES) {
+  return async (ctx: Context, next: Next) => {
+    if (hasBody(ctx) && !ctx.is(...types)) {
+      throw new AppError('unsupported_media_type', `send the body as ${types.join(' or ')}`);
+    }
+    await next();
+  };
+}
+
+export const parseJson = koaBody({
+  json: true,
+  jsonStrict: true,
+  jsonLimit: BODY_LIMIT,
+  jsonTypes: JSON_TYPES,
+  multipart: false,
+  urlencoded: false,
+  text: false,
+  parsedMethods: ['POST', 'PATCH', 'PUT', 'DELETE'] as never,
+});
+
+/** The parsed body as a plain object, or a 400 naming what was expected. */
+export function objectBody(ctx: Context, what: string): Record<string, unknown> {
+  const body: unknown = ctx.request.body;
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new AppError('invalid_input', `the body must be a JSON object with ${what}`);
+  }
+  return body as Record<string, unknown>;
+}
+
+export function objectField(obj: Record<string, unknown>, field: string, required = true): Record<string, unknown> | undefined {
+  const value = Object.hasOwn(obj, field) ? obj[field] : undefined;
+  if (value === undefined && !required) return undefined;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new AppError('invalid_input', `${field} must be a JSON object`);
+  }
+  return value as Record<string, unknown>;
+}

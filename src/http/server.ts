@@ -1,0 +1,48 @@
+/** Listening and graceful shutdown (stop accepting, finish in-flight requests, close the store). */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Core } from '../core';
+import { createApp } from './app';
+
+export interface RunningServer {
+  url: string;
+  server: http.Server;
+  /** Stops accepting, waits up to the grace period for in-flight requests. Does not close the store. */
+  close(): Promise<void>;
+}
+
+export async function startServer(core: Core, host = core.config.host, port = core.config.port): Promise<RunningServer> {
+  const { app, web } = createApp(core);
+  const server = http.createServer(app.callback());
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 15_000;
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${shownHost}:${address.port}`;
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    server,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        const grace = setTimeout(() => server.closeAllConnections(), core.config.shutdownGraceMs);
+        grace.unref();
+        server.close(() => {
+          clearTimeout(grace);
+          web.loop.stop();
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+      return closing;
+    },
+  };
+}

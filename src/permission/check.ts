@@ -1,0 +1,33 @@
+/**
+ * can(principal, op, row): the one permission decision.
+ * Guest bits apply to every caller; owner bits to the row's owner (never to a guest, even on rows
+ * without an owner); group bits to callers who share a group with the row; administrators pass.
+ */
+import { has, Operation } from './bits';
+
+export interface Principal {
+  /** Internal id, or null for a guest. */
+  readonly accountId: number | null;
+  readonly referenceId: string | null;
+  readonly groupIds: ReadonlySet<number>;
+  readonly isAdmin: boolean;
+}
+
+export const GUEST: Principal = Object.freeze({ accountId: null, referenceId: null, groupIds: new Set<number>(), isAdmin: false });
+
+export interface Guarded {
+  readonly permission: number;
+  readonly ownerId: number | null;
+  /** Groups the row belongs to. */
+  readonly groupIds: readonly number[];
+}
+
+export function can(principal: Principal, op: Operation, row: Guarded): boolean {
+  if (principal.isAdmin) return true;
+  if (has(row.permission, 'guest', op)) return true;
+  if (principal.accountId === null) return false;
+  if (row.ownerId !== null && row.ownerId === principal.accountId && has(row.permission, 'owner', op)) return true;
+  return has(row.permission, 'group', op) && row.groupIds.some((g) => principal.groupIds.has(g));
+}
+
+export const isGuest = (p: Principal) => p.accountId === null;

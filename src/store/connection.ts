@@ -1,0 +1,129 @@
+/**
+ * Opening the store: SQLite (default; WAL, busy_timeout, foreign keys) or PostgreSQL.
+ * Migrations run on every open; knex's migration lock makes concurrent opens safe.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import knexFactory, { Knex } from 'knex';
+import type { Config } from '../config';
+import { AppError } from '../errors';
+import { LATEST_MIGRATION, migrationSource } from './migrations';
+
+export type Db = Knex | Knex.Transaction;
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Store {
+  readonly knex: Knex;
+  readonly dialect: Dialect;
+  /** A human-safe description (no credentials). */
+  readonly location: string;
+  transaction<T>(fn: (trx: Knex.Transaction) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export const SQLITE_FILE = 'gatehouse.sqlite';
+
+function prepareDataDir(dir: string): void {
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    fs.accessSync(dir, fs.constants.R_OK | fs.constants.W_OK | fs.constants.X_OK);
+  } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code ?? 'error';
+    throw new AppError('unavailable', `data directory ${dir} is not usable (${reason})`);
+  }
+}
+
+function sqliteKnex(config: Config): Knex {
+  prepareDataDir(config.dataDir);
+  const filename = path.join(config.dataDir, SQLITE_FILE);
+  return knexFactory({
+    client: 'sqlite3',
+    connection: { filename },
+    useNullAsDefault: true,
+    // One connection: the sqlite3 driver serializes statements per connection anyway, and a
+    // single writer avoids lock upgrades between our own connections.
+    pool: {
+      min: 1,
+      max: 1,
+      afterCreate(conn: { exec(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, conn: unknown) => void) {
+        conn.exec(
+          `PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = ${config.busyTimeoutMs};`,
+          (err) => done(err, conn),
+        );
+      },
+    },
+    acquireConnectionTimeout: config.busyTimeoutMs + 10000,
+  });
+}
+
+function postgresKnex(config: Config, url: string): Knex {
+  return knexFactory({
+    client: 'pg',
+    connection: { connectionString: url, statement_timeout: config.busyTimeoutMs + 25000 } as Knex.PgConnectionConfig,
+    pool: { min: 0, max: 10 },
+    acquireConnectionTimeout: config.busyTimeoutMs + 10000,
+  });
+}
+
+export function describeLocation(config: Config): string {
+  if (!config.db) return path.join(config.dataDir, SQLITE_FILE);
+  const u = new URL(config.db);
+  return `postgres://${u.hostname}${u.port ? ':' + u.port : ''}${u.pathname}`;
+}
+
+export async function openStore(config: Config): Promise<Store> {
+  const dialect: Dialect = config.db ? 'postgres' : 'sqlite';
+  const knex = config.db ? postgresKnex(config, config.db) : sqliteKnex(config);
+  try {
+    await knex.migrate.latest({ migrationSource });
+  } catch (err) {
+    await knex.destroy().catch(() => {});
+    throw toStoreError(err, 'the store could not be opened');
+  }
+  return {
+    knex,
+    dialect,
+    location: describeLocation(config),
+    transaction: (fn) => knex.transaction(fn),
+    close: () => knex.destroy(),
+  };
+}
+
+export async function schemaVersion(knex: Knex): Promise<{ current: string | null; latest: string }> {
+  const row = await knex('knex_migrations').orderBy('id', 'desc').first('name');
+  return { current: row?.name ?? null, latest: LATEST_MIGRATION };
+}
+
+/** Driver and pool failures that mean "busy or down", never a bug in a request. */
+export function isUnavailable(err: unknown): boolean {
+  const e = err as { code?: string; name?: string; message?: string } | null;
+  if (!e || typeof e !== 'object') return false;
+  if (e.name === 'KnexTimeoutError') return true;
+  const code = e.code ?? '';
+  return (
+    code === 'SQLITE_BUSY' ||
+    code === 'SQLITE_LOCKED' ||
+    code === 'SQLITE_CANTOPEN' ||
+    code === 'SQLITE_IOERR' ||
+    code === 'ECONNREFUSED' ||
+    code === 'ECONNRESET' ||
+    code === 'ETIMEDOUT' ||
+    code === '57P01' || // admin_shutdown
+    code === '57P03' || // cannot_connect_now
+    code === '53300' || // too_many_connections
+    code === '55P03' || // lock_not_available
+    code === '57014' // query_canceled (statement_timeout)
+  );
+}
+
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; message?: string } | null;
+  if (!e) return false;
+  return e.code === '23505' || (e.code === 'SQLITE_CONSTRAINT' && /UNIQUE/.test(e.message ?? ''));
+}
+
+export function toStoreError(err: unknown, what: string): unknown {
+  if (err instanceof AppError) return err;
+  if (isUnavailable(err)) return new AppError('unavailable', `${what}: the store is busy or unavailable`, { retryAfter: 2, cause: err });
+  return err;
+}

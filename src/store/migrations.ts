@@ -1,0 +1,25 @@
+/**
+ * Migrations are listed statically (not read from a folder) so the bundled executable carries
+ * them. Add each new file here, in order.
+ */
+import type { Knex } from 'knex';
+import * as initial from '../../migrations/20261122000000_initial';
+import * as tokensAndCounters from '../../migrations/20261122000100_tokens_and_counters';
+
+interface Migration {
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
+  ['20261122000000_initial', initial],
+  ['20261122000100_tokens_and_counters', tokensAndCounters],
+];
+
+export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
+  getMigrations: async () => [...MIGRATIONS],
+  getMigrationName: ([name]) => name,
+  getMigration: async ([, migration]) => migration,
+};
+
+export const LATEST_MIGRATION = MIGRATIONS[MIGRATIONS.length - 1][0];
