@@ -1,0 +1,129 @@
+/**
+ * A real Gatehouse on port 0 over a real SQLite file (real migrations) in a temp folder.
+ * Torn down by tap after the test.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Test } from 'tap';
+import { Config, Flags, loadConfig } from '../../src/config';
+import { Core, openCore } from '../../src/core';
+import { createLogger } from '../../src/log';
+import { RunningServer, startServer } from '../../src/http/server';
+
+export interface TestServer {
+  url: string;
+  core: Core;
+  config: Config;
+  dataDir: string;
+  logs: string[];
+  server: RunningServer;
+  /** JSON request helper: returns status, headers and parsed body. */
+  call(method: string, urlPath: string, options?: CallOptions): Promise<Reply>;
+  action(type: string, name: string, attributes: unknown, token?: string): Promise<Reply>;
+  signup(email: string, password?: string, token?: string): Promise<Reply>;
+  signin(email: string, password?: string): Promise<string>;
+}
+
+export interface CallOptions {
+  body?: unknown;
+  raw?: string | Buffer;
+  token?: string;
+  headers?: Record<string, string>;
+  contentType?: string;
+}
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  text: string;
+}
+
+export const PASSWORD = 'correct horse battery staple';
+
+export function tempDir(t: Test, prefix = 'gatehouse-test-'): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export async function startTestServer(t: Test, flags: Flags = {}, dataDir = tempDir(t)): Promise<TestServer> {
+  // Cost 4 keeps tests fast; the cost is a setting, the code path is the same.
+  const config = loadConfig({ dataDir, port: 0, bcryptCost: 4, ...flags }, {});
+  const logs: string[] = [];
+  const core = await openCore(config, { logger: createLogger((l) => logs.push(l)), warmUp: true });
+  const server = await startServer(core, '127.0.0.1', 0);
+  t.teardown(async () => {
+    await server.close();
+    await core.close();
+  });
+  const url = server.url;
+
+  const call = async (method: string, urlPath: string, o: CallOptions = {}): Promise<Reply> => {
+    const headers: Record<string, string> = { ...(o.headers ?? {}) };
+    if (o.token) headers.authorization = `Bearer ${o.token}`;
+    let body: string | Buffer | undefined;
+    if (o.raw !== undefined) body = o.raw;
+    else if (o.body !== undefined) body = JSON.stringify(o.body);
+    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
+      headers['content-type'] = o.contentType ?? (urlPath.startsWith('/api/') ? 'application/vnd.api+json' : 'application/json');
+    }
+    const res = await fetch(url + urlPath, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* not JSON */
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  };
+
+  const action = (type: string, name: string, attributes: unknown, token?: string) =>
+    call('POST', `/action/${type}/${name}`, { body: { attributes }, token });
+
+  const signup = (email: string, password = PASSWORD, token?: string) =>
+    action('user_account', 'signup', { email, name: email.split('@')[0], password, passwordConfirm: password }, token);
+
+  const signin = async (email: string, password = PASSWORD) => {
+    const r = await action('user_account', 'signin', { email, password });
+    if (r.status !== 200) throw new Error(`signin failed: ${r.status} ${r.text}`);
+    return tokenOf(r);
+  };
+
+  return { url, core, config, dataDir, logs, server, call, action, signup, signin };
+}
+
+export function tokenOf(reply: Reply): string {
+  const item = (reply.body as Array<{ ResponseType: string; Attributes: { key?: string; value?: string } }>).find(
+    (i) => i.ResponseType === 'client.store.set' && i.Attributes.key === 'token',
+  );
+  if (!item?.Attributes.value) throw new Error('no token in reply');
+  return item.Attributes.value;
+}
+
+export function errorCode(reply: Reply): string | undefined {
+  if (Array.isArray(reply.body)) return reply.body[0]?.Attributes?.code;
+  return reply.body?.errors?.[0]?.code;
+}
+
+/** A fresh server whose first account (the administrator) is signed in. */
+export async function withAdmin(t: Test, flags: Flags = {}) {
+  const s = await startTestServer(t, flags);
+  const r = await s.signup('admin@example.com');
+  if (r.status !== 200) throw new Error(`admin signup failed: ${r.text}`);
+  const adminToken = await s.signin('admin@example.com');
+  return { ...s, adminToken };
+}
+
+export async function setSignup(s: TestServer, token: string, permission: number) {
+  const list = await s.call('GET', '/api/action?filter=signup', { token });
+  const id = list.body.data.find((a: { attributes: { action_name: string } }) => a.attributes.action_name === 'signup').id;
+  return s.call('PATCH', `/api/action/${id}`, { token, body: { data: { type: 'action', id, attributes: { permission } }, meta: {} } });
+}
+
+export async function countRows(core: Core, table: string): Promise<number> {
+  const r = await core.store.knex(table).count({ n: '*' }).first();
+  return Number(r?.n ?? 0);
+}
