@@ -1,8 +1,8 @@
 // The record API: permissions, hidden fields, allow-lists, paging, the id/type match rule.
-import t from 'tap';
+import t, { Test } from 'tap';
 import { countRows, errorCode, setSignup, withAdmin } from '../helpers/server';
 
-async function withTwoUsers(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function withTwoUsers(t: Test) {
   const s = await withAdmin(t);
   await setSignup(s, s.adminToken, 2097057);
   const alice = (await s.signup('alice@example.com')).body[1].Attributes;

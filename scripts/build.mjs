@@ -1,0 +1,93 @@
+// Builds dist/gatehouse: one executable with no Node and no node_modules needed beside it.
+// esbuild bundles everything into one CommonJS file; native addons are embedded as assets of a
+// Node single executable application (postject into a copy of this node binary). pkg cannot be
+// used here: it downloads patched Node binaries, and only the npm registry is reachable.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dist = path.join(root, 'dist');
+const nm = (...p) => path.join(root, 'node_modules', ...p);
+fs.rmSync(dist, { recursive: true, force: true });
+fs.mkdirSync(path.join(dist, 'native'), { recursive: true });
+
+const platform = `${process.platform}-${process.arch}`;
+const natives = {
+  'node_sqlite3.node': nm('sqlite3', 'build', 'Release', 'node_sqlite3.node'),
+  [`bcrypt.${platform}-gnu.node`]: nm('@node-rs', `bcrypt-${platform}-gnu`, `bcrypt.${platform}-gnu.node`),
+  [`argon2.${platform}-gnu.node`]: nm('@node-rs', `argon2-${platform}-gnu`, `argon2.${platform}-gnu.node`),
+};
+for (const [name, file] of Object.entries(natives)) {
+  if (!fs.existsSync(file)) throw new Error(`native addon missing: ${file} (run npm ci)`);
+  fs.copyFileSync(file, path.join(dist, 'native', name));
+}
+
+const loader = path.join(root, 'src', 'native', 'load.ts').replaceAll('\\', '/');
+/** Replaces the native loading of sqlite3 (bindings) and @node-rs/* with loadNative(). */
+const nativePlugin = {
+  name: 'gatehouse-native',
+  setup(build) {
+    build.onResolve({ filter: /^bindings$/ }, () => ({ path: 'bindings', namespace: 'native-shim' }));
+    build.onResolve({ filter: /^@node-rs\/(bcrypt|argon2)-[a-z0-9-]+$/ }, (args) => {
+      const pkg = args.path.slice('@node-rs/'.length);
+      const [lib, ...rest] = pkg.split('-');
+      if (rest.join('-') !== `${platform}-gnu`) return { path: args.path, external: true };
+      return { path: `${lib}.${rest.join('-')}.node`, namespace: 'native-shim' };
+    });
+    // Sibling .node files are tried first (in try/catch): this platform's is the embedded one,
+    // any other platform's fails quietly, as a missing file would.
+    build.onResolve({ filter: /\.node$/ }, (args) => ({ path: path.basename(args.path), namespace: 'native-shim' }));
+    build.onLoad({ filter: /.*/, namespace: 'native-shim' }, (args) => ({
+      contents:
+        args.path === 'bindings'
+          ? `const { loadNative } = require(${JSON.stringify(loader)}); module.exports = (name) => loadNative(name);`
+          : Object.hasOwn(natives, args.path)
+            ? `const { loadNative } = require(${JSON.stringify(loader)}); module.exports = loadNative(${JSON.stringify(args.path)});`
+            : `throw new Error(${JSON.stringify(`${args.path} is not built into this executable`)});`,
+      resolveDir: root,
+      loader: 'js',
+    }));
+  },
+};
+
+await esbuild.build({
+  entryPoints: [path.join(root, 'bin', 'gatehouse.ts')],
+  outfile: path.join(dist, 'gatehouse.cjs'),
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  minify: false,
+  sourcemap: false,
+  legalComments: 'none',
+  logLevel: 'warning',
+  plugins: [nativePlugin],
+  // Drivers knex and pg may load but Gatehouse never uses.
+  external: ['mysql', 'mysql2', 'mariadb', 'mariadb/callback', 'oracledb', 'tedious', 'better-sqlite3', 'pg-query-stream', 'pg-native', 'cloudflare:sockets'],
+  define: { 'process.env.NODE_ENV': '"production"' },
+});
+
+// Single executable: blob from the bundle + assets, injected into a copy of node.
+const seaConfig = {
+  main: path.join(dist, 'gatehouse.cjs'),
+  output: path.join(dist, 'sea-prep.blob'),
+  disableExperimentalSEAWarning: true,
+  useCodeCache: true,
+  assets: Object.fromEntries(Object.keys(natives).map((n) => [n, path.join(dist, 'native', n)])),
+};
+fs.writeFileSync(path.join(dist, 'sea-config.json'), JSON.stringify(seaConfig, null, 2));
+execFileSync(process.execPath, ['--experimental-sea-config', path.join(dist, 'sea-config.json')], { stdio: 'inherit' });
+const exe = path.join(dist, 'gatehouse');
+fs.copyFileSync(process.execPath, exe);
+fs.chmodSync(exe, 0o755);
+execFileSync(
+  process.execPath,
+  [nm('postject', 'dist', 'cli.js'), exe, 'NODE_SEA_BLOB', seaConfig.output, '--sentinel-fuse', 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'],
+  { stdio: ['ignore', 'ignore', 'inherit'] },
+);
+fs.rmSync(seaConfig.output);
+const size = fs.statSync(exe).size;
+console.log(`built ${path.relative(root, exe)} (${(size / 1048576).toFixed(1)} MiB)`);
