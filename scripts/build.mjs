@@ -17,7 +17,7 @@ fs.mkdirSync(path.join(dist, 'native'), { recursive: true });
 const platform = `${process.platform}-${process.arch}`;
 const natives = {
   'node_sqlite3.node': nm('sqlite3', 'build', 'Release', 'node_sqlite3.node'),
-  [`bcrypt.${platform}-gnu.node`]: nm('@node-rs', `bcrypt-${platform}-gnu`, `bcrypt.${platform}-gnu.node`),
+  'bcrypt.glibc.node': nm('bcrypt', 'prebuilds', platform, 'bcrypt.glibc.node'),
   [`argon2.${platform}-gnu.node`]: nm('@node-rs', `argon2-${platform}-gnu`, `argon2.${platform}-gnu.node`),
 };
 for (const [name, file] of Object.entries(natives)) {
@@ -26,12 +26,13 @@ for (const [name, file] of Object.entries(natives)) {
 }
 
 const loader = path.join(root, 'src', 'native', 'load.ts').replaceAll('\\', '/');
-/** Replaces the native loading of sqlite3 (bindings) and @node-rs/* with loadNative(). */
+/** Replaces the native loading of sqlite3 (bindings), bcrypt (node-gyp-build) and @node-rs/argon2 with loadNative(). */
 const nativePlugin = {
   name: 'gatehouse-native',
   setup(build) {
     build.onResolve({ filter: /^bindings$/ }, () => ({ path: 'bindings', namespace: 'native-shim' }));
-    build.onResolve({ filter: /^@node-rs\/(bcrypt|argon2)-[a-z0-9-]+$/ }, (args) => {
+    build.onResolve({ filter: /^node-gyp-build$/ }, () => ({ path: 'node-gyp-build', namespace: 'native-shim' }));
+    build.onResolve({ filter: /^@node-rs\/argon2-[a-z0-9-]+$/ }, (args) => {
       const pkg = args.path.slice('@node-rs/'.length);
       const [lib, ...rest] = pkg.split('-');
       if (rest.join('-') !== `${platform}-gnu`) return { path: args.path, external: true };
@@ -44,7 +45,9 @@ const nativePlugin = {
       contents:
         args.path === 'bindings'
           ? `const { loadNative } = require(${JSON.stringify(loader)}); module.exports = (name) => loadNative(name);`
-          : Object.hasOwn(natives, args.path)
+          : args.path === 'node-gyp-build' // only bcrypt uses it: node-gyp-build(dir) returns the addon
+            ? `const { loadNative } = require(${JSON.stringify(loader)}); module.exports = () => loadNative('bcrypt.glibc.node');`
+            : Object.hasOwn(natives, args.path)
             ? `const { loadNative } = require(${JSON.stringify(loader)}); module.exports = loadNative(${JSON.stringify(args.path)});`
             : `throw new Error(${JSON.stringify(`${args.path} is not built into this executable`)});`,
       resolveDir: root,

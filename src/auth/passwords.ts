@@ -1,9 +1,9 @@
 /**
- * Password hashing: bcrypt off the event loop (@node-rs/bcrypt runs on libuv's pool), imported
- * argon2id hashes verified too. At most `concurrency` hashes run at once so database reads,
+ * Password hashing: bcrypt off the event loop (the native `bcrypt` package runs on libuv's
+ * pool), imported argon2id hashes verified too (@node-rs/argon2). At most `concurrency` hashes run at once so database reads,
  * which share the same thread pool, keep flowing during a signin burst.
  */
-import * as bcrypt from '@node-rs/bcrypt';
+import bcrypt from 'bcrypt';
 import * as argon2 from '@node-rs/argon2';
 import { Semaphore } from './semaphore';
 
@@ -27,7 +27,7 @@ export class PasswordHasher {
   }
 
   hash(password: string): Promise<string> {
-    return this.gate.run(() => bcrypt.hash(password, { cost: this.cost, rejectLongPasswords: true }));
+    return this.gate.run(() => bcrypt.hash(password, this.cost));
   }
 
   async verify(password: string, stored: string): Promise<VerifyResult> {
@@ -39,14 +39,9 @@ export class PasswordHasher {
       return { ok: ok && !tooLong, needsRehash: true };
     }
     const candidate = tooLong ? password.slice(0, 1) : password;
-    const ok = await this.gate.run(() => bcrypt.verify(candidate, stored));
-    let cost = this.cost;
-    try {
-      cost = bcrypt.parseOptions(stored).cost;
-    } catch {
-      return { ok: false, needsRehash: false };
-    }
-    return { ok: ok && !tooLong, needsRehash: cost !== this.cost };
+    if (!/^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/.test(stored)) return { ok: false, needsRehash: false };
+    const ok = await this.gate.run(() => bcrypt.compare(candidate, stored));
+    return { ok: ok && !tooLong, needsRehash: bcrypt.getRounds(stored) !== this.cost };
   }
 
   /**
@@ -54,14 +49,14 @@ export class PasswordHasher {
    * back faster than a wrong password's (PocketBase's dummyPasswordCheck does the same).
    */
   async dummyVerify(password: string): Promise<void> {
-    this.dummy ??= bcrypt.hash('gatehouse-dummy-password', { cost: this.cost });
+    this.dummy ??= bcrypt.hash('gatehouse-dummy-password', this.cost);
     const stored = await this.dummy;
     await this.verify(password, stored);
   }
 
   /** Start computing the dummy hash now, so the first unknown-email signin is not faster. */
   warmUp(): Promise<void> {
-    this.dummy ??= bcrypt.hash('gatehouse-dummy-password', { cost: this.cost });
+    this.dummy ??= bcrypt.hash('gatehouse-dummy-password', this.cost);
     return this.dummy.then(() => undefined);
   }
 

@@ -1,28 +1,19 @@
 /** The command line: one program, every command opening the same core as `serve`. */
 import { Command, CommanderError, Option } from 'commander';
-import { AppError, isAppError } from '../errors';
-import { Flags, loadConfig } from '../config';
+import { isAppError } from '../errors';
+import { loadConfig } from '../config';
 import { toStoreError } from '../store/connection';
+import { registerAction } from './action';
+import { registerBootstrapAdmin } from './bootstrap-admin';
+import { globalFlags } from './context';
 import { EXIT, exitCodeFor } from './exit-codes';
+import { Io, processIo } from './io';
+import { registerMigrate } from './migrate';
 import { serve } from './serve';
-
-export interface Io {
-  out: (text: string) => void;
-  err: (text: string) => void;
-  env: NodeJS.ProcessEnv;
-}
-
-const defaultIo: Io = {
-  out: (t) => process.stdout.write(t),
-  err: (t) => process.stderr.write(t),
-  env: process.env,
-};
+import { registerStats } from './stats';
+import { registerUser } from './user';
 
 export const VERSION = '0.1.0';
-
-function globalFlags(cmd: Command): Flags & { json?: boolean } {
-  return cmd.optsWithGlobals() as Flags & { json?: boolean };
-}
 
 export function buildProgram(io: Io): Command {
   const program = new Command('gatehouse')
@@ -31,7 +22,6 @@ export function buildProgram(io: Io): Command {
     .option('--data-dir <dir>', 'data directory (SQLite file, outbox) [env GATEHOUSE_DATA_DIR]')
     .option('--db <url>', 'postgres://… to use PostgreSQL instead of SQLite [env GATEHOUSE_DB, GATEHOUSE_DB_FILE]')
     .option('--json', 'print one JSON document')
-    .showHelpAfterError()
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .exitOverride();
 
@@ -55,11 +45,16 @@ export function buildProgram(io: Io): Command {
       await serve(loadConfig(flags, io.env));
     });
 
+  registerBootstrapAdmin(program, io);
+  registerAction(program, io);
+  registerStats(program, io);
+  registerUser(program, io);
+  registerMigrate(program, io);
   return program;
 }
 
 /** Runs the CLI; returns the exit code instead of exiting, so tests can call it in-process. */
-export async function run(argv: string[], io: Io = defaultIo): Promise<number> {
+export async function run(argv: string[], io: Io = processIo): Promise<number> {
   const program = buildProgram(io);
   try {
     await program.parseAsync(argv);
@@ -82,4 +77,3 @@ export async function run(argv: string[], io: Io = defaultIo): Promise<number> {
   }
 }
 
-export { AppError };

@@ -75,7 +75,10 @@ export async function openStore(config: Config): Promise<Store> {
   const dialect: Dialect = config.db ? 'postgres' : 'sqlite';
   const knex = config.db ? postgresKnex(config, config.db) : sqliteKnex(config);
   try {
-    await knex.migrate.latest({ migrationSource });
+    // Only take the migration lock (a write) when something is pending, so opening a store that
+    // a running server is busy writing to does not queue behind it.
+    const [, pending] = await knex.migrate.list({ migrationSource });
+    if (pending.length > 0) await knex.migrate.latest({ migrationSource });
   } catch (err) {
     await knex.destroy().catch(() => {});
     throw toStoreError(err, 'the store could not be opened');

@@ -1,0 +1,19 @@
+/** What a command may touch of the outside world: injectable, so tests run commands in-process. */
+export interface Io {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+  /** The whole of standard input (for --password-stdin). */
+  readStdin: () => Promise<string>;
+}
+
+export const processIo: Io = {
+  out: (t) => void process.stdout.write(t),
+  err: (t) => void process.stderr.write(t),
+  env: process.env,
+  readStdin: async () => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  },
+};

@@ -1,0 +1,137 @@
+/** `gatehouse user list | show | create | set-password | revoke-sessions | disable | enable | unlock | totp-reset` */
+import type { Command } from 'commander';
+import { createAccount } from '../accounts/create';
+import {
+  AccountView,
+  findAccountOrThrow,
+  listAccountViews,
+  OPERATOR,
+  resetTotp,
+  revokeSessions,
+  setDisabled,
+  setPassword,
+  unlockAccount,
+  viewAccount,
+} from '../accounts/operator';
+import { normalizeEmail, validateName, validatePassword } from '../accounts/validate';
+import { findAccountByEmailKey } from '../store/accounts';
+import { withCore, wantsJson } from './context';
+import type { Io } from './io';
+import { emit, keyValues, table } from './output';
+import { addPasswordOptions, PasswordFlags, readPassword } from './password-input';
+
+const showAccount = (v: AccountView) =>
+  keyValues([
+    ['email', v.email],
+    ['name', v.name],
+    ['reference_id', v.reference_id],
+    ['administrator', v.administrator],
+    ['disabled', v.disabled],
+    ['email verified', v.email_verified],
+    ['TOTP', v.totp_enabled],
+    ['created', v.created_at],
+  ]);
+
+/** One-line result of a state change; `changed: false` is a no-op (exit 0). */
+function done(io: Io, c: Command, account: { reference_id: string; email: string }, changed: boolean, message: string) {
+  emit(io, wantsJson(c), { account: { reference_id: account.reference_id, email: account.email }, changed }, () => `${account.email}: ${message}\n`);
+}
+
+export function registerUser(program: Command, io: Io): void {
+  const user = program.command('user').description('manage accounts');
+
+  user
+    .command('list')
+    .description('every account')
+    .action(async (_o, c: Command) =>
+      withCore(c, io, async (core) => {
+        const views = await listAccountViews(core);
+        emit(io, wantsJson(c), { accounts: views }, () =>
+          table([
+            ['EMAIL', 'NAME', 'ADMIN', 'DISABLED', 'VERIFIED', 'TOTP', 'CREATED'],
+            ...views.map((v) => [v.email, v.name, yes(v.administrator), yes(v.disabled), yes(v.email_verified), yes(v.totp_enabled), v.created_at]),
+          ]),
+        );
+      }),
+    );
+
+  user
+    .command('show <email>')
+    .description('one account')
+    .action(async (email: string, _o, c: Command) =>
+      withCore(c, io, async (core) => {
+        const view = await viewAccount(core, await findAccountOrThrow(core, email));
+        emit(io, wantsJson(c), view, () => showAccount(view));
+      }),
+    );
+
+  addPasswordOptions(
+    user
+      .command('create')
+      .description('create an account (the first account becomes the administrator)')
+      .requiredOption('--email <email>', 'email')
+      .option('--name <name>', 'display name (default: the part of the email before @)'),
+  ).action(async (opts: PasswordFlags & { email: string; name?: string }, c: Command) => {
+    const password = await readPassword(opts, io);
+    const { email, key } = normalizeEmail(opts.email);
+    const name = validateName(opts.name ?? email.split('@')[0]);
+    validatePassword(password, undefined, key, 1);
+    await withCore(c, io, async (core) => {
+      validatePassword(password, undefined, key, core.config.passwordMinLength);
+      await createAccount(core, OPERATOR, { email, emailKey: key, name, password });
+      const view = await viewAccount(core, (await findAccountByEmailKey(core.store.knex, key))!);
+      emit(io, wantsJson(c), { account: view }, () => showAccount(view));
+    });
+  });
+
+  addPasswordOptions(user.command('set-password <email>').description('set a new password; ends every session')).action(
+    async (email: string, opts: PasswordFlags, c: Command) => {
+      const password = await readPassword(opts, io);
+      await withCore(c, io, async (core) => {
+        const account = await setPassword(core, email, password);
+        done(io, c, account, true, 'password set; earlier sessions are signed out');
+      });
+    },
+  );
+
+  user
+    .command('revoke-sessions <email>')
+    .description('invalidate every token issued so far')
+    .action(async (email: string, _o, c: Command) =>
+      withCore(c, io, async (core) => done(io, c, await revokeSessions(core, email), true, 'every earlier session is signed out')),
+    );
+
+  for (const [name, disabled] of [['disable', true], ['enable', false]] as const) {
+    user
+      .command(`${name} <email>`)
+      .description(disabled ? 'refuse signin and end every session' : 'allow signin again')
+      .action(async (email: string, _o, c: Command) =>
+        withCore(c, io, async (core) => {
+          const r = await setDisabled(core, email, disabled);
+          done(io, c, r.account, r.changed, r.changed ? `${name}d` : `already ${name}d; nothing changed`);
+        }),
+      );
+  }
+
+  user
+    .command('unlock <email>')
+    .description('clear failed-signin and TOTP lockouts')
+    .action(async (email: string, _o, c: Command) =>
+      withCore(c, io, async (core) => {
+        const r = await unlockAccount(core, email);
+        done(io, c, r.account, r.cleared > 0, r.cleared > 0 ? 'unlocked' : 'was not locked; nothing changed');
+      }),
+    );
+
+  user
+    .command('totp-reset <email>')
+    .description('turn the second factor off (the account can enrol again)')
+    .action(async (email: string, _o, c: Command) =>
+      withCore(c, io, async (core) => {
+        const r = await resetTotp(core, email);
+        done(io, c, r.account, r.changed, r.changed ? 'TOTP turned off; earlier sessions are signed out' : 'TOTP was not on; nothing changed');
+      }),
+    );
+}
+
+const yes = (b: boolean) => (b ? 'yes' : 'no');
