@@ -73,7 +73,7 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
     const e = thrown as NodeJS.ErrnoException;
     const message = e?.code === 'EADDRINUSE' ? 'the port is already in use' : e?.code === 'EACCES' ? 'permission denied' : 'unexpected error';
     io.err(json ? JSON.stringify({ error: { code: e?.code ?? 'internal', message } }) + '\n' : `gatehouse: ${message}${e?.code ? ` (${e.code})` : ''}\n`);
-    return e?.code === 'EADDRINUSE' || e?.code === 'EACCES' ? EXIT.refused : EXIT.failure;
+    return EXIT.failure;
   }
 }
 

@@ -4,6 +4,8 @@ import type { Db } from './connection';
 
 /** The JWT signing secret: made once (first start wins under races), then read. */
 export async function jwtSecret(db: Db): Promise<Buffer> {
+  const existing = await db('gatehouse_setting').where({ name: 'jwt_secret' }).first('value');
+  if (existing) return Buffer.from(String(existing.value), 'base64');
   await db('gatehouse_setting')
     .insert({ name: 'jwt_secret', value: randomBytes(32).toString('base64') })
     .onConflict('name')

@@ -1,0 +1,92 @@
+// The packaged executable, spawned from an empty folder as a user would: provisioning end to end.
+import net from 'node:net';
+import path from 'node:path';
+import t from 'tap';
+import { exeFolder, runExe, serveExe } from '../helpers/exe';
+
+const PASSWORD = 'exe-canary-password-7f3a';
+
+async function post(url: string, attributes: Record<string, unknown>) {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ attributes }) });
+  return { status: res.status, body: await res.json() };
+}
+
+t.test('bootstrap-admin → serve → signin → CLI opens signup → guest signs up → stats', async (t) => {
+  const { dir, exe, env } = exeFolder(t);
+  const cwd = dir;
+  const boot = await runExe(exe, ['bootstrap-admin', '--email', 'admin@example.com', '--password-stdin'], { env, cwd, stdin: PASSWORD + '\n' });
+  t.equal(boot.code, 0, boot.stderr);
+  t.match(boot.stdout, /admin@example.com: created the administrator/);
+
+  const server = await serveExe(t, exe, [], { env, cwd });
+  t.match(server.output(), /"signup_open":false/);
+  const ping = await fetch(`${server.url}/ping`);
+  t.equal(await ping.text(), 'pong');
+
+  const signin = await post(`${server.url}/action/user_account/signin`, { email: 'admin@example.com', password: PASSWORD });
+  t.equal(signin.status, 200);
+  const token = signin.body[0].Attributes.value as string;
+
+  const guest = { email: 'guest@example.com', name: 'Guest', password: 'guest long password', passwordConfirm: 'guest long password' };
+  t.equal((await post(`${server.url}/action/user_account/signup`, guest)).status, 403, 'closed after bootstrap');
+
+  const open = await runExe(exe, ['action', 'set-permission', 'signup', '--guest', 'on'], { env, cwd });
+  t.equal(open.code, 0, open.stderr);
+  t.equal((await post(`${server.url}/action/user_account/signup`, guest)).status, 200, 'the running server sees it on its next request');
+
+  const stats = await runExe(exe, ['--json', 'stats'], { env, cwd });
+  t.equal(stats.code, 0, stats.stderr);
+  const doc = JSON.parse(stats.stdout);
+  t.equal(doc.accounts, 2);
+  t.equal(doc.signup.open, true);
+
+  const close = await runExe(exe, ['action', 'set-permission', 'signup', '--guest', 'off'], { env, cwd });
+  t.equal(close.code, 0);
+  const refused = await post(`${server.url}/action/user_account/signup`, { ...guest, email: 'late@example.com' });
+  t.equal(refused.status, 403, 'closed again at once');
+
+  const list = await fetch(`${server.url}/api/action?filter=signup`, { headers: { authorization: `Bearer ${token}` } });
+  t.equal(list.status, 200);
+
+  t.equal(await server.stop(), 0, 'SIGTERM: graceful exit 0');
+  const everything = [boot.stdout, boot.stderr, open.stdout, open.stderr, stats.stdout, stats.stderr, server.output()].join('\n');
+  t.notOk(everything.includes(PASSWORD), 'the password never appears in any output or log');
+  t.notOk(everything.includes(token), 'nor the token');
+  t.match(server.output(), /"event":"stopped"/);
+});
+
+t.test('exit codes of the executable for each failure class', async (t) => {
+  const { dir, exe, env } = exeFolder(t);
+  const cwd = dir;
+  const usage = await runExe(exe, ['serve', '--port', 'abc'], { env, cwd });
+  t.equal(usage.code, 2, 'bad flag: usage');
+  t.equal(usage.stderr.trim().split('\n').length, 1, 'one line');
+  t.match(usage.stderr, /--port must be a whole number/);
+
+  const notFound = await runExe(exe, ['user', 'show', 'nobody@example.com'], { env, cwd });
+  t.equal(notFound.code, 4);
+
+  const boot = () => runExe(exe, ['bootstrap-admin', '--email', 'a@example.com', '--password-env', 'PW'], { env: { ...env, PW: PASSWORD }, cwd });
+  t.equal((await boot()).code, 0);
+  t.equal((await boot()).code, 0, 'idempotent');
+  const other = await runExe(exe, ['bootstrap-admin', '--email', 'b@example.com', '--password-env', 'PW'], { env: { ...env, PW: PASSWORD }, cwd });
+  t.equal(other.code, 3, 'refused by state');
+
+  const unusable = await runExe(exe, ['--data-dir', path.join(exe, 'data'), 'serve'], { env, cwd });
+  t.equal(unusable.code, 5, 'unusable data directory');
+  t.match(unusable.stderr, /^gatehouse: data directory .* is not usable \(ENOTDIR\)\n$/);
+
+  // A port in use: a clear one-line error and a non-zero exit.
+  const blocker = net.createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+  t.teardown(() => blocker.close());
+  const port = (blocker.address() as net.AddressInfo).port;
+  const busy = await runExe(exe, ['serve', '--port', String(port)], { env, cwd });
+  t.equal(busy.code, 1);
+  t.match(busy.stderr, /port is already in use/);
+  t.equal(busy.stderr.trim().split('\n').length, 1);
+
+  const version = await runExe(exe, ['--version'], { env, cwd });
+  t.equal(version.code, 0);
+  t.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
+});

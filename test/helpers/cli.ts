@@ -1,0 +1,27 @@
+/** Runs the CLI in-process against a store folder, capturing stdout and stderr. */
+import { run } from '../../src/cli/main';
+
+export interface CliResult {
+  code: number;
+  out: string;
+  err: string;
+  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+export async function cli(dataDir: string, args: string[], options: { stdin?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+  let out = '';
+  let err = '';
+  const code = await run(['node', 'gatehouse', '--data-dir', dataDir, ...args], {
+    out: (t) => void (out += t),
+    err: (t) => void (err += t),
+    env: { ...(options.env ?? {}) },
+    readStdin: async () => options.stdin ?? '',
+  });
+  let json: unknown;
+  try {
+    json = JSON.parse(out);
+  } catch {
+    json = undefined;
+  }
+  return { code, out, err, json };
+}
