@@ -26,6 +26,23 @@ export interface Config {
   readonly busyTimeoutMs: number;
   readonly shutdownGraceMs: number;
   readonly issuer: string;
+  /** smtp(s)://user:pass@host:port, or null to write messages to <dataDir>/outbox/. */
+  readonly smtpUrl: string | null;
+  readonly mailFrom: string;
+  readonly requireVerifiedEmail: boolean;
+  readonly verificationTtlSeconds: number;
+  readonly resetTtlSeconds: number;
+  readonly limits: Limits;
+}
+
+export interface Limits {
+  readonly windowSeconds: number;
+  readonly signinFailuresPerAccount: number;
+  readonly signinFailuresPerAddress: number;
+  readonly signupsPerAddress: number;
+  readonly totpFailuresPerAccount: number;
+  readonly resetRequestsPerAccount: number;
+  readonly resetWindowSeconds: number;
 }
 
 /** One setting: its flag name (camelCase as commander gives it), env name and parser. */
@@ -80,6 +97,23 @@ const dbUrl = (raw: string, name: string): string | null => {
   return raw;
 };
 
+const smtpUrl = (raw: string, name: string): string | null => {
+  if (raw === '') return null;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new AppError('invalid_input', `${name} must be an smtp:// or smtps:// URL`);
+  }
+  if (u.protocol !== 'smtp:' && u.protocol !== 'smtps:') throw new AppError('invalid_input', `${name} must be an smtp:// or smtps:// URL`);
+  return raw;
+};
+
+const mailbox = (raw: string, name: string): string => {
+  if (!/^[^\r\n]{3,300}$/.test(raw) || !raw.includes('@')) throw new AppError('invalid_input', `${name} must be an address like "Gatehouse <noreply@example.com>"`);
+  return raw;
+};
+
 const SETTINGS = {
   dataDir: { env: 'GATEHOUSE_DATA_DIR', parse: (r: string) => path.resolve(r), fallback: () => path.resolve('gatehouse-data') },
   db: { env: 'GATEHOUSE_DB', secret: true, parse: dbUrl, fallback: null },
@@ -95,6 +129,18 @@ const SETTINGS = {
   hashConcurrency: { env: 'GATEHOUSE_HASH_CONCURRENCY', parse: int(1, 256), fallback: () => Math.max(1, os.availableParallelism()) },
   busyTimeout: { env: 'GATEHOUSE_BUSY_TIMEOUT', parse: int(0, 600000), fallback: 5000 },
   shutdownGrace: { env: 'GATEHOUSE_SHUTDOWN_GRACE', parse: int(0, 600000), fallback: 10000 },
+  smtpUrl: { env: 'GATEHOUSE_SMTP_URL', secret: true, parse: smtpUrl, fallback: null },
+  mailFrom: { env: 'GATEHOUSE_MAIL_FROM', parse: mailbox, fallback: 'Gatehouse <gatehouse@localhost>' },
+  requireVerifiedEmail: { env: 'GATEHOUSE_REQUIRE_VERIFIED_EMAIL', parse: bool, fallback: false },
+  verificationTtl: { env: 'GATEHOUSE_VERIFICATION_TTL', parse: parseDuration, fallback: 86400 },
+  resetTtl: { env: 'GATEHOUSE_RESET_TTL', parse: parseDuration, fallback: 1800 },
+  limitWindow: { env: 'GATEHOUSE_LIMIT_WINDOW', parse: parseDuration, fallback: 900 },
+  signinFailuresPerAccount: { env: 'GATEHOUSE_SIGNIN_FAILURES_PER_ACCOUNT', parse: int(1, 1000000), fallback: 10 },
+  signinFailuresPerAddress: { env: 'GATEHOUSE_SIGNIN_FAILURES_PER_ADDRESS', parse: int(1, 1000000), fallback: 100 },
+  signupsPerAddress: { env: 'GATEHOUSE_SIGNUPS_PER_ADDRESS', parse: int(1, 1000000), fallback: 100 },
+  totpFailuresPerAccount: { env: 'GATEHOUSE_TOTP_FAILURES_PER_ACCOUNT', parse: int(1, 1000000), fallback: 5 },
+  resetRequestsPerAccount: { env: 'GATEHOUSE_RESET_REQUESTS_PER_ACCOUNT', parse: int(1, 1000000), fallback: 3 },
+  resetWindow: { env: 'GATEHOUSE_RESET_WINDOW', parse: parseDuration, fallback: 3600 },
 } satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -143,5 +189,19 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     busyTimeoutMs: r<number>('busyTimeout'),
     shutdownGraceMs: r<number>('shutdownGrace'),
     issuer: 'gatehouse',
+    smtpUrl: r<string | null>('smtpUrl'),
+    mailFrom: r<string>('mailFrom'),
+    requireVerifiedEmail: r<boolean>('requireVerifiedEmail'),
+    verificationTtlSeconds: r<number>('verificationTtl'),
+    resetTtlSeconds: r<number>('resetTtl'),
+    limits: Object.freeze({
+      windowSeconds: r<number>('limitWindow'),
+      signinFailuresPerAccount: r<number>('signinFailuresPerAccount'),
+      signinFailuresPerAddress: r<number>('signinFailuresPerAddress'),
+      signupsPerAddress: r<number>('signupsPerAddress'),
+      totpFailuresPerAccount: r<number>('totpFailuresPerAccount'),
+      resetRequestsPerAccount: r<number>('resetRequestsPerAccount'),
+      resetWindowSeconds: r<number>('resetWindow'),
+    }),
   });
 }

@@ -9,6 +9,9 @@ import { openStore, Store } from './store/connection';
 import { jwtSecret } from './store/settings';
 import { PasswordHasher } from './auth/passwords';
 import { TokenService } from './auth/tokens';
+import { Limiter } from './auth/limits';
+import { createMailer } from './mail/mailer';
+import { Tasks } from './tasks';
 
 export interface Core extends Deps {
   readonly startedAt: number;
@@ -29,6 +32,8 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     const passwords = new PasswordHasher(config.bcryptCost, config.hashConcurrency);
     if (options.warmUp) await passwords.warmUp();
     const counters: AuthCounters = { signinsOk: 0, signinsFailed: 0, signups: 0 };
+    const mailer = createMailer(config);
+    const tasks = new Tasks(logger);
     return {
       config,
       store,
@@ -36,8 +41,15 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       tokens,
       logger,
       counters,
+      limiter: new Limiter(store.knex, config),
+      mailer,
+      tasks,
       startedAt: Date.now(),
-      close: () => store.close(),
+      async close() {
+        await tasks.drain();
+        mailer.close();
+        await store.close();
+      },
     };
   } catch (err) {
     await store.close();

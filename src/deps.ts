@@ -4,6 +4,9 @@ import type { Logger } from './log';
 import type { Store } from './store/connection';
 import type { PasswordHasher } from './auth/passwords';
 import type { TokenService } from './auth/tokens';
+import type { Limiter } from './auth/limits';
+import type { Mailer } from './mail/mailer';
+import type { Tasks } from './tasks';
 
 export interface AuthCounters {
   signinsOk: number;
@@ -18,4 +21,7 @@ export interface Deps {
   readonly tokens: TokenService;
   readonly logger: Logger;
   readonly counters: AuthCounters;
+  readonly limiter: Limiter;
+  readonly mailer: Mailer;
+  readonly tasks: Tasks;
 }

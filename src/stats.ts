@@ -13,7 +13,14 @@ export async function accountStats(core: Core) {
     one(db('user_account').where({ email_verified: false })),
     one(db('user_account').where({ disabled: true })),
   ]);
-  const locked = await one(db('rate_counter').where('counter_key', 'like', 'signin_account:%').where('hits', '>=', 10).where('window_start', '>', Date.now() - 15 * 60 * 1000));
+  // Accounts whose failed signins reached the limit in the current window.
+  const { limits } = core.config;
+  const locked = await one(
+    db('user_account as a')
+      .join('rate_counter as c', 'c.counter_key', db.raw(`? || a.email_key`, ['signin_email:']))
+      .where('c.hits', '>=', limits.signinFailuresPerAccount)
+      .where('c.window_start', '>', Date.now() - limits.windowSeconds * 1000),
+  );
   return { total, administrators, with_totp: withTotp, unverified, disabled, locked };
 }
 

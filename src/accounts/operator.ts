@@ -18,6 +18,9 @@ import { makeAdministrator } from './bootstrap';
 import { createAccount } from './create';
 import { normalizeEmail, validateName, validatePassword } from './validate';
 import { setActionPermission } from '../store/records-meta';
+import { keys, unlock } from '../auth/limits';
+import { clear } from '../store/counters';
+import { deleteRecoveryCodes } from '../store/totp';
 
 /** The operator at the shell: passes every permission check, owns nothing. */
 export const OPERATOR: Principal = Object.freeze({ accountId: null, referenceId: null, groupIds: new Set<number>(), isAdmin: true });
@@ -150,10 +153,7 @@ export async function setDisabled(deps: Deps, email: string, disabled: boolean):
 
 export async function unlockAccount(deps: Deps, email: string): Promise<{ account: AccountRow; cleared: number }> {
   const account = await findAccountOrThrow(deps, email);
-  const cleared = await deps.store
-    .knex('rate_counter')
-    .whereIn('counter_key', [`signin_account:${account.reference_id}`, `totp_account:${account.reference_id}`])
-    .del();
+  const cleared = await unlock(deps.store.knex, account.email_key, account.reference_id);
   deps.logger.info('account_unlocked', { account: account.reference_id, via: 'cli' });
   return { account, cleared };
 }
@@ -162,8 +162,11 @@ export async function resetTotp(deps: Deps, email: string): Promise<{ account: A
   const account = await findAccountOrThrow(deps, email);
   const changed = account.totp_enabled || account.totp_secret !== null;
   if (changed) {
-    await bumpAuthVersion(deps.store.knex, account.id, { totp_enabled: false, totp_secret: null, totp_last_step: null });
-    await deps.store.knex('rate_counter').where({ counter_key: `totp_account:${account.reference_id}` }).del();
+    await deps.store.transaction(async (trx) => {
+      await bumpAuthVersion(trx, account.id, { totp_enabled: false, totp_secret: null, totp_last_step: null });
+      await deleteRecoveryCodes(trx, account.id);
+    });
+    await clear(deps.store.knex, [keys.totpAccount(account.reference_id)]);
     deps.logger.info('totp_reset', { account: account.reference_id, via: 'cli' });
   }
   return { account, changed };

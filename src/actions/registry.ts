@@ -5,9 +5,27 @@ import { loadAction } from '../store/records-meta';
 import { becomeAnAdministrator } from './become-an-administrator';
 import { signin } from './signin';
 import { signup } from './signup';
+import { changeEmail, changePassword, signoutEverywhere } from './credentials';
+import { resetPassword, resetPasswordRequest } from './password-reset';
+import { totpConfirm, totpDisable, totpEnroll } from './totp';
+import { requestVerification, verifyEmail } from './verification';
 import type { ActionContext, ActionDef, ActionItem } from './types';
 
-const ACTIONS: readonly ActionDef[] = [signup, signin, becomeAnAdministrator];
+const ACTIONS: readonly ActionDef[] = [
+  signup,
+  signin,
+  becomeAnAdministrator,
+  changePassword,
+  changeEmail,
+  signoutEverywhere,
+  requestVerification,
+  verifyEmail,
+  resetPasswordRequest,
+  resetPassword,
+  totpEnroll,
+  totpConfirm,
+  totpDisable,
+];
 
 export function findAction(onType: string, name: string): ActionDef | undefined {
   return ACTIONS.find((a) => a.onType === onType && a.name === name);

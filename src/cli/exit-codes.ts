@@ -10,11 +10,14 @@ export function exitCodeFor(code: ErrorCode): number {
     case 'password_too_short':
     case 'password_too_long':
     case 'password_too_common':
+    case 'token_invalid':
+    case 'token_expired':
       return EXIT.usage;
     case 'forbidden':
     case 'signup_closed':
     case 'email_taken':
     case 'invalid_credentials':
+    case 'email_unverified':
       return EXIT.refused;
     case 'not_found':
       return EXIT.notFound;

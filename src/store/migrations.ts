@@ -5,6 +5,7 @@
 import type { Knex } from 'knex';
 import * as initial from '../../migrations/20261122000000_initial';
 import * as tokensAndCounters from '../../migrations/20261122000100_tokens_and_counters';
+import * as totpRecoveryCodes from '../../migrations/20261122000200_totp_recovery_codes';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -14,6 +15,7 @@ interface Migration {
 export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261122000000_initial', initial],
   ['20261122000100_tokens_and_counters', tokensAndCounters],
+  ['20261122000200_totp_recovery_codes', totpRecoveryCodes],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -1,0 +1,74 @@
+/**
+ * Password recovery. The request answers at once and the same way whether or not the email
+ * exists: the lookup, the token and the mail happen after the answer, so its timing says nothing.
+ */
+import { AppError } from '../errors';
+import { emailKeyOrNull, stringField, validatePassword } from '../accounts/validate';
+import { bumpAuthVersion, findAccountByEmailKey, findAccountById } from '../store/accounts';
+import { consumeToken, issueToken, tokenAccountEmailKey, voidTokens } from '../store/account-tokens';
+import { resetMessage } from '../mail/messages';
+import { ActionDef, notify } from './types';
+
+const SAME_ANSWER = 'if an account uses this address, a reset link is on its way';
+
+export const resetPasswordRequest: ActionDef = {
+  onType: 'user_account',
+  name: 'reset_password_request',
+  ignoresToken: true,
+  async run({ deps, attributes, clientAddress }) {
+    const key = emailKeyOrNull(stringField(attributes, 'email')!);
+    if (key !== null) {
+      deps.tasks.run('reset_mail_failed', { account: null }, async () => {
+        const account = await findAccountByEmailKey(deps.store.knex, key);
+        if (!account || account.disabled) return;
+        if (!(await deps.limiter.resetRequest(account.reference_id))) {
+          deps.logger.info('reset_request_limited', { account: account.reference_id, client: clientAddress });
+          return;
+        }
+        // A new request voids the older links.
+        await voidTokens(deps.store.knex, account.id, 'reset_password');
+        const token = await issueToken(deps.store.knex, account.id, 'reset_password', account.email_key, deps.config.resetTtlSeconds);
+        try {
+          await deps.mailer.send(resetMessage(deps.config.publicUrl, account.email, account.name, token, deps.config.resetTtlSeconds));
+        } catch (err) {
+          await voidTokens(deps.store.knex, account.id, 'reset_password');
+          throw err;
+        }
+        deps.logger.info('reset_requested', { account: account.reference_id, client: clientAddress });
+      });
+    }
+    return [notify(SAME_ANSWER)];
+  },
+};
+
+export const resetPassword: ActionDef = {
+  onType: 'user_account',
+  name: 'reset_password',
+  ignoresToken: true,
+  async run({ deps, attributes }) {
+    const token = stringField(attributes, 'token')!.trim();
+    const password = stringField(attributes, 'password')!;
+    const confirm = stringField(attributes, 'passwordConfirm')!;
+    if (password !== confirm) throw new AppError('password_mismatch', 'password and passwordConfirm differ');
+    if (token.length < 20 || token.length > 200) throw new AppError('token_invalid', 'the reset link is not valid');
+    // Validate what can be validated before spending the token, so a weak password can be retried.
+    const emailKey = await tokenAccountEmailKey(deps.store.knex, token, 'reset_password');
+    if (emailKey !== null) validatePassword(password, confirm, emailKey, deps.config.passwordMinLength);
+    const hash = await deps.passwords.hash(password);
+    const result = await consumeToken(deps.store.knex, token, 'reset_password');
+    if (!result.ok) {
+      if (result.reason === 'expired') throw new AppError('token_expired', 'the reset link has expired; request a new one');
+      throw new AppError('token_invalid', 'the reset link is not valid or was already used');
+    }
+    const account = await findAccountById(deps.store.knex, result.accountId);
+    if (!account || account.email_key !== result.emailKey) throw new AppError('token_invalid', 'the reset link is not valid or was already used');
+    await deps.store.transaction(async (trx) => {
+      // Sessions issued before the reset end here; TOTP stays as it was.
+      await bumpAuthVersion(trx, account.id, { password: hash });
+      await voidTokens(trx, account.id, 'reset_password');
+    });
+    await deps.limiter.signinSucceeded(account.email_key);
+    deps.logger.info('password_reset', { account: account.reference_id });
+    return [notify('password changed; sign in with the new password')];
+  },
+};

@@ -1,0 +1,87 @@
+/**
+ * Rate limits and lockouts (CONTRACT §3 Limits). Failed signins are counted per email (so an
+ * unknown email locks exactly like a known one and the answer never tells them apart) and per
+ * client address; TOTP failures per account; reset requests per account. Per-address limits can
+ * be turned off (--no-rate-limits); per-account ones always apply.
+ */
+import { AppError } from '../errors';
+import type { Config } from '../config';
+import type { Db } from '../store/connection';
+import { clear, Count, hit, peek } from '../store/counters';
+
+export const keys = {
+  signinEmail: (emailKey: string) => `signin_email:${emailKey}`,
+  signinAddress: (address: string) => `signin_addr:${address}`,
+  signupAddress: (address: string) => `signup_addr:${address}`,
+  totpAccount: (referenceId: string) => `totp_account:${referenceId}`,
+  resetAccount: (referenceId: string) => `reset_account:${referenceId}`,
+};
+
+function limited(count: Count, windowMs: number, what: string): AppError {
+  const retryAfter = Math.max(1, Math.ceil((count.windowStart + windowMs - Date.now()) / 1000));
+  return new AppError('rate_limited', `too many ${what}; try again in ${retryAfter} s`, { retryAfter });
+}
+
+export class Limiter {
+  private readonly windowMs: number;
+
+  constructor(
+    private readonly db: Db,
+    private readonly config: Config,
+  ) {
+    this.windowMs = config.limits.windowSeconds * 1000;
+  }
+
+  /** Refuses before any password work when the email or the address is locked out. */
+  async assertSigninAllowed(emailKey: string | null, address: string): Promise<void> {
+    const { limits } = this.config;
+    if (this.config.rateLimits) {
+      const byAddress = await peek(this.db, keys.signinAddress(address), this.windowMs);
+      if (byAddress.hits >= limits.signinFailuresPerAddress) throw limited(byAddress, this.windowMs, 'failed signins from this address');
+    }
+    if (emailKey !== null) {
+      const byEmail = await peek(this.db, keys.signinEmail(emailKey), this.windowMs);
+      if (byEmail.hits >= limits.signinFailuresPerAccount) throw limited(byEmail, this.windowMs, 'failed signins for this account');
+    }
+  }
+
+  /** Counts a failed signin; returns true when this failure locked the account. */
+  async signinFailed(emailKey: string | null, address: string): Promise<boolean> {
+    if (this.config.rateLimits) await hit(this.db, keys.signinAddress(address), this.windowMs);
+    if (emailKey === null) return false;
+    const count = await hit(this.db, keys.signinEmail(emailKey), this.windowMs);
+    return count.hits === this.config.limits.signinFailuresPerAccount;
+  }
+
+  async signinSucceeded(emailKey: string): Promise<void> {
+    await clear(this.db, [keys.signinEmail(emailKey)]);
+  }
+
+  async signupAttempt(address: string): Promise<void> {
+    if (!this.config.rateLimits) return;
+    const count = await hit(this.db, keys.signupAddress(address), this.windowMs);
+    if (count.hits > this.config.limits.signupsPerAddress) throw limited(count, this.windowMs, 'signups from this address');
+  }
+
+  async assertTotpAllowed(referenceId: string): Promise<void> {
+    const count = await peek(this.db, keys.totpAccount(referenceId), this.windowMs);
+    if (count.hits >= this.config.limits.totpFailuresPerAccount) throw limited(count, this.windowMs, 'failed codes for this account');
+  }
+
+  /** Returns true when this failure locked the second factor. */
+  async totpFailed(referenceId: string): Promise<boolean> {
+    const count = await hit(this.db, keys.totpAccount(referenceId), this.windowMs);
+    return count.hits === this.config.limits.totpFailuresPerAccount;
+  }
+
+  /** Counts a reset request; false when the account is over its limit (the request is dropped). */
+  async resetRequest(referenceId: string): Promise<boolean> {
+    const count = await hit(this.db, keys.resetAccount(referenceId), this.config.limits.resetWindowSeconds * 1000);
+    return count.hits <= this.config.limits.resetRequestsPerAccount;
+  }
+}
+
+/** Clears an account's lockouts (gatehouse user unlock). */
+export function unlock(db: Db, emailKey: string, referenceId: string): Promise<number> {
+  return clear(db, [keys.signinEmail(emailKey), keys.totpAccount(referenceId)]);
+}

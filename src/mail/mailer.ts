@@ -1,0 +1,49 @@
+/**
+ * Outgoing mail: SMTP through nodemailer (--smtp-url), or, without SMTP, each message written as
+ * an .eml file to <data-dir>/outbox/ (built by nodemailer too, so both paths send the same bytes).
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import nodemailer from 'nodemailer';
+import type { Config } from '../config';
+
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+export interface Mailer {
+  /** Where mail goes, for logs and the startup line (never credentials). */
+  readonly kind: 'smtp' | 'outbox';
+  send(message: MailMessage): Promise<void>;
+  close(): void;
+}
+
+export function createMailer(config: Config): Mailer {
+  if (config.smtpUrl) {
+    const transport = nodemailer.createTransport(config.smtpUrl, { from: config.mailFrom });
+    return {
+      kind: 'smtp',
+      async send(m) {
+        await transport.sendMail({ from: config.mailFrom, to: m.to, subject: m.subject, text: m.text });
+      },
+      close: () => transport.close(),
+    };
+  }
+  const outbox = path.join(config.dataDir, 'outbox');
+  const builder = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  return {
+    kind: 'outbox',
+    async send(m) {
+      const info = await builder.sendMail({ from: config.mailFrom, to: m.to, subject: m.subject, text: m.text });
+      await fs.promises.mkdir(outbox, { recursive: true, mode: 0o700 });
+      const file = path.join(outbox, `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID()}.eml`);
+      // Written then renamed: a reader of the outbox never sees half a message.
+      await fs.promises.writeFile(file + '.tmp', info.message as Buffer, { mode: 0o600 });
+      await fs.promises.rename(file + '.tmp', file);
+    },
+    close: () => builder.close(),
+  };
+}

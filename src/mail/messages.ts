@@ -1,0 +1,55 @@
+/**
+ * The messages Gatehouse sends: plain text. Links are built from --public-url only, never from a
+ * request's Host header, and carry the token in the fragment (#), which browsers do not send to
+ * servers, so it stays out of access logs and link scanners' requests.
+ */
+import type { MailMessage } from './mailer';
+
+export function verificationMessage(publicUrl: string, to: string, name: string, token: string, ttlSeconds: number): MailMessage {
+  return {
+    to,
+    subject: 'Confirm your email address',
+    text: [
+      `Hello ${name},`,
+      '',
+      'Please confirm that this is your email address by opening this link:',
+      '',
+      `  ${publicUrl}/verify-email#token=${token}`,
+      '',
+      'or by sending this code to the verify_email action:',
+      '',
+      `  ${token}`,
+      '',
+      `The link works once and expires in ${humanDuration(ttlSeconds)}.`,
+      'If you did not create an account, you can ignore this message.',
+    ].join('\n'),
+  };
+}
+
+export function resetMessage(publicUrl: string, to: string, name: string, token: string, ttlSeconds: number): MailMessage {
+  return {
+    to,
+    subject: 'Reset your password',
+    text: [
+      `Hello ${name},`,
+      '',
+      'Someone (hopefully you) asked to reset the password of your account. To choose a new one, open:',
+      '',
+      `  ${publicUrl}/reset-password#token=${token}`,
+      '',
+      'or send this code with your new password to the reset_password action:',
+      '',
+      `  ${token}`,
+      '',
+      `The link works once and expires in ${humanDuration(ttlSeconds)}. Your current sessions end when the password changes.`,
+      'If you did not ask for this, ignore this message: your password stays as it is.',
+    ].join('\n'),
+  };
+}
+
+export function humanDuration(seconds: number): string {
+  if (seconds % 86400 === 0) return `${seconds / 86400} day${seconds === 86400 ? '' : 's'}`;
+  if (seconds % 3600 === 0) return `${seconds / 3600} hour${seconds === 3600 ? '' : 's'}`;
+  if (seconds % 60 === 0) return `${seconds / 60} minutes`;
+  return `${seconds} seconds`;
+}
