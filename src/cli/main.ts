@@ -38,6 +38,18 @@ export function buildProgram(io: Io): Command {
     .addOption(new Option('--trust-proxy', 'read the client address from X-Forwarded-For [env GATEHOUSE_TRUST_PROXY]'))
     .addOption(new Option('--no-rate-limits', 'turn per-address limits off [env GATEHOUSE_RATE_LIMITS=false]'))
     .option('--hash-concurrency <n>', 'password hashes computed at once [env GATEHOUSE_HASH_CONCURRENCY]')
+    .option('--smtp-url <url>', 'smtp(s)://user:pass@host:port; without it mail goes to <data-dir>/outbox [env GATEHOUSE_SMTP_URL, GATEHOUSE_SMTP_URL_FILE]')
+    .option('--mail-from <address>', 'sender of outgoing mail [env GATEHOUSE_MAIL_FROM]')
+    .addOption(new Option('--require-verified-email', 'refuse signin until the email is verified [env GATEHOUSE_REQUIRE_VERIFIED_EMAIL]'))
+    .option('--verification-ttl <duration>', 'verification link lifetime (default 24h) [env GATEHOUSE_VERIFICATION_TTL]')
+    .option('--reset-ttl <duration>', 'password reset link lifetime (default 30m) [env GATEHOUSE_RESET_TTL]')
+    .option('--limit-window <duration>', 'window of the signin, signup and TOTP limits (default 15m) [env GATEHOUSE_LIMIT_WINDOW]')
+    .option('--signin-failures-per-account <n>', 'failed signins before an account locks (default 10)')
+    .option('--signin-failures-per-address <n>', 'failed signins per client address (default 100)')
+    .option('--signups-per-address <n>', 'signup attempts per client address (default 100)')
+    .option('--totp-failures-per-account <n>', 'failed codes before the second factor locks (default 5)')
+    .option('--reset-requests-per-account <n>', 'password reset requests per account (default 3)')
+    .option('--reset-window <duration>', 'window of the reset request limit (default 1h)')
     .action(async (_opts, cmd: Command) => {
       const flags = globalFlags(cmd);
       // commander sets rateLimits=true by default for --no-rate-limits; only pass it when given.
