@@ -1,13 +1,18 @@
-// Benchmarks (figures, never pass/fail): starts the packaged server on a temp store and prints
-// signin/s and signup/s beside the bcrypt ceiling, authenticated reads per second with p99, and
-// RSS idle and under load. Usage: npm run bench [-- --duration 10 --connections 16]
+// Benchmarks (figures, never pass/fail). Starts the packaged server on a temp store and prints,
+// each as a ratio measured in the same run:
+//   signin/s and signup/s as a fraction of the bcrypt ceiling (hashes/s with all cores busy);
+//   authenticated GET /api/action?filter=signup and GET /api/user_account/<own id> per second and
+//   p99 at 16 connections, beside a bare Koa + sqlite3 baseline (scripts/baseline-server.mjs);
+//   the same reads while 16 signins are in flight, as a fraction of their idle figure;
+//   /ping p99 while 50 signins are in flight; RSS idle and peak.
+// Usage: npm run bench [-- --duration 10 --connections 16 --cost 11]
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import * as bcrypt from '@node-rs/bcrypt';
+import bcrypt from 'bcrypt';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, fallback) => {
@@ -19,22 +24,18 @@ const CONNECTIONS = arg('connections', 16);
 const COST = arg('cost', 11);
 const PASSWORD = 'benchmark password 1234';
 
-function rssOf(pid) {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) * 1024;
-}
 const mib = (b) => `${(b / 1048576).toFixed(1)} MiB`;
+const rssOf = (pid) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
 
 /** bcrypt verifications per second at COST with every core busy: the ceiling for signin/s. */
 async function bcryptCeiling(seconds = 5) {
-  const hash = await bcrypt.hash(PASSWORD, { cost: COST });
-  const workers = os.availableParallelism();
+  const hash = await bcrypt.hash(PASSWORD, COST);
   let done = 0;
   const until = Date.now() + seconds * 1000;
   await Promise.all(
-    Array.from({ length: workers }, async () => {
+    Array.from({ length: os.availableParallelism() }, async () => {
       while (Date.now() < until) {
-        await bcrypt.verify(PASSWORD, hash);
+        await bcrypt.compare(PASSWORD, hash);
         done++;
       }
     }),
@@ -42,26 +43,29 @@ async function bcryptCeiling(seconds = 5) {
   return done / seconds;
 }
 
-async function startServer() {
-  const exe = path.join(root, 'dist', 'gatehouse');
-  if (!fs.existsSync(exe)) throw new Error('dist/gatehouse is missing: run npm run build first');
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
-  const child = spawn(exe, ['serve', '--port', '0', '--data-dir', dataDir, '--bcrypt-cost', String(COST), '--no-rate-limits'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise((resolve, reject) => {
+function spawnJsonLine(cmd, args, pattern) {
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const ready = new Promise((resolve, reject) => {
     let buf = '';
-    child.stdout.on('data', (chunk) => {
+    const onData = (chunk) => {
       buf += chunk;
-      const m = /"event":"listening","url":"([^"]+)"/.exec(buf);
-      if (m) resolve(m[1]);
-      // Drop request log lines as they come so the pipe never fills.
-      if (buf.length > 1e6) buf = buf.slice(-1000);
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+      const m = pattern.exec(buf);
+      if (m) {
+        child.stdout.off('data', onData);
+        child.stdout.resume(); // keep draining the request log
+        resolve(m[1]);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${path.basename(cmd)} exited with ${code}`)));
   });
-  child.stdout.resume();
-  return { child, url, dataDir };
+  return { child, ready };
+}
+
+async function stop(child) {
+  if (child.exitCode !== null) return;
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
 }
 
 async function json(url, method, body, token) {
@@ -73,81 +77,124 @@ async function json(url, method, body, token) {
   return { status: res.status, body: await res.json().catch(() => null) };
 }
 
-function run(opts) {
+function load(opts) {
   return new Promise((resolve, reject) => {
-    autocannon({ duration: DURATION, connections: CONNECTIONS, ...opts }, (err, result) => (err ? reject(err) : resolve(result)));
+    autocannon({ duration: DURATION, connections: CONNECTIONS, ...opts }, (err, r) =>
+      err ? reject(err) : resolve({ rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors }),
+    );
   });
 }
 
-const summary = (r) => ({
-  rps: r.requests.average,
-  p50: r.latency.p50,
-  p99: r.latency.p99,
-  non2xx: r.non2xx,
-  errors: r.errors,
+const signinOpts = (url, email, connections) => ({
+  url: `${url}/action/user_account/signin`,
+  method: 'POST',
+  connections,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ attributes: { email, password: PASSWORD } }),
 });
 
+function row(name, s, extra = '') {
+  console.log(
+    `${name.padEnd(46)} ${s.rps.toFixed(1).padStart(8)} req/s  p99 ${String(s.p99).padStart(5)} ms  non-2xx ${s.non2xx} errors ${s.errors}${extra}`,
+  );
+}
+
 async function main() {
+  const exe = path.join(root, 'dist', 'gatehouse');
+  if (!fs.existsSync(exe)) throw new Error('dist/gatehouse is missing: run npm run build first');
   console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${mib(os.totalmem())}; node ${process.version}`);
-  console.log(`bcrypt cost ${COST}, ${CONNECTIONS} connections, ${DURATION} s per run`);
+  console.log(`bcrypt cost ${COST}, ${CONNECTIONS} connections, ${DURATION} s per run\n`);
   const ceiling = await bcryptCeiling();
   console.log(`bcrypt ceiling: ${ceiling.toFixed(1)} verifications/s with all ${os.availableParallelism()} cores busy`);
 
-  const { child, url, dataDir } = await startServer();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
+  const server = spawnJsonLine(exe, ['serve', '--port', '0', '--data-dir', dataDir, '--bcrypt-cost', String(COST), '--no-rate-limits'], /"event":"listening","url":"([^"]+)"/);
+  let baseline;
   try {
-    await new Promise((r) => setTimeout(r, 500));
-    const rssIdle = rssOf(child.pid);
+    const url = await server.ready;
+    await new Promise((r) => setTimeout(r, 300));
+    const rssIdle = rssOf(server.child.pid);
     const admin = { email: 'admin@bench.example', name: 'Admin', password: PASSWORD, passwordConfirm: PASSWORD };
     await json(`${url}/action/user_account/signup`, 'POST', { attributes: admin });
-    const signin = await json(`${url}/action/user_account/signin`, 'POST', { attributes: { email: admin.email, password: PASSWORD } });
-    const token = signin.body[0].Attributes.value;
+    const token = (await json(`${url}/action/user_account/signin`, 'POST', { attributes: { email: admin.email, password: PASSWORD } })).body[0].Attributes.value;
     const list = await json(`${url}/api/action?filter=signup`, 'GET', undefined, token);
-    const id = list.body.data[0].id;
-    await json(`${url}/api/action/${id}`, 'PATCH', { data: { type: 'action', id, attributes: { permission: 2097057 } }, meta: {} }, token);
+    const actionId = list.body.data[0].id;
+    await json(`${url}/api/action/${actionId}`, 'PATCH', { data: { type: 'action', id: actionId, attributes: { permission: 2097057 } }, meta: {} }, token);
+    const me = (await json(`${url}/api/user_account`, 'GET', undefined, token)).body.data[0].id;
+    // A second account for the signin storms, so its lockout counter is not the reader's.
+    await json(`${url}/action/user_account/signup`, 'POST', { attributes: { ...admin, email: 'storm@bench.example' } });
+
+    baseline = spawnJsonLine(process.execPath, [path.join(root, 'scripts', 'baseline-server.mjs'), path.join(dataDir, 'gatehouse.sqlite')], /"url":"([^"]+)"/);
+    const baseUrl = await baseline.ready;
+    const auth = { authorization: `Bearer ${token}` };
 
     let peakRss = rssIdle;
-    const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssOf(child.pid))), 200);
+    const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssOf(server.child.pid))), 200);
 
-    const signins = summary(
-      await run({
-        url: `${url}/action/user_account/signin`,
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ attributes: { email: admin.email, password: PASSWORD } }),
-      }),
-    );
+    const base = await load({ url: `${baseUrl}/`, headers: auth });
+    await stop(baseline.child);
+    const listIdle = await load({ url: `${url}/api/action?filter=signup`, headers: auth });
+    const getIdle = await load({ url: `${url}/api/user_account/${me}`, headers: auth });
+
+    // Reads while 16 signins are in flight. After each storm, wait until the server has hashed
+    // what autocannon left queued, so the next figure starts from an idle server.
+    const drained = async () => {
+      for (;;) {
+        const s = await json(`${url}/statistics`, 'GET', undefined, token);
+        if (s.body.auth.hashes_queued === 0) return new Promise((r) => setTimeout(r, 1500));
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    };
+    const storm = (connections) => load({ ...signinOpts(url, 'storm@bench.example', connections), duration: DURATION + 2 }).then(async (r) => (await drained(), r));
+    let stormRun = storm(16);
+    await new Promise((r) => setTimeout(r, 1000));
+    const listBusy = await load({ url: `${url}/api/action?filter=signup`, headers: auth });
+    await stormRun;
+    stormRun = storm(16);
+    await new Promise((r) => setTimeout(r, 1000));
+    const getBusy = await load({ url: `${url}/api/user_account/${me}`, headers: auth });
+    await stormRun;
+
+    // /ping while 50 signins are in flight.
+    stormRun = storm(50);
+    await new Promise((r) => setTimeout(r, 1000));
+    const pingBusy = await load({ url: `${url}/ping`, connections: 4 });
+    await stormRun;
+    const pingIdle = await load({ url: `${url}/ping`, connections: 4, duration: 3 });
+    await drained();
+
+    const signins = await load(signinOpts(url, admin.email, CONNECTIONS));
+    await drained();
     let n = 0;
-    const signups = summary(
-      await run({
-        url: `${url}/action/user_account/signup`,
-        requests: [
-          {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            setupRequest: (req) => {
-              n++;
-              const email = `user${n}-${process.pid}@bench.example`;
-              return { ...req, body: JSON.stringify({ attributes: { email, name: `User ${n}`, password: PASSWORD, passwordConfirm: PASSWORD } }) };
-            },
+    const signups = await load({
+      url: `${url}/action/user_account/signup`,
+      requests: [
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          setupRequest: (req) => {
+            n++;
+            return { ...req, body: JSON.stringify({ attributes: { email: `user${n}-${process.pid}@bench.example`, name: `User ${n}`, password: PASSWORD, passwordConfirm: PASSWORD } }) };
           },
-        ],
-      }),
-    );
-    const reads = summary(
-      await run({ url: `${url}/api/action?filter=signup`, headers: { authorization: `Bearer ${token}` } }),
-    );
+        },
+      ],
+    });
     clearInterval(sampler);
 
-    const row = (name, s, extra = '') =>
-      console.log(`${name.padEnd(34)} ${s.rps.toFixed(1).padStart(9)} req/s   p50 ${String(s.p50).padStart(5)} ms   p99 ${String(s.p99).padStart(5)} ms   non-2xx ${s.non2xx}  errors ${s.errors}${extra}`);
     console.log('');
-    row('signin (correct password)', signins, `   = ${(signins.rps / ceiling).toFixed(2)} of the bcrypt ceiling`);
-    row('signup (new email each)', signups, `   = ${(signups.rps / ceiling).toFixed(2)} of the bcrypt ceiling`);
-    row('GET /api/action?filter=signup', reads);
+    row('baseline: bare Koa + JWT + 1 prepared read', base);
+    row('GET /api/action?filter=signup', listIdle, `  = ${(listIdle.rps / base.rps).toFixed(2)} of baseline`);
+    row('GET /api/user_account/<own id>', getIdle, `  = ${(getIdle.rps / base.rps).toFixed(2)} of baseline`);
+    row('  same list, 16 signins in flight', listBusy, `  = ${(listBusy.rps / listIdle.rps).toFixed(2)} of idle`);
+    row('  same get, 16 signins in flight', getBusy, `  = ${(getBusy.rps / getIdle.rps).toFixed(2)} of idle`);
+    row('/ping, idle (4 connections)', pingIdle);
+    row('/ping, 50 signins in flight (4 connections)', pingBusy);
+    row('signin (correct password)', signins, `  = ${(signins.rps / ceiling).toFixed(2)} of bcrypt ceiling`);
+    row('signup (new email each)', signups, `  = ${(signups.rps / ceiling).toFixed(2)} of bcrypt ceiling`);
     console.log(`RSS idle ${mib(rssIdle)}, peak under load ${mib(peakRss)}`);
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    if (baseline) await stop(baseline.child);
+    await stop(server.child);
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }

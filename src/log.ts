@@ -1,6 +1,9 @@
 /**
  * JSON-lines logger. Callers pass explicit fields; nothing here inspects request bodies or
  * headers, so a secret can only reach a log if a caller hands it over (tests grep for that).
+ *
+ * Lines are gathered and written once per event-loop turn: stdout to a pipe is synchronous on
+ * Linux, and one write per request would cost a syscall on the request path under load.
  */
 export type LogFields = Record<string, string | number | boolean | null | undefined>;
 
@@ -10,9 +13,32 @@ export interface Logger {
   error(event: string, fields?: LogFields): void;
 }
 
-export function createLogger(write: (line: string) => void = (l) => process.stdout.write(l)): Logger {
+/** Every logger's flush, run once at exit so no line is lost. */
+const flushers = new Set<() => void>();
+let exitHooked = false;
+
+export function createLogger(write: (text: string) => void = (t) => void process.stdout.write(t)): Logger {
+  let pending: string[] = [];
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (pending.length === 0) return;
+    const text = pending.join('');
+    pending = [];
+    write(text);
+  };
+  flushers.add(flush);
+  if (!exitHooked) {
+    exitHooked = true;
+    process.once('exit', () => flushers.forEach((f) => f()));
+  }
   const emit = (level: string, event: string, fields: LogFields = {}) => {
-    write(JSON.stringify({ time: new Date().toISOString(), level, event, ...fields }) + '\n');
+    pending.push(JSON.stringify({ time: new Date().toISOString(), level, event, ...fields }) + '\n');
+    if (pending.length >= 256) flush();
+    else if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
   };
   return {
     info: (event, fields) => emit('info', event, fields),

@@ -14,6 +14,7 @@ import type { Db } from '../store/connection';
 import { isUniqueViolation } from '../store/connection';
 import { addMembership, findAccountByEmailKey, insertAccount, insertGroup, lockAccounts, systemGroupId } from '../store/accounts';
 import { loadAction, loadWorld } from '../store/records-meta';
+import { emailKeyTaken, readActionGuard } from '../store/hot';
 import { claimFirstAdministrator } from './bootstrap';
 import { normalizeEmail, stringField, validateName, validatePassword } from './validate';
 
@@ -60,13 +61,14 @@ async function checkTable(db: Db, principal: Principal, table: string, op: Opera
 
 /** The cheap part of step 1, before any validation or hashing work is spent. */
 export async function assertSignupOpen(deps: Deps, principal: Principal): Promise<void> {
-  await checkSignupAction(deps.store.knex, principal);
+  const guard = await readActionGuard(deps.store, 'user_account', 'signup');
+  if (!guard || !can(principal, 'execute', guard)) throw signupClosed('the signup action is not open to you');
 }
 
 export async function createAccount(deps: Deps, principal: Principal, input: NewAccount): Promise<CreatedAccount> {
   const { store, passwords } = deps;
   // Fast refusal before the expensive hash; the transaction below re-checks under the lock.
-  if (await findAccountByEmailKey(store.knex, input.emailKey)) {
+  if (await emailKeyTaken(store, input.emailKey)) {
     throw new AppError('email_taken', 'an account with this email already exists');
   }
   const passwordHash = await passwords.hash(input.password);

@@ -1,7 +1,7 @@
 /** Every named action, and the one place that runs them (permission first, then the action). */
 import { AppError, denied } from '../errors';
 import { can, GUEST, isGuest } from '../permission/check';
-import { loadAction } from '../store/records-meta';
+import { readActionGuard } from '../store/hot';
 import { becomeAnAdministrator } from './become-an-administrator';
 import { signin } from './signin';
 import { signup } from './signup';
@@ -34,9 +34,9 @@ export function findAction(onType: string, name: string): ActionDef | undefined 
 export async function runAction(def: ActionDef, ctx: ActionContext): Promise<ActionItem[]> {
   const principal = def.ignoresToken ? GUEST : ctx.principal;
   if (!def.checksOwnPermission) {
-    const row = await loadAction(ctx.deps.store.knex, def.onType, def.name);
-    if (!row) throw new AppError('not_found', `no action ${def.name} on ${def.onType}`);
-    if (!can(principal, 'execute', row.guard)) throw denied(isGuest(principal), `run ${def.name}`);
+    const guard = await readActionGuard(ctx.deps.store, def.onType, def.name);
+    if (!guard) throw new AppError('not_found', `no action ${def.name} on ${def.onType}`);
+    if (!can(principal, 'execute', guard)) throw denied(isGuest(principal), `run ${def.name}`);
   }
   return def.run({ ...ctx, principal });
 }

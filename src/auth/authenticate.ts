@@ -5,7 +5,8 @@
  */
 import type { Deps } from '../deps';
 import { GUEST, Principal } from '../permission/check';
-import { loadAuthFacts } from '../store/accounts';
+import { readRequestFacts } from '../store/hot';
+import type { Guarded } from '../permission/check';
 import { invalidToken } from './tokens';
 
 /** Some clients send these instead of leaving the header out. */
@@ -21,11 +22,27 @@ export function bearerToken(header: string | undefined): string | null {
 }
 
 export async function authenticate(deps: Deps, header: string | undefined): Promise<Principal> {
+  return (await authenticateFor(deps, header, null)).principal;
+}
+
+/**
+ * The caller, and (when `table` is given) that record type's table permission, read together in
+ * one round trip: the record API's hot path.
+ */
+export async function authenticateFor(
+  deps: Deps,
+  header: string | undefined,
+  table: string | null,
+): Promise<{ principal: Principal; table?: Guarded }> {
   const token = bearerToken(header);
-  if (token === null) return GUEST;
-  const claims = deps.tokens.verify(token);
+  const claims = token === null ? null : deps.tokens.verify(token);
   // Checked against the store on every request: no cache may outlive a revocation.
-  const facts = await loadAuthFacts(deps.store.knex, claims.sub);
-  if (!facts || facts.disabled || facts.authVersion !== claims.auth_version) throw invalidToken();
-  return { accountId: facts.id, referenceId: facts.referenceId, groupIds: facts.groupIds, isAdmin: facts.isAdmin };
+  const facts = await readRequestFacts(deps.store, claims?.sub ?? null, table);
+  if (claims === null) return { principal: GUEST, table: facts.table };
+  const account = facts.account;
+  if (!account || account.disabled || account.authVersion !== claims.auth_version) throw invalidToken();
+  return {
+    principal: { accountId: account.id, referenceId: account.referenceId, groupIds: account.groupIds, isAdmin: account.isAdmin },
+    table: facts.table,
+  };
 }

@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 import { AppError } from '../errors';
 import type { Core } from '../core';
 import { findAction, runAction } from '../actions/registry';
-import { authenticate } from '../auth/authenticate';
+import { authenticate, authenticateFor } from '../auth/authenticate';
 import { GUEST, Principal } from '../permission/check';
 import { createRecord, deleteRecord, getRecord, listRecordsFor, updateRecord } from '../records/service';
 import { recordType, RecordType } from '../records/types';
@@ -57,15 +57,15 @@ export function createRouter(core: Core, web: WebStats): Router {
 
   api.get('/:type', async (ctx) => {
     const type = typeOf(ctx);
-    const principal = await principalOf(core, ctx);
-    const page = await listRecordsFor(core, principal, type, ctx.query);
+    const { principal, table } = await authenticateFor(core, ctx.get('authorization') || undefined, type.name);
+    const page = await listRecordsFor(core, principal, type, ctx.query, table);
     ctx.body = pageDocument(type, page, base, ctx.query);
   });
 
   api.get('/:type/:id', async (ctx) => {
     const type = typeOf(ctx);
-    const principal = await principalOf(core, ctx);
-    ctx.body = { data: toResource(type, await getRecord(core, principal, type, String(ctx.params.id)), base) };
+    // The token check and the row read run side by side; getRecord decides once both are in.
+    ctx.body = { data: toResource(type, await getRecord(core, principalOf(core, ctx), type, String(ctx.params.id)), base) };
   });
 
   api.post('/:type', requireJsonBody(), parseJson, async (ctx) => {

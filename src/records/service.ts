@@ -5,7 +5,7 @@
  */
 import { AppError, denied } from '../errors';
 import type { Deps } from '../deps';
-import { can, isGuest, Principal } from '../permission/check';
+import { can, Guarded, isGuest, Principal } from '../permission/check';
 import { Operation, parsePermission } from '../permission/bits';
 import { createAccount, parseNewAccount } from '../accounts/create';
 import { validateName } from '../accounts/validate';
@@ -13,7 +13,8 @@ import type { Db } from '../store/connection';
 import { fetchOneGuarded, GuardedRow } from '../store/guards';
 import { bumpAuthVersion, countAdministrators, insertGroup, isAdministrator, lockAccounts } from '../store/accounts';
 import { loadWorld } from '../store/records-meta';
-import { listRecords } from '../store/records';
+import { listReadable, readGuarded } from '../store/hot';
+import type { Store } from '../store/connection';
 import { normalizeRow } from '../store/rows';
 import { parseListParams } from './query';
 import { RecordType } from './types';
@@ -39,6 +40,12 @@ async function requireTable(db: Db, principal: Principal, type: RecordType, op: 
   if (!can(principal, op, world.guard)) throw denied(isGuest(principal), `${op} ${type.name} records`);
 }
 
+/** Outside transactions (list, get): the hot-path reads. */
+async function requireTableNow(store: Store, principal: Principal, type: RecordType, op: Operation): Promise<void> {
+  const world = await readGuarded(store, 'world', { column: 'table_name', value: type.name });
+  if (!world || !can(principal, op, world.guard)) throw denied(isGuest(principal), `${op} ${type.name} records`);
+}
+
 async function loadReadable(db: Db, principal: Principal, type: RecordType, id: string): Promise<GuardedRow<Row>> {
   if (!UUID.test(id)) throw notFound(type);
   const found = await fetchOneGuarded(db, type.name, { reference_id: id.toLowerCase() }, (r) => normalizeRow<Row>(r));
@@ -46,16 +53,19 @@ async function loadReadable(db: Db, principal: Principal, type: RecordType, id: 
   return found;
 }
 
+/** `tableGuard`: the type's table permission when the caller already read it (hot path). */
 export async function listRecordsFor(
   deps: Deps,
   principal: Principal,
   type: RecordType,
   query: Record<string, string | string[] | undefined>,
+  tableGuard?: Guarded,
 ): Promise<RecordPage> {
   const params = parseListParams(type, query);
-  const db = deps.store.knex;
-  await requireTable(db, principal, type, 'peek');
-  const { rows, total } = await listRecords(db, {
+  if (tableGuard) {
+    if (!can(principal, 'peek', tableGuard)) throw denied(isGuest(principal), `peek ${type.name} records`);
+  } else await requireTableNow(deps.store, principal, type, 'peek');
+  const { rows, total } = await listReadable(deps.store, {
     table: type.name,
     principal,
     filter: params.filter === undefined ? undefined : { text: params.filter, columns: type.filterColumns },
@@ -66,8 +76,20 @@ export async function listRecordsFor(
   return { rows, total, size: params.size, number: params.number };
 }
 
-export async function getRecord(deps: Deps, principal: Principal, type: RecordType, id: string): Promise<Record<string, unknown>> {
-  return (await loadReadable(deps.store.knex, principal, type, id)).row;
+/**
+ * `principal` may still be resolving (the token check reads the store too): the row is read in
+ * the meantime, and nothing is decided before both are known.
+ */
+export async function getRecord(
+  deps: Deps,
+  principal: Principal | Promise<Principal>,
+  type: RecordType,
+  id: string,
+): Promise<Record<string, unknown>> {
+  const row = UUID.test(id) ? readGuarded(deps.store, type.name, { column: 'reference_id', value: id.toLowerCase() }) : Promise.resolve(undefined);
+  const [caller, found] = await Promise.all([principal, row]);
+  if (!found || !can(caller, 'read', found.guard)) throw notFound(type);
+  return found.row;
 }
 
 /** Sorts requested attributes into allowed ones, refusing the whole write on any bad field. */

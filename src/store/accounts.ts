@@ -15,33 +15,6 @@ export interface AuthFacts {
   isAdmin: boolean;
 }
 
-export async function loadAuthFacts(db: Db, referenceId: string): Promise<AuthFacts | undefined> {
-  const rows: Array<Record<string, unknown>> = await db('user_account as a')
-    .leftJoin('membership as m', 'm.account_id', 'a.id')
-    .leftJoin('usergroup as g', 'g.id', 'm.usergroup_id')
-    .where('a.reference_id', referenceId)
-    .select('a.id', 'a.auth_version', 'a.disabled', 'm.usergroup_id', 'g.system_role');
-  if (rows.length === 0) return undefined;
-  const first = normalizeRow<{ id: number; auth_version: number; disabled: boolean }>({
-    id: rows[0].id,
-    auth_version: rows[0].auth_version,
-    disabled: rows[0].disabled,
-  });
-  const facts: AuthFacts = {
-    id: first.id,
-    referenceId,
-    authVersion: Number(first.auth_version),
-    disabled: first.disabled,
-    groupIds: new Set(),
-    isAdmin: false,
-  };
-  for (const r of rows) {
-    if (r.usergroup_id !== null && r.usergroup_id !== undefined) facts.groupIds.add(Number(r.usergroup_id));
-    if (r.system_role === 'administrators') facts.isAdmin = true;
-  }
-  return facts;
-}
-
 export async function findAccountByEmailKey(db: Db, emailKey: string): Promise<AccountRow | undefined> {
   const raw = await db('user_account').where({ email_key: emailKey }).first();
   return raw ? normalizeRow<AccountRow>(raw) : undefined;

@@ -8,6 +8,7 @@ import knexFactory, { Knex } from 'knex';
 import type { Config } from '../config';
 import { AppError } from '../errors';
 import { LATEST_MIGRATION, migrationSource } from './migrations';
+import { ReadPool, Row } from './read-pool';
 
 export type Db = Knex | Knex.Transaction;
 export type Dialect = 'sqlite' | 'postgres';
@@ -18,8 +19,17 @@ export interface Store {
   /** A human-safe description (no credentials). */
   readonly location: string;
   transaction<T>(fn: (trx: Knex.Transaction) => Promise<T>): Promise<T>;
+  /**
+   * A read outside any transaction, on the hot path: hand-written SQL with ? placeholders over
+   * allow-listed identifiers, values always bound. SQLite: read-only connections with cached
+   * prepared statements; PostgreSQL: the pool.
+   */
+  read(sql: string, params: readonly unknown[]): Promise<Row[]>;
   close(): Promise<void>;
 }
+
+/** Read-only SQLite connections beside the writer (WAL lets them read while it writes). */
+const SQLITE_READERS = 8;
 
 export const SQLITE_FILE = 'gatehouse.sqlite';
 
@@ -83,12 +93,27 @@ export async function openStore(config: Config): Promise<Store> {
     await knex.destroy().catch(() => {});
     throw toStoreError(err, 'the store could not be opened');
   }
+  let readers: ReadPool | null = null;
+  if (dialect === 'sqlite') {
+    try {
+      readers = await ReadPool.open(path.join(config.dataDir, SQLITE_FILE), SQLITE_READERS, config.busyTimeoutMs);
+    } catch (err) {
+      await knex.destroy().catch(() => {});
+      throw toStoreError(err, 'the store could not be opened');
+    }
+  }
   return {
     knex,
     dialect,
     location: describeLocation(config),
     transaction: (fn) => knex.transaction(fn),
-    close: () => knex.destroy(),
+    read: readers
+      ? (sql, params) => readers.all(sql, params)
+      : async (sql, params) => (await knex.raw(sql, params as Knex.RawBinding[])).rows as Row[],
+    async close() {
+      await readers?.close();
+      await knex.destroy();
+    },
   };
 }
 

@@ -1,10 +1,8 @@
 /**
- * Reading the permission facts of rows (permission, owner, groups) and the SQL condition that
- * keeps only the rows a principal may read, so paging and totals count readable rows only.
+ * Reading the permission facts of rows (permission, owner, groups) inside transactions.
+ * (The hot-path versions outside transactions are in hot.ts.)
  */
-import type { Knex } from 'knex';
-import { bit, Operation } from '../permission/bits';
-import type { Guarded, Principal } from '../permission/check';
+import type { Guarded } from '../permission/check';
 import type { Db } from './connection';
 
 export interface GuardedRow<T> {
@@ -50,30 +48,4 @@ export async function fetchOneGuarded<T extends { id: number; permission: number
   normalize: (raw: Record<string, unknown>) => T,
 ): Promise<GuardedRow<T> | undefined> {
   return (await fetchGuarded(db, table, where, normalize))[0];
-}
-
-/** Adds "principal may `op` this row" to a query over `table` (bound parameters only). */
-export function wherePermitted(qb: Knex.QueryBuilder, table: string, principal: Principal, op: Operation): void {
-  if (principal.isAdmin) return;
-  const groups = [...principal.groupIds];
-  qb.where(function () {
-    this.whereRaw('(??.?? & ?) <> 0', [table, 'permission', bit('guest', op)]);
-    if (principal.accountId === null) return;
-    this.orWhere(function () {
-      this.where(`${table}.user_account_id`, principal.accountId).whereRaw('(??.?? & ?) <> 0', [table, 'permission', bit('owner', op)]);
-    });
-    if (groups.length === 0) return;
-    this.orWhere(function () {
-      this.whereRaw('(??.?? & ?) <> 0', [table, 'permission', bit('group', op)]).andWhere(function () {
-        this.whereExists(function () {
-          this.select(this.client.raw('1'))
-            .from('record_usergroup as rgp')
-            .where('rgp.record_type', table)
-            .whereRaw('rgp.record_id = ??.??', [table, 'id'])
-            .whereIn('rgp.usergroup_id', groups);
-        });
-        if (table === 'usergroup') this.orWhereIn('usergroup.id', groups);
-      });
-    });
-  });
 }
