@@ -12,6 +12,7 @@ import { TokenService } from './auth/tokens';
 import { Limiter } from './auth/limits';
 import { createMailer } from './mail/mailer';
 import { Tasks } from './tasks';
+import { Audit } from './audit';
 
 export interface Core extends Deps {
   readonly startedAt: number;
@@ -44,6 +45,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       limiter: new Limiter(store.knex, config),
       mailer,
       tasks,
+      audit: new Audit(store, logger),
       startedAt: Date.now(),
       async close() {
         await tasks.drain();

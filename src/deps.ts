@@ -7,6 +7,7 @@ import type { TokenService } from './auth/tokens';
 import type { Limiter } from './auth/limits';
 import type { Mailer } from './mail/mailer';
 import type { Tasks } from './tasks';
+import type { Audit } from './audit';
 
 export interface AuthCounters {
   signinsOk: number;
@@ -24,4 +25,5 @@ export interface Deps {
   readonly limiter: Limiter;
   readonly mailer: Mailer;
   readonly tasks: Tasks;
+  readonly audit: Audit;
 }

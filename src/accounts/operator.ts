@@ -67,7 +67,7 @@ export async function bootstrapAdmin(
       await setActionPermission(trx, 'user_account', 'signup', SIGNUP_CLOSED);
       return 'promoted' as const;
     });
-    if (outcome !== 'unchanged') deps.logger.info('bootstrap', { account: existing.reference_id, via: 'cli', outcome });
+    if (outcome !== 'unchanged') await deps.audit.record('bootstrap', { account: existing.reference_id, via: 'cli', outcome });
     return { outcome, referenceId: existing.reference_id };
   }
   if ((await countAdministrators(deps.store.knex)) > 0) throw new AppError('forbidden', 'another administrator already exists');
@@ -78,7 +78,7 @@ export async function bootstrapAdmin(
     // Someone else became the first administrator between our check and our transaction.
     throw new AppError('forbidden', 'another administrator already exists');
   }
-  deps.logger.info('bootstrap', { account: created.referenceId, via: 'cli', outcome: 'created' });
+  await deps.audit.record('bootstrap', { account: created.referenceId, via: 'cli', outcome: 'created' });
   return { outcome: 'created', referenceId: created.referenceId };
 }
 
@@ -123,14 +123,14 @@ export async function setPassword(deps: Deps, email: string, password: string): 
   const hash = await deps.passwords.hash(password);
   // A new password ends every session issued under the old one.
   await bumpAuthVersion(deps.store.knex, account.id, { password: hash });
-  deps.logger.info('password_set', { account: account.reference_id, via: 'cli' });
+  await deps.audit.record('password_set', { account: account.reference_id, via: 'cli' });
   return account;
 }
 
 export async function revokeSessions(deps: Deps, email: string): Promise<AccountRow> {
   const account = await findAccountOrThrow(deps, email);
   await bumpAuthVersion(deps.store.knex, account.id);
-  deps.logger.info('sessions_revoked', { account: account.reference_id, via: 'cli' });
+  await deps.audit.record('sessions_revoked', { account: account.reference_id, via: 'cli' });
   return account;
 }
 
@@ -147,14 +147,14 @@ export async function setDisabled(deps: Deps, email: string, disabled: boolean):
     await bumpAuthVersion(trx, fresh.id, { disabled });
     return true;
   });
-  if (changed) deps.logger.info(disabled ? 'account_disabled' : 'account_enabled', { account: account.reference_id, via: 'cli' });
+  if (changed) await deps.audit.record(disabled ? 'account_disabled' : 'account_enabled', { account: account.reference_id, via: 'cli' });
   return { account, changed };
 }
 
 export async function unlockAccount(deps: Deps, email: string): Promise<{ account: AccountRow; cleared: number }> {
   const account = await findAccountOrThrow(deps, email);
   const cleared = await unlock(deps.store.knex, account.email_key, account.reference_id);
-  deps.logger.info('account_unlocked', { account: account.reference_id, via: 'cli' });
+  await deps.audit.record('account_unlocked', { account: account.reference_id, via: 'cli' });
   return { account, cleared };
 }
 
@@ -167,7 +167,7 @@ export async function resetTotp(deps: Deps, email: string): Promise<{ account: A
       await deleteRecoveryCodes(trx, account.id);
     });
     await clear(deps.store.knex, [keys.totpAccount(account.reference_id)]);
-    deps.logger.info('totp_reset', { account: account.reference_id, via: 'cli' });
+    await deps.audit.record('totp_reset', { account: account.reference_id, via: 'cli' });
   }
   return { account, changed };
 }

@@ -23,8 +23,8 @@ export async function confirmPassword(ctx: ActionContext, account: AccountRow, p
   const check = await deps.passwords.verify(password, account.password);
   if (!check.ok) {
     const locked = await deps.limiter.signinFailed(account.email_key, ctx.clientAddress);
-    deps.logger.info('password_check_failed', { account: account.reference_id, client: ctx.clientAddress });
-    if (locked) deps.logger.warn('lockout', { account: account.reference_id, kind: 'signin' });
+    await deps.audit.record('password_check_failed', { account: account.reference_id, client: ctx.clientAddress });
+    if (locked) await deps.audit.record('lockout', { account: account.reference_id, kind: 'signin' }, 'warn');
     throw new AppError('invalid_credentials', 'the password is wrong');
   }
 }

@@ -16,7 +16,7 @@ export const becomeAnAdministrator: ActionDef = {
       return (await claimFirstAdministrator(trx, accountId)) ? 'became' : 'refused';
     });
     if (outcome === 'refused') throw new AppError('forbidden', 'an administrator already exists');
-    if (outcome === 'became') deps.logger.info('bootstrap', { account: principal.referenceId, via: 'become_an_administrator' });
+    if (outcome === 'became') await deps.audit.record('bootstrap', { account: principal.referenceId, via: 'become_an_administrator' });
     return [notify(outcome === 'became' ? 'you are now the administrator; guest signup is closed' : 'you are already an administrator')];
   },
 };

@@ -23,7 +23,7 @@ export const changePassword: ActionDef = {
     await confirmPassword(ctx, account, current);
     const hash = await deps.passwords.hash(password);
     await bumpAuthVersion(deps.store.knex, account.id, { password: hash });
-    deps.logger.info('password_changed', { account: account.reference_id });
+    await deps.audit.record('password_changed', { account: account.reference_id });
     return [tokenItem(deps, await reload(deps, account.id)), notify('password changed; other sessions are signed out')];
   },
 };
@@ -50,7 +50,7 @@ export const changeEmail: ActionDef = {
       if (isUniqueViolation(err)) throw new AppError('email_taken', 'an account with this email already exists');
       throw err;
     }
-    deps.logger.info('email_changed', { account: account.reference_id });
+    await deps.audit.record('email_changed', { account: account.reference_id });
     const fresh = await reload(deps, account.id);
     if (!fresh.email_verified) sendVerification(deps, fresh);
     return [tokenItem(deps, fresh), notify('email changed; other sessions are signed out')];
@@ -63,7 +63,7 @@ export const signoutEverywhere: ActionDef = {
   async run(ctx) {
     const account = await callerAccount(ctx);
     await bumpAuthVersion(ctx.deps.store.knex, account.id);
-    ctx.deps.logger.info('sessions_revoked', { account: account.reference_id, via: 'signout_everywhere' });
+    await ctx.deps.audit.record('sessions_revoked', { account: account.reference_id, via: 'signout_everywhere' });
     return [notify('every session, this one included, is signed out')];
   },
 };

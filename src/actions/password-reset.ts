@@ -22,7 +22,7 @@ export const resetPasswordRequest: ActionDef = {
         const account = await findAccountByEmailKey(deps.store.knex, key);
         if (!account || account.disabled) return;
         if (!(await deps.limiter.resetRequest(account.reference_id))) {
-          deps.logger.info('reset_request_limited', { account: account.reference_id, client: clientAddress });
+          await deps.audit.record('reset_request_limited', { account: account.reference_id, client: clientAddress });
           return;
         }
         // A new request voids the older links.
@@ -34,7 +34,7 @@ export const resetPasswordRequest: ActionDef = {
           await voidTokens(deps.store.knex, account.id, 'reset_password');
           throw err;
         }
-        deps.logger.info('reset_requested', { account: account.reference_id, client: clientAddress });
+        await deps.audit.record('reset_requested', { account: account.reference_id, client: clientAddress });
       });
     }
     return [notify(SAME_ANSWER)];
@@ -68,7 +68,7 @@ export const resetPassword: ActionDef = {
       await voidTokens(trx, account.id, 'reset_password');
     });
     await deps.limiter.signinSucceeded(account.email_key);
-    deps.logger.info('password_reset', { account: account.reference_id });
+    await deps.audit.record('password_reset', { account: account.reference_id });
     return [notify('password changed; sign in with the new password')];
   },
 };

@@ -28,7 +28,7 @@ export async function verifySecondFactor(ctx: ActionContext, account: AccountRow
     await totpFailure(ctx, account, replay ? 'totp_replay' : 'totp_failed');
   } else if (recovery !== undefined) {
     if (await useRecoveryCode(db, account.id, hashRecoveryCode(recovery))) {
-      deps.logger.info('recovery_code_used', { account: account.reference_id });
+      await deps.audit.record('recovery_code_used', { account: account.reference_id });
       return 'recovery_code';
     }
     await totpFailure(ctx, account, 'recovery_code_failed');
@@ -40,6 +40,6 @@ export async function verifySecondFactor(ctx: ActionContext, account: AccountRow
 
 async function totpFailure(ctx: ActionContext, account: AccountRow, event: string): Promise<void> {
   const locked = await ctx.deps.limiter.totpFailed(account.reference_id);
-  ctx.deps.logger.info(event, { account: account.reference_id, client: ctx.clientAddress });
-  if (locked) ctx.deps.logger.warn('lockout', { account: account.reference_id, kind: 'totp' });
+  await ctx.deps.audit.record(event, { account: account.reference_id, client: ctx.clientAddress });
+  if (locked) await ctx.deps.audit.record('lockout', { account: account.reference_id, kind: 'totp' }, 'warn');
 }

@@ -26,8 +26,8 @@ export const signin: ActionDef = {
     const failed = async (reason: string, account: string | null) => {
       deps.counters.signinsFailed++;
       const locked = await deps.limiter.signinFailed(key, clientAddress);
-      deps.logger.info('signin_failed', { account, reason, client: clientAddress });
-      if (locked) deps.logger.warn('lockout', { account, kind: 'signin' });
+      await deps.audit.record('signin_failed', { account, reason, client: clientAddress });
+      if (locked) await deps.audit.record('lockout', { account, kind: 'signin' }, 'warn');
     };
 
     const account = key === null ? undefined : await findAccountByEmailKey(deps.store.knex, key);
@@ -43,12 +43,12 @@ export const signin: ActionDef = {
     }
     if (account.disabled) {
       deps.counters.signinsFailed++;
-      deps.logger.info('signin_failed', { account: account.reference_id, reason: 'disabled', client: clientAddress });
+      await deps.audit.record('signin_failed', { account: account.reference_id, reason: 'disabled', client: clientAddress });
       throw new AppError('forbidden', 'this account is disabled');
     }
     if (account.totp_enabled) await verifySecondFactor(ctx, account);
     if (deps.config.requireVerifiedEmail && !account.email_verified) {
-      deps.logger.info('signin_failed', { account: account.reference_id, reason: 'unverified', client: clientAddress });
+      await deps.audit.record('signin_failed', { account: account.reference_id, reason: 'unverified', client: clientAddress });
       throw new AppError('email_unverified', 'confirm your email address first (request_verification sends a new link)');
     }
     await deps.limiter.signinSucceeded(account.email_key);
@@ -61,7 +61,7 @@ export const signin: ActionDef = {
       }
     }
     deps.counters.signinsOk++;
-    deps.logger.info('signin_ok', { account: account.reference_id, client: clientAddress });
+    await deps.audit.record('signin_ok', { account: account.reference_id, client: clientAddress });
     return [tokenItem(deps, account), notify('signed in')];
   },
 };

@@ -13,8 +13,8 @@ export const signup: ActionDef = {
     const input = parseNewAccount(attributes, deps.config.passwordMinLength);
     const account = await createAccount(deps, principal, input);
     deps.counters.signups++;
-    deps.logger.info('signup', { account: account.referenceId });
-    if (account.becameAdministrator) deps.logger.info('bootstrap', { account: account.referenceId, via: 'signup' });
+    await deps.audit.record('signup', { account: account.referenceId });
+    if (account.becameAdministrator) await deps.audit.record('bootstrap', { account: account.referenceId, via: 'signup' });
     // At signup only when SMTP is configured; with the outbox, request_verification sends one.
     if (deps.mailer.kind === 'smtp') {
       const row = await findAccountById(deps.store.knex, account.id);

@@ -45,8 +45,8 @@ export const totpConfirm: ActionDef = {
     const step = await matchTotp(account.totp_secret, otp, null);
     if (step === null) {
       const locked = await deps.limiter.totpFailed(account.reference_id);
-      deps.logger.info('totp_failed', { account: account.reference_id, client: ctx.clientAddress });
-      if (locked) deps.logger.warn('lockout', { account: account.reference_id, kind: 'totp' });
+      await deps.audit.record('totp_failed', { account: account.reference_id, client: ctx.clientAddress });
+      if (locked) await deps.audit.record('lockout', { account: account.reference_id, kind: 'totp' }, 'warn');
       throw new AppError('otp_invalid', 'the code is wrong or expired');
     }
     const codes = newRecoveryCodes();
@@ -57,7 +57,7 @@ export const totpConfirm: ActionDef = {
       return true;
     });
     if (!applied) throw new AppError('otp_invalid', 'the enrolment changed meanwhile; start again with totp_enroll');
-    deps.logger.info('totp_enabled', { account: account.reference_id });
+    await deps.audit.record('totp_enabled', { account: account.reference_id });
     return [
       tokenItem(deps, await reload(deps, account.id)),
       { ResponseType: 'totp.recovery_codes', Attributes: { codes } },
@@ -80,7 +80,7 @@ export const totpDisable: ActionDef = {
       await bumpAuthVersion(trx, account.id, { totp_enabled: false, totp_secret: null, totp_last_step: null });
       await deleteRecoveryCodes(trx, account.id);
     });
-    deps.logger.info('totp_disabled', { account: account.reference_id });
+    await deps.audit.record('totp_disabled', { account: account.reference_id });
     return [tokenItem(deps, await reload(deps, account.id)), notify('TOTP is off')];
   },
 };

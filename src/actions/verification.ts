@@ -60,7 +60,7 @@ export const verifyEmail: ActionDef = {
     if (!account || account.email_key !== result.emailKey) throw new AppError('token_invalid', 'the verification link is not valid or was already used');
     await updateAccount(deps.store.knex, account.id, { email_verified: true });
     await voidTokens(deps.store.knex, account.id, 'verify_email');
-    deps.logger.info('email_verified', { account: account.reference_id });
+    await deps.audit.record('email_verified', { account: account.reference_id });
     return [notify('email address verified')];
   },
 };

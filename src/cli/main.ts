@@ -4,6 +4,7 @@ import { isAppError } from '../errors';
 import { loadConfig } from '../config';
 import { toStoreError } from '../store/connection';
 import { registerAction } from './action';
+import { registerAudit } from './audit';
 import { registerBootstrapAdmin } from './bootstrap-admin';
 import { globalFlags } from './context';
 import { EXIT, exitCodeFor } from './exit-codes';
@@ -62,6 +63,7 @@ export function buildProgram(io: Io): Command {
   registerStats(program, io);
   registerUser(program, io);
   registerMigrate(program, io);
+  registerAudit(program, io);
   return program;
 }
 

@@ -42,7 +42,7 @@ export async function setActionPermissionByName(
       : parsePermission(change.value, '--value');
   if (next !== row.permission) {
     await deps.store.knex('action').where({ id: row.id }).update({ permission: next, updated_at: Date.now() });
-    deps.logger.info('permission_changed', { account: null, via: 'cli', record_type: 'action', record: row.reference_id, permission: next });
+    await deps.audit.record('permission_changed', { account: null, via: 'cli', record_type: 'action', record: row.reference_id, permission: next });
   }
   return { before: viewOf(row), after: viewOf({ ...row, permission: next }), changed: next !== row.permission };
 }

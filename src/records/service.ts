@@ -140,8 +140,8 @@ export async function createRecord(
     // The same gate and the same code as signup: closing signup closes this door too.
     const created = await createAccount(deps, principal, parseNewAccount(attributes, deps.config.passwordMinLength, false));
     deps.counters.signups++;
-    deps.logger.info('signup', { account: created.referenceId, via: 'record_api' });
-    if (created.becameAdministrator) deps.logger.info('bootstrap', { account: created.referenceId, via: 'record_api' });
+    await deps.audit.record('signup', { account: created.referenceId, via: 'record_api' });
+    if (created.becameAdministrator) await deps.audit.record('bootstrap', { account: created.referenceId, via: 'record_api' });
     // A guest who signed up this way may not read the row: answer with what it just gave.
     return getRecord(deps, principal, type, created.referenceId).catch(() => ({
       reference_id: created.referenceId,
@@ -177,33 +177,37 @@ export async function updateRecord(
 ): Promise<Record<string, unknown>> {
   checkWritable(type, principal, attributes);
   const changes = validatedChanges(type, attributes);
-  await deps.store.transaction(async (trx) => {
+  // Audited after the transaction: the audit write must not wait for the connection it holds.
+  const permissionChangedOn = await deps.store.transaction(async (trx): Promise<string | null> => {
     if (type.name === 'user_account') await lockAccounts(trx);
     const found = await loadReadable(trx, principal, type, id);
     await requireTable(trx, principal, type, 'update');
     if (!can(principal, 'update', found.guard)) throw denied(isGuest(principal), `update this ${type.name}`);
     if (type.name === 'usergroup' && found.row.system_role) throw new AppError('forbidden', 'system groups cannot be changed');
-    if (Object.keys(changes).length === 0) return;
+    if (Object.keys(changes).length === 0) return null;
     if (type.name === 'user_account' && changes.disabled !== undefined && changes.disabled !== Boolean(found.row.disabled)) {
       if (changes.disabled && (await isAdministrator(trx, found.row.id)) && (await countAdministrators(trx)) <= 1) {
         throw new AppError('forbidden', 'the last administrator cannot be disabled');
       }
       // Disabling (or re-enabling) an account ends every session issued before.
       await bumpAuthVersion(trx, found.row.id, changes);
-      return;
+      return null;
     }
     await trx(type.name)
       .where({ id: found.row.id })
       .update({ ...changes, updated_at: Date.now() });
-    if (Object.hasOwn(changes, 'permission') || Object.hasOwn(changes, 'default_permission')) {
-      deps.logger.info('permission_changed', {
-        account: principal.referenceId,
-        record_type: type.name,
-        record: found.row.reference_id as string,
-        permission: (changes.permission as number | undefined) ?? null,
-      });
-    }
+    const permissionChanged = Object.hasOwn(changes, 'permission') || Object.hasOwn(changes, 'default_permission');
+    return permissionChanged ? (found.row.reference_id as string) : null;
   });
+  if (permissionChangedOn !== null) {
+    await deps.audit.record('permission_changed', {
+      account: principal.referenceId,
+      record_type: type.name,
+      record: permissionChangedOn,
+      permission: (changes.permission as number | undefined) ?? null,
+      default_permission: (changes.default_permission as number | undefined) ?? undefined,
+    });
+  }
   return getRecord(deps, principal, type, id);
 }
 
@@ -229,5 +233,5 @@ export async function deleteRecord(deps: Deps, principal: Principal, type: Recor
     await trx('record_usergroup').where({ record_type: type.name, record_id: found.row.id }).del();
     await trx(type.name).where({ id: found.row.id }).del();
   });
-  if (type.name === 'user_account') deps.logger.info('account_deleted', { account: String(id), by: principal.referenceId });
+  if (type.name === 'user_account') await deps.audit.record('account_deleted', { account: String(id), by: principal.referenceId });
 }

@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import * as initial from '../../migrations/20261122000000_initial';
 import * as tokensAndCounters from '../../migrations/20261122000100_tokens_and_counters';
 import * as totpRecoveryCodes from '../../migrations/20261122000200_totp_recovery_codes';
+import * as audit from '../../migrations/20261122000300_audit';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -16,6 +17,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261122000000_initial', initial],
   ['20261122000100_tokens_and_counters', tokensAndCounters],
   ['20261122000200_totp_recovery_codes', totpRecoveryCodes],
+  ['20261122000300_audit', audit],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
