@@ -44,7 +44,23 @@ export function normalizeEmail(raw: string): NormalizedEmail {
   ) {
     throw new AppError('invalid_input', 'email is not a valid email address');
   }
-  return { email, key: email.toLowerCase() };
+  return { email, key: identityKey(email) };
+}
+
+/**
+ * The identity behind an address: compatibility-normalized (NFKC: fullwidth letters, ligatures and
+ * the Kelvin sign become their plain forms), lower-cased, with the few letters that lower-case
+ * to a look-alike folded too (dotless ı, long ſ, the dot İ leaves behind). Addresses a person
+ * cannot tell apart map to one account on signup, signin and reset alike.
+ */
+export function identityKey(email: string): string {
+  return email
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/\u0131/g, 'i')
+    .replace(/\u017f/g, 's')
+    .replace(/i\u0307/g, 'i')
+    .normalize('NFKC');
 }
 
 /** For lookups (signin, reset): the same key without the shape errors. */
@@ -76,7 +92,7 @@ export function validatePassword(password: string, confirm: string | undefined, 
     throw new AppError('password_too_long', `password must be at most ${MAX_PASSWORD_BYTES} bytes of UTF-8`);
   }
   const lowered = password.toLowerCase();
-  if (COMMON_PASSWORDS.has(lowered) || lowered.normalize('NFC') === emailKey) {
+  if (COMMON_PASSWORDS.has(lowered) || identityKey(password) === emailKey) {
     throw new AppError('password_too_common', 'password is too easy to guess; choose another');
   }
 }
