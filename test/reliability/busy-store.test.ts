@@ -1,0 +1,51 @@
+// A store locked by another process: bounded waits, then 503 with Retry-After (never a 500 or
+// driver text), nothing half-written, and healthy again once the lock is gone.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import t from 'tap';
+import { countRows, errorCode, PASSWORD, setSignup, withAdmin } from '../helpers/server';
+
+function holdLock(file: string, ms: number): Promise<{ done: Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(__dirname, '..', 'helpers', 'lock-holder.js'), file, String(ms)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const done = new Promise<void>((r) => child.once('exit', () => r()));
+    child.stdout.once('data', () => resolve({ done }));
+    void done.then(() => reject(new Error('the lock holder exited without taking the lock')));
+    child.once('error', reject);
+  });
+}
+
+t.test('requests wait a bounded time, then 503; the store heals', async (t) => {
+  const s = await withAdmin(t, { busyTimeout: '800' });
+  await setSignup(s, s.adminToken, 2097057);
+  const before = await Promise.all(['user_account', 'usergroup', 'membership'].map((tb) => countRows(s.core, tb)));
+  const lock = await holdLock(path.join(s.dataDir, 'gatehouse.sqlite'), 4000);
+
+  const started = Date.now();
+  const replies = await Promise.all([
+    s.signup('during@example.com'),
+    s.call('GET', '/api/action?filter=signup', { token: s.adminToken }),
+    s.action('user_account', 'signin', { email: 'admin@example.com', password: PASSWORD }),
+    s.call('GET', '/ping'),
+  ]);
+  const waited = Date.now() - started;
+  // WAL: another process's exclusive (write) lock stops writers; readers go on.
+  for (const r of replies.slice(0, 3)) {
+    t.ok([200, 503].includes(r.status), `answered ${r.status} (never 500)`);
+    if (r.status === 503) {
+      t.equal(errorCode(r), 'unavailable');
+      t.ok(Number(r.headers.get('retry-after')) > 0, 'Retry-After');
+      t.notMatch(r.text, /SQLITE|database is locked|knex/, 'no driver text');
+    }
+  }
+  t.equal(replies[0].status, 503, 'the signup (a write) could not get the lock');
+  t.equal(replies[3].text, 'pong', 'ping needs no store');
+  t.ok(waited < 3900, `answered within the bounded wait (${waited} ms), before the lock went away`);
+
+  await lock.done;
+  const after = await Promise.all(['user_account', 'usergroup', 'membership'].map((tb) => countRows(s.core, tb)));
+  t.same(after, before, 'nothing half-written');
+  t.equal((await s.signup('after@example.com')).status, 200, 'healthy again');
+  t.equal((await s.call('GET', '/api/action?filter=signup', { token: s.adminToken })).status, 200);
+  t.notMatch(s.logs.join(''), /"event":"internal_error"/);
+});
