@@ -4,8 +4,9 @@
  */
 import { AppError } from '../errors';
 import { emailKeyOrNull, stringField, validatePassword } from '../accounts/validate';
-import { bumpAuthVersion, findAccountByEmailKey, findAccountById } from '../store/accounts';
-import { consumeToken, issueToken, tokenAccountEmailKey, voidTokens } from '../store/account-tokens';
+import { bumpAuthVersion, findAccountByEmailKey } from '../store/accounts';
+import { issueToken, tokenAccountEmailKey, voidTokens } from '../store/account-tokens';
+import { checkTokenShape, redeemToken } from './redeem-token';
 import { resetMessage } from '../mail/messages';
 import { ActionDef, notify } from './types';
 
@@ -50,18 +51,12 @@ export const resetPassword: ActionDef = {
     const password = stringField(attributes, 'password')!;
     const confirm = stringField(attributes, 'passwordConfirm')!;
     if (password !== confirm) throw new AppError('password_mismatch', 'password and passwordConfirm differ');
-    if (token.length < 20 || token.length > 200) throw new AppError('token_invalid', 'the reset link is not valid');
+    checkTokenShape(token, 'reset_password');
     // Validate what can be validated before spending the token, so a weak password can be retried.
     const emailKey = await tokenAccountEmailKey(deps.store.knex, token, 'reset_password');
     if (emailKey !== null) validatePassword(password, confirm, emailKey, deps.config.passwordMinLength);
     const hash = await deps.passwords.hash(password);
-    const result = await consumeToken(deps.store.knex, token, 'reset_password');
-    if (!result.ok) {
-      if (result.reason === 'expired') throw new AppError('token_expired', 'the reset link has expired; request a new one');
-      throw new AppError('token_invalid', 'the reset link is not valid or was already used');
-    }
-    const account = await findAccountById(deps.store.knex, result.accountId);
-    if (!account || account.email_key !== result.emailKey) throw new AppError('token_invalid', 'the reset link is not valid or was already used');
+    const account = await redeemToken(deps, token, 'reset_password');
     await deps.store.transaction(async (trx) => {
       // Sessions issued before the reset end here; TOTP stays as it was.
       await bumpAuthVersion(trx, account.id, { password: hash });

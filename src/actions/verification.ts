@@ -2,8 +2,9 @@
 import { AppError } from '../errors';
 import type { Deps } from '../deps';
 import { stringField } from '../accounts/validate';
-import { findAccountById, updateAccount } from '../store/accounts';
-import { consumeToken, issueToken, voidTokens } from '../store/account-tokens';
+import { updateAccount } from '../store/accounts';
+import { issueToken, voidTokens } from '../store/account-tokens';
+import { checkTokenShape, redeemToken } from './redeem-token';
 import type { AccountRow } from '../store/rows';
 import { verificationMessage } from '../mail/messages';
 import { callerAccount } from './account-helpers';
@@ -49,15 +50,8 @@ export const verifyEmail: ActionDef = {
   ignoresToken: true,
   async run({ deps, attributes }) {
     const token = stringField(attributes, 'token')!.trim();
-    if (token.length < 20 || token.length > 200) throw new AppError('token_invalid', 'the verification link is not valid');
-    const result = await consumeToken(deps.store.knex, token, 'verify_email');
-    if (!result.ok) {
-      if (result.reason === 'expired') throw new AppError('token_expired', 'the verification link has expired; request a new one');
-      throw new AppError('token_invalid', 'the verification link is not valid or was already used');
-    }
-    const account = await findAccountById(deps.store.knex, result.accountId);
-    // Bound to the address it was sent to: after an email change, old links prove nothing.
-    if (!account || account.email_key !== result.emailKey) throw new AppError('token_invalid', 'the verification link is not valid or was already used');
+    checkTokenShape(token, 'verify_email');
+    const account = await redeemToken(deps, token, 'verify_email');
     await updateAccount(deps.store.knex, account.id, { email_verified: true });
     await voidTokens(deps.store.knex, account.id, 'verify_email');
     await deps.audit.record('email_verified', { account: account.reference_id });

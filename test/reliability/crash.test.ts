@@ -1,7 +1,7 @@
 // kill -9 at random moments against the packaged server, then restart: the store is intact and
 // every answered write is there, whole. Signups at concurrency 20, password changes, TOTP confirms.
 import path from 'node:path';
-import t from 'tap';
+import t, { Test } from 'tap';
 import sqlite3 from 'sqlite3';
 import { exeFolder, runExe, serveExe, ServeHandle } from '../helpers/exe';
 
@@ -33,7 +33,7 @@ async function kill9(server: ServeHandle): Promise<void> {
   await new Promise((r) => (server.child.exitCode !== null || server.child.signalCode !== null ? r(null) : server.child.once('exit', r)));
 }
 
-async function invariants(t: Tap.Test, file: string) {
+async function invariants(t: Test, file: string) {
   t.same(await query(file, 'PRAGMA integrity_check'), [{ integrity_check: 'ok' }], 'integrity_check ok');
   const noGroup = await query(file, `SELECT a.email FROM user_account a WHERE NOT EXISTS (
       SELECT 1 FROM usergroup g JOIN membership m ON m.usergroup_id = g.id AND m.account_id = a.id
@@ -162,7 +162,3 @@ t.test('TOTP confirmation, kill -9: the second factor is either fully on or full
   }
   t.comment(`outcomes: ${JSON.stringify(outcomes)}`);
 });
-
-declare namespace Tap {
-  type Test = import('tap').Test;
-}

@@ -1,0 +1,26 @@
+/** Spending a verification or reset token: once, unexpired, for the address it was sent to. */
+import { AppError } from '../errors';
+import type { Deps } from '../deps';
+import { findAccountById } from '../store/accounts';
+import { consumeToken, TokenPurpose } from '../store/account-tokens';
+import type { AccountRow } from '../store/rows';
+
+const LABEL: Record<TokenPurpose, string> = { verify_email: 'verification', reset_password: 'reset' };
+
+/** Cheap shape check, before any store work. */
+export function checkTokenShape(token: string, purpose: TokenPurpose): void {
+  if (token.length < 20 || token.length > 200) throw new AppError('token_invalid', `the ${LABEL[purpose]} link is not valid`);
+}
+
+export async function redeemToken(deps: Deps, token: string, purpose: TokenPurpose): Promise<AccountRow> {
+  const result = await consumeToken(deps.store.knex, token, purpose);
+  const invalid = () => new AppError('token_invalid', `the ${LABEL[purpose]} link is not valid or was already used`);
+  if (!result.ok) {
+    if (result.reason === 'expired') throw new AppError('token_expired', `the ${LABEL[purpose]} link has expired; request a new one`);
+    throw invalid();
+  }
+  const account = await findAccountById(deps.store.knex, result.accountId);
+  // Bound to the address it was sent to: after an email change, old links prove nothing.
+  if (!account || account.email_key !== result.emailKey) throw invalid();
+  return account;
+}
