@@ -85,10 +85,8 @@ export async function openStore(config: Config): Promise<Store> {
   const dialect: Dialect = config.db ? 'postgres' : 'sqlite';
   const knex = config.db ? postgresKnex(config, config.db) : sqliteKnex(config);
   try {
-    // Only take the migration lock (a write) when something is pending, so opening a store that
-    // a running server is busy writing to does not queue behind it.
-    const [, pending] = await knex.migrate.list({ migrationSource });
-    if (pending.length > 0) await knex.migrate.latest({ migrationSource });
+    if (dialect === 'postgres') await withAdvisoryLock(knex, () => migrate(knex));
+    else await migrate(knex);
   } catch (err) {
     await knex.destroy().catch(() => {});
     throw toStoreError(err, 'the store could not be opened');
@@ -115,6 +113,34 @@ export async function openStore(config: Config): Promise<Store> {
       await knex.destroy();
     },
   };
+}
+
+/** Only take the migration lock (a write) when something is pending, so opening a store that a
+ * running server is busy writing to does not queue behind it. */
+async function migrate(knex: Knex): Promise<void> {
+  const [, pending] = await knex.migrate.list({ migrationSource });
+  if (pending.length > 0) await knex.migrate.latest({ migrationSource });
+}
+
+/** Arbitrary, fixed: the advisory lock key under which PostgreSQL instances migrate one at a time. */
+const MIGRATION_LOCK_KEY = 63360001;
+
+/**
+ * Instances starting together on one PostgreSQL database migrate once: each waits for a
+ * session-level advisory lock (knex's own lock table answers "locked" instead of waiting).
+ */
+async function withAdvisoryLock(knex: Knex, fn: () => Promise<void>): Promise<void> {
+  const conn = await knex.client.acquireConnection();
+  try {
+    await conn.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    try {
+      await fn();
+    } finally {
+      await conn.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+    }
+  } finally {
+    await knex.client.releaseConnection(conn);
+  }
 }
 
 export async function schemaVersion(knex: Knex): Promise<{ current: string | null; latest: string }> {
