@@ -25,14 +25,11 @@ export function toResource(type: RecordType, row: Record<string, unknown>, base:
 
 export function pageDocument(type: RecordType, page: RecordPage, base: string, query: Record<string, string | string[] | undefined>) {
   const last = Math.max(1, Math.ceil(page.total / page.size));
-  const link = (n: number) => {
-    const params = new URLSearchParams();
-    if (typeof query.filter === 'string') params.set('filter', query.filter);
-    if (typeof query.sort === 'string') params.set('sort', query.sort);
-    params.set('page[size]', String(page.size));
-    params.set('page[number]', String(n));
-    return `${base}/api/${type.name}?${params.toString()}`;
-  };
+  let fixed = `${base}/api/${type.name}?`;
+  if (typeof query.filter === 'string') fixed += `filter=${encodeURIComponent(query.filter)}&`;
+  if (typeof query.sort === 'string') fixed += `sort=${encodeURIComponent(query.sort)}&`;
+  fixed += `page%5Bsize%5D=${page.size}&page%5Bnumber%5D=`;
+  const link = (n: number) => fixed + n;
   const links: Record<string, string> = { self: link(page.number), first: link(1), last: link(last) };
   if (page.number > 1) links.prev = link(Math.min(page.number - 1, last));
   if (page.number < last) links.next = link(page.number + 1);
