@@ -70,7 +70,15 @@ function postgresKnex(config: Config, url: string): Knex {
   return knexFactory({
     client: 'pg',
     connection: { connectionString: url, statement_timeout: config.busyTimeoutMs + 25000 } as Knex.PgConnectionConfig,
-    pool: { min: 0, max: 10 },
+    pool: {
+      min: 0,
+      max: 10,
+      // Like SQLite's busy_timeout: a lock held elsewhere is waited for a bounded time, then the
+      // request answers 503 (lock_not_available) instead of hanging.
+      afterCreate(conn: { query(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, conn: unknown) => void) {
+        conn.query(`SET lock_timeout = ${Math.max(1, config.busyTimeoutMs)}`, (err) => done(err, conn));
+      },
+    },
     acquireConnectionTimeout: config.busyTimeoutMs + 10000,
   });
 }

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { cli } from '../helpers/cli';
-import { PASSWORD, startTestServer, tempDir } from '../helpers/server';
+import { PASSWORD, startTestServer, tempDir, TEST_STORE } from '../helpers/server';
 
 t.test('bootstrap-admin: creates, is idempotent, refuses a second administrator', async (t) => {
   const dir = tempDir(t);
@@ -97,7 +97,7 @@ t.test('action list / get-permission / set-permission', async (t) => {
 t.test('stats names the check that closes signup', async (t) => {
   const s = await startTestServer(t);
   const fresh = await cli(s.dataDir, ['--json', 'stats']);
-  t.match(fresh.json, { accounts: 0, administrators: 0, groups: 2, signup: { open: true, closed_by: null }, store: { dialect: 'sqlite', bytes: Number } });
+  t.match(fresh.json, { accounts: 0, administrators: 0, groups: 2, signup: { open: true, closed_by: null }, store: { dialect: TEST_STORE, bytes: Number } });
   await s.signup('admin@example.com');
   const closed = await cli(s.dataDir, ['--json', 'stats']);
   t.match(closed.json, { accounts: 1, administrators: 1, groups: 3, unverified: 1, signup: { open: false, closed_by: 'signup_action_execute' } });
@@ -179,11 +179,12 @@ t.test('migrate, version, usage errors', async (t) => {
 t.test('a busy store: bounded wait, then exit 5 with a clear message', async (t) => {
   const s = await startTestServer(t);
   const db = s.core.store.knex;
-  // Hold SQLite's write lock from another connection (the running server's) for longer than
-  // the CLI waits.
+  // Hold a write lock from another connection (the running server's) for longer than the CLI
+  // waits: SQLite's database write lock, or PostgreSQL's lock on the action table.
   await new Promise<void>((resolve, reject) => {
     db.transaction(async (trx) => {
-      await trx('write_lock').update({ counter: trx.raw('counter + 1') });
+      if (TEST_STORE === 'postgres') await trx.raw('LOCK TABLE action IN ACCESS EXCLUSIVE MODE');
+      else await trx('write_lock').update({ counter: trx.raw('counter + 1') });
       resolve();
       await new Promise((r) => setTimeout(r, 2500));
     }).catch(reject);

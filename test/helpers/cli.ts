@@ -1,5 +1,6 @@
 /** Runs the CLI in-process against a store folder, capturing stdout and stderr. */
 import { run } from '../../src/cli/main';
+import { dbForDir } from './server';
 
 export interface CliResult {
   code: number;
@@ -11,7 +12,8 @@ export interface CliResult {
 export async function cli(dataDir: string, args: string[], options: { stdin?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
   let out = '';
   let err = '';
-  const code = await run(['node', 'gatehouse', '--data-dir', dataDir, ...args], {
+  const db = dbForDir(dataDir);
+  const code = await run(['node', 'gatehouse', '--data-dir', dataDir, ...(db ? ['--db', db] : []), ...args], {
     out: (t) => void (out += t),
     err: (t) => void (err += t),
     env: { ...(options.env ?? {}) },

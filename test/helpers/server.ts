@@ -10,6 +10,7 @@ import { Config, Flags, loadConfig } from '../../src/config';
 import { Core, openCore } from '../../src/core';
 import { createLogger } from '../../src/log';
 import { RunningServer, startServer } from '../../src/http/server';
+import { freshDatabase } from './pg';
 
 export interface TestServer {
   url: string;
@@ -48,9 +49,30 @@ export function tempDir(t: Test, prefix = 'gatehouse-test-'): string {
   return dir;
 }
 
+/** Which store the suite runs on: GATEHOUSE_TEST_STORE=postgres runs it on PostgreSQL. */
+export const TEST_STORE: 'sqlite' | 'postgres' = process.env.GATEHOUSE_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';
+
+/** The store flags for one test: SQLite in its temp folder, or a fresh PostgreSQL database. */
+export async function storeFlags(t: Test, dataDir: string): Promise<Flags> {
+  if (TEST_STORE === 'sqlite') return { dataDir };
+  // One database per data folder, so a restart on the same folder finds the same store.
+  const key = `${dataDir}`;
+  let url = dbByDir.get(key);
+  if (!url) {
+    url = await freshDatabase(t);
+    dbByDir.set(key, url);
+  }
+  return { dataDir, db: url };
+}
+const dbByDir = new Map<string, string>();
+/** The PostgreSQL database a test's data folder stands for (PostgreSQL runs only). */
+export function dbForDir(dataDir: string): string | undefined {
+  return dbByDir.get(dataDir);
+}
+
 export async function startTestServer(t: Test, flags: Flags = {}, dataDir = tempDir(t)): Promise<TestServer> {
   // Cost 4 keeps tests fast; the cost is a setting, the code path is the same.
-  const config = loadConfig({ dataDir, port: 0, bcryptCost: 4, ...flags }, {});
+  const config = loadConfig({ ...(await storeFlags(t, dataDir)), port: 0, bcryptCost: 4, ...flags }, {});
   const logs: string[] = [];
   const core = await openCore(config, { logger: createLogger((l) => logs.push(l)), warmUp: true });
   const server = await startServer(core, '127.0.0.1', 0);

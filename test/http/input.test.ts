@@ -1,6 +1,6 @@
 // Hostile and malformed requests get 400/401/404/413/415, never a 500, and write nothing.
 import t from 'tap';
-import { countRows, errorCode, PASSWORD, startTestServer, withAdmin } from '../helpers/server';
+import { countRows, errorCode, PASSWORD, startTestServer, TEST_STORE, withAdmin } from '../helpers/server';
 
 t.test('bodies: bad JSON, wrong content type, oversized, wrong shapes', async (t) => {
   const s = await withAdmin(t);
@@ -77,7 +77,7 @@ t.test('ping answers pong without the store; statistics is for administrators', 
   t.equal(stats.status, 200);
   t.match(stats.body, {
     web: { uptime_s: Number, requests: Number, by_status: Object, mean_latency_ms: Number },
-    db: { dialect: 'sqlite', schema_version: String },
+    db: { dialect: TEST_STORE, schema_version: String },
     accounts: { total: 1, administrators: 1, with_totp: 0, unverified: 1, locked: 0 },
     auth: { signins_ok: 1, signins_failed: 0, signups: 1 },
     process: { rss_bytes: Number, event_loop: Object },

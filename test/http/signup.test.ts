@@ -1,6 +1,6 @@
 // Signup: validation on every field, duplicates, concurrency and all-or-nothing writes.
 import t from 'tap';
-import { countRows, errorCode, PASSWORD, setSignup, startTestServer } from '../helpers/server';
+import { countRows, errorCode, PASSWORD, setSignup, startTestServer, TEST_STORE } from '../helpers/server';
 
 const attrs = (over: Record<string, unknown> = {}) => ({ email: 'new@example.com', name: 'New', password: PASSWORD, passwordConfirm: PASSWORD, ...over });
 
@@ -91,23 +91,31 @@ t.test('25 concurrent first signups with different emails: exactly one administr
 t.test('a failure between the writes of signup leaves no row', async (t) => {
   const s = await startTestServer(t);
   const db = s.core.store.knex;
-  // A real failure inside the store: a trigger makes step 5 (the group insert) fail.
-  await db.raw(`CREATE TRIGGER fail_group BEFORE INSERT ON usergroup BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
+  // A real failure inside the store: a trigger makes an insert fail.
+  const failOn = async (name: string, table: string) => {
+    if (TEST_STORE === 'postgres') {
+      await db.raw(`CREATE OR REPLACE FUNCTION gh_injected_failure() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$ LANGUAGE plpgsql`);
+      await db.raw(`CREATE TRIGGER ${name} BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION gh_injected_failure()`);
+    } else await db.raw(`CREATE TRIGGER ${name} BEFORE INSERT ON ${table} BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
+  };
+  const drop = (name: string, table: string) => db.raw(TEST_STORE === 'postgres' ? `DROP TRIGGER ${name} ON ${table}` : `DROP TRIGGER ${name}`);
+  // Step 5 (the group insert) fails.
+  await failOn('fail_group', 'usergroup');
   const r = await s.signup('broken@example.com');
   t.equal(r.status, 500);
   t.equal(errorCode(r), 'internal');
-  t.notMatch(r.text, /injected|SQLITE|INSERT/i, 'no driver text reaches the client');
+  t.notMatch(r.text, /injected|SQLITE|INSERT|trigger/i, 'no driver text reaches the client');
   t.equal(await countRows(s.core, 'user_account'), 0, 'the account insert was rolled back');
-  await db.raw('DROP TRIGGER fail_group');
+  await drop('fail_group', 'usergroup');
 
   // Same at step 6 (membership).
-  await db.raw(`CREATE TRIGGER fail_membership BEFORE INSERT ON membership BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
+  await failOn('fail_membership', 'membership');
   t.equal((await s.signup('broken@example.com')).status, 500);
   t.equal(await countRows(s.core, 'user_account'), 0);
   t.equal(await countRows(s.core, 'usergroup'), 2, 'only the two system groups');
   const signup = await db('action').where({ action_name: 'signup' }).first();
   t.equal(signup.permission, 2097057, 'the bootstrap close was rolled back too');
-  await db.raw('DROP TRIGGER fail_membership');
+  await drop('fail_membership', 'membership');
 
   t.equal((await s.signup('broken@example.com')).status, 200, 'healthy again');
 });

@@ -3,7 +3,21 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import t from 'tap';
-import { countRows, errorCode, PASSWORD, setSignup, withAdmin } from '../helpers/server';
+import pg from 'pg';
+import { countRows, dbForDir, errorCode, PASSWORD, setSignup, TEST_STORE, withAdmin } from '../helpers/server';
+
+/** PostgreSQL: another connection holds an ACCESS EXCLUSIVE lock on the account write lock row's table. */
+async function holdPgLock(url: string, ms: number): Promise<{ done: Promise<void> }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query('BEGIN');
+  await client.query('LOCK TABLE write_lock IN ACCESS EXCLUSIVE MODE');
+  const done = new Promise<void>((r) => setTimeout(r, ms)).then(async () => {
+    await client.query('COMMIT');
+    await client.end();
+  });
+  return { done };
+}
 
 function holdLock(file: string, ms: number): Promise<{ done: Promise<void> }> {
   return new Promise((resolve, reject) => {
@@ -19,7 +33,7 @@ t.test('requests wait a bounded time, then 503; the store heals', async (t) => {
   const s = await withAdmin(t, { busyTimeout: '800' });
   await setSignup(s, s.adminToken, 2097057);
   const before = await Promise.all(['user_account', 'usergroup', 'membership'].map((tb) => countRows(s.core, tb)));
-  const lock = await holdLock(path.join(s.dataDir, 'gatehouse.sqlite'), 4000);
+  const lock = TEST_STORE === 'postgres' ? await holdPgLock(dbForDir(s.dataDir)!, 4000) : await holdLock(path.join(s.dataDir, 'gatehouse.sqlite'), 4000);
 
   const started = Date.now();
   const replies = await Promise.all([
@@ -29,7 +43,7 @@ t.test('requests wait a bounded time, then 503; the store heals', async (t) => {
     s.call('GET', '/ping'),
   ]);
   const waited = Date.now() - started;
-  // WAL: another process's exclusive (write) lock stops writers; readers go on.
+  // Another process's exclusive (write) lock stops writers; readers go on (SQLite WAL, PostgreSQL MVCC).
   for (const r of replies.slice(0, 3)) {
     t.ok([200, 503].includes(r.status), `answered ${r.status} (never 500)`);
     if (r.status === 503) {
