@@ -10,6 +10,7 @@ import { globalFlags } from './context';
 import { EXIT, exitCodeFor } from './exit-codes';
 import { Io, processIo } from './io';
 import { registerMigrate } from './migrate';
+import { registerMigrateStore } from './migrate-store';
 import { serve } from './serve';
 import { registerStats } from './stats';
 import { registerUser } from './user';
@@ -64,6 +65,7 @@ export function buildProgram(io: Io): Command {
   registerUser(program, io);
   registerMigrate(program, io);
   registerAudit(program, io);
+  registerMigrateStore(program, io);
   return program;
 }
 

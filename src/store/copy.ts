@@ -1,0 +1,71 @@
+/**
+ * Copying a whole store to another (SQLite → PostgreSQL, or back): every account, group,
+ * membership, permission, action, the JWT secret, tokens, counters, recovery codes and the audit
+ * trail, with their ids, in one transaction on the target. The target must hold no accounts.
+ */
+import type { Knex } from 'knex';
+import { AppError } from '../errors';
+import type { Store } from './connection';
+import { normalizeRow } from './rows';
+
+/** Parents before children (foreign keys). */
+export const COPIED_TABLES = [
+  'user_account',
+  'usergroup',
+  'membership',
+  'world',
+  'action',
+  'record_usergroup',
+  'gatehouse_setting',
+  'write_lock',
+  'account_token',
+  'rate_counter',
+  'recovery_code',
+  'audit_event',
+] as const;
+
+const WITH_ID = new Set(['user_account', 'usergroup', 'membership', 'world', 'action', 'record_usergroup', 'account_token', 'recovery_code', 'audit_event']);
+const BATCH = 200;
+
+export interface CopyReport {
+  tables: Array<{ table: string; source: number; target: number }>;
+}
+
+async function count(db: Knex | Knex.Transaction, table: string): Promise<number> {
+  return Number((await db(table).count({ n: '*' }).first())?.n ?? 0);
+}
+
+export async function copyStore(from: Store, to: Store): Promise<CopyReport> {
+  if ((await count(to.knex, 'user_account')) > 0) {
+    throw new AppError('forbidden', 'the target store already holds accounts; copy into a new, empty database');
+  }
+  await to.transaction(async (trx) => {
+    // The target's own seed rows (system groups, actions, world rows, secret) give way to the source's.
+    for (const table of [...COPIED_TABLES].reverse()) await trx(table).del();
+    for (const table of COPIED_TABLES) {
+      let lastId = 0;
+      let offset = 0;
+      for (;;) {
+        const q = from.knex(table).limit(BATCH);
+        // Keyset paging where there is an id; the others are small (settings, locks, counters).
+        const rows: Array<Record<string, unknown>> = WITH_ID.has(table)
+          ? await q.where('id', '>', lastId).orderBy('id')
+          : await q.orderBy(table === 'rate_counter' ? 'counter_key' : 'name').offset(offset);
+        if (rows.length === 0) break;
+        await trx(table).insert(rows.map((r) => normalizeRow<Record<string, unknown>>(r)));
+        if (WITH_ID.has(table)) lastId = Number(rows[rows.length - 1].id);
+        offset += rows.length;
+        if (rows.length < BATCH) break;
+      }
+      if (WITH_ID.has(table) && to.dialect === 'postgres') {
+        // Ids were copied: move the sequence past them so new rows do not collide.
+        await trx.raw(`SELECT setval(pg_get_serial_sequence(?, 'id'), GREATEST((SELECT COALESCE(MAX(id), 0) FROM ${table}), 1))`, [table]);
+      }
+    }
+  });
+  const tables = [];
+  for (const table of COPIED_TABLES) tables.push({ table, source: await count(from.knex, table), target: await count(to.knex, table) });
+  const mismatch = tables.find((t) => t.source !== t.target);
+  if (mismatch) throw new AppError('internal', `copy check failed for ${mismatch.table}: ${mismatch.source} rows in the source, ${mismatch.target} in the target`);
+  return { tables };
+}
