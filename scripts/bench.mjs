@@ -6,6 +6,9 @@
 //   the same reads while 16 signins are in flight, as a fraction of their idle figure;
 //   /ping p99 while 50 signins are in flight; RSS idle and peak.
 // Usage: npm run bench [-- --duration 10 --connections 16 --cost 11]
+//        npm run bench -- --pg postgres://postgres@127.0.0.1:5432/test [--instances 2]
+//   (PostgreSQL mode: a fresh database is created on that server for the run and dropped after;
+//    with --instances 2, two servers share it and every load is split evenly between them)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -23,6 +26,11 @@ const DURATION = arg('duration', 10);
 const CONNECTIONS = arg('connections', 16);
 const COST = arg('cost', 11);
 const PASSWORD = 'benchmark password 1234';
+const PG = (() => {
+  const i = process.argv.indexOf('--pg');
+  return i > 0 ? process.argv[i + 1] : null;
+})();
+const INSTANCES = arg('instances', 1);
 
 const mib = (b) => `${(b / 1048576).toFixed(1)} MiB`;
 const rssOf = (pid) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
@@ -77,12 +85,22 @@ async function json(url, method, body, token) {
   return { status: res.status, body: await res.json().catch(() => null) };
 }
 
-function load(opts) {
+function loadOne(opts) {
   return new Promise((resolve, reject) => {
     autocannon({ duration: DURATION, connections: CONNECTIONS, ...opts }, (err, r) =>
       err ? reject(err) : resolve({ rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors }),
     );
   });
+}
+
+/** The same load spread over every instance (connections split evenly), figures added up. */
+let urls = [];
+async function load(opts) {
+  const base = urls[0];
+  if (urls.length === 1 || !opts.url.startsWith(base)) return loadOne(opts);
+  const connections = Math.max(1, Math.round((opts.connections ?? CONNECTIONS) / urls.length));
+  const parts = await Promise.all(urls.map((u) => loadOne({ ...opts, connections, url: u + opts.url.slice(base.length) })));
+  return parts.reduce((a, b) => ({ rps: a.rps + b.rps, p99: Math.max(a.p99, b.p99), non2xx: a.non2xx + b.non2xx, errors: a.errors + b.errors }));
 }
 
 const signinOpts = (url, email, connections) => ({
@@ -108,10 +126,28 @@ async function main() {
   console.log(`bcrypt ceiling: ${ceiling.toFixed(1)} verifications/s with all ${os.availableParallelism()} cores busy`);
 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
-  const server = spawnJsonLine(exe, ['serve', '--port', '0', '--data-dir', dataDir, '--bcrypt-cost', String(COST), '--no-rate-limits'], /"event":"listening","url":"([^"]+)"/);
+  let pgDb = null;
+  if (PG) {
+    const { default: pg } = await import('pg');
+    const name = `gh_bench_${process.pid}`;
+    const admin = new pg.Client({ connectionString: PG });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    const u = new URL(PG);
+    u.pathname = `/${name}`;
+    pgDb = { name, url: u.toString(), pg };
+  }
+  console.log(`store: ${pgDb ? 'PostgreSQL' : 'SQLite'}, ${INSTANCES} instance${INSTANCES > 1 ? 's' : ''}`);
+  const serveArgs = ['serve', '--port', '0', '--data-dir', dataDir, '--bcrypt-cost', String(COST), '--no-rate-limits', ...(pgDb ? ['--db', pgDb.url] : [])];
+  const servers = [];
+  for (let i = 0; i < INSTANCES; i++) servers.push(spawnJsonLine(exe, serveArgs, /"event":"listening","url":"([^"]+)"/));
+  const server = servers[0];
   let baseline;
   try {
-    const url = await server.ready;
+    urls = await Promise.all(servers.map((s) => s.ready));
+    const url = urls[0];
     await new Promise((r) => setTimeout(r, 300));
     const rssIdle = rssOf(server.child.pid);
     const admin = { email: 'admin@bench.example', name: 'Admin', password: PASSWORD, passwordConfirm: PASSWORD };
@@ -124,15 +160,18 @@ async function main() {
     // A second account for the signin storms, so its lockout counter is not the reader's.
     await json(`${url}/action/user_account/signup`, 'POST', { attributes: { ...admin, email: 'storm@bench.example' } });
 
-    baseline = spawnJsonLine(process.execPath, [path.join(root, 'scripts', 'baseline-server.mjs'), path.join(dataDir, 'gatehouse.sqlite')], /"url":"([^"]+)"/);
-    const baseUrl = await baseline.ready;
     const auth = { authorization: `Bearer ${token}` };
-
     let peakRss = rssIdle;
-    const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssOf(server.child.pid))), 200);
+    const sampler = setInterval(() => (peakRss = Math.max(peakRss, ...servers.map((s) => rssOf(s.child.pid)))), 200);
 
-    const base = await load({ url: `${baseUrl}/`, headers: auth });
-    await stop(baseline.child);
+    // The baseline reads SQLite; in PostgreSQL mode it is left out (the ratios are then to SQLite's run).
+    let base = null;
+    if (!pgDb) {
+      baseline = spawnJsonLine(process.execPath, [path.join(root, 'scripts', 'baseline-server.mjs'), path.join(dataDir, 'gatehouse.sqlite')], /"url":"([^"]+)"/);
+      const baseUrl = await baseline.ready;
+      base = await loadOne({ url: `${baseUrl}/`, headers: auth });
+      await stop(baseline.child);
+    }
     const listIdle = await load({ url: `${url}/api/action?filter=signup`, headers: auth });
     const getIdle = await load({ url: `${url}/api/user_account/${me}`, headers: auth });
 
@@ -140,8 +179,8 @@ async function main() {
     // what autocannon left queued, so the next figure starts from an idle server.
     const drained = async () => {
       for (;;) {
-        const s = await json(`${url}/statistics`, 'GET', undefined, token);
-        if (s.body.auth.hashes_queued === 0) return new Promise((r) => setTimeout(r, 1500));
+        const all = await Promise.all(urls.map((u) => json(`${u}/statistics`, 'GET', undefined, token)));
+        if (all.every((s) => s.body.auth.hashes_queued === 0)) return new Promise((r) => setTimeout(r, 1500));
         await new Promise((r) => setTimeout(r, 250));
       }
     };
@@ -182,20 +221,27 @@ async function main() {
     clearInterval(sampler);
 
     console.log('');
-    row('baseline: bare Koa + JWT + 1 prepared read', base);
-    row('GET /api/action?filter=signup', listIdle, `  = ${(listIdle.rps / base.rps).toFixed(2)} of baseline`);
-    row('GET /api/user_account/<own id>', getIdle, `  = ${(getIdle.rps / base.rps).toFixed(2)} of baseline`);
+    const ofBase = (r) => (base ? `  = ${(r.rps / base.rps).toFixed(2)} of baseline` : '');
+    if (base) row('baseline: bare Koa + JWT + 1 prepared read', base);
+    row('GET /api/action?filter=signup', listIdle, ofBase(listIdle));
+    row('GET /api/user_account/<own id>', getIdle, ofBase(getIdle));
     row('  same list, 16 signins in flight', listBusy, `  = ${(listBusy.rps / listIdle.rps).toFixed(2)} of idle`);
     row('  same get, 16 signins in flight', getBusy, `  = ${(getBusy.rps / getIdle.rps).toFixed(2)} of idle`);
     row('/ping, idle (4 connections)', pingIdle);
     row('/ping, 50 signins in flight (4 connections)', pingBusy);
     row('signin (correct password)', signins, `  = ${(signins.rps / ceiling).toFixed(2)} of bcrypt ceiling`);
     row('signup (new email each)', signups, `  = ${(signups.rps / ceiling).toFixed(2)} of bcrypt ceiling`);
-    console.log(`RSS idle ${mib(rssIdle)}, peak under load ${mib(peakRss)}`);
+    console.log(`RSS idle ${mib(rssIdle)}, peak under load ${mib(peakRss)} (largest instance)`);
   } finally {
     if (baseline) await stop(baseline.child);
-    await stop(server.child);
+    for (const s of servers) await stop(s.child);
     fs.rmSync(dataDir, { recursive: true, force: true });
+    if (pgDb) {
+      const admin = new pgDb.pg.Client({ connectionString: PG });
+      await admin.connect();
+      await admin.query(`DROP DATABASE IF EXISTS ${pgDb.name} WITH (FORCE)`);
+      await admin.end();
+    }
   }
 }
 
