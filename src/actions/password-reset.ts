@@ -5,8 +5,8 @@
 import { AppError } from '../errors';
 import { emailKeyOrNull, stringField, validatePassword } from '../accounts/validate';
 import { bumpAuthVersion, findAccountByEmailKey } from '../store/accounts';
-import { issueToken, tokenAccountEmailKey, voidTokens } from '../store/account-tokens';
-import { checkTokenShape, redeemToken } from './redeem-token';
+import { tokenAccountEmailKey, voidTokens } from '../store/account-tokens';
+import { checkTokenShape, mailToken, redeemToken } from './one-time-tokens';
 import { resetMessage } from '../mail/messages';
 import { ActionDef, notify } from './types';
 
@@ -28,13 +28,8 @@ export const resetPasswordRequest: ActionDef = {
         }
         // A new request voids the older links.
         await voidTokens(deps.store.knex, account.id, 'reset_password');
-        const token = await issueToken(deps.store.knex, account.id, 'reset_password', account.email_key, deps.config.resetTtlSeconds);
-        try {
-          await deps.mailer.send(resetMessage(deps.config.publicUrl, account.email, account.name, token, deps.config.resetTtlSeconds));
-        } catch (err) {
-          await voidTokens(deps.store.knex, account.id, 'reset_password');
-          throw err;
-        }
+        const ttl = deps.config.resetTtlSeconds;
+        await mailToken(deps, account, 'reset_password', ttl, (token) => resetMessage(deps.config.publicUrl, account.email, account.name, token, ttl));
         await deps.audit.record('reset_requested', { account: account.reference_id, client: clientAddress });
       });
     }

@@ -3,22 +3,16 @@ import { AppError } from '../errors';
 import type { Deps } from '../deps';
 import { stringField } from '../accounts/validate';
 import { updateAccount } from '../store/accounts';
-import { issueToken, voidTokens } from '../store/account-tokens';
-import { checkTokenShape, redeemToken } from './redeem-token';
+import { voidTokens } from '../store/account-tokens';
+import { checkTokenShape, mailToken, redeemToken } from './one-time-tokens';
 import type { AccountRow } from '../store/rows';
 import { verificationMessage } from '../mail/messages';
 import { callerAccount } from './account-helpers';
 import { ActionDef, notify } from './types';
 
 async function issueAndSend(deps: Deps, account: AccountRow): Promise<void> {
-  const token = await issueToken(deps.store.knex, account.id, 'verify_email', account.email_key, deps.config.verificationTtlSeconds);
-  try {
-    await deps.mailer.send(verificationMessage(deps.config.publicUrl, account.email, account.name, token, deps.config.verificationTtlSeconds));
-  } catch (err) {
-    // The mail did not go out: the token must not linger half-delivered.
-    await voidTokens(deps.store.knex, account.id, 'verify_email');
-    throw err;
-  }
+  const ttl = deps.config.verificationTtlSeconds;
+  await mailToken(deps, account, 'verify_email', ttl, (token) => verificationMessage(deps.config.publicUrl, account.email, account.name, token, ttl));
   deps.logger.info('verification_sent', { account: account.reference_id, via: deps.mailer.kind });
 }
 

@@ -1,8 +1,12 @@
-/** Spending a verification or reset token: once, unexpired, for the address it was sent to. */
+/**
+ * Verification and reset tokens: mailing one (nothing usable is left if the mail fails) and
+ * spending one (once, unexpired, for the address it was sent to).
+ */
 import { AppError } from '../errors';
 import type { Deps } from '../deps';
 import { findAccountById } from '../store/accounts';
-import { consumeToken, TokenPurpose } from '../store/account-tokens';
+import { consumeToken, issueToken, TokenPurpose, voidTokens } from '../store/account-tokens';
+import type { MailMessage } from '../mail/mailer';
 import type { AccountRow } from '../store/rows';
 
 const LABEL: Record<TokenPurpose, string> = { verify_email: 'verification', reset_password: 'reset' };
@@ -23,4 +27,21 @@ export async function redeemToken(deps: Deps, token: string, purpose: TokenPurpo
   // Bound to the address it was sent to: after an email change, old links prove nothing.
   if (!account || account.email_key !== result.emailKey) throw invalid();
   return account;
+}
+
+/** Issues a token and mails it; if the mail does not go out, the token is voided. */
+export async function mailToken(
+  deps: Deps,
+  account: AccountRow,
+  purpose: TokenPurpose,
+  ttlSeconds: number,
+  message: (token: string) => MailMessage,
+): Promise<void> {
+  const token = await issueToken(deps.store.knex, account.id, purpose, account.email_key, ttlSeconds);
+  try {
+    await deps.mailer.send(message(token));
+  } catch (err) {
+    await voidTokens(deps.store.knex, account.id, purpose);
+    throw err;
+  }
 }
