@@ -4,6 +4,11 @@ import { openCore } from '../core';
 import { createLogger, Logger } from '../log';
 import { startServer } from '../http/server';
 import { signupStatus } from '../accounts/signup-status';
+import { prune } from '../store/counters';
+import { pruneTokens } from '../store/account-tokens';
+
+const PRUNE_EVERY_MS = 10 * 60 * 1000;
+const KEEP_COUNTERS_MS = 24 * 60 * 60 * 1000;
 
 export async function serve(config: Config, logger: Logger = createLogger()): Promise<void> {
   const core = await openCore(config, { logger, warmUp: true });
@@ -23,8 +28,17 @@ export async function serve(config: Config, logger: Logger = createLogger()): Pr
     signup_closed_by: signup.closedBy,
   });
 
+  // Old counters (failed emails and addresses) and long-expired tokens would otherwise pile up.
+  const pruner = setInterval(() => {
+    Promise.all([prune(core.store.knex, KEEP_COUNTERS_MS), pruneTokens(core.store.knex)]).catch(() =>
+      logger.warn('prune_failed', {}),
+    );
+  }, PRUNE_EVERY_MS);
+  pruner.unref();
+
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
+      clearInterval(pruner);
       process.off('SIGTERM', onTerm);
       process.off('SIGINT', onInt);
       logger.info('shutting_down', { signal });
