@@ -20,11 +20,6 @@ export async function findAccountByEmailKey(db: Db, emailKey: string): Promise<A
   return raw ? normalizeRow<AccountRow>(raw) : undefined;
 }
 
-export async function findAccountByRef(db: Db, referenceId: string): Promise<AccountRow | undefined> {
-  const raw = await db('user_account').where({ reference_id: referenceId }).first();
-  return raw ? normalizeRow<AccountRow>(raw) : undefined;
-}
-
 export async function findAccountById(db: Db, id: number): Promise<AccountRow | undefined> {
   const raw = await db('user_account').where({ id }).first();
   return raw ? normalizeRow<AccountRow>(raw) : undefined;
