@@ -45,7 +45,7 @@ export async function startSmtp(t: Test): Promise<MailSink> {
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
-    onRcptTo(address, _session, cb) {
+    onRcptTo(_address, _session, cb) {
       if (sink.failing) return cb(new Error('mailbox unavailable'));
       cb();
     },
