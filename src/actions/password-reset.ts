@@ -48,8 +48,10 @@ export const resetPassword: ActionDef = {
     if (password !== confirm) throw new AppError('password_mismatch', 'password and passwordConfirm differ');
     checkTokenShape(token, 'reset_password');
     // Validate what can be validated before spending the token, so a weak password can be retried.
+    // An unknown token is refused here, before the bcrypt work: guessing costs the server nothing.
     const emailKey = await tokenAccountEmailKey(deps.store.knex, token, 'reset_password');
-    if (emailKey !== null) validatePassword(password, confirm, emailKey, deps.config.passwordMinLength);
+    if (emailKey === null) throw new AppError('token_invalid', 'the reset link is not valid or was already used');
+    validatePassword(password, confirm, emailKey, deps.config.passwordMinLength);
     const hash = await deps.passwords.hash(password);
     const account = await redeemToken(deps, token, 'reset_password');
     await deps.store.transaction(async (trx) => {
