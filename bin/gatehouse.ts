@@ -4,7 +4,8 @@
 process.env.UV_THREADPOOL_SIZE ??= '8';
 
 import { run } from '../src/cli/main';
+import { serve } from '../src/http/serve';
 
-run(process.argv).then((code) => {
+run(process.argv, { serve }).then((code) => {
   process.exitCode = code;
 });

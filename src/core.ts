@@ -1,60 +1,295 @@
 /**
- * The one core object, built once from the configuration and handed to both front ends (the
- * HTTP server and the admin commands), so both obey the same rules.
+ * The core: built once from the configuration and handed to both front ends (the HTTP server
+ * and the admin commands). It is a set of operations grouped by domain, one function per use
+ * case; the services behind them (store, hashing, tokens, limits, mail, audit) stay inside.
+ * Front ends translate requests and arguments into these calls, and their answers back.
  */
 import type { Config } from './config';
-import type { AuthCounters, Deps } from './deps';
+import { Clock, systemClock } from './clock';
+import { AppError, denied } from './errors';
 import { createLogger, Logger } from './log';
+import { SHELL, type Actor } from './actor';
+import type { Services } from './services';
 import { openStore, Store } from './store/connection';
+import { schemaStatus, SchemaStatus } from './store/connection';
 import { jwtSecret } from './store/settings';
+import { prune as pruneCounters } from './store/counters';
+import { pruneTokens } from './store/account-tokens';
+import { copyStore, CopyReport } from './store/copy';
 import { PasswordHasher } from './auth/passwords';
 import { TokenService } from './auth/tokens';
 import { Limiter } from './auth/limits';
+import { authenticate } from './auth/authenticate';
 import { createMailer } from './mail/mailer';
 import { Tasks } from './tasks';
 import { Audit } from './audit';
+import type { AuditFilter, AuditRow } from './store/audit';
+import { isGuest, type Principal } from './permission/check';
+import { bootstrapAdmin, BootstrapOutcome } from './accounts/bootstrap';
+import { createAccount, newAccountFrom } from './accounts/create';
+import { findAccountByEmail, resetTotp, revokeSessions, setDisabled, setPassword, unlockAccount } from './accounts/lifecycle';
+import { AccountView, listAccountViews, viewAccount } from './accounts/views';
+import { signupStatus, SignupCheck } from './accounts/signup-status';
+import { findAction, runAction } from './actions/registry';
+import type { ActionItem } from './actions/types';
+import { getActionView, listActionViews, PermissionChange, setActionPermissionByName, ActionPermissionView } from './records/action-permissions';
+import { createRecord, deleteRecord, getRecord, listRecords, RecordPage, RecordView, updateRecord } from './records/service';
+import { recordType } from './records/types';
+import type { Query } from './records/query';
+import { accountStats, dbStats, storeStats } from './stats';
 
-export interface Core extends Deps {
-  readonly startedAt: number;
+export type { Actor } from './actor';
+export type { AccountView } from './accounts/views';
+export type { ActionItem } from './actions/types';
+export type { ActionPermissionView, PermissionChange } from './records/action-permissions';
+export type { RecordPage, RecordView } from './records/service';
+export type { Query } from './records/query';
+export type { AuditRow, AuditFilter } from './store/audit';
+export type { BootstrapOutcome } from './accounts/bootstrap';
+export type { SchemaStatus } from './store/connection';
+export { describe as describePermission } from './permission/bits';
+
+/** An HTTP request as the core sees it: its Authorization header and the client's address. */
+export interface Caller {
+  readonly authorization: string | null;
+  readonly client: string;
+}
+
+/** Operator input for a new account (passwords never come from arguments). */
+export interface AccountInput {
+  email: string;
+  name?: string;
+  password: string;
+}
+
+export interface Core {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** The operator at the shell: the actor of every admin command. */
+  readonly shell: Actor;
+  readonly auth: {
+    /** The actor behind a request: a guest without credentials, 401 for a bad token. */
+    actor(caller: Caller): Promise<Actor>;
+  };
+  readonly accounts: {
+    bootstrapAdmin(actor: Actor, input: AccountInput): Promise<{ outcome: BootstrapOutcome; referenceId: string }>;
+    create(actor: Actor, input: AccountInput): Promise<AccountView>;
+    list(actor: Actor): Promise<AccountView[]>;
+    show(actor: Actor, email: string): Promise<AccountView>;
+    setDisabled(actor: Actor, email: string, disabled: boolean): Promise<{ account: AccountView; changed: boolean }>;
+    setPassword(actor: Actor, email: string, password: string): Promise<AccountView>;
+    revokeSessions(actor: Actor, email: string): Promise<AccountView>;
+    unlock(actor: Actor, email: string): Promise<{ account: AccountView; cleared: number }>;
+    resetTotp(actor: Actor, email: string): Promise<{ account: AccountView; changed: boolean }>;
+  };
+  readonly actions: {
+    /** 404 for an unknown action (checked before the request body is read). */
+    assertExists(type: string, name: string): void;
+    run(caller: Caller, type: string, name: string, attributes: Record<string, unknown>): Promise<ActionItem[]>;
+    list(actor: Actor): Promise<ActionPermissionView[]>;
+    get(actor: Actor, name: string): Promise<ActionPermissionView>;
+    setPermission(actor: Actor, name: string, change: PermissionChange): Promise<{ before: ActionPermissionView; after: ActionPermissionView; changed: boolean }>;
+  };
+  readonly records: {
+    list(caller: Caller, type: string, query: Query): Promise<RecordPage>;
+    get(caller: Caller, type: string, id: string): Promise<RecordView>;
+    create(actor: Actor, type: string, attributes: Record<string, unknown>): Promise<RecordView>;
+    update(actor: Actor, type: string, id: string, attributes: Record<string, unknown>): Promise<RecordView>;
+    remove(actor: Actor, type: string, id: string): Promise<void>;
+    /** 404 for an unknown record type. */
+    assertType(type: string): void;
+  };
+  readonly audit: {
+    query(actor: Actor, filter: AuditFilter & { accountEmail?: string }): Promise<AuditRow[]>;
+  };
+  /** What the store holds, whether guest signup is open and what closes it, its schema and size. */
+  stats(actor: Actor): Promise<Awaited<ReturnType<typeof storeStats>>>;
+  /** The core's part of GET /statistics (administrators only unless --public-statistics). */
+  statistics(caller: Caller): Promise<Record<string, unknown>>;
+  signupStatus(): Promise<{ open: boolean; closedBy: SignupCheck | null }>;
+  schema(): Promise<SchemaStatus>;
+  /** Where the store is, for logs (no credentials). */
+  readonly storeLocation: string;
+  readonly dialect: Store['dialect'];
+  /** Drops old counters and long-expired tokens (a running server calls it periodically). */
+  prune(): Promise<void>;
+  /** Waits for background work (mail sent after an answer). */
+  settle(): Promise<void>;
   close(): Promise<void>;
 }
 
 export interface CoreOptions {
   logger?: Logger;
+  clock?: Clock;
   /** Precompute the dummy hash used for unknown-email signins (servers want it; CLI not). */
   warmUp?: boolean;
 }
 
+const KEEP_COUNTERS_MS = 24 * 60 * 60 * 1000;
+
+function requireAdministrator(actor: Actor, what: string): void {
+  if (!actor.principal.isAdmin) throw denied(isGuest(actor.principal), what);
+}
+
 export async function openCore(config: Config, options: CoreOptions = {}): Promise<Core> {
   const logger = options.logger ?? createLogger();
-  const store: Store = await openStore(config);
+  const clock = options.clock ?? systemClock;
+  const store = await openStore(config, clock);
+  let s: Services;
   try {
-    const tokens = new TokenService(await jwtSecret(store.knex), config.issuer, config.tokenTtlSeconds);
+    const tokens = new TokenService(await jwtSecret(store.root), config.issuer, config.tokenTtlSeconds, clock);
     const passwords = new PasswordHasher(config.bcryptCost, config.hashConcurrency);
     if (options.warmUp) await passwords.warmUp();
-    const counters: AuthCounters = { signinsOk: 0, signinsFailed: 0, signups: 0 };
-    const mailer = createMailer(config);
-    const tasks = new Tasks(logger);
-    return {
+    s = {
       config,
+      clock,
+      logger,
       store,
       passwords,
       tokens,
-      logger,
-      counters,
-      limiter: new Limiter(store.knex, config),
-      mailer,
-      tasks,
+      limiter: new Limiter(store.root, config, clock),
+      mailer: createMailer(config),
+      tasks: new Tasks(logger),
       audit: new Audit(store, logger),
-      startedAt: Date.now(),
-      async close() {
-        await tasks.drain();
-        mailer.close();
-        await store.close();
-      },
+      counters: { signinsOk: 0, signinsFailed: 0, signups: 0 },
     };
   } catch (err) {
     await store.close();
     throw err;
+  }
+
+  const actorOf = async (caller: Caller): Promise<Actor> => ({
+    principal: (await authenticate(s, caller.authorization)).principal,
+    via: 'http',
+    client: caller.client,
+  });
+  const principalOf = async (caller: Caller): Promise<Principal> => (await authenticate(s, caller.authorization)).principal;
+  const view = async (email: string) => viewAccount(s, await findAccountByEmail(s, email));
+
+  return {
+    config,
+    clock,
+    logger,
+    shell: SHELL,
+    storeLocation: store.location,
+    dialect: store.dialect,
+    auth: { actor: actorOf },
+    accounts: {
+      bootstrapAdmin: (actor, input) => bootstrapAdmin(s, actor, input),
+      async create(actor, input) {
+        requireAdministrator(actor, 'create accounts from here');
+        const created = await createAccount(s, actor, newAccountFrom(input, config.passwordMinLength));
+        return viewAccount(s, await findAccountByEmail(s, created.email));
+      },
+      async list(actor) {
+        requireAdministrator(actor, 'list accounts');
+        return listAccountViews(s);
+      },
+      async show(actor, email) {
+        requireAdministrator(actor, 'read accounts');
+        return view(email);
+      },
+      async setDisabled(actor, email, disabled) {
+        const r = await setDisabled(s, actor, email, disabled);
+        return { account: await view(email), changed: r.changed };
+      },
+      async setPassword(actor, email, password) {
+        await setPassword(s, actor, email, password);
+        return view(email);
+      },
+      async revokeSessions(actor, email) {
+        requireAdministrator(actor, 'end sessions of other accounts');
+        await revokeSessions(s, actor, await findAccountByEmail(s, email));
+        return view(email);
+      },
+      async unlock(actor, email) {
+        const r = await unlockAccount(s, actor, email);
+        return { account: await view(email), cleared: r.cleared };
+      },
+      async resetTotp(actor, email) {
+        const r = await resetTotp(s, actor, email);
+        return { account: await view(email), changed: r.changed };
+      },
+    },
+    actions: {
+      assertExists: (type, name) => void findAction(type, name),
+      run: (caller, type, name, attributes) => runAction(s, findAction(type, name), () => actorOf(caller), caller.client, attributes),
+      async list(actor) {
+        requireAdministrator(actor, 'list actions');
+        return listActionViews(s);
+      },
+      async get(actor, name) {
+        requireAdministrator(actor, 'read actions');
+        return getActionView(s, name);
+      },
+      setPermission: (actor, name, change) => setActionPermissionByName(s, actor, name, change),
+    },
+    records: {
+      assertType: (type) => void recordType(type),
+      async list(caller, typeName, query) {
+        const type = recordType(typeName);
+        const { principal, table } = await authenticate(s, caller.authorization, type.name);
+        return listRecords(s, principal, type, query, table);
+      },
+      // The token check and the row read run side by side; getRecord decides once both are in.
+      get: (caller, typeName, id) => {
+        const type = recordType(typeName);
+        return getRecord(s, principalOf(caller), type, id);
+      },
+      create: (actor, typeName, attributes) => createRecord(s, actor, recordType(typeName), attributes),
+      update: (actor, typeName, id, attributes) => updateRecord(s, actor, recordType(typeName), id, attributes),
+      remove: (actor, typeName, id) => deleteRecord(s, actor, recordType(typeName), id),
+    },
+    audit: {
+      async query(actor, filter) {
+        requireAdministrator(actor, 'read the audit trail');
+        const account = filter.accountEmail === undefined ? filter.account : (await findAccountByEmail(s, filter.accountEmail)).reference_id;
+        return s.audit.query({ since: filter.since, limit: filter.limit, account });
+      },
+    },
+    async stats(actor) {
+      requireAdministrator(actor, 'read statistics');
+      return storeStats(s);
+    },
+    async statistics(caller) {
+      if (!config.publicStatistics) requireAdministrator(await actorOf(caller), 'read statistics');
+      const [accounts, db] = await Promise.all([accountStats(s), dbStats(s)]);
+      return {
+        db,
+        accounts,
+        auth: { signins_ok: s.counters.signinsOk, signins_failed: s.counters.signinsFailed, signups: s.counters.signups, hashes_queued: s.passwords.queued },
+      };
+    },
+    signupStatus: () => signupStatus(store.root),
+    schema: () => schemaStatus(store.root),
+    async prune() {
+      await Promise.all([pruneCounters(store.root, KEEP_COUNTERS_MS), pruneTokens(store.root)]);
+    },
+    settle: () => s.tasks.drain(),
+    async close() {
+      await s.tasks.drain();
+      s.mailer.close();
+      await store.close();
+    },
+  };
+}
+
+/**
+ * Copies the store `source` names into the new, empty one `target` names (SQLite to PostgreSQL
+ * or back), every table with its ids, and checks every table's row count.
+ */
+export async function migrateStore(source: Config, target: Config): Promise<CopyReport & { from: string; to: string }> {
+  if (target.db === source.db && target.dataDir === source.dataDir) throw new AppError('invalid_input', '--to names the store being copied');
+  const from = await openStore(source, systemClock);
+  try {
+    const to = await openStore(target, systemClock);
+    try {
+      return { ...(await copyStore(from, to)), from: from.location, to: to.location };
+    } finally {
+      await to.close();
+    }
+  } finally {
+    await from.close();
   }
 }

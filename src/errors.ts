@@ -1,34 +1,35 @@
 /**
  * The catalogue of stable error codes. Domain code throws AppError with one of these codes and
- * never knows HTTP statuses or exit codes: http/errors.ts and cli/exit-codes.ts map them.
+ * never knows HTTP statuses or exit codes: http/errors.ts and cli/exit-codes.ts each map every
+ * code (an exhaustive Record, so a new code does not compile until both front ends chose).
  */
-export const ERROR_CODES = {
-  invalid_input: 400,
-  password_mismatch: 400,
-  password_too_short: 400,
-  password_too_long: 400,
-  password_too_common: 400,
-  invalid_credentials: 401,
-  unauthenticated: 401,
-  invalid_token: 401,
-  otp_required: 401,
-  otp_invalid: 401,
-  token_invalid: 400,
-  token_expired: 400,
-  forbidden: 403,
-  signup_closed: 403,
-  email_unverified: 403,
-  not_found: 404,
-  email_taken: 409,
-  id_mismatch: 409,
-  body_too_large: 413,
-  unsupported_media_type: 415,
-  rate_limited: 429,
-  internal: 500,
-  unavailable: 503,
-} as const;
+export const ERROR_CODES = [
+  'invalid_input',
+  'password_mismatch',
+  'password_too_short',
+  'password_too_long',
+  'password_too_common',
+  'invalid_credentials',
+  'unauthenticated',
+  'invalid_token',
+  'otp_required',
+  'otp_invalid',
+  'token_invalid',
+  'token_expired',
+  'forbidden',
+  'signup_closed',
+  'email_unverified',
+  'not_found',
+  'email_taken',
+  'id_mismatch',
+  'body_too_large',
+  'unsupported_media_type',
+  'rate_limited',
+  'internal',
+  'unavailable',
+] as const;
 
-export type ErrorCode = keyof typeof ERROR_CODES;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export class AppError extends Error {
   readonly code: ErrorCode;
@@ -49,7 +50,5 @@ export function isAppError(err: unknown): err is AppError {
 
 /** A refusal: guests are told to authenticate, signed-in callers that they may not. */
 export function denied(isGuest: boolean, what: string): AppError {
-  return isGuest
-    ? new AppError('unauthenticated', `sign in to ${what}`)
-    : new AppError('forbidden', `you may not ${what}`);
+  return isGuest ? new AppError('unauthenticated', `sign in to ${what}`) : new AppError('forbidden', `you may not ${what}`);
 }

@@ -1,26 +1,39 @@
 /**
- * The bootstrap rule: while no administrator exists, the first account becomes one, and in the
- * same transaction guest signup closes (2097025). Callers hold lockAccounts(), so two concurrent
- * "first" accounts cannot both see zero administrators.
+ * `bootstrap-admin`: with no administrator, create the account (or promote an existing one whose
+ * password matches), make it an administrator and close guest signup, in one transaction. The
+ * same administrator again: nothing changes. Another administrator exists: refused.
  */
-import type { Db } from '../store/connection';
-import { addMembership, countAdministrators, systemGroupId } from '../store/accounts';
-import { setActionPermission } from '../store/records-meta';
-import { SIGNUP_CLOSED } from '../permission/bits';
+import { AppError } from '../errors';
+import type { Actor } from '../actor';
+import type { Services } from '../services';
+import { findAccountByEmailKey, isAdministrator, countAdministrators, lockAccounts } from '../store/accounts';
+import { claimFirstAdministrator } from './administrators';
+import { createAccount, newAccountFrom } from './create';
+import { normalizeEmail } from './validate';
 
-const ADMIN_MEMBERSHIP_PERMISSION = 2432 + 49152; // owner peek/read/delete, group peek/read
+export type BootstrapOutcome = 'created' | 'promoted' | 'unchanged';
 
-export async function makeAdministrator(trx: Db, accountId: number): Promise<void> {
-  await addMembership(trx, accountId, await systemGroupId(trx, 'administrators'), ADMIN_MEMBERSHIP_PERMISSION);
-}
+const taken = () => new AppError('forbidden', 'another administrator already exists');
 
-/** Returns true when `accountId` became the first administrator. */
-export async function claimFirstAdministrator(trx: Db, accountId: number): Promise<boolean> {
-  if ((await countAdministrators(trx)) > 0) return false;
-  await makeAdministrator(trx, accountId);
-  await setActionPermission(trx, 'user_account', 'signup', SIGNUP_CLOSED);
-  await trx('action')
-    .where({ on_type: 'user_account', action_name: 'signup' })
-    .update({ user_account_id: accountId });
-  return true;
+export async function bootstrapAdmin(s: Services, actor: Actor, input: { email: string; name?: string; password: string }): Promise<{ outcome: BootstrapOutcome; referenceId: string }> {
+  if (!actor.principal.isAdmin) throw new AppError('forbidden', 'only the operator may bootstrap an administrator');
+  const { key } = normalizeEmail(input.email);
+  const existing = await findAccountByEmailKey(s.store.root, key);
+  if (existing) {
+    const check = await s.passwords.verify(input.password, existing.password);
+    if (!check.ok) throw new AppError('invalid_credentials', 'an account with this email exists and the password does not match');
+    const outcome = await s.store.transaction(async (tx) => {
+      await lockAccounts(tx);
+      if (await isAdministrator(tx, existing.id)) return 'unchanged' as const;
+      if (!(await claimFirstAdministrator(tx, existing.id))) throw taken();
+      return 'promoted' as const;
+    });
+    if (outcome !== 'unchanged') await s.audit.record('bootstrap', actor, { account: existing.reference_id, outcome });
+    return { outcome, referenceId: existing.reference_id };
+  }
+  if ((await countAdministrators(s.store.root)) > 0) throw taken();
+  const created = await createAccount(s, actor, newAccountFrom(input, s.config.passwordMinLength));
+  // Someone else became the first administrator between our check and our transaction.
+  if (!created.becameAdministrator) throw taken();
+  return { outcome: 'created', referenceId: created.referenceId };
 }

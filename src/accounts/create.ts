@@ -1,21 +1,20 @@
 /**
- * Creating an account: the specification's signup chain, used by the signup action, the record
- * API and the CLI alike.
+ * Creating an account, the one way every front end does it (signup action, record API, shell,
+ * bootstrap): the specification's chain in one transaction, then the same audit rows.
  *   1. caller may execute `signup`   2. caller may create on user_account   3. insert account
  *   4. caller may create on usergroup 5. insert the dedicated group
  *   6. caller may refer (membership) and the account joins its group.
- * All in one transaction: any refusal or failure leaves no row of the attempt.
+ * Any refusal or failure leaves no row of the attempt.
  */
 import { AppError } from '../errors';
-import type { Deps } from '../deps';
+import type { Actor } from '../actor';
+import type { Services } from '../services';
 import { can, Principal } from '../permission/check';
-import { Operation } from '../permission/bits';
-import type { Db } from '../store/connection';
-import { isUniqueViolation } from '../store/connection';
-import { addMembership, findAccountByEmailKey, insertAccount, insertGroup, lockAccounts, systemGroupId } from '../store/accounts';
-import { loadAction, loadWorld } from '../store/records-meta';
-import { emailKeyTaken, readActionGuard } from '../store/hot';
-import { claimFirstAdministrator } from './bootstrap';
+import type { Operation } from '../permission/bits';
+import type { Tx } from '../store/connection';
+import { addMembership, emailKeyTaken, findAccountByEmailKey, insertAccount, insertGroup, lockAccounts, systemGroupId } from '../store/accounts';
+import { readAction, readWorld } from '../store/permissions';
+import { claimFirstAdministrator } from './administrators';
 import { normalizeEmail, stringField, validateName, validatePassword } from './validate';
 
 export interface NewAccount {
@@ -44,73 +43,63 @@ export function parseNewAccount(attributes: Record<string, unknown>, minLength: 
   return { email, emailKey: key, name, password };
 }
 
-function signupClosed(why: string): AppError {
-  return new AppError('signup_closed', `signup is closed: ${why}`);
+/** The shell's form: the name defaults to the part of the email before @. */
+export function newAccountFrom(input: { email: string; name?: string; password: string }, minLength: number): NewAccount {
+  const { email, key } = normalizeEmail(input.email);
+  const name = validateName(input.name ?? email.split('@')[0]);
+  validatePassword(input.password, undefined, key, minLength);
+  return { email, emailKey: key, name, password: input.password };
 }
 
-async function checkSignupAction(db: Db, principal: Principal): Promise<void> {
-  const action = await loadAction(db, 'user_account', 'signup');
+const signupClosed = (why: string) => new AppError('signup_closed', `signup is closed: ${why}`);
+
+/** Step 1, also the cheap check made before any validation or hashing work is spent. */
+export async function assertSignupOpen(tx: Tx, principal: Principal): Promise<void> {
+  const action = await readAction(tx, 'user_account', 'signup');
   if (!action || !can(principal, 'execute', action.guard)) throw signupClosed('the signup action is not open to you');
 }
 
-async function checkTable(db: Db, principal: Principal, table: string, op: Operation) {
-  const world = await loadWorld(db, table);
+async function checkTable(tx: Tx, principal: Principal, table: string, op: Operation) {
+  const world = await readWorld(tx, table);
   if (!can(principal, op, world.guard)) throw signupClosed(`${op} permission on ${table} is not granted`);
   return world;
 }
 
-/** The cheap part of step 1, before any validation or hashing work is spent. */
-export async function assertSignupOpen(deps: Deps, principal: Principal): Promise<void> {
-  const guard = await readActionGuard(deps.store, 'user_account', 'signup');
-  if (!guard || !can(principal, 'execute', guard)) throw signupClosed('the signup action is not open to you');
-}
-
-export async function createAccount(deps: Deps, principal: Principal, input: NewAccount): Promise<CreatedAccount> {
-  const { store, passwords } = deps;
+export async function createAccount(s: Services, actor: Actor, input: NewAccount): Promise<CreatedAccount> {
+  const { store, passwords } = s;
+  const principal = actor.principal;
   // Fast refusal before the expensive hash; the transaction below re-checks under the lock.
-  if (await emailKeyTaken(store, input.emailKey)) {
-    throw new AppError('email_taken', 'an account with this email already exists');
-  }
+  if (await emailKeyTaken(store.root, input.emailKey)) throw new AppError('email_taken', 'an account with this email already exists');
   const passwordHash = await passwords.hash(input.password);
 
-  try {
-    return await store.transaction(async (trx) => {
-      await lockAccounts(trx);
-      await checkSignupAction(trx, principal); // 1
-      const accountWorld = await checkTable(trx, principal, 'user_account', 'create'); // 2
-      if (await findAccountByEmailKey(trx, input.emailKey)) {
-        throw new AppError('email_taken', 'an account with this email already exists');
-      }
-      const account = await insertAccount(trx, {
-        email: input.email,
-        emailKey: input.emailKey,
-        name: input.name,
-        passwordHash,
-        permission: accountWorld.row.default_permission,
-      }); // 3
-      const groupWorld = await checkTable(trx, principal, 'usergroup', 'create'); // 4
-      const group = await insertGroup(trx, {
-        name: `Home group of ${input.name}`.slice(0, 100),
-        ownerId: account.id,
-        permission: groupWorld.row.default_permission,
-      }); // 5
-      const membershipWorld = await checkTable(trx, principal, 'membership', 'refer'); // 6
-      await addMembership(trx, account.id, group.id, membershipWorld.row.default_permission);
-      // Every account also joins `users`, through which self-service actions are executable.
-      await addMembership(trx, account.id, await systemGroupId(trx, 'users'), membershipWorld.row.default_permission);
-      const becameAdministrator = await claimFirstAdministrator(trx, account.id);
-      return {
-        id: account.id,
-        referenceId: account.referenceId,
-        email: input.email,
-        name: input.name,
-        usergroupReferenceId: group.referenceId,
-        becameAdministrator,
-      };
-    });
-  } catch (err) {
-    // Two signups of one email racing past the first check: the unique index decides.
-    if (isUniqueViolation(err)) throw new AppError('email_taken', 'an account with this email already exists');
-    throw err;
-  }
+  const created = await store.transaction(async (tx) => {
+    await lockAccounts(tx);
+    await assertSignupOpen(tx, principal); // 1
+    const accountWorld = await checkTable(tx, principal, 'user_account', 'create'); // 2
+    if (await findAccountByEmailKey(tx, input.emailKey)) throw new AppError('email_taken', 'an account with this email already exists');
+    const account = await insertAccount(tx, {
+      email: input.email,
+      emailKey: input.emailKey,
+      name: input.name,
+      passwordHash,
+      permission: accountWorld.row.default_permission,
+    }); // 3
+    const groupWorld = await checkTable(tx, principal, 'usergroup', 'create'); // 4
+    const group = await insertGroup(tx, {
+      name: `Home group of ${input.name}`.slice(0, 100),
+      ownerId: account.id,
+      permission: groupWorld.row.default_permission,
+    }); // 5
+    const membershipWorld = await checkTable(tx, principal, 'membership', 'refer'); // 6
+    await addMembership(tx, account.id, group.id, membershipWorld.row.default_permission);
+    // Every account also joins `users`, through which self-service actions are executable.
+    await addMembership(tx, account.id, await systemGroupId(tx, 'users'), membershipWorld.row.default_permission);
+    const becameAdministrator = await claimFirstAdministrator(tx, account.id);
+    return { id: account.id, referenceId: account.referenceId, email: input.email, name: input.name, usergroupReferenceId: group.referenceId, becameAdministrator };
+  });
+  s.counters.signups++;
+  // Audited after the commit: the audit write must not wait for the connection the transaction held.
+  await s.audit.record('signup', actor, { account: created.referenceId });
+  if (created.becameAdministrator) await s.audit.record('bootstrap', actor, { account: created.referenceId, outcome: 'created' });
+  return created;
 }

@@ -3,11 +3,10 @@
  * spending one (once, unexpired, for the address it was sent to).
  */
 import { AppError } from '../errors';
-import type { Deps } from '../deps';
-import { findAccountById } from '../store/accounts';
+import type { Services } from '../services';
+import { AccountRow, findAccountById } from '../store/accounts';
 import { consumeToken, issueToken, TokenPurpose, voidTokens } from '../store/account-tokens';
 import type { MailMessage } from '../mail/mailer';
-import type { AccountRow } from '../store/rows';
 
 const LABEL: Record<TokenPurpose, string> = { verify_email: 'verification', reset_password: 'reset' };
 
@@ -16,32 +15,26 @@ export function checkTokenShape(token: string, purpose: TokenPurpose): void {
   if (token.length < 20 || token.length > 200) throw new AppError('token_invalid', `the ${LABEL[purpose]} link is not valid`);
 }
 
-export async function redeemToken(deps: Deps, token: string, purpose: TokenPurpose): Promise<AccountRow> {
-  const result = await consumeToken(deps.store.knex, token, purpose);
+export async function redeemToken(s: Services, token: string, purpose: TokenPurpose): Promise<AccountRow> {
+  const result = await consumeToken(s.store.root, token, purpose);
   const invalid = () => new AppError('token_invalid', `the ${LABEL[purpose]} link is not valid or was already used`);
   if (!result.ok) {
     if (result.reason === 'expired') throw new AppError('token_expired', `the ${LABEL[purpose]} link has expired; request a new one`);
     throw invalid();
   }
-  const account = await findAccountById(deps.store.knex, result.accountId);
+  const account = await findAccountById(s.store.root, result.accountId);
   // Bound to the address it was sent to: after an email change, old links prove nothing.
   if (!account || account.email_key !== result.emailKey) throw invalid();
   return account;
 }
 
 /** Issues a token and mails it; if the mail does not go out, the token is voided. */
-export async function mailToken(
-  deps: Deps,
-  account: AccountRow,
-  purpose: TokenPurpose,
-  ttlSeconds: number,
-  message: (token: string) => MailMessage,
-): Promise<void> {
-  const token = await issueToken(deps.store.knex, account.id, purpose, account.email_key, ttlSeconds);
+export async function mailToken(s: Services, account: AccountRow, purpose: TokenPurpose, ttlSeconds: number, message: (token: string) => MailMessage): Promise<void> {
+  const token = await issueToken(s.store.root, account.id, purpose, account.email_key, ttlSeconds);
   try {
-    await deps.mailer.send(message(token));
+    await s.mailer.send(message(token));
   } catch (err) {
-    await voidTokens(deps.store.knex, account.id, purpose);
+    await voidTokens(s.store.root, account.id, purpose);
     throw err;
   }
 }

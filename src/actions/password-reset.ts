@@ -16,21 +16,21 @@ export const resetPasswordRequest: ActionDef = {
   onType: 'user_account',
   name: 'reset_password_request',
   ignoresToken: true,
-  async run({ deps, attributes, clientAddress }) {
+  async run({ s, actor, attributes }) {
     const key = emailKeyOrNull(stringField(attributes, 'email')!);
     if (key !== null) {
-      deps.tasks.run('reset_mail_failed', { account: null }, async () => {
-        const account = await findAccountByEmailKey(deps.store.knex, key);
+      s.tasks.run('reset_mail_failed', { account: null }, async () => {
+        const account = await findAccountByEmailKey(s.store.root, key);
         if (!account || account.disabled) return;
-        if (!(await deps.limiter.resetRequest(account.reference_id))) {
-          await deps.audit.record('reset_request_limited', { account: account.reference_id, client: clientAddress });
+        if (!(await s.limiter.resetRequest(account.reference_id))) {
+          await s.audit.record('reset_request_limited', actor, { account: account.reference_id });
           return;
         }
         // A new request voids the older links.
-        await voidTokens(deps.store.knex, account.id, 'reset_password');
-        const ttl = deps.config.resetTtlSeconds;
-        await mailToken(deps, account, 'reset_password', ttl, (token) => resetMessage(deps.config.publicUrl, account.email, account.name, token, ttl));
-        await deps.audit.record('reset_requested', { account: account.reference_id, client: clientAddress });
+        await voidTokens(s.store.root, account.id, 'reset_password');
+        const ttl = s.config.resetTtlSeconds;
+        await mailToken(s, account, 'reset_password', ttl, (token) => resetMessage(s.config.publicUrl, account.email, account.name, token, ttl));
+        await s.audit.record('reset_requested', actor, { account: account.reference_id });
       });
     }
     return [notify(SAME_ANSWER)];
@@ -41,7 +41,7 @@ export const resetPassword: ActionDef = {
   onType: 'user_account',
   name: 'reset_password',
   ignoresToken: true,
-  async run({ deps, attributes }) {
+  async run({ s, actor, attributes }) {
     const token = stringField(attributes, 'token')!.trim();
     const password = stringField(attributes, 'password')!;
     const confirm = stringField(attributes, 'passwordConfirm')!;
@@ -49,18 +49,18 @@ export const resetPassword: ActionDef = {
     checkTokenShape(token, 'reset_password');
     // Validate what can be validated before spending the token, so a weak password can be retried.
     // An unknown token is refused here, before the bcrypt work: guessing costs the server nothing.
-    const emailKey = await tokenAccountEmailKey(deps.store.knex, token, 'reset_password');
+    const emailKey = await tokenAccountEmailKey(s.store.root, token, 'reset_password');
     if (emailKey === null) throw new AppError('token_invalid', 'the reset link is not valid or was already used');
-    validatePassword(password, confirm, emailKey, deps.config.passwordMinLength);
-    const hash = await deps.passwords.hash(password);
-    const account = await redeemToken(deps, token, 'reset_password');
-    await deps.store.transaction(async (trx) => {
+    validatePassword(password, confirm, emailKey, s.config.passwordMinLength);
+    const hash = await s.passwords.hash(password);
+    const account = await redeemToken(s, token, 'reset_password');
+    await s.store.transaction(async (tx) => {
       // Sessions issued before the reset end here; TOTP stays as it was.
-      await bumpAuthVersion(trx, account.id, { password: hash });
-      await voidTokens(trx, account.id, 'reset_password');
+      await bumpAuthVersion(tx, account.id, { password: hash });
+      await voidTokens(tx, account.id, 'reset_password');
     });
-    await deps.limiter.signinSucceeded(account.email_key);
-    await deps.audit.record('password_reset', { account: account.reference_id });
+    await s.limiter.signinSucceeded(account.email_key);
+    await s.audit.record('password_reset', actor, { account: account.reference_id });
     return [notify('password changed; sign in with the new password')];
   },
 };

@@ -1,7 +1,9 @@
 /** Every named action, and the one place that runs them (permission first, then the action). */
 import { AppError, denied } from '../errors';
+import type { Actor } from '../actor';
+import type { Services } from '../services';
 import { can, GUEST, isGuest } from '../permission/check';
-import { readActionGuard } from '../store/hot';
+import { readAction } from '../store/permissions';
 import { becomeAnAdministrator } from './become-an-administrator';
 import { signin } from './signin';
 import { signup } from './signup';
@@ -9,7 +11,7 @@ import { changeEmail, changePassword, signoutEverywhere } from './credentials';
 import { resetPassword, resetPasswordRequest } from './password-reset';
 import { totpConfirm, totpDisable, totpEnroll } from './totp';
 import { requestVerification, verifyEmail } from './verification';
-import type { ActionContext, ActionDef, ActionItem } from './types';
+import type { ActionDef, ActionItem } from './types';
 
 const ACTIONS: readonly ActionDef[] = [
   signup,
@@ -27,16 +29,22 @@ const ACTIONS: readonly ActionDef[] = [
   totpDisable,
 ];
 
-export function findAction(onType: string, name: string): ActionDef | undefined {
-  return ACTIONS.find((a) => a.onType === onType && a.name === name);
+export function findAction(onType: string, name: string): ActionDef {
+  const def = ACTIONS.find((a) => a.onType === onType && a.name === name);
+  if (!def) throw new AppError('not_found', 'no such action');
+  return def;
 }
 
-export async function runAction(def: ActionDef, ctx: ActionContext): Promise<ActionItem[]> {
-  const principal = def.ignoresToken ? GUEST : ctx.principal;
+/**
+ * Runs an action for the actor `resolve` gives: not called at all for actions that ignore tokens
+ * (signin, reset, verify), which always run as a guest, so a stale token never blocks them.
+ */
+export async function runAction(s: Services, def: ActionDef, resolve: () => Promise<Actor>, client: string, attributes: Record<string, unknown>): Promise<ActionItem[]> {
+  const actor: Actor = def.ignoresToken ? { principal: GUEST, via: 'http', client } : await resolve();
   if (!def.checksOwnPermission) {
-    const guard = await readActionGuard(ctx.deps.store, def.onType, def.name);
-    if (!guard) throw new AppError('not_found', `no action ${def.name} on ${def.onType}`);
-    if (!can(principal, 'execute', guard)) throw denied(isGuest(principal), `run ${def.name}`);
+    const action = await readAction(s.store.root, def.onType, def.name);
+    if (!action) throw new AppError('not_found', `no action ${def.name} on ${def.onType}`);
+    if (!can(actor.principal, 'execute', action.guard)) throw denied(isGuest(actor.principal), `run ${def.name}`);
   }
-  return def.run({ ...ctx, principal });
+  return def.run({ s, actor, attributes });
 }

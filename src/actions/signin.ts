@@ -5,6 +5,7 @@
  */
 import { AppError } from '../errors';
 import { emailKeyOrNull, stringField } from '../accounts/validate';
+import { passwordFailure } from '../accounts/failures';
 import { findAccountByEmailKey, updateAccount } from '../store/accounts';
 import { tokenItem } from './account-helpers';
 import { verifySecondFactor } from './second-factor';
@@ -17,51 +18,49 @@ export const signin: ActionDef = {
   name: 'signin',
   ignoresToken: true,
   async run(ctx) {
-    const { deps, attributes, clientAddress } = ctx;
+    const { s, actor, attributes } = ctx;
     const email = stringField(attributes, 'email')!;
     const password = stringField(attributes, 'password')!;
     const key = emailKeyOrNull(email);
-    await deps.limiter.assertSigninAllowed(key, clientAddress);
+    await s.limiter.assertSigninAllowed(key, actor.client ?? 'shell');
 
     const failed = async (reason: string, account: string | null) => {
-      deps.counters.signinsFailed++;
-      const locked = await deps.limiter.signinFailed(key, clientAddress);
-      await deps.audit.record('signin_failed', { account, reason, client: clientAddress });
-      if (locked) await deps.audit.record('lockout', { account, kind: 'signin' }, 'warn');
+      s.counters.signinsFailed++;
+      await passwordFailure(s, actor, key, account, 'signin_failed', { reason });
     };
 
-    const account = key === null ? undefined : await findAccountByEmailKey(deps.store.knex, key);
+    const account = key === null ? undefined : await findAccountByEmailKey(s.store.root, key);
     if (!account) {
-      await deps.passwords.dummyVerify(password);
+      await s.passwords.dummyVerify(password);
       await failed('unknown_email', null);
       throw refused();
     }
-    const check = await deps.passwords.verify(password, account.password);
+    const check = await s.passwords.verify(password, account.password);
     if (!check.ok) {
       await failed('wrong_password', account.reference_id);
       throw refused();
     }
     if (account.disabled) {
-      deps.counters.signinsFailed++;
-      await deps.audit.record('signin_failed', { account: account.reference_id, reason: 'disabled', client: clientAddress });
+      s.counters.signinsFailed++;
+      await s.audit.record('signin_failed', actor, { account: account.reference_id, reason: 'disabled' });
       throw new AppError('forbidden', 'this account is disabled');
     }
     if (account.totp_enabled) await verifySecondFactor(ctx, account);
-    if (deps.config.requireVerifiedEmail && !account.email_verified) {
-      await deps.audit.record('signin_failed', { account: account.reference_id, reason: 'unverified', client: clientAddress });
+    if (s.config.requireVerifiedEmail && !account.email_verified) {
+      await s.audit.record('signin_failed', actor, { account: account.reference_id, reason: 'unverified' });
       throw new AppError('email_unverified', 'confirm your email address first (request_verification sends a new link)');
     }
-    await deps.limiter.signinSucceeded(account.email_key);
+    await s.limiter.signinSucceeded(account.email_key);
     if (check.needsRehash) {
       // Upgrade imported argon2id or old-cost hashes; a failure here must not fail the signin.
       try {
-        await updateAccount(deps.store.knex, account.id, { password: await deps.passwords.hash(password) });
+        await updateAccount(s.store.root, account.id, { password: await s.passwords.hash(password) });
       } catch {
-        deps.logger.warn('rehash_failed', { account: account.reference_id });
+        s.logger.warn('rehash_failed', { account: account.reference_id });
       }
     }
-    deps.counters.signinsOk++;
-    await deps.audit.record('signin_ok', { account: account.reference_id, client: clientAddress });
-    return [tokenItem(deps, account), notify('signed in')];
+    s.counters.signinsOk++;
+    await s.audit.record('signin_ok', actor, { account: account.reference_id });
+    return [tokenItem(s, account), notify('signed in')];
   },
 };

@@ -6,10 +6,12 @@
  */
 import { AppError } from '../errors';
 import { stringField } from '../accounts/validate';
+import { secondFactorFailure } from '../accounts/failures';
+import { reloadAccount, turnOffTotp } from '../accounts/lifecycle';
 import { hashRecoveryCode, matchTotp, newRecoveryCodes, newTotpSecret, totpUri } from '../auth/totp';
-import { bumpAuthVersion, updateAccount } from '../store/accounts';
-import { deleteRecoveryCodes, enableTotp, replaceRecoveryCodes } from '../store/totp';
-import { callerAccount, confirmPassword, reload, tokenItem } from './account-helpers';
+import { updateAccount } from '../store/accounts';
+import { enableTotp, replaceRecoveryCodes } from '../store/totp';
+import { callerAccount, confirmPassword, tokenItem } from './account-helpers';
 import { verifySecondFactor } from './second-factor';
 import { ActionDef, notify } from './types';
 
@@ -23,8 +25,8 @@ export const totpEnroll: ActionDef = {
     if (account.totp_enabled) throw new AppError('forbidden', 'TOTP is already on; turn it off first to enrol a new device');
     const secret = newTotpSecret();
     // Pending until totp_confirm: signin does not ask for a code yet.
-    await updateAccount(ctx.deps.store.knex, account.id, { totp_secret: secret, totp_last_step: null });
-    ctx.deps.logger.info('totp_enroll_started', { account: account.reference_id });
+    await updateAccount(ctx.s.store.root, account.id, { totp_secret: secret, totp_last_step: null });
+    ctx.s.logger.info('totp_enroll_started', { account: account.reference_id });
     return [
       { ResponseType: 'totp.secret', Attributes: { secret, uri: totpUri(secret, account.email) } },
       notify('scan the code in your authenticator app, then confirm with a current code'),
@@ -36,30 +38,28 @@ export const totpConfirm: ActionDef = {
   onType: 'user_account',
   name: 'totp_confirm',
   async run(ctx) {
-    const { deps } = ctx;
+    const { s } = ctx;
     const otp = stringField(ctx.attributes, 'otp')!.trim();
     const account = await callerAccount(ctx);
     if (account.totp_enabled) throw new AppError('forbidden', 'TOTP is already on');
     if (!account.totp_secret) throw new AppError('invalid_input', 'start with totp_enroll');
-    await deps.limiter.assertTotpAllowed(account.reference_id);
-    const step = await matchTotp(account.totp_secret, otp, null);
+    await s.limiter.assertTotpAllowed(account.reference_id);
+    const step = await matchTotp(account.totp_secret, otp, null, s.clock.now());
     if (step === null) {
-      const locked = await deps.limiter.totpFailed(account.reference_id);
-      await deps.audit.record('totp_failed', { account: account.reference_id, client: ctx.clientAddress });
-      if (locked) await deps.audit.record('lockout', { account: account.reference_id, kind: 'totp' }, 'warn');
+      await secondFactorFailure(s, ctx.actor, account.reference_id, 'totp_failed');
       throw new AppError('otp_invalid', 'the code is wrong or expired');
     }
     const codes = newRecoveryCodes();
-    const applied = await deps.store.transaction(async (trx) => {
+    const applied = await s.store.transaction(async (tx) => {
       // Only the secret that was shown, only once: a concurrent confirm or re-enrol loses.
-      if (!(await enableTotp(trx, account.id, account.totp_secret!, step))) return false;
-      await replaceRecoveryCodes(trx, account.id, codes.map(hashRecoveryCode));
+      if (!(await enableTotp(tx, account.id, account.totp_secret!, step))) return false;
+      await replaceRecoveryCodes(tx, account.id, codes.map(hashRecoveryCode));
       return true;
     });
     if (!applied) throw new AppError('otp_invalid', 'the enrolment changed meanwhile; start again with totp_enroll');
-    await deps.audit.record('totp_enabled', { account: account.reference_id });
+    await s.audit.record('totp_enabled', ctx.actor, { account: account.reference_id });
     return [
-      tokenItem(deps, await reload(deps, account.id)),
+      tokenItem(s, await reloadAccount(s, account.id)),
       { ResponseType: 'totp.recovery_codes', Attributes: { codes } },
       notify('TOTP is on; keep the recovery codes somewhere safe: they are shown only once'),
     ];
@@ -70,17 +70,13 @@ export const totpDisable: ActionDef = {
   onType: 'user_account',
   name: 'totp_disable',
   async run(ctx) {
-    const { deps } = ctx;
+    const { s } = ctx;
     const password = stringField(ctx.attributes, 'password')!;
     const account = await callerAccount(ctx);
     if (!account.totp_enabled) throw new AppError('invalid_input', 'TOTP is not on');
     await confirmPassword(ctx, account, password);
     await verifySecondFactor(ctx, account);
-    await deps.store.transaction(async (trx) => {
-      await bumpAuthVersion(trx, account.id, { totp_enabled: false, totp_secret: null, totp_last_step: null });
-      await deleteRecoveryCodes(trx, account.id);
-    });
-    await deps.audit.record('totp_disabled', { account: account.reference_id });
-    return [tokenItem(deps, await reload(deps, account.id)), notify('TOTP is off')];
+    await turnOffTotp(s, ctx.actor, account, 'totp_disabled');
+    return [tokenItem(s, await reloadAccount(s, account.id)), notify('TOTP is off')];
   },
 };

@@ -1,5 +1,5 @@
-import type { Deps } from '../deps';
-import type { Principal } from '../permission/check';
+import type { Actor } from '../actor';
+import type { Services } from '../services';
 
 export interface ActionItem {
   ResponseType: string;
@@ -7,11 +7,9 @@ export interface ActionItem {
 }
 
 export interface ActionContext {
-  deps: Deps;
-  principal: Principal;
+  s: Services;
+  actor: Actor;
   attributes: Record<string, unknown>;
-  /** The client's address, for per-address limits and logs. */
-  clientAddress: string;
 }
 
 export interface ActionDef {

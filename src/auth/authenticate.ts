@@ -3,17 +3,16 @@
  * valid (bad signature, expired, stale auth_version, account gone or disabled) is refused, never
  * downgraded to a guest.
  */
-import type { Deps } from '../deps';
-import { GUEST, Principal } from '../permission/check';
-import { readRequestFacts } from '../store/hot';
-import type { Guarded } from '../permission/check';
+import type { Services } from '../services';
+import { GUEST, Guarded, Principal } from '../permission/check';
+import { readRequestFacts } from '../store/permissions';
 import { invalidToken } from './tokens';
 
 /** Some clients send these instead of leaving the header out. */
 const PLACEHOLDERS = new Set(['', 'null', 'undefined']);
 
 /** The token in an Authorization header, or null when the header carries no bearer credentials. */
-export function bearerToken(header: string | undefined): string | null {
+export function bearerToken(header: string | undefined | null): string | null {
   if (!header) return null;
   const m = /^Bearer(?:\s+(.*))?$/i.exec(header.trim());
   if (!m) return null;
@@ -21,23 +20,15 @@ export function bearerToken(header: string | undefined): string | null {
   return PLACEHOLDERS.has(token) ? null : token;
 }
 
-export async function authenticate(deps: Deps, header: string | undefined): Promise<Principal> {
-  return (await authenticateFor(deps, header, null)).principal;
-}
-
 /**
  * The caller, and (when `table` is given) that record type's table permission, read together in
  * one round trip: the record API's hot path.
  */
-export async function authenticateFor(
-  deps: Deps,
-  header: string | undefined,
-  table: string | null,
-): Promise<{ principal: Principal; table?: Guarded }> {
+export async function authenticate(s: Services, header: string | null, table: string | null = null): Promise<{ principal: Principal; table?: Guarded }> {
   const token = bearerToken(header);
-  const claims = token === null ? null : deps.tokens.verify(token);
+  const claims = token === null ? null : s.tokens.verify(token);
   // Checked against the store on every request: no cache may outlive a revocation.
-  const facts = await readRequestFacts(deps.store, claims?.sub ?? null, table);
+  const facts = await readRequestFacts(s.store.root, claims?.sub ?? null, table);
   if (claims === null) return { principal: GUEST, table: facts.table };
   const account = facts.account;
   if (!account || account.disabled || account.authVersion !== claims.auth_version) throw invalidToken();

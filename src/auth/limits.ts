@@ -6,7 +6,8 @@
  */
 import { AppError } from '../errors';
 import type { Config } from '../config';
-import type { Db } from '../store/connection';
+import type { Clock } from '../clock';
+import type { Tx } from '../store/connection';
 import { clear, Count, hit, peek } from '../store/counters';
 
 export const keys = {
@@ -17,8 +18,8 @@ export const keys = {
   resetAccount: (referenceId: string) => `reset_account:${referenceId}`,
 };
 
-function limited(count: Count, windowMs: number, what: string): AppError {
-  const retryAfter = Math.max(1, Math.ceil((count.windowStart + windowMs - Date.now()) / 1000));
+function limited(count: Count, windowMs: number, now: number, what: string): AppError {
+  const retryAfter = Math.max(1, Math.ceil((count.windowStart + windowMs - now) / 1000));
   return new AppError('rate_limited', `too many ${what}; try again in ${retryAfter} s`, { retryAfter });
 }
 
@@ -26,8 +27,9 @@ export class Limiter {
   private readonly windowMs: number;
 
   constructor(
-    private readonly db: Db,
+    private readonly db: Tx,
     private readonly config: Config,
+    private readonly clock: Clock,
   ) {
     this.windowMs = config.limits.windowSeconds * 1000;
   }
@@ -37,11 +39,11 @@ export class Limiter {
     const { limits } = this.config;
     if (this.config.rateLimits) {
       const byAddress = await peek(this.db, keys.signinAddress(address), this.windowMs);
-      if (byAddress.hits >= limits.signinFailuresPerAddress) throw limited(byAddress, this.windowMs, 'failed signins from this address');
+      if (byAddress.hits >= limits.signinFailuresPerAddress) throw limited(byAddress, this.windowMs, this.clock.now(), 'failed signins from this address');
     }
     if (emailKey !== null) {
       const byEmail = await peek(this.db, keys.signinEmail(emailKey), this.windowMs);
-      if (byEmail.hits >= limits.signinFailuresPerAccount) throw limited(byEmail, this.windowMs, 'failed signins for this account');
+      if (byEmail.hits >= limits.signinFailuresPerAccount) throw limited(byEmail, this.windowMs, this.clock.now(), 'failed signins for this account');
     }
   }
 
@@ -60,12 +62,12 @@ export class Limiter {
   async signupAttempt(address: string): Promise<void> {
     if (!this.config.rateLimits) return;
     const count = await hit(this.db, keys.signupAddress(address), this.windowMs);
-    if (count.hits > this.config.limits.signupsPerAddress) throw limited(count, this.windowMs, 'signups from this address');
+    if (count.hits > this.config.limits.signupsPerAddress) throw limited(count, this.windowMs, this.clock.now(), 'signups from this address');
   }
 
   async assertTotpAllowed(referenceId: string): Promise<void> {
     const count = await peek(this.db, keys.totpAccount(referenceId), this.windowMs);
-    if (count.hits >= this.config.limits.totpFailuresPerAccount) throw limited(count, this.windowMs, 'failed codes for this account');
+    if (count.hits >= this.config.limits.totpFailuresPerAccount) throw limited(count, this.windowMs, this.clock.now(), 'failed codes for this account');
   }
 
   /** Returns true when this failure locked the second factor. */
@@ -79,9 +81,14 @@ export class Limiter {
     const count = await hit(this.db, keys.resetAccount(referenceId), this.config.limits.resetWindowSeconds * 1000);
     return count.hits <= this.config.limits.resetRequestsPerAccount;
   }
-}
 
-/** Clears an account's lockouts (gatehouse user unlock). */
-export function unlock(db: Db, emailKey: string, referenceId: string): Promise<number> {
-  return clear(db, [keys.signinEmail(emailKey), keys.totpAccount(referenceId)]);
+  /** Clears an account's lockouts (gatehouse user unlock); the number of counters cleared. */
+  unlock(emailKey: string, referenceId: string): Promise<number> {
+    return clear(this.db, [keys.signinEmail(emailKey), keys.totpAccount(referenceId)]);
+  }
+
+  /** Clears the second factor's failure count (after TOTP is turned off). */
+  clearTotp(referenceId: string): Promise<number> {
+    return clear(this.db, [keys.totpAccount(referenceId)]);
+  }
 }

@@ -5,6 +5,7 @@
 import { createSecretKey, KeyObject, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { AppError } from '../errors';
+import type { Clock } from '../clock';
 
 export interface TokenSubject {
   referenceId: string;
@@ -34,13 +35,14 @@ export class TokenService {
     secret: Buffer,
     private readonly issuer: string,
     private readonly ttlSeconds: number,
+    private readonly clock: Clock,
   ) {
     if (secret.length < 32) throw new Error('the JWT secret must be at least 256 bits');
     this.key = createSecretKey(secret);
   }
 
-  sign(subject: TokenSubject, now = Date.now()): string {
-    const iat = Math.floor(now / 1000);
+  sign(subject: TokenSubject): string {
+    const iat = Math.floor(this.clock.now() / 1000);
     const claims: Claims = {
       iss: this.issuer,
       sub: subject.referenceId,
@@ -63,6 +65,7 @@ export class TokenService {
         algorithms: ['HS256'],
         issuer: this.issuer,
         clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        clockTimestamp: Math.floor(this.clock.now() / 1000),
       });
     } catch {
       throw invalidToken();

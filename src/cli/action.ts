@@ -1,9 +1,7 @@
 /** `gatehouse action list | get-permission <action> | set-permission <action> (--guest on|off | --value N)` */
 import { Command, Option } from 'commander';
 import { AppError } from '../errors';
-import { describe } from '../permission/bits';
-import { findActionByName, setActionPermissionByName, viewOf } from '../records/action-permissions';
-import { listActions } from '../store/records-meta';
+import { describePermission as describe } from '../core';
 import { withCore, wantsJson } from './context';
 import type { Io } from './io';
 import { emit, keyValues, table } from './output';
@@ -16,7 +14,7 @@ export function registerAction(program: Command, io: Io): void {
     .description('every action with its permission')
     .action(async (_o, c: Command) =>
       withCore(c, io, async (core) => {
-        const views = (await listActions(core.store.knex)).map(viewOf);
+        const views = await core.actions.list(core.shell);
         emit(io, wantsJson(c), { actions: views }, () =>
           table([['TYPE', 'ACTION', 'PERMISSION', 'BITS'], ...views.map((v) => [v.on_type, v.action, String(v.permission), describe(v.permission)])]),
         );
@@ -28,7 +26,7 @@ export function registerAction(program: Command, io: Io): void {
     .description('the permission of one action, decoded')
     .action(async (name: string, _o, c: Command) =>
       withCore(c, io, async (core) => {
-        const view = viewOf(await findActionByName(core, name));
+        const view = await core.actions.get(core.shell, name);
         emit(io, wantsJson(c), view, () =>
           keyValues([
             ['action', `${view.on_type}/${view.action}`],
@@ -51,7 +49,7 @@ export function registerAction(program: Command, io: Io): void {
       }
       await withCore(c, io, async (core) => {
         const change = opts.guest !== undefined ? { guest: opts.guest } : { value: opts.value };
-        const r = await setActionPermissionByName(core, name, change);
+        const r = await core.actions.setPermission(core.shell, name, change);
         emit(io, wantsJson(c), { action: r.after.action, on_type: r.after.on_type, before: r.before.permission, after: r.after.permission, changed: r.changed, decoded: r.after.decoded }, () =>
           keyValues([
             ['action', `${r.after.on_type}/${r.after.action}`],

@@ -2,8 +2,6 @@
 import type { Command } from 'commander';
 import { AppError } from '../errors';
 import { parseDuration } from '../config';
-import { findAccountOrThrow } from '../accounts/operator';
-import { readAudit } from '../store/audit';
 import { withCore, wantsJson } from './context';
 import type { Io } from './io';
 import { emit, table } from './output';
@@ -27,8 +25,7 @@ export function registerAudit(program: Command, io: Io): void {
       if (opts.limit !== undefined && !/^\d{1,6}$/.test(opts.limit)) throw new AppError('invalid_input', '--limit must be a whole number');
       const limit = opts.limit === undefined ? 100 : Math.max(1, Number(opts.limit));
       await withCore(c, io, async (core) => {
-        const account = opts.account === undefined ? undefined : (await findAccountOrThrow(core, opts.account)).reference_id;
-        const events = await readAudit(core.store.knex, { since, account, limit });
+        const events = await core.audit.query(core.shell, { since, accountEmail: opts.account, limit });
         const doc = events.map((e) => ({ time: new Date(e.created_at).toISOString(), event: e.event, account: e.account, client: e.client, details: e.details }));
         emit(io, wantsJson(c), { events: doc }, () =>
           table([

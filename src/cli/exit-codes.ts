@@ -1,30 +1,30 @@
-/** Error code → process exit code (CONTRACT §4). */
+/** Error code → process exit code (CONTRACT §4): every code chosen here, or it does not compile. */
 import type { ErrorCode } from '../errors';
 
 export const EXIT = { ok: 0, failure: 1, usage: 2, refused: 3, notFound: 4, unavailable: 5 } as const;
 
-export function exitCodeFor(code: ErrorCode): number {
-  switch (code) {
-    case 'invalid_input':
-    case 'password_mismatch':
-    case 'password_too_short':
-    case 'password_too_long':
-    case 'password_too_common':
-    case 'token_invalid':
-    case 'token_expired':
-      return EXIT.usage;
-    case 'forbidden':
-    case 'signup_closed':
-    case 'email_taken':
-    case 'invalid_credentials':
-    case 'email_unverified':
-      return EXIT.refused;
-    case 'not_found':
-      return EXIT.notFound;
-    case 'unavailable':
-    case 'rate_limited':
-      return EXIT.unavailable;
-    default:
-      return EXIT.failure;
-  }
-}
+export const EXIT_CODE: Readonly<Record<ErrorCode, number>> = {
+  invalid_input: EXIT.usage,
+  password_mismatch: EXIT.usage,
+  password_too_short: EXIT.usage,
+  password_too_long: EXIT.usage,
+  password_too_common: EXIT.usage,
+  token_invalid: EXIT.usage,
+  token_expired: EXIT.usage,
+  body_too_large: EXIT.usage,
+  unsupported_media_type: EXIT.usage,
+  id_mismatch: EXIT.usage,
+  forbidden: EXIT.refused,
+  signup_closed: EXIT.refused,
+  email_taken: EXIT.refused,
+  invalid_credentials: EXIT.refused,
+  email_unverified: EXIT.refused,
+  unauthenticated: EXIT.refused,
+  invalid_token: EXIT.refused,
+  otp_required: EXIT.refused,
+  otp_invalid: EXIT.refused,
+  not_found: EXIT.notFound,
+  unavailable: EXIT.unavailable,
+  rate_limited: EXIT.unavailable,
+  internal: EXIT.failure,
+};

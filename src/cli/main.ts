@@ -1,23 +1,26 @@
 /** The command line: one program, every command opening the same core as `serve`. */
 import { Command, CommanderError, Option } from 'commander';
 import { isAppError } from '../errors';
-import { loadConfig } from '../config';
-import { toStoreError } from '../store/connection';
+import { Config, loadConfig } from '../config';
 import { registerAction } from './action';
 import { registerAudit } from './audit';
 import { registerBootstrapAdmin } from './bootstrap-admin';
 import { globalFlags } from './context';
-import { EXIT, exitCodeFor } from './exit-codes';
+import { EXIT, EXIT_CODE } from './exit-codes';
 import { Io, processIo } from './io';
 import { registerMigrate } from './migrate';
 import { registerMigrateStore } from './migrate-store';
-import { serve } from './serve';
 import { registerStats } from './stats';
 import { registerUser } from './user';
 
 export const VERSION = '0.1.0';
 
-export function buildProgram(io: Io): Command {
+/** The front ends the shell can start: `serve` runs the HTTP server (wired in by bin/, so the CLI never imports it). */
+export interface Servers {
+  serve(config: Config): Promise<void>;
+}
+
+export function buildProgram(io: Io, servers: Servers): Command {
   const program = new Command('gatehouse')
     .description('Self-hosted account and access server')
     .version(VERSION, '--version')
@@ -56,7 +59,7 @@ export function buildProgram(io: Io): Command {
       const flags = globalFlags(cmd);
       // commander sets rateLimits=true by default for --no-rate-limits; only pass it when given.
       if (cmd.getOptionValueSource('rateLimits') !== 'cli') delete flags.rateLimits;
-      await serve(loadConfig(flags, io.env));
+      await servers.serve(loadConfig(flags, io.env));
     });
 
   registerBootstrapAdmin(program, io);
@@ -70,8 +73,8 @@ export function buildProgram(io: Io): Command {
 }
 
 /** Runs the CLI; returns the exit code instead of exiting, so tests can call it in-process. */
-export async function run(argv: string[], io: Io = processIo): Promise<number> {
-  const program = buildProgram(io);
+export async function run(argv: string[], servers: Servers, io: Io = processIo): Promise<number> {
+  const program = buildProgram(io, servers);
   try {
     await program.parseAsync(argv);
     return EXIT.ok;
@@ -80,11 +83,10 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
       if (thrown.exitCode === 0) return EXIT.ok; // --help, --version
       return EXIT.usage;
     }
-    const err = toStoreError(thrown, 'the store is busy or unavailable');
     const json = program.opts().json === true;
-    if (isAppError(err)) {
-      io.err(json ? JSON.stringify({ error: { code: err.code, message: err.message } }) + '\n' : `gatehouse: ${err.message}\n`);
-      return exitCodeFor(err.code);
+    if (isAppError(thrown)) {
+      io.err(json ? JSON.stringify({ error: { code: thrown.code, message: thrown.message } }) + '\n' : `gatehouse: ${thrown.message}\n`);
+      return EXIT_CODE[thrown.code];
     }
     const e = thrown as NodeJS.ErrnoException;
     const message = e?.code === 'EADDRINUSE' ? 'the port is already in use' : e?.code === 'EACCES' ? 'permission denied' : 'unexpected error';

@@ -4,9 +4,7 @@
  */
 import type { Command } from 'commander';
 import { loadConfig } from '../config';
-import { AppError } from '../errors';
-import { openStore } from '../store/connection';
-import { copyStore } from '../store/copy';
+import { migrateStore } from '../core';
 import { globalFlags, wantsJson } from './context';
 import type { Io } from './io';
 import { emit, table } from './output';
@@ -22,20 +20,9 @@ export function registerMigrateStore(program: Command, io: Io): void {
       const target = opts.to.startsWith('sqlite:')
         ? loadConfig({ dataDir: opts.to.slice('sqlite:'.length), db: '' }, {})
         : loadConfig({ dataDir: source.dataDir, db: opts.to }, {});
-      if (target.db === source.db && target.dataDir === source.dataDir) throw new AppError('invalid_input', '--to names the store being copied');
-      const from = await openStore(source);
-      try {
-        const to = await openStore(target);
-        try {
-          const report = await copyStore(from, to);
-          emit(io, wantsJson(c), { from: from.location, to: to.location, tables: report.tables }, () =>
-            `copied ${from.location} -> ${to.location}\n` + table([['TABLE', 'ROWS'], ...report.tables.map((t) => [t.table, String(t.target)])]),
-          );
-        } finally {
-          await to.close();
-        }
-      } finally {
-        await from.close();
-      }
+      const report = await migrateStore(source, target);
+      emit(io, wantsJson(c), { from: report.from, to: report.to, tables: report.tables }, () =>
+        `copied ${report.from} -> ${report.to}\n` + table([['TABLE', 'ROWS'], ...report.tables.map((t) => [t.table, String(t.target)])]),
+      );
     });
 }

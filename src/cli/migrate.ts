@@ -1,8 +1,6 @@
 /** `gatehouse migrate [status]`: opening the store migrates it; `status` only reports. */
 import type { Command } from 'commander';
 import { loadConfig } from '../config';
-import { migrationSource } from '../store/migrations';
-import { schemaVersion } from '../store/connection';
 import { globalFlags, withCore, wantsJson } from './context';
 import type { Io } from './io';
 import { emit, keyValues } from './output';
@@ -16,11 +14,8 @@ export function registerMigrate(program: Command, io: Io): void {
       if (sub !== undefined && sub !== 'status') throw new AppError('invalid_input', `unknown migrate subcommand ${sub}`);
       loadConfig(globalFlags(c), io.env); // validate flags before touching anything
       await withCore(c, io, async (core) => {
-        const [completed, pending] = await core.store.knex.migrate.list({ migrationSource });
-        const version = await schemaVersion(core.store.knex);
-        const names = (list: Array<{ name: string } | string | [string, unknown]>) =>
-          list.map((m) => (typeof m === 'string' ? m : Array.isArray(m) ? m[0] : m.name));
-        const doc = { current: version.current, latest: version.latest, completed: names(completed), pending: names(pending) };
+        const status = await core.schema();
+        const doc = { current: status.current, latest: status.latest, completed: status.completed, pending: status.pending };
         emit(io, wantsJson(c), doc, () =>
           keyValues([
             ['schema version', doc.current],

@@ -1,20 +1,6 @@
 /** `gatehouse user list | show | create | set-password | revoke-sessions | disable | enable | unlock | totp-reset` */
 import type { Command } from 'commander';
-import { createAccount } from '../accounts/create';
-import {
-  AccountView,
-  findAccountOrThrow,
-  listAccountViews,
-  OPERATOR,
-  resetTotp,
-  revokeSessions,
-  setDisabled,
-  setPassword,
-  unlockAccount,
-  viewAccount,
-} from '../accounts/operator';
-import { normalizeEmail, validateName, validatePassword } from '../accounts/validate';
-import { findAccountByEmailKey } from '../store/accounts';
+import type { AccountView } from '../core';
 import { withCore, wantsJson } from './context';
 import type { Io } from './io';
 import { emit, keyValues, table } from './output';
@@ -45,7 +31,7 @@ export function registerUser(program: Command, io: Io): void {
     .description('every account')
     .action(async (_o, c: Command) =>
       withCore(c, io, async (core) => {
-        const views = await listAccountViews(core);
+        const views = await core.accounts.list(core.shell);
         emit(io, wantsJson(c), { accounts: views }, () =>
           table([
             ['EMAIL', 'NAME', 'ADMIN', 'DISABLED', 'VERIFIED', 'TOTP', 'CREATED'],
@@ -60,7 +46,7 @@ export function registerUser(program: Command, io: Io): void {
     .description('one account')
     .action(async (email: string, _o, c: Command) =>
       withCore(c, io, async (core) => {
-        const view = await viewAccount(core, await findAccountOrThrow(core, email));
+        const view = await core.accounts.show(core.shell, email);
         emit(io, wantsJson(c), view, () => showAccount(view));
       }),
     );
@@ -73,13 +59,8 @@ export function registerUser(program: Command, io: Io): void {
       .option('--name <name>', 'display name (default: the part of the email before @)'),
   ).action(async (opts: PasswordFlags & { email: string; name?: string }, c: Command) => {
     const password = await readPassword(opts, io);
-    const { email, key } = normalizeEmail(opts.email);
-    const name = validateName(opts.name ?? email.split('@')[0]);
-    validatePassword(password, undefined, key, 1);
     await withCore(c, io, async (core) => {
-      validatePassword(password, undefined, key, core.config.passwordMinLength);
-      await createAccount(core, OPERATOR, { email, emailKey: key, name, password });
-      const view = await viewAccount(core, (await findAccountByEmailKey(core.store.knex, key))!);
+      const view = await core.accounts.create(core.shell, { email: opts.email, name: opts.name, password });
       emit(io, wantsJson(c), { account: view }, () => showAccount(view));
     });
   });
@@ -88,7 +69,7 @@ export function registerUser(program: Command, io: Io): void {
     async (email: string, opts: PasswordFlags, c: Command) => {
       const password = await readPassword(opts, io);
       await withCore(c, io, async (core) => {
-        const account = await setPassword(core, email, password);
+        const account = await core.accounts.setPassword(core.shell, email, password);
         done(io, c, account, true, 'password set; earlier sessions are signed out');
       });
     },
@@ -98,7 +79,7 @@ export function registerUser(program: Command, io: Io): void {
     .command('revoke-sessions <email>')
     .description('invalidate every token issued so far')
     .action(async (email: string, _o, c: Command) =>
-      withCore(c, io, async (core) => done(io, c, await revokeSessions(core, email), true, 'every earlier session is signed out')),
+      withCore(c, io, async (core) => done(io, c, await core.accounts.revokeSessions(core.shell, email), true, 'every earlier session is signed out')),
     );
 
   for (const [name, disabled] of [['disable', true], ['enable', false]] as const) {
@@ -107,7 +88,7 @@ export function registerUser(program: Command, io: Io): void {
       .description(disabled ? 'refuse signin and end every session' : 'allow signin again')
       .action(async (email: string, _o, c: Command) =>
         withCore(c, io, async (core) => {
-          const r = await setDisabled(core, email, disabled);
+          const r = await core.accounts.setDisabled(core.shell, email, disabled);
           done(io, c, r.account, r.changed, r.changed ? `${name}d` : `already ${name}d; nothing changed`);
         }),
       );
@@ -118,7 +99,7 @@ export function registerUser(program: Command, io: Io): void {
     .description('clear failed-signin and TOTP lockouts')
     .action(async (email: string, _o, c: Command) =>
       withCore(c, io, async (core) => {
-        const r = await unlockAccount(core, email);
+        const r = await core.accounts.unlock(core.shell, email);
         done(io, c, r.account, r.cleared > 0, r.cleared > 0 ? 'unlocked' : 'was not locked; nothing changed');
       }),
     );
@@ -128,7 +109,7 @@ export function registerUser(program: Command, io: Io): void {
     .description('turn the second factor off (the account can enrol again)')
     .action(async (email: string, _o, c: Command) =>
       withCore(c, io, async (core) => {
-        const r = await resetTotp(core, email);
+        const r = await core.accounts.resetTotp(core.shell, email);
         done(io, c, r.account, r.changed, r.changed ? 'TOTP turned off; earlier sessions are signed out' : 'TOTP was not on; nothing changed');
       }),
     );

@@ -1,20 +1,45 @@
 /**
  * The single mapping from error codes to HTTP, and the two error body shapes (actions and
- * JSON:API). Only AppErrors show their message; anything else is a generic 500 and is logged
- * without its text reaching the client.
+ * JSON:API), chosen where each route is defined. Only AppErrors show their message; anything
+ * else is a generic 500 and is logged without its text reaching the client.
  */
 import type { Context, Next } from 'koa';
-import { AppError, ERROR_CODES, ErrorCode, isAppError } from '../errors';
-import { toStoreError } from '../store/connection';
+import { AppError, ErrorCode, isAppError } from '../errors';
 import type { Logger } from '../log';
 
 export type ErrorStyle = 'action' | 'jsonapi';
 
+/** Every code's status: a new code does not compile until it has one. */
+export const STATUS: Readonly<Record<ErrorCode, number>> = {
+  invalid_input: 400,
+  password_mismatch: 400,
+  password_too_short: 400,
+  password_too_long: 400,
+  password_too_common: 400,
+  token_invalid: 400,
+  token_expired: 400,
+  invalid_credentials: 401,
+  unauthenticated: 401,
+  invalid_token: 401,
+  otp_required: 401,
+  otp_invalid: 401,
+  forbidden: 403,
+  signup_closed: 403,
+  email_unverified: 403,
+  not_found: 404,
+  email_taken: 409,
+  id_mismatch: 409,
+  body_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal: 500,
+  unavailable: 503,
+};
+
 /** Koa and body-parser errors carry an HTTP status; turn the ones we expect into AppErrors. */
 export function toAppError(err: unknown): AppError | null {
-  const mapped = toStoreError(err, 'request failed');
-  if (isAppError(mapped)) return mapped;
-  const e = err as { status?: number; expose?: boolean; type?: string } | null;
+  if (isAppError(err)) return err;
+  const e = err as { status?: number } | null;
   // Never reuse the parser's message: it can quote the body it failed on.
   switch (e?.status) {
     case 400:
@@ -28,15 +53,19 @@ export function toAppError(err: unknown): AppError | null {
   }
 }
 
-export function statusOf(code: ErrorCode): number {
-  return ERROR_CODES[code];
-}
-
 export function errorBody(style: ErrorStyle, err: AppError): unknown {
   if (style === 'action') {
     return [{ ResponseType: 'client.notify', Attributes: { type: 'error', title: 'failed', message: err.message, code: err.code } }];
   }
-  return { errors: [{ status: String(statusOf(err.code)), code: err.code, title: err.message }] };
+  return { errors: [{ status: String(STATUS[err.code]), code: err.code, title: err.message }] };
+}
+
+/** Routes pick their error body style; the outermost handler answers in it. */
+export function errorStyle(style: ErrorStyle) {
+  return async (ctx: Context, next: Next) => {
+    ctx.state.errorStyle = style;
+    await next();
+  };
 }
 
 export function errorMiddleware(logger: Logger) {
@@ -53,8 +82,8 @@ export function errorMiddleware(logger: Logger) {
       } else if (err.code === 'unavailable') {
         logger.warn('store_unavailable', { request_id: ctx.state.requestId });
       }
-      const style: ErrorStyle = ctx.path.startsWith('/action/') ? 'action' : 'jsonapi';
-      ctx.status = statusOf(err.code);
+      const style: ErrorStyle = ctx.state.errorStyle ?? 'jsonapi';
+      ctx.status = STATUS[err.code];
       ctx.type = style === 'action' ? 'application/json' : 'application/vnd.api+json';
       ctx.body = errorBody(style, err);
       if (err.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter));

@@ -1,31 +1,19 @@
-/** JSON:API shaping, in one place: rows → resource objects, pages → documents with links. */
-import type { RecordPage } from '../records/service';
-import type { RecordType } from '../records/types';
+/** JSON:API shaping, in one place: the core's record views → resource objects and documents with links. */
+import type { Query, RecordPage, RecordView } from '../core';
 
 export const JSONAPI = 'application/vnd.api+json';
 
-export interface Resource {
-  type: string;
-  id: string;
-  attributes: Record<string, unknown>;
+export interface Resource extends RecordView {
   links: { self: string };
 }
 
-export function toResource(type: RecordType, row: Record<string, unknown>, base: string): Resource {
-  const attributes: Record<string, unknown> = {};
-  // Allow-list: only the type's declared attributes ever leave the server.
-  for (const column of type.attributes) {
-    if (!Object.hasOwn(row, column)) continue;
-    const value = row[column];
-    attributes[column] = column.endsWith('_at') && typeof value === 'number' ? new Date(value).toISOString() : value;
-  }
-  const id = String(row.reference_id);
-  return { type: type.name, id, attributes, links: { self: `${base}/api/${type.name}/${id}` } };
+export function toResource(view: RecordView, base: string): Resource {
+  return { ...view, links: { self: `${base}/api/${view.type}/${view.id}` } };
 }
 
-export function pageDocument(type: RecordType, page: RecordPage, base: string, query: Record<string, string | string[] | undefined>) {
+export function pageDocument(type: string, page: RecordPage, base: string, query: Query) {
   const last = Math.max(1, Math.ceil(page.total / page.size));
-  let fixed = `${base}/api/${type.name}?`;
+  let fixed = `${base}/api/${type}?`;
   if (typeof query.filter === 'string') fixed += `filter=${encodeURIComponent(query.filter)}&`;
   if (typeof query.sort === 'string') fixed += `sort=${encodeURIComponent(query.sort)}&`;
   fixed += `page%5Bsize%5D=${page.size}&page%5Bnumber%5D=`;
@@ -34,7 +22,7 @@ export function pageDocument(type: RecordType, page: RecordPage, base: string, q
   if (page.number > 1) links.prev = link(Math.min(page.number - 1, last));
   if (page.number < last) links.next = link(page.number + 1);
   return {
-    data: page.rows.map((r) => toResource(type, r, base)),
+    data: page.views.map((v) => toResource(v, base)),
     links,
     meta: { total: page.total, page: { size: page.size, number: page.number } },
   };

@@ -1,12 +1,13 @@
 /**
- * can(principal, op, row): the one permission decision.
+ * can(principal, op, row): the one permission decision (its SQL twin for lists is
+ * store/permissions.ts permittedSql; a property test holds them to the same answers).
  * Guest bits apply to every caller; owner bits to the row's owner (never to a guest, even on rows
  * without an owner); group bits to callers who share a group with the row; administrators pass.
  */
 import { has, Operation } from './bits';
 
 export interface Principal {
-  /** Internal id, or null for a guest. */
+  /** Internal id, or null for a guest (and for the operator at the shell). */
   readonly accountId: number | null;
   readonly referenceId: string | null;
   readonly groupIds: ReadonlySet<number>;
@@ -14,6 +15,9 @@ export interface Principal {
 }
 
 export const GUEST: Principal = Object.freeze({ accountId: null, referenceId: null, groupIds: new Set<number>(), isAdmin: false });
+
+/** The operator at the shell: passes every permission check, owns nothing. */
+export const OPERATOR: Principal = Object.freeze({ accountId: null, referenceId: null, groupIds: new Set<number>(), isAdmin: true });
 
 export interface Guarded {
   readonly permission: number;
@@ -30,4 +34,4 @@ export function can(principal: Principal, op: Operation, row: Guarded): boolean 
   return has(row.permission, 'group', op) && row.groupIds.some((g) => principal.groupIds.has(g));
 }
 
-export const isGuest = (p: Principal) => p.accountId === null;
+export const isGuest = (p: Principal) => p.accountId === null && !p.isAdmin;

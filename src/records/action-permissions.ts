@@ -1,9 +1,10 @@
 /** Reading and setting action permissions by name (the operator's `gatehouse action …`). */
 import { AppError } from '../errors';
-import type { Deps } from '../deps';
+import type { Actor } from '../actor';
+import type { Services } from '../services';
 import { bit, decode, Decoded, parsePermission } from '../permission/bits';
-import type { ActionRow } from '../store/rows';
-import { listActions } from '../store/records-meta';
+import type { ActionRow } from '../store/permissions';
+import { listActions, updateRow } from '../store/records';
 
 export interface ActionPermissionView {
   action: string;
@@ -13,36 +14,42 @@ export interface ActionPermissionView {
   decoded: Decoded;
 }
 
-export function viewOf(row: ActionRow): ActionPermissionView {
+export function actionView(row: ActionRow): ActionPermissionView {
   return { action: row.action_name, on_type: row.on_type, reference_id: row.reference_id, permission: row.permission, decoded: decode(row.permission) };
 }
 
+export async function listActionViews(s: Services): Promise<ActionPermissionView[]> {
+  return (await listActions(s.store.root)).map(actionView);
+}
+
 /** `signup` or `user_account/signup`. */
-export async function findActionByName(deps: Deps, name: string): Promise<ActionRow> {
+async function findActionByName(s: Services, name: string): Promise<ActionRow> {
   const [type, action] = name.includes('/') ? name.split('/', 2) : [undefined, name];
-  const matches = (await listActions(deps.store.knex)).filter((a) => a.action_name === action && (type === undefined || a.on_type === type));
+  const matches = (await listActions(s.store.root)).filter((a) => a.action_name === action && (type === undefined || a.on_type === type));
   if (matches.length === 0) throw new AppError('not_found', `no action named ${name}`);
   if (matches.length > 1) throw new AppError('invalid_input', `${name} names several actions; write it as <type>/${action}`);
   return matches[0];
 }
 
+export async function getActionView(s: Services, name: string): Promise<ActionPermissionView> {
+  return actionView(await findActionByName(s, name));
+}
+
 export type PermissionChange = { guest: 'on' | 'off' } | { value: unknown };
 
 export async function setActionPermissionByName(
-  deps: Deps,
+  s: Services,
+  actor: Actor,
   name: string,
   change: PermissionChange,
 ): Promise<{ before: ActionPermissionView; after: ActionPermissionView; changed: boolean }> {
-  const row = await findActionByName(deps, name);
+  if (!actor.principal.isAdmin) throw new AppError('forbidden', 'only administrators may change action permissions');
+  const row = await findActionByName(s, name);
   const next =
-    'guest' in change
-      ? change.guest === 'on'
-        ? row.permission | bit('guest', 'execute')
-        : row.permission & ~bit('guest', 'execute')
-      : parsePermission(change.value, '--value');
+    'guest' in change ? (change.guest === 'on' ? row.permission | bit('guest', 'execute') : row.permission & ~bit('guest', 'execute')) : parsePermission(change.value, '--value');
   if (next !== row.permission) {
-    await deps.store.knex('action').where({ id: row.id }).update({ permission: next, updated_at: Date.now() });
-    await deps.audit.record('permission_changed', { account: null, via: 'cli', record_type: 'action', record: row.reference_id, permission: next });
+    await updateRow(s.store.root, 'action', row.id, { permission: next });
+    await s.audit.record('permission_changed', actor, { account: null, record_type: 'action', record: row.reference_id, permission: next });
   }
-  return { before: viewOf(row), after: viewOf({ ...row, permission: next }), changed: next !== row.permission };
+  return { before: actionView(row), after: actionView({ ...row, permission: next }), changed: next !== row.permission };
 }

@@ -13,7 +13,7 @@ export interface ListParams {
   sort: Array<{ column: string; order: 'asc' | 'desc' }>;
 }
 
-function single(query: Record<string, string | string[] | undefined>, key: string): string | undefined {
+function single(query: Query, key: string): string | undefined {
   const v = query[key];
   if (Array.isArray(v)) throw new AppError('invalid_input', `query parameter ${key} is given more than once`);
   return v;
@@ -27,7 +27,10 @@ function positive(raw: string | undefined, key: string, fallback: number, max: n
   return Number(raw);
 }
 
-export function parseListParams(type: RecordType, query: Record<string, string | string[] | undefined>): ListParams {
+/** Query parameters as the HTTP layer parsed them. */
+export type Query = Record<string, string | string[] | undefined>;
+
+export function parseListParams(type: RecordType, query: Query): ListParams {
   for (const key of Object.keys(query)) {
     if (!ALLOWED.has(key)) throw new AppError('invalid_input', `unknown query parameter ${key.slice(0, 40)}`);
   }

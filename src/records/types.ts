@@ -1,77 +1,181 @@
 /**
- * The record types the JSON:API serves, with their allow-lists: which columns are shown, filtered,
- * sorted and written. Nothing outside these lists is ever read from a request or serialized.
+ * The record types the JSON:API serves, as definitions: which columns are shown, filtered,
+ * sorted and written (with each writable field's parser and who may write it), and the hooks
+ * where a type adds a rule (an account's `disabled` goes through the account use case; system
+ * groups stay as they are; deleting an account takes its dedicated group). Nothing outside these
+ * lists is ever read from a request or serialized.
  */
+import { AppError } from '../errors';
+import type { Actor } from '../actor';
+import type { Services } from '../services';
+import { parsePermission } from '../permission/bits';
+import { createAccount, parseNewAccount } from '../accounts/create';
+import { assertNotLastAdministrator } from '../accounts/administrators';
+import { applyDisabled } from '../accounts/lifecycle';
+import { validateName } from '../accounts/validate';
+import type { Tx } from '../store/connection';
+import type { GuardedTable } from '../store/permissions';
+import { AccountRow, deleteAccount, insertGroup } from '../store/accounts';
+import { deleteRow, updateRow } from '../store/records';
+import { readWorld } from '../store/permissions';
+import { can } from '../permission/check';
+import { denied } from '../errors';
+
 export type RecordTypeName = 'user_account' | 'usergroup' | 'action' | 'world';
+export type RecordRow = Record<string, unknown> & { id: number; reference_id: string; permission: number; user_account_id: number | null };
+
+export interface FieldDef {
+  /** `anyone` whose permissions allow the update, or `administrators` only (403 for others). */
+  readonly writer: 'anyone' | 'administrators';
+  parse(value: unknown, key: string): unknown;
+}
+
+/** An audit event a write causes, written after its transaction commits. */
+export interface WriteEvent {
+  event: string;
+  account: string | null;
+}
 
 export interface RecordType {
-  name: RecordTypeName;
+  readonly name: RecordTypeName & GuardedTable;
   /** Columns serialized as attributes (never hashes, secrets or internal ids). */
-  attributes: readonly string[];
-  filterColumns: readonly string[];
-  sortColumns: readonly string[];
-  /** Written by anyone whose permissions allow the update. */
-  writable: readonly string[];
-  /** Written by administrators only; anyone else's attempt is refused whole with 403. */
-  adminWritable: readonly string[];
-  /** Known but never written through the record API by non-administrators (403). */
-  protectedFields: readonly string[];
-  creatable: boolean;
-  deletable: boolean;
+  readonly attributes: readonly string[];
+  readonly filterColumns: readonly string[];
+  readonly sortColumns: readonly string[];
+  readonly fields: Readonly<Record<string, FieldDef>>;
+  /** Known but never written through the record API (403 for non-administrators, 400 for them). */
+  readonly protectedFields: readonly string[];
+  /** Account writes serialize on the accounts lock (the last-administrator rule reads counts). */
+  readonly locksAccounts?: boolean;
+  /** Creates a row and returns its reference_id; absent: built in, not creatable. */
+  create?(s: Services, actor: Actor, attributes: Record<string, unknown>): Promise<{ referenceId: string; echo: Record<string, unknown> }>;
+  /** Refuses a write to this row (inside the transaction). */
+  guard?(tx: Tx, row: RecordRow, op: 'update' | 'delete'): Promise<void>;
+  /** Applies validated changes; the default sets the columns. */
+  update?(tx: Tx, row: RecordRow, changes: Record<string, unknown>): Promise<WriteEvent[]>;
+  /** Deletes the row; absent: built in, not deletable. */
+  remove?(tx: Tx, row: RecordRow): Promise<WriteEvent[]>;
 }
 
 const TIMES = ['created_at', 'updated_at'] as const;
+const IDS = ['user_account_id', 'owner', 'reference_id', 'id', ...TIMES] as const;
+const RESERVED_GROUP_NAMES = new Set(['administrators', 'users']);
 
-export const RECORD_TYPES: Readonly<Record<RecordTypeName, RecordType>> = {
-  user_account: {
-    name: 'user_account',
-    attributes: ['email', 'name', 'permission', 'email_verified', 'totp_enabled', 'disabled', ...TIMES],
-    filterColumns: ['email', 'name'],
-    sortColumns: ['email', 'name', ...TIMES],
-    writable: ['name'],
-    adminWritable: ['permission', 'disabled'],
-    protectedFields: [
-      'email', 'password', 'passwordConfirm', 'auth_version', 'email_verified', 'totp_enabled', 'totp_secret',
-      'user_account_id', 'owner', 'reference_id', 'id', 'created_at', 'updated_at',
-    ],
-    creatable: true,
-    deletable: true,
-  },
-  usergroup: {
-    name: 'usergroup',
-    attributes: ['name', 'permission', 'system_role', ...TIMES],
-    filterColumns: ['name'],
-    sortColumns: ['name', ...TIMES],
-    writable: ['name', 'permission'],
-    adminWritable: [],
-    protectedFields: ['system_role', 'user_account_id', 'owner', 'reference_id', 'id', 'created_at', 'updated_at'],
-    creatable: true,
-    deletable: true,
-  },
-  action: {
-    name: 'action',
-    attributes: ['on_type', 'action_name', 'label', 'permission', ...TIMES],
-    filterColumns: ['action_name', 'label'],
-    sortColumns: ['on_type', 'action_name', 'label', ...TIMES],
-    writable: ['label', 'permission'],
-    adminWritable: [],
-    protectedFields: ['on_type', 'action_name', 'user_account_id', 'owner', 'reference_id', 'id', 'created_at', 'updated_at'],
-    creatable: false,
-    deletable: false,
-  },
-  world: {
-    name: 'world',
-    attributes: ['table_name', 'permission', 'default_permission', ...TIMES],
-    filterColumns: ['table_name'],
-    sortColumns: ['table_name', ...TIMES],
-    writable: ['permission', 'default_permission'],
-    adminWritable: [],
-    protectedFields: ['table_name', 'user_account_id', 'owner', 'reference_id', 'id', 'created_at', 'updated_at'],
-    creatable: false,
-    deletable: false,
+const permissionField: FieldDef = { writer: 'anyone', parse: (v, key) => parsePermission(v, key) };
+
+function nameField(reserved?: ReadonlySet<string>): FieldDef {
+  return {
+    writer: 'anyone',
+    parse(value) {
+      if (typeof value !== 'string') throw new AppError('invalid_input', 'name must be a string');
+      const name = validateName(value);
+      if (reserved?.has(name.toLowerCase())) throw new AppError('invalid_input', `the group name ${name} is reserved`);
+      return name;
+    },
+  };
+}
+
+const labelField: FieldDef = {
+  writer: 'anyone',
+  parse(value) {
+    if (typeof value !== 'string' || value.trim() === '' || value.length > 200) {
+      throw new AppError('invalid_input', 'label must be a non-empty string of at most 200 characters');
+    }
+    return value.trim();
   },
 };
 
-export function recordType(name: string): RecordType | undefined {
-  return Object.hasOwn(RECORD_TYPES, name) ? RECORD_TYPES[name as RecordTypeName] : undefined;
+const booleanField = (key: string): FieldDef => ({
+  writer: 'administrators',
+  parse(value) {
+    if (typeof value !== 'boolean') throw new AppError('invalid_input', `${key} must be true or false`);
+    return value;
+  },
+});
+
+const userAccount: RecordType = {
+  name: 'user_account',
+  attributes: ['email', 'name', 'permission', 'email_verified', 'totp_enabled', 'disabled', ...TIMES],
+  filterColumns: ['email', 'name'],
+  sortColumns: ['email', 'name', ...TIMES],
+  fields: { name: nameField(), permission: { ...permissionField, writer: 'administrators' }, disabled: booleanField('disabled') },
+  protectedFields: ['email', 'password', 'passwordConfirm', 'auth_version', 'email_verified', 'totp_enabled', 'totp_secret', ...IDS],
+  locksAccounts: true,
+  async create(s, actor, attributes) {
+    // The same gate and the same code as signup: closing signup closes this door too.
+    const created = await createAccount(s, actor, parseNewAccount(attributes, s.config.passwordMinLength, false));
+    return { referenceId: created.referenceId, echo: { reference_id: created.referenceId, email: created.email, name: created.name } };
+  },
+  async update(tx, row, changes) {
+    const { disabled, ...columns } = changes;
+    if (Object.keys(columns).length > 0) await updateRow(tx, 'user_account', row.id, columns);
+    // Disabling (or enabling) is the account use case: the last-administrator rule, sessions end.
+    if (disabled !== undefined && (await applyDisabled(tx, row as unknown as AccountRow, disabled as boolean))) {
+      return [{ event: disabled ? 'account_disabled' : 'account_enabled', account: row.reference_id }];
+    }
+    return [];
+  },
+  async remove(tx, row) {
+    await assertNotLastAdministrator(tx, row.id, 'deleted');
+    // The account's dedicated group goes with it (groups it owns that nobody else is in).
+    await deleteAccount(tx, row.id);
+    return [{ event: 'account_deleted', account: row.reference_id }];
+  },
+};
+
+const usergroup: RecordType = {
+  name: 'usergroup',
+  attributes: ['name', 'permission', 'system_role', ...TIMES],
+  filterColumns: ['name'],
+  sortColumns: ['name', ...TIMES],
+  fields: { name: nameField(RESERVED_GROUP_NAMES), permission: permissionField },
+  protectedFields: ['system_role', ...IDS],
+  async create(s, actor, attributes) {
+    // The guest create bit exists for the signup chain; a group made by a guest would have no
+    // owner to manage it, so the record API asks guests to sign in.
+    const ownerId = actor.principal.accountId;
+    if (ownerId === null) throw new AppError('unauthenticated', 'sign in to create groups');
+    for (const key of Object.keys(attributes)) {
+      if (key !== 'name' && key !== 'permission') throw new AppError('invalid_input', `unknown attribute ${key.slice(0, 40)} for usergroup`);
+    }
+    if (!Object.hasOwn(attributes, 'name')) throw new AppError('invalid_input', 'name is required');
+    const name = this.fields.name.parse(attributes.name, 'name') as string;
+    const permission = attributes.permission === undefined ? undefined : (permissionField.parse(attributes.permission, 'permission') as number);
+    const world = await readWorld(s.store.root, 'usergroup');
+    if (!can(actor.principal, 'create', world.guard)) throw denied(false, 'create usergroup records');
+    const group = await insertGroup(s.store.root, { name, ownerId, permission: permission ?? world.row.default_permission });
+    return { referenceId: group.referenceId, echo: { reference_id: group.referenceId, name } };
+  },
+  async guard(_tx, row, op) {
+    if (row.system_role) throw new AppError('forbidden', `system groups cannot be ${op === 'update' ? 'changed' : 'deleted'}`);
+  },
+  async remove(tx, row) {
+    await deleteRow(tx, 'usergroup', row.id);
+    return [];
+  },
+};
+
+const action: RecordType = {
+  name: 'action',
+  attributes: ['on_type', 'action_name', 'label', 'permission', ...TIMES],
+  filterColumns: ['action_name', 'label'],
+  sortColumns: ['on_type', 'action_name', 'label', ...TIMES],
+  fields: { label: labelField, permission: permissionField },
+  protectedFields: ['on_type', 'action_name', ...IDS],
+};
+
+const world: RecordType = {
+  name: 'world',
+  attributes: ['table_name', 'permission', 'default_permission', ...TIMES],
+  filterColumns: ['table_name'],
+  sortColumns: ['table_name', ...TIMES],
+  fields: { permission: permissionField, default_permission: permissionField },
+  protectedFields: ['table_name', ...IDS],
+};
+
+export const RECORD_TYPES: Readonly<Record<RecordTypeName, RecordType>> = { user_account: userAccount, usergroup, action, world };
+
+export function recordType(name: string): RecordType {
+  if (!Object.hasOwn(RECORD_TYPES, name)) throw new AppError('not_found', 'no such record type');
+  return RECORD_TYPES[name as RecordTypeName];
 }

@@ -1,63 +1,83 @@
 /** Queries on accounts, groups and memberships. */
 import { randomUUID } from 'node:crypto';
-import type { Db } from './connection';
-import { AccountRow, normalizeRow } from './rows';
+import { AppError } from '../errors';
+import { Handle, isUniqueViolation, op } from './handle';
+import { decodeRow } from './schema';
 
 export type SystemRole = 'administrators' | 'users';
 
-/** What an authenticated request needs, in one query: version, state, groups, admin-ness. */
-export interface AuthFacts {
+export interface AccountRow {
   id: number;
-  referenceId: string;
-  authVersion: number;
+  reference_id: string;
+  email: string;
+  email_key: string;
+  name: string;
+  password: string;
+  permission: number;
+  user_account_id: number | null;
+  auth_version: number;
   disabled: boolean;
-  groupIds: Set<number>;
-  isAdmin: boolean;
+  email_verified: boolean;
+  totp_secret: string | null;
+  totp_enabled: boolean;
+  totp_last_step: number | null;
+  created_at: number;
+  updated_at: number;
 }
 
-export async function findAccountByEmailKey(db: Db, emailKey: string): Promise<AccountRow | undefined> {
-  const raw = await db('user_account').where({ email_key: emailKey }).first();
-  return raw ? normalizeRow<AccountRow>(raw) : undefined;
+/** Columns an account update may set (never its ids). */
+export type AccountChanges = Partial<Omit<AccountRow, 'id' | 'reference_id' | 'user_account_id' | 'created_at' | 'updated_at' | 'auth_version'>>;
+
+const emailTaken = () => new AppError('email_taken', 'an account with this email already exists');
+
+async function first(h: Handle, where: Record<string, unknown>): Promise<AccountRow | undefined> {
+  const raw = await h.k('user_account').where(where).first();
+  return raw ? decodeRow<AccountRow>('user_account', raw) : undefined;
 }
 
-export async function findAccountById(db: Db, id: number): Promise<AccountRow | undefined> {
-  const raw = await db('user_account').where({ id }).first();
-  return raw ? normalizeRow<AccountRow>(raw) : undefined;
-}
+export const findAccountByEmailKey = op((h, emailKey: string) => first(h, { email_key: emailKey }));
+export const findAccountById = op((h, id: number) => first(h, { id }));
+export const findAccountByReference = op((h, referenceId: string) => first(h, { reference_id: referenceId }));
 
-async function insertReturningId(db: Db, table: string, row: Record<string, unknown>): Promise<number> {
-  const [inserted] = await db(table).insert(row).returning('id');
+/** Whether an account uses this email key (a fast pre-check on the read pool; the transaction re-checks). */
+export const emailKeyTaken = op(async (h, emailKey: string) => (await h.all('SELECT 1 AS one FROM user_account WHERE email_key = ?', [emailKey])).length > 0);
+
+async function insertReturningId(h: Handle, table: string, row: Record<string, unknown>): Promise<number> {
+  const [inserted] = await h.k(table).insert(row).returning('id');
   return Number(typeof inserted === 'object' ? inserted.id : inserted);
 }
 
-export async function insertAccount(
-  db: Db,
-  fields: { email: string; emailKey: string; name: string; passwordHash: string; permission: number },
-): Promise<{ id: number; referenceId: string }> {
-  const now = Date.now();
-  const referenceId = randomUUID();
-  const id = await insertReturningId(db, 'user_account', {
-    reference_id: referenceId,
-    email: fields.email,
-    email_key: fields.emailKey,
-    name: fields.name,
-    password: fields.passwordHash,
-    permission: fields.permission,
-    created_at: now,
-    updated_at: now,
-  });
-  // An account owns its own row.
-  await db('user_account').where({ id }).update({ user_account_id: id });
-  return { id, referenceId };
-}
+export const insertAccount = op(
+  async (h, fields: { email: string; emailKey: string; name: string; passwordHash: string; permission: number }): Promise<{ id: number; referenceId: string }> => {
+    const now = h.clock.now();
+    const referenceId = randomUUID();
+    let id: number;
+    try {
+      id = await insertReturningId(h, 'user_account', {
+        reference_id: referenceId,
+        email: fields.email,
+        email_key: fields.emailKey,
+        name: fields.name,
+        password: fields.passwordHash,
+        permission: fields.permission,
+        created_at: now,
+        updated_at: now,
+      });
+    } catch (err) {
+      // Two signups of one email racing past the first check: the unique index decides.
+      if (isUniqueViolation(err)) throw emailTaken();
+      throw err;
+    }
+    // An account owns its own row.
+    await h.k('user_account').where({ id }).update({ user_account_id: id });
+    return { id, referenceId };
+  },
+);
 
-export async function insertGroup(
-  db: Db,
-  fields: { name: string; ownerId: number | null; permission: number },
-): Promise<{ id: number; referenceId: string }> {
-  const now = Date.now();
+export const insertGroup = op(async (h, fields: { name: string; ownerId: number | null; permission: number }): Promise<{ id: number; referenceId: string }> => {
+  const now = h.clock.now();
   const referenceId = randomUUID();
-  const id = await insertReturningId(db, 'usergroup', {
+  const id = await insertReturningId(h, 'usergroup', {
     reference_id: referenceId,
     name: fields.name,
     permission: fields.permission,
@@ -66,11 +86,12 @@ export async function insertGroup(
     updated_at: now,
   });
   return { id, referenceId };
-}
+});
 
-export async function addMembership(db: Db, accountId: number, groupId: number, permission: number): Promise<void> {
-  const now = Date.now();
-  await db('membership')
+export const addMembership = op(async (h, accountId: number, groupId: number, permission: number): Promise<void> => {
+  const now = h.clock.now();
+  await h
+    .k('membership')
     .insert({
       reference_id: randomUUID(),
       account_id: accountId,
@@ -82,48 +103,80 @@ export async function addMembership(db: Db, accountId: number, groupId: number, 
     })
     .onConflict(['account_id', 'usergroup_id'])
     .ignore();
-}
+});
 
-export async function systemGroupId(db: Db, role: SystemRole): Promise<number> {
-  const row = await db('usergroup').where({ system_role: role }).first('id');
+export const systemGroupId = op(async (h, role: SystemRole): Promise<number> => {
+  const row = await h.k('usergroup').where({ system_role: role }).first('id');
   if (!row) throw new Error(`system group ${role} is missing: the store was not migrated`);
   return Number(row.id);
-}
+});
 
-export async function countAdministrators(db: Db): Promise<number> {
-  const row = await db('membership as m')
-    .join('usergroup as g', 'g.id', 'm.usergroup_id')
-    .where('g.system_role', 'administrators')
-    .count({ n: '*' })
-    .first();
+export const countAdministrators = op(async (h): Promise<number> => {
+  const row = await h.k('membership as m').join('usergroup as g', 'g.id', 'm.usergroup_id').where('g.system_role', 'administrators').count({ n: '*' }).first();
   return Number(row?.n ?? 0);
-}
+});
 
-export async function isAdministrator(db: Db, accountId: number): Promise<boolean> {
-  const row = await db('membership as m')
+export const isAdministrator = op(async (h, accountId: number): Promise<boolean> => {
+  const row = await h
+    .k('membership as m')
     .join('usergroup as g', 'g.id', 'm.usergroup_id')
     .where({ 'g.system_role': 'administrators', 'm.account_id': accountId })
     .first('m.id');
   return row !== undefined;
-}
+});
 
-export async function updateAccount(db: Db, id: number, fields: Partial<Omit<AccountRow, 'id' | 'reference_id'>>): Promise<void> {
-  await db('user_account')
-    .where({ id })
-    .update({ ...fields, updated_at: Date.now() });
-}
+/** Every account with whether it administers, oldest first. */
+export const listAccounts = op(async (h): Promise<Array<AccountRow & { administrator: boolean }>> => {
+  const admins = h.k('membership as m').join('usergroup as g', 'g.id', 'm.usergroup_id').where('g.system_role', 'administrators').select('m.account_id');
+  const rows: Array<Record<string, unknown>> = await h.k('user_account').orderBy('id');
+  const adminIds = new Set((await admins).map((r: { account_id: unknown }) => Number(r.account_id)));
+  return rows.map((r) => {
+    const account = decodeRow<AccountRow>('user_account', r);
+    return { ...account, administrator: adminIds.has(account.id) };
+  });
+});
 
-/** Invalidates every token issued so far for the account. */
-export async function bumpAuthVersion(db: Db, id: number, extra: Partial<Omit<AccountRow, 'id' | 'reference_id'>> = {}): Promise<void> {
-  await db('user_account')
-    .where({ id })
-    .update({ ...extra, auth_version: db.raw('auth_version + 1'), updated_at: Date.now() });
-}
+/** Sets columns; an email change that collides with another account is email_taken. */
+export const updateAccount = op(async (h, id: number, fields: AccountChanges): Promise<void> => {
+  try {
+    await h.k('user_account').where({ id }).update({ ...fields, updated_at: h.clock.now() });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw emailTaken();
+    throw err;
+  }
+});
+
+/** Sets columns and invalidates every token issued so far for the account. */
+export const bumpAuthVersion = op(async (h, id: number, fields: AccountChanges = {}): Promise<void> => {
+  try {
+    await h.k('user_account').where({ id }).update({ ...fields, auth_version: h.k.raw('auth_version + 1'), updated_at: h.clock.now() });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw emailTaken();
+    throw err;
+  }
+});
 
 /**
  * Serializes account writes: SQLite takes its write lock here (not at a later read→write
  * upgrade, which would fail at once with SQLITE_BUSY), PostgreSQL takes a row lock.
  */
-export async function lockAccounts(db: Db): Promise<void> {
-  await db('write_lock').where({ name: 'accounts' }).update({ counter: db.raw('counter + 1') });
-}
+export const lockAccounts = op(async (h): Promise<void> => {
+  await h.k('write_lock').where({ name: 'accounts' }).update({ counter: h.k.raw('counter + 1') });
+});
+
+/**
+ * Deletes an account and the groups it owns that nobody else is in (its dedicated group), and
+ * what was shared with them.
+ */
+export const deleteAccount = op(async (h, id: number): Promise<void> => {
+  const owned: Array<{ id: unknown }> = await h.k('usergroup').where({ user_account_id: id }).whereNull('system_role').select('id');
+  for (const g of owned) {
+    const others = await h.k('membership').where({ usergroup_id: g.id }).whereNot({ account_id: id }).first('id');
+    if (!others) {
+      await h.k('record_usergroup').where({ record_type: 'usergroup', record_id: g.id }).del();
+      await h.k('usergroup').where({ id: g.id }).del();
+    }
+  }
+  await h.k('record_usergroup').where({ record_type: 'user_account', record_id: id }).del();
+  await h.k('user_account').where({ id }).del();
+});

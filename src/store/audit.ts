@@ -1,5 +1,6 @@
 /** The audit table: appended by every security event, read by `gatehouse audit`. */
-import type { Db } from './connection';
+import { op } from './handle';
+import { decodeRow } from './schema';
 
 export interface AuditRow {
   id: number;
@@ -10,21 +11,23 @@ export interface AuditRow {
   details: Record<string, unknown>;
 }
 
-export async function appendAudit(db: Db, row: Omit<AuditRow, 'id'>): Promise<void> {
-  await db('audit_event').insert({ ...row, details: JSON.stringify(row.details) });
+export const appendAudit = op(async (h, row: Omit<AuditRow, 'id' | 'created_at'>): Promise<void> => {
+  await h.k('audit_event').insert({ ...row, created_at: h.clock.now(), details: JSON.stringify(row.details) });
+});
+
+export interface AuditFilter {
+  since?: number;
+  account?: string;
+  limit: number;
 }
 
-export async function readAudit(db: Db, filter: { since?: number; account?: string; limit: number }): Promise<AuditRow[]> {
-  const q = db('audit_event').orderBy('id', 'desc').limit(filter.limit);
+export const readAudit = op(async (h, filter: AuditFilter): Promise<AuditRow[]> => {
+  const q = h.k('audit_event').orderBy('id', 'desc').limit(filter.limit);
   if (filter.since !== undefined) q.where('created_at', '>=', filter.since);
   if (filter.account !== undefined) q.where('account', filter.account);
   const rows: Array<Record<string, unknown>> = await q;
-  return rows.reverse().map((r) => ({
-    id: Number(r.id),
-    created_at: Number(r.created_at),
-    event: String(r.event),
-    account: (r.account as string | null) ?? null,
-    client: (r.client as string | null) ?? null,
-    details: JSON.parse(String(r.details)) as Record<string, unknown>,
-  }));
-}
+  return rows.reverse().map((r) => {
+    const row = decodeRow<Omit<AuditRow, 'details'> & { details: string }>('audit_event', r);
+    return { ...row, details: JSON.parse(row.details) as Record<string, unknown> };
+  });
+});

@@ -1,30 +1,27 @@
 /**
  * Opening the store: SQLite (default; WAL, busy_timeout, foreign keys) or PostgreSQL.
  * Migrations run on every open; knex's migration lock makes concurrent opens safe.
+ * This folder is the only code that knows knex: everything else holds the opaque Tx.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { Knex } from 'knex';
 import type { Config } from '../config';
+import type { Clock } from '../clock';
 import { AppError } from '../errors';
+import { Dialect, Handle, op, rawRows, seal, storeError, Tx } from './handle';
 import { LATEST_MIGRATION, migrationSource } from './migrations';
-import { ReadPool, Row } from './read-pool';
+import { ReadPool } from './read-pool';
 
-export type Db = Knex | Knex.Transaction;
-export type Dialect = 'sqlite' | 'postgres';
+export type { Dialect, Tx } from './handle';
 
 export interface Store {
-  readonly knex: Knex;
   readonly dialect: Dialect;
   /** A human-safe description (no credentials). */
   readonly location: string;
-  transaction<T>(fn: (trx: Knex.Transaction) => Promise<T>): Promise<T>;
-  /**
-   * A read outside any transaction, on the hot path: hand-written SQL with ? placeholders over
-   * allow-listed identifiers, values always bound. SQLite: read-only connections with cached
-   * prepared statements; PostgreSQL: the pool.
-   */
-  read(sql: string, params: readonly unknown[]): Promise<Row[]>;
+  /** The root handle: each statement commits on its own; hot reads go to the read pool. */
+  readonly root: Tx;
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -89,38 +86,54 @@ export function describeLocation(config: Config): string {
   return `postgres://${u.hostname}${u.port ? ':' + u.port : ''}${u.pathname}`;
 }
 
-export async function openStore(config: Config): Promise<Store> {
+/** What store code (only) may reach behind a Store: its driver, for copy and statistics. */
+const internals = new WeakMap<Store, { knex: Knex; root: Handle }>();
+export function internalsOf(store: Store): { knex: Knex; root: Handle } {
+  const i = internals.get(store);
+  if (!i) throw new Error('not a store opened by openStore');
+  return i;
+}
+
+export async function openStore(config: Config, clock: Clock): Promise<Store> {
   const dialect: Dialect = config.db ? 'postgres' : 'sqlite';
   const knex = config.db ? postgresKnex(config, config.db) : sqliteKnex(config);
+  let readers: ReadPool | null = null;
   try {
     if (dialect === 'postgres') await withAdvisoryLock(knex, () => migrate(knex));
     else await migrate(knex);
+    if (dialect === 'sqlite') readers = await ReadPool.open(path.join(config.dataDir, SQLITE_FILE), SQLITE_READERS, config.busyTimeoutMs);
   } catch (err) {
     await knex.destroy().catch(() => {});
-    throw toStoreError(err, 'the store could not be opened');
+    throw storeError(err, 'the store could not be opened: it');
   }
-  let readers: ReadPool | null = null;
-  if (dialect === 'sqlite') {
-    try {
-      readers = await ReadPool.open(path.join(config.dataDir, SQLITE_FILE), SQLITE_READERS, config.busyTimeoutMs);
-    } catch (err) {
-      await knex.destroy().catch(() => {});
-      throw toStoreError(err, 'the store could not be opened');
-    }
-  }
-  return {
-    knex,
+  const pool = readers;
+  const root: Handle = {
+    k: knex,
+    dialect,
+    clock,
+    inTransaction: false,
+    all: pool ? (sql, params) => pool.all(sql, params) : (sql, params) => rawRows(knex, sql, params),
+  };
+  const store: Store = {
     dialect,
     location: describeLocation(config),
-    transaction: (fn) => knex.transaction(fn),
-    read: readers
-      ? (sql, params) => readers.all(sql, params)
-      : async (sql, params) => (await knex.raw(sql, params as Knex.RawBinding[])).rows as Row[],
+    root: seal(root),
+    async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+      try {
+        return await knex.transaction((trx) =>
+          fn(seal({ k: trx, dialect, clock, inTransaction: true, all: (sql, params) => rawRows(trx, sql, params) })),
+        );
+      } catch (err) {
+        throw storeError(err);
+      }
+    },
     async close() {
-      await readers?.close();
+      await pool?.close();
       await knex.destroy();
     },
   };
+  internals.set(store, { knex, root });
+  return store;
 }
 
 /** Only take the migration lock (a write) when something is pending, so opening a store that a
@@ -151,41 +164,18 @@ async function withAdvisoryLock(knex: Knex, fn: () => Promise<void>): Promise<vo
   }
 }
 
-export async function schemaVersion(knex: Knex): Promise<{ current: string | null; latest: string }> {
-  const row = await knex('knex_migrations').orderBy('id', 'desc').first('name');
-  return { current: row?.name ?? null, latest: LATEST_MIGRATION };
+export interface SchemaStatus {
+  current: string | null;
+  latest: string;
+  completed: string[];
+  pending: string[];
 }
 
-/** Driver and pool failures that mean "busy or down", never a bug in a request. */
-export function isUnavailable(err: unknown): boolean {
-  const e = err as { code?: string; name?: string; message?: string } | null;
-  if (!e || typeof e !== 'object') return false;
-  if (e.name === 'KnexTimeoutError') return true;
-  const code = e.code ?? '';
-  return (
-    code === 'SQLITE_BUSY' ||
-    code === 'SQLITE_LOCKED' ||
-    code === 'SQLITE_CANTOPEN' ||
-    code === 'SQLITE_IOERR' ||
-    code === 'ECONNREFUSED' ||
-    code === 'ECONNRESET' ||
-    code === 'ETIMEDOUT' ||
-    code === '57P01' || // admin_shutdown
-    code === '57P03' || // cannot_connect_now
-    code === '53300' || // too_many_connections
-    code === '55P03' || // lock_not_available
-    code === '57014' // query_canceled (statement_timeout)
-  );
-}
-
-export function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; message?: string } | null;
-  if (!e) return false;
-  return e.code === '23505' || (e.code === 'SQLITE_CONSTRAINT' && /UNIQUE/.test(e.message ?? ''));
-}
-
-export function toStoreError(err: unknown, what: string): unknown {
-  if (err instanceof AppError) return err;
-  if (isUnavailable(err)) return new AppError('unavailable', `${what}: the store is busy or unavailable`, { retryAfter: 2, cause: err });
-  return err;
-}
+export const schemaStatus = op(async (h): Promise<SchemaStatus> => {
+  const k = h.k as Knex;
+  const row = await k('knex_migrations').orderBy('id', 'desc').first('name');
+  const [completed, pending] = await k.migrate.list({ migrationSource });
+  const names = (list: Array<{ name: string } | string | [string, unknown]>) =>
+    list.map((m) => (typeof m === 'string' ? m : Array.isArray(m) ? m[0] : m.name));
+  return { current: row?.name ?? null, latest: LATEST_MIGRATION, completed: names(completed), pending: names(pending) };
+});

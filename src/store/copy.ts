@@ -5,11 +5,12 @@
  */
 import type { Knex } from 'knex';
 import { AppError } from '../errors';
-import type { Store } from './connection';
-import { normalizeRow } from './rows';
+import { internalsOf, Store } from './connection';
+import { storeError } from './handle';
+import { decodeRow, TableName } from './schema';
 
 /** Parents before children (foreign keys). */
-export const COPIED_TABLES = [
+export const COPIED_TABLES: readonly TableName[] = [
   'user_account',
   'usergroup',
   'membership',
@@ -22,7 +23,7 @@ export const COPIED_TABLES = [
   'rate_counter',
   'recovery_code',
   'audit_event',
-] as const;
+];
 
 const WITH_ID = new Set(['user_account', 'usergroup', 'membership', 'world', 'action', 'record_usergroup', 'account_token', 'recovery_code', 'audit_event']);
 const BATCH = 200;
@@ -35,8 +36,16 @@ async function count(db: Knex | Knex.Transaction, table: string): Promise<number
   return Number((await db(table).count({ n: '*' }).first())?.n ?? 0);
 }
 
-export async function copyStore(from: Store, to: Store): Promise<CopyReport> {
-  if ((await count(to.knex, 'user_account')) > 0) {
+export async function copyStore(fromStore: Store, toStore: Store): Promise<CopyReport> {
+  try {
+    return await copy(internalsOf(fromStore).knex, internalsOf(toStore).knex, toStore.dialect);
+  } catch (err) {
+    throw storeError(err, 'the copy');
+  }
+}
+
+async function copy(from: Knex, to: Knex, toDialect: Store['dialect']): Promise<CopyReport> {
+  if ((await count(to, 'user_account')) > 0) {
     throw new AppError('forbidden', 'the target store already holds accounts; copy into a new, empty database');
   }
   await to.transaction(async (trx) => {
@@ -46,25 +55,25 @@ export async function copyStore(from: Store, to: Store): Promise<CopyReport> {
       let lastId = 0;
       let offset = 0;
       for (;;) {
-        const q = from.knex(table).limit(BATCH);
+        const q = from(table).limit(BATCH);
         // Keyset paging where there is an id; the others are small (settings, locks, counters).
         const rows: Array<Record<string, unknown>> = WITH_ID.has(table)
           ? await q.where('id', '>', lastId).orderBy('id')
           : await q.orderBy(table === 'rate_counter' ? 'counter_key' : 'name').offset(offset);
         if (rows.length === 0) break;
-        await trx(table).insert(rows.map((r) => normalizeRow<Record<string, unknown>>(r)));
+        await trx(table).insert(rows.map((r) => decodeRow<Record<string, unknown>>(table, r)));
         if (WITH_ID.has(table)) lastId = Number(rows[rows.length - 1].id);
         offset += rows.length;
         if (rows.length < BATCH) break;
       }
-      if (WITH_ID.has(table) && to.dialect === 'postgres') {
+      if (WITH_ID.has(table) && toDialect === 'postgres') {
         // Ids were copied: move the sequence past them so new rows do not collide.
         await trx.raw(`SELECT setval(pg_get_serial_sequence(?, 'id'), GREATEST((SELECT COALESCE(MAX(id), 0) FROM ${table}), 1))`, [table]);
       }
     }
   });
   const tables = [];
-  for (const table of COPIED_TABLES) tables.push({ table, source: await count(from.knex, table), target: await count(to.knex, table) });
+  for (const table of COPIED_TABLES) tables.push({ table, source: await count(from, table), target: await count(to, table) });
   const mismatch = tables.find((t) => t.source !== t.target);
   if (mismatch) throw new AppError('internal', `copy check failed for ${mismatch.table}: ${mismatch.source} rows in the source, ${mismatch.target} in the target`);
   return { tables };

@@ -2,7 +2,7 @@
  * Fixed-window counters in the store (they survive restarts and are shared by every instance).
  * One atomic upsert per hit: no read-modify-write race between requests or instances.
  */
-import type { Db } from './connection';
+import { op, rawRows } from './handle';
 
 export interface Count {
   hits: number;
@@ -10,9 +10,11 @@ export interface Count {
   windowStart: number;
 }
 
-export async function hit(db: Db, key: string, windowMs: number, now = Date.now()): Promise<Count> {
+export const hit = op(async (h, key: string, windowMs: number): Promise<Count> => {
+  const now = h.clock.now();
   const expiredBefore = now - windowMs;
-  const result = await db.raw(
+  const [row] = await rawRows(
+    h.k,
     `INSERT INTO rate_counter (counter_key, window_start, hits) VALUES (?, ?, 1)
      ON CONFLICT (counter_key) DO UPDATE SET
        hits = CASE WHEN rate_counter.window_start <= ? THEN 1 ELSE rate_counter.hits + 1 END,
@@ -20,22 +22,28 @@ export async function hit(db: Db, key: string, windowMs: number, now = Date.now(
      RETURNING hits, window_start`,
     [key, now, expiredBefore, expiredBefore],
   );
-  const row = (Array.isArray(result) ? result[0] : result.rows[0]) as { hits: number | string; window_start: number | string };
   return { hits: Number(row.hits), windowStart: Number(row.window_start) };
-}
+});
 
 /** The current count (0 when the window has passed). */
-export async function peek(db: Db, key: string, windowMs: number, now = Date.now()): Promise<Count> {
-  const row = await db('rate_counter').where({ counter_key: key }).first('hits', 'window_start');
+export const peek = op(async (h, key: string, windowMs: number): Promise<Count> => {
+  const now = h.clock.now();
+  const row = await h.k('rate_counter').where({ counter_key: key }).first('hits', 'window_start');
   if (!row || Number(row.window_start) <= now - windowMs) return { hits: 0, windowStart: now };
   return { hits: Number(row.hits), windowStart: Number(row.window_start) };
-}
+});
 
-export async function clear(db: Db, keys: readonly string[]): Promise<number> {
-  return db('rate_counter').whereIn('counter_key', [...keys]).del();
-}
+export const clear = op(async (h, keys: readonly string[]): Promise<number> => h.k('rate_counter').whereIn('counter_key', [...keys]).del());
 
 /** Drops counters whose window ended long ago (called periodically by a running server). */
-export async function prune(db: Db, olderThanMs: number, now = Date.now()): Promise<number> {
-  return db('rate_counter').where('window_start', '<', now - olderThanMs).del();
-}
+export const prune = op(async (h, olderThanMs: number): Promise<number> => h.k('rate_counter').where('window_start', '<', h.clock.now() - olderThanMs).del());
+
+/** Accounts (by email key) whose failed-signin counter reached `limit` in the current window. */
+export const countLockedAccounts = op(async (h, prefix: string, limit: number, windowMs: number): Promise<number> => {
+  const [row] = await h.all(
+    `SELECT COUNT(*) AS n FROM user_account a JOIN rate_counter c ON c.counter_key = ? || a.email_key
+     WHERE c.hits >= ? AND c.window_start > ?`,
+    [prefix, limit, h.clock.now() - windowMs],
+  );
+  return Number(row?.n ?? 0);
+});

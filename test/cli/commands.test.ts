@@ -33,7 +33,7 @@ t.test('bootstrap-admin promotes an existing account whose password matches', as
   const s = await startTestServer(t);
   // An account that is not an administrator: made first, then the admin membership removed.
   await s.signup('user@example.com');
-  const db = s.core.store.knex;
+  const db = s.db;
   const admins = await db('usergroup').where({ system_role: 'administrators' }).first('id');
   await db('membership').where({ usergroup_id: admins.id }).del();
   await db('action').where({ action_name: 'signup' }).update({ permission: 2097057 });
@@ -102,7 +102,7 @@ t.test('stats names the check that closes signup', async (t) => {
   const closed = await cli(s.dataDir, ['--json', 'stats']);
   t.match(closed.json, { accounts: 1, administrators: 1, groups: 3, unverified: 1, signup: { open: false, closed_by: 'signup_action_execute' } });
   await cli(s.dataDir, ['action', 'set-permission', 'signup', '--guest', 'on']);
-  const db = s.core.store.knex;
+  const db = s.db;
   await db('world').where({ table_name: 'usergroup' }).update({ permission: db.raw('permission & ~4') });
   const byTable = await cli(s.dataDir, ['--json', 'stats']);
   t.equal(byTable.json.signup.closed_by, 'usergroup_create');
@@ -178,7 +178,7 @@ t.test('migrate, version, usage errors', async (t) => {
 
 t.test('a busy store: bounded wait, then exit 5 with a clear message', async (t) => {
   const s = await startTestServer(t);
-  const db = s.core.store.knex;
+  const db = s.db;
   // Hold a write lock from another connection (the running server's) for longer than the CLI
   // waits: SQLite's database write lock, or PostgreSQL's lock on the action table.
   await new Promise<void>((resolve, reject) => {

@@ -1,5 +1,6 @@
 /** Runs the CLI in-process against a store folder, capturing stdout and stderr. */
 import { run } from '../../src/cli/main';
+import { serve } from '../../src/http/serve';
 import { dbForDir } from './server';
 
 export interface CliResult {
@@ -13,7 +14,7 @@ export async function cli(dataDir: string, args: string[], options: { stdin?: st
   let out = '';
   let err = '';
   const db = dbForDir(dataDir);
-  const code = await run(['node', 'gatehouse', '--data-dir', dataDir, ...(db ? ['--db', db] : []), ...args], {
+  const code = await run(['node', 'gatehouse', '--data-dir', dataDir, ...(db ? ['--db', db] : []), ...args], { serve }, {
     out: (t) => void (out += t),
     err: (t) => void (err += t),
     env: { ...(options.env ?? {}) },

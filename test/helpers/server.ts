@@ -7,10 +7,13 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Test } from 'tap';
 import { Config, Flags, loadConfig } from '../../src/config';
+import type { Knex } from 'knex';
 import { Core, openCore } from '../../src/core';
+import type { Clock } from '../../src/clock';
 import { createLogger } from '../../src/log';
 import { RunningServer, startServer } from '../../src/http/server';
 import { freshDatabase } from './pg';
+import { inspectionDb } from './db';
 
 export interface TestServer {
   url: string;
@@ -19,6 +22,8 @@ export interface TestServer {
   dataDir: string;
   logs: string[];
   server: RunningServer;
+  /** A separate connection to the same store, for the test's own checks. */
+  db: Knex;
   /** JSON request helper: returns status, headers and parsed body. */
   call(method: string, urlPath: string, options?: CallOptions): Promise<Reply>;
   action(type: string, name: string, attributes: unknown, token?: string): Promise<Reply>;
@@ -70,11 +75,11 @@ export function dbForDir(dataDir: string): string | undefined {
   return dbByDir.get(dataDir);
 }
 
-export async function startTestServer(t: Test, flags: Flags = {}, dataDir = tempDir(t)): Promise<TestServer> {
+export async function startTestServer(t: Test, flags: Flags = {}, dataDir = tempDir(t), options: { clock?: Clock } = {}): Promise<TestServer> {
   // Cost 4 keeps tests fast; the cost is a setting, the code path is the same.
   const config = loadConfig({ ...(await storeFlags(t, dataDir)), port: 0, bcryptCost: 4, ...flags }, {});
   const logs: string[] = [];
-  const core = await openCore(config, { logger: createLogger((l) => logs.push(l)), warmUp: true });
+  const core = await openCore(config, { logger: createLogger((l) => logs.push(l)), warmUp: true, clock: options.clock });
   const server = await startServer(core, '127.0.0.1', 0);
   t.teardown(async () => {
     await server.close();
@@ -114,7 +119,8 @@ export async function startTestServer(t: Test, flags: Flags = {}, dataDir = temp
     return tokenOf(r);
   };
 
-  return { url, core, config, dataDir, logs, server, call, action, signup, signin };
+  const db = inspectionDb(t, config);
+  return { url, core, config, dataDir, logs, server, db, call, action, signup, signin };
 }
 
 export function tokenOf(reply: Reply): string {
@@ -131,8 +137,8 @@ export function errorCode(reply: Reply): string | undefined {
 }
 
 /** A fresh server whose first account (the administrator) is signed in. */
-export async function withAdmin(t: Test, flags: Flags = {}) {
-  const s = await startTestServer(t, flags);
+export async function withAdmin(t: Test, flags: Flags = {}, options: { clock?: Clock } = {}) {
+  const s = await startTestServer(t, flags, undefined, options);
   const r = await s.signup('admin@example.com');
   if (r.status !== 200) throw new Error(`admin signup failed: ${r.text}`);
   const adminToken = await s.signin('admin@example.com');
@@ -145,7 +151,7 @@ export async function setSignup(s: TestServer, token: string, permission: number
   return s.call('PATCH', `/api/action/${id}`, { token, body: { data: { type: 'action', id, attributes: { permission } }, meta: {} } });
 }
 
-export async function countRows(core: Core, table: string): Promise<number> {
-  const r = await core.store.knex(table).count({ n: '*' }).first();
+export async function countRows(s: { db: Knex }, table: string): Promise<number> {
+  const r = await s.db(table).count({ n: '*' }).first();
   return Number(r?.n ?? 0);
 }

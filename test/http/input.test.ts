@@ -21,13 +21,13 @@ t.test('bodies: bad JSON, wrong content type, oversized, wrong shapes', async (t
     { name: 'PATCH without data', method: 'PATCH', url: '/api/action/00000000-0000-4000-8000-000000000000', body: { meta: {} }, expectStatus: 400, expectCode: 'invalid_input' },
     { name: 'PATCH with bad JSON', method: 'PATCH', url: '/api/action/00000000-0000-4000-8000-000000000000', raw: '{', expectStatus: 400, expectCode: 'invalid_input' },
   ];
-  const before = await countRows(s.core, 'user_account');
+  const before = await countRows(s, 'user_account');
   for (const sc of scenarios) {
     const r = await s.call(sc.method, sc.url, { raw: sc.raw, body: sc.body, contentType: sc.contentType, token: sc.url.startsWith('/api/') ? s.adminToken : undefined });
     t.equal(r.status, sc.expectStatus, `${sc.name}: ${sc.expectStatus}`);
     t.equal(errorCode(r), sc.expectCode, `${sc.name}: ${sc.expectCode}`);
   }
-  t.equal(await countRows(s.core, 'user_account'), before);
+  t.equal(await countRows(s, 'user_account'), before);
   const logs = s.logs.join('');
   t.notMatch(logs, /xxxxxxxxxx/, 'bodies never reach the log');
   t.notMatch(logs, /internal_error/, 'no 500 happened');

@@ -41,7 +41,7 @@ t.test('fresh server → first admin → open signup → guest signs up → clos
   t.equal(open.body.data.attributes.permission, 2097057);
   const guest = await s.signup('guest1@example.com');
   t.equal(guest.status, 200, 'a guest signs up');
-  t.equal(await countRows(s.core, 'user_account'), 2);
+  t.equal(await countRows(s, 'user_account'), 2);
 
   // The guest is an ordinary account: not an administrator.
   const guestToken = await s.signin('guest1@example.com');
@@ -51,11 +51,11 @@ t.test('fresh server → first admin → open signup → guest signs up → clos
   // PATCH back to 2097025: the next guest is refused, nothing written.
   const close = await setSignup(s, token, 2097025);
   t.equal(close.status, 200);
-  const before = await Promise.all(['user_account', 'usergroup', 'membership'].map((tb) => countRows(s.core, tb)));
+  const before = await Promise.all(['user_account', 'usergroup', 'membership'].map((tb) => countRows(s, tb)));
   const refused = await s.signup('guest2@example.com');
   t.equal(refused.status, 403);
   t.equal(errorCode(refused), 'signup_closed');
-  const after = await Promise.all(['user_account', 'usergroup', 'membership'].map((tb) => countRows(s.core, tb)));
+  const after = await Promise.all(['user_account', 'usergroup', 'membership'].map((tb) => countRows(s, tb)));
   t.same(after, before, 'no row of the refused attempt remains');
 });
 
@@ -63,7 +63,7 @@ t.test('every account gets a dedicated group and membership', async (t) => {
   const s = await startTestServer(t);
   const r = await s.signup('solo@example.com');
   const created = r.body[1].Attributes;
-  const db = s.core.store.knex;
+  const db = s.db;
   const account = await db('user_account').where({ reference_id: created.reference_id }).first();
   const group = await db('usergroup').where({ reference_id: created.usergroup_id }).first();
   t.equal(group.user_account_id, account.id, 'the account owns its group');
@@ -94,7 +94,7 @@ t.test('become_an_administrator on a store with accounts but no administrator', 
   await s.signup('first@example.com');
   // Remove the administrator membership directly in the store (as an operator restoring a
   // backup without admins might): the next caller may claim it.
-  const db = s.core.store.knex;
+  const db = s.db;
   const admins = await db('usergroup').where({ system_role: 'administrators' }).first('id');
   await db('membership').where({ usergroup_id: admins.id }).del();
   const token = await s.signin('first@example.com');

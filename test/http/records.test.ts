@@ -54,7 +54,7 @@ t.test('a normal account cannot PATCH actions, its own permission or protected f
     t.equal(p.status, 403, `${field}: 403`);
     t.equal(errorCode(p), 'forbidden');
   }
-  const row = await s.core.store.knex('user_account').where({ reference_id: s.alice.reference_id }).first();
+  const row = await s.db('user_account').where({ reference_id: s.alice.reference_id }).first();
   t.equal(row.name, 'alice', 'a refused write changes nothing, not even the allowed field');
 
   const rename = await s.call('PATCH', `/api/user_account/${s.alice.reference_id}`, {
@@ -71,7 +71,7 @@ t.test('a normal account cannot PATCH actions, its own permission or protected f
   t.equal(bobPatch.status, 404, "another account's row does not exist for alice");
   const bobDelete = await s.call('DELETE', `/api/user_account/${s.bob.reference_id}`, { token: s.aliceToken });
   t.equal(bobDelete.status, 404);
-  t.equal(await countRows(s.core, 'user_account'), 3);
+  t.equal(await countRows(s, 'user_account'), 3);
 });
 
 t.test('PATCH: the body id and type must match the path, else 409 and nothing changes', async (t) => {
@@ -150,7 +150,7 @@ t.test('creating user_account through the record API obeys the signup gate', asy
   const byAdmin = await s.call('POST', '/api/user_account', { token: s.adminToken, body: body('api@example.com') });
   t.equal(byAdmin.status, 201, 'administrators can always create accounts');
   t.equal(byAdmin.body.data.attributes.email, 'api@example.com');
-  const db = s.core.store.knex;
+  const db = s.db;
   const acc = await db('user_account').where({ email_key: 'api@example.com' }).first();
   t.ok(await db('usergroup').where({ user_account_id: acc.id }).first(), 'with its dedicated group');
   const dup = await s.call('POST', '/api/user_account', { token: s.adminToken, body: body('API@example.com') });
@@ -173,9 +173,9 @@ t.test('the last administrator cannot be deleted or disabled', async (t) => {
 
 t.test('an administrator deletes an account with its dedicated group', async (t) => {
   const s = await withTwoUsers(t);
-  const before = await countRows(s.core, 'usergroup');
+  const before = await countRows(s, 'usergroup');
   const r = await s.call('DELETE', `/api/user_account/${s.bob.reference_id}`, { token: s.adminToken });
   t.equal(r.status, 204);
-  t.equal(await countRows(s.core, 'usergroup'), before - 1);
+  t.equal(await countRows(s, 'usergroup'), before - 1);
   t.equal((await s.call('GET', '/api/action', { token: s.bobToken })).status, 401, "the deleted account's token is refused");
 });

@@ -30,8 +30,8 @@ t.test('malformed signup input is rejected with a stable code and nothing is wri
     t.equal(errorCode(r), code, `${name}: ${code}`);
     t.equal(r.body[0].Attributes.type, 'error');
   }
-  t.equal(await countRows(s.core, 'user_account'), 0);
-  t.equal(await countRows(s.core, 'membership'), 0);
+  t.equal(await countRows(s, 'user_account'), 0);
+  t.equal(await countRows(s, 'membership'), 0);
 
   // 72 bytes exactly is fine (multi-byte characters count as bytes, not characters).
   const ok = await s.action('user_account', 'signup', attrs({ password: 'é'.repeat(36), passwordConfirm: 'é'.repeat(36) }));
@@ -49,14 +49,14 @@ t.test('duplicate email is rejected ignoring case and surrounding space', async 
     t.equal(r.status, 409, email);
     t.equal(errorCode(r), 'email_taken');
   }
-  t.equal(await countRows(s.core, 'user_account'), 1);
+  t.equal(await countRows(s, 'user_account'), 1);
 });
 
 t.test('extra attributes are ignored and never stored', async (t) => {
   const s = await startTestServer(t);
   const r = await s.action('user_account', 'signup', attrs({ permission: 2097151, auth_version: 99, email_verified: true, __proto__: { polluted: true } }));
   t.equal(r.status, 200);
-  const row = await s.core.store.knex('user_account').first();
+  const row = await s.db('user_account').first();
   t.not(row.permission, 2097151);
   t.equal(Number(row.auth_version), 1);
   t.notOk(row.email_verified);
@@ -71,8 +71,8 @@ t.test('25 concurrent signups with one email: exactly one account, group and mem
   const statuses = replies.map((r) => r.status).sort();
   t.equal(statuses.filter((c) => c === 200).length, 1, 'one wins');
   t.equal(statuses.filter((c) => c === 409).length, 24, 'the rest get 409, never a 500');
-  t.equal(await countRows(s.core, 'user_account'), 2, 'the administrator and one racer');
-  const db = s.core.store.knex;
+  t.equal(await countRows(s, 'user_account'), 2, 'the administrator and one racer');
+  const db = s.db;
   const acc = await db('user_account').where({ email_key: 'race@example.com' }).first();
   t.equal(await db('usergroup').where({ user_account_id: acc.id }).count({ n: '*' }).first().then((r) => Number(r?.n)), 1, 'one dedicated group');
   const memberships = await db('membership').where({ account_id: acc.id });
@@ -84,13 +84,13 @@ t.test('25 concurrent first signups with different emails: exactly one administr
   const replies = await Promise.all(Array.from({ length: 25 }, (_, i) => s.signup(`first${i}@example.com`)));
   t.equal(replies.filter((r) => r.status === 200).length, 1, 'only the first gets in: signup closes with it');
   t.ok(replies.every((r) => r.status === 200 || (r.status === 403 && errorCode(r) === 'signup_closed')));
-  const stats = await s.core.store.knex('membership as m').join('usergroup as g', 'g.id', 'm.usergroup_id').where('g.system_role', 'administrators').count({ n: '*' }).first();
+  const stats = await s.db('membership as m').join('usergroup as g', 'g.id', 'm.usergroup_id').where('g.system_role', 'administrators').count({ n: '*' }).first();
   t.equal(Number(stats?.n), 1);
 });
 
 t.test('a failure between the writes of signup leaves no row', async (t) => {
   const s = await startTestServer(t);
-  const db = s.core.store.knex;
+  const db = s.db;
   // A real failure inside the store: a trigger makes an insert fail.
   const failOn = async (name: string, table: string) => {
     if (TEST_STORE === 'postgres') {
@@ -105,14 +105,14 @@ t.test('a failure between the writes of signup leaves no row', async (t) => {
   t.equal(r.status, 500);
   t.equal(errorCode(r), 'internal');
   t.notMatch(r.text, /injected|SQLITE|INSERT|trigger/i, 'no driver text reaches the client');
-  t.equal(await countRows(s.core, 'user_account'), 0, 'the account insert was rolled back');
+  t.equal(await countRows(s, 'user_account'), 0, 'the account insert was rolled back');
   await drop('fail_group', 'usergroup');
 
   // Same at step 6 (membership).
   await failOn('fail_membership', 'membership');
   t.equal((await s.signup('broken@example.com')).status, 500);
-  t.equal(await countRows(s.core, 'user_account'), 0);
-  t.equal(await countRows(s.core, 'usergroup'), 2, 'only the two system groups');
+  t.equal(await countRows(s, 'user_account'), 0);
+  t.equal(await countRows(s, 'usergroup'), 2, 'only the two system groups');
   const signup = await db('action').where({ action_name: 'signup' }).first();
   t.equal(signup.permission, 2097057, 'the bootstrap close was rolled back too');
   await drop('fail_membership', 'membership');
@@ -130,9 +130,9 @@ t.test('signup refused when a table bit of the chain is removed, whatever the ac
   const without = w.attributes.permission & ~4;
   const p = await s.call('PATCH', `/api/world/${w.id}`, { token: admin, body: { data: { type: 'world', id: w.id, attributes: { permission: without } }, meta: {} } });
   t.equal(p.status, 200);
-  const before = await countRows(s.core, 'user_account');
+  const before = await countRows(s, 'user_account');
   const r = await s.signup('late@example.com');
   t.equal(r.status, 403);
   t.match(r.body[0].Attributes.message, /usergroup/);
-  t.equal(await countRows(s.core, 'user_account'), before, 'the account insert of step 3 was rolled back');
+  t.equal(await countRows(s, 'user_account'), before, 'the account insert of step 3 was rolled back');
 });

@@ -43,7 +43,7 @@ t.test('enrol → confirm → signin needs a code; steps t-2…t+2; no replay', 
   t.equal(codes.length, 10);
   t.equal(new Set(codes).size, 10);
   t.equal((await s.call('GET', '/api/user_account', { token })).status, 200, 'the token from confirm works');
-  const row = await s.core.store.knex('user_account').where({ email_key: 'kim@example.com' }).first();
+  const row = await s.db('user_account').where({ email_key: 'kim@example.com' }).first();
   t.notOk(JSON.stringify((await s.call('GET', '/api/user_account', { token })).body).includes(secret), 'the secret is never serialized');
   t.equal(row.totp_enabled ? 1 : 0, 1);
 
@@ -88,7 +88,7 @@ t.test('a recovery code works once', async (t) => {
   t.equal((await signin(s, { recovery_code: codes[3].toUpperCase() })).status, 200);
   t.equal(errorCode(await signin(s, { recovery_code: codes[3] })), 'otp_invalid', 'used once only');
   t.equal((await signin(s, { recovery_code: 'abcd-efgh-jkmn' })).status, 401);
-  const stored = await s.core.store.knex('recovery_code').select('code_hash');
+  const stored = await s.db('recovery_code').select('code_hash');
   t.notOk(stored.some((r: { code_hash: string }) => codes.includes(r.code_hash)), 'stored hashed');
 });
 
@@ -105,15 +105,16 @@ t.test('totp_disable needs the password and a code; permissions are unchanged by
   t.equal(off.status, 200);
   t.equal((await s.call('GET', '/api/user_account', { token })).status, 401, 'disabling TOTP ends earlier sessions');
   t.ok(await s.signin('kim@example.com'), 'signin needs no code any more');
-  t.equal(await s.core.store.knex('recovery_code').count({ n: '*' }).first().then((r) => Number(r?.n)), 0, 'recovery codes are gone');
+  t.equal(await s.db('recovery_code').count({ n: '*' }).first().then((r) => Number(r?.n)), 0, 'recovery codes are gone');
 });
 
 t.test('a password reset does not switch TOTP off; the operator can', async (t) => {
   const { s, secret, t0 } = await enrolled(t);
-  const db = s.core.store.knex;
+  const db = s.db;
   const account = await db('user_account').where({ email_key: 'kim@example.com' }).first();
   const { issueToken } = await import('../../src/store/account-tokens');
-  const token = await issueToken(db, account.id, 'reset_password', 'kim@example.com', 600);
+  const { openTestStore } = await import('../helpers/db');
+  const token = await issueToken((await openTestStore(t, s.config)).root, account.id, 'reset_password', 'kim@example.com', 600);
   t.equal((await s.action('user_account', 'reset_password', { token, password: 'after reset pass 1', passwordConfirm: 'after reset pass 1' })).status, 200);
   t.equal(errorCode(await s.action('user_account', 'signin', { email: 'kim@example.com', password: 'after reset pass 1' })), 'otp_required');
   t.equal((await s.action('user_account', 'signin', { email: 'kim@example.com', password: 'after reset pass 1', otp: await code(secret, t0) })).status, 200);

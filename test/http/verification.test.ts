@@ -14,7 +14,7 @@ t.test('signup mails a link; it verifies once; a second use is rejected', async 
   t.match(mail.text, /https:\/\/id\.example\.org\/verify-email#token=/, 'links come from --public-url');
   const token = tokenIn(mail);
   t.ok(token.length >= 43, 'at least 256 bits, base64url');
-  const stored = await s.core.store.knex('account_token').first();
+  const stored = await s.db('account_token').first();
   t.not(stored.token_hash, token, 'only a hash is stored');
   t.notOk(JSON.stringify(stored).includes(token));
 
@@ -96,7 +96,7 @@ t.test('without SMTP, messages are written to the outbox; a mail failure applies
   const failed = await s2.action('user_account', 'request_verification', {}, ida);
   t.equal(failed.status, 503, 'the mail could not be sent: unavailable, try later');
   t.ok(failed.headers.get('retry-after'));
-  const live = await s2.core.store.knex('account_token').whereNull('used_at');
+  const live = await s2.db('account_token').whereNull('used_at');
   t.equal(live.length, 0, 'no usable token is left behind by the failed send');
   t.match(s2.logs.join(''), /"event":"verification_mail_failed"/);
 });

@@ -45,5 +45,5 @@ t.test('copy a store into a new PostgreSQL database and serve from it', async (t
   const groups = await p.call('GET', '/api/usergroup?filter=editors', { token: await p.signin('admin@example.com') });
   t.equal(groups.body.meta.total, 1, 'groups and permissions came along');
   t.equal((await p.signup('new@example.com')).status, 200, 'signup state came along (open), and new rows get fresh ids');
-  t.equal(p.core.store.dialect, 'postgres');
+  t.equal(p.core.dialect, 'postgres');
 });

@@ -32,7 +32,7 @@ function holdLock(file: string, ms: number): Promise<{ done: Promise<void> }> {
 t.test('requests wait a bounded time, then 503; the store heals', async (t) => {
   const s = await withAdmin(t, { busyTimeout: '800' });
   await setSignup(s, s.adminToken, 2097057);
-  const before = await Promise.all(['user_account', 'usergroup', 'membership'].map((tb) => countRows(s.core, tb)));
+  const before = await Promise.all(['user_account', 'usergroup', 'membership'].map((tb) => countRows(s, tb)));
   const lock = TEST_STORE === 'postgres' ? await holdPgLock(dbForDir(s.dataDir)!, 4000) : await holdLock(path.join(s.dataDir, 'gatehouse.sqlite'), 4000);
 
   const started = Date.now();
@@ -57,7 +57,7 @@ t.test('requests wait a bounded time, then 503; the store heals', async (t) => {
   t.ok(waited < 3900, `answered within the bounded wait (${waited} ms), before the lock went away`);
 
   await lock.done;
-  const after = await Promise.all(['user_account', 'usergroup', 'membership'].map((tb) => countRows(s.core, tb)));
+  const after = await Promise.all(['user_account', 'usergroup', 'membership'].map((tb) => countRows(s, tb)));
   t.same(after, before, 'nothing half-written');
   t.equal((await s.signup('after@example.com')).status, 200, 'healthy again');
   t.equal((await s.call('GET', '/api/action?filter=signup', { token: s.adminToken })).status, 200);

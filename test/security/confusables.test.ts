@@ -24,7 +24,7 @@ t.test('mıke@, MİKE@, ｍｉｋｅ@, NFD/NFC and the Kelvin sign resolve to on
   await s.action('user_account', 'reset_password_request', { email: 'mıke@example.com' });
   const mail = await smtp.next('mike@example.com', 2);
   t.match(mail.raw, /Reset your password/, 'reset via a look-alike goes to the real address');
-  const rows = await s.core.store.knex('user_account').select('email_key');
+  const rows = await s.db('user_account').select('email_key');
   t.equal(rows.length, 4, 'admin, mike, kate, josé');
   void PASSWORD;
 });

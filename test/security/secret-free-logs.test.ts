@@ -81,8 +81,8 @@ t.test('no password, token, secret or code ever reaches a log line, CLI output o
   const audit = await run(['--json', 'audit', '--limit', '1000']);
   t.equal(audit.code, 0);
 
-  await s.core.tasks.drain();
-  const auditRows = JSON.stringify(await s.core.store.knex('audit_event').select());
+  await s.core.settle();
+  const auditRows = JSON.stringify(await s.db('audit_event').select());
   const everything = [s.logs.join(''), cliOut.join('\n'), auditRows].join('\n');
   t.ok(secrets.length > 25, `${secrets.length} secrets tracked`);
   const leaks = secrets.filter((x) => everything.includes(x));
@@ -94,7 +94,7 @@ t.test('no password, token, secret or code ever reaches a log line, CLI output o
   for (const e of ['bootstrap', 'permission_changed', 'signup', 'signin_ok', 'signin_failed', 'lockout', 'email_verified', 'password_changed', 'totp_enabled', 'totp_replay', 'recovery_code_used', 'password_reset', 'password_set', 'sessions_revoked', 'account_unlocked']) {
     t.ok(events.includes(e), `audited: ${e}`);
   }
-  const user = await s.core.store.knex('user_account').where({ email_key: 'u@example.com' }).first('reference_id');
+  const user = await s.db('user_account').where({ email_key: 'u@example.com' }).first('reference_id');
   const signinOk = audit.json.events.find((e: { event: string; account: string }) => e.event === 'signin_ok' && e.account === user.reference_id);
   t.ok(signinOk, 'signin_ok carries the reference_id');
   t.match(s.logs.join(''), new RegExp(`"event":"lockout","account":"${user.reference_id}"`));

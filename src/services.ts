@@ -1,5 +1,9 @@
-/** What the domain code is handed: built once by openCore, shared by HTTP and CLI. */
+/**
+ * What the use cases are handed, internal to the core: the store and the services built on it.
+ * Front ends never see this; they call the operations openCore returns.
+ */
 import type { Config } from './config';
+import type { Clock } from './clock';
 import type { Logger } from './log';
 import type { Store } from './store/connection';
 import type { PasswordHasher } from './auth/passwords';
@@ -15,15 +19,16 @@ export interface AuthCounters {
   signups: number;
 }
 
-export interface Deps {
+export interface Services {
   readonly config: Config;
+  readonly clock: Clock;
+  readonly logger: Logger;
   readonly store: Store;
   readonly passwords: PasswordHasher;
   readonly tokens: TokenService;
-  readonly logger: Logger;
-  readonly counters: AuthCounters;
   readonly limiter: Limiter;
   readonly mailer: Mailer;
   readonly tasks: Tasks;
   readonly audit: Audit;
+  readonly counters: AuthCounters;
 }

@@ -1,14 +1,10 @@
-/** `gatehouse serve`: open the core, listen, stop gracefully on SIGTERM/SIGINT. */
+/** `gatehouse serve`: open the core, listen, prune periodically, stop gracefully on SIGTERM/SIGINT. */
 import type { Config } from '../config';
 import { openCore } from '../core';
 import { createLogger, Logger } from '../log';
-import { startServer } from '../http/server';
-import { signupStatus } from '../accounts/signup-status';
-import { prune } from '../store/counters';
-import { pruneTokens } from '../store/account-tokens';
+import { startServer } from './server';
 
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
-const KEEP_COUNTERS_MS = 24 * 60 * 60 * 1000;
 
 export async function serve(config: Config, logger: Logger = createLogger()): Promise<void> {
   const core = await openCore(config, { logger, warmUp: true });
@@ -19,21 +15,17 @@ export async function serve(config: Config, logger: Logger = createLogger()): Pr
     await core.close();
     throw err;
   }
-  const signup = await signupStatus(core.store.knex);
+  const signup = await core.signupStatus();
   logger.info('listening', {
     url: running.url,
-    store: core.store.location,
-    dialect: core.store.dialect,
+    store: core.storeLocation,
+    dialect: core.dialect,
     signup_open: signup.open,
     signup_closed_by: signup.closedBy,
   });
 
   // Old counters (failed emails and addresses) and long-expired tokens would otherwise pile up.
-  const pruner = setInterval(() => {
-    Promise.all([prune(core.store.knex, KEEP_COUNTERS_MS), pruneTokens(core.store.knex)]).catch(() =>
-      logger.warn('prune_failed', {}),
-    );
-  }, PRUNE_EVERY_MS);
+  const pruner = setInterval(() => core.prune().catch(() => logger.warn('prune_failed', {})), PRUNE_EVERY_MS);
   pruner.unref();
 
   await new Promise<void>((resolve) => {

@@ -1,0 +1,22 @@
+/**
+ * A failed credential check, in one place: count it toward the lockout, audit it, and audit
+ * the lockout when this failure caused it. Signin, password re-checks and second factors share
+ * these, so every path locks the same way.
+ */
+import type { Actor } from '../actor';
+import type { LogFields } from '../log';
+import type { Services } from '../services';
+
+/** A wrong password (or unknown email): counts per email and per client address. */
+export async function passwordFailure(s: Services, actor: Actor, emailKey: string | null, account: string | null, event: string, fields: LogFields = {}): Promise<void> {
+  const locked = await s.limiter.signinFailed(emailKey, actor.client ?? 'shell');
+  await s.audit.record(event, actor, { account, ...fields });
+  if (locked) await s.audit.record('lockout', actor, { account, kind: 'signin' }, 'warn');
+}
+
+/** A wrong, replayed or used-up second factor: counts per account. */
+export async function secondFactorFailure(s: Services, actor: Actor, account: string, event: string): Promise<void> {
+  const locked = await s.limiter.totpFailed(account);
+  await s.audit.record(event, actor, { account });
+  if (locked) await s.audit.record('lockout', actor, { account, kind: 'totp' }, 'warn');
+}

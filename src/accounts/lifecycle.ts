@@ -1,0 +1,101 @@
+/**
+ * What happens to an existing account, whoever asks: disable or enable, a new password, ending
+ * every session, clearing lockouts, turning TOTP off. One function per use case; each checks its
+ * rule, writes, and audits with the actor's `via`. Only administrators (and the operator at the
+ * shell) may act on another account.
+ */
+import { AppError } from '../errors';
+import type { Actor } from '../actor';
+import type { Services } from '../services';
+import type { Tx } from '../store/connection';
+import { AccountRow, bumpAuthVersion, findAccountByEmailKey, findAccountById, lockAccounts } from '../store/accounts';
+import { disableTotp } from '../store/totp';
+import { assertNotLastAdministrator } from './administrators';
+import { normalizeEmail, validatePassword } from './validate';
+
+function requireAdministrator(actor: Actor): void {
+  if (!actor.principal.isAdmin) throw new AppError('forbidden', 'only administrators may change other accounts');
+}
+
+export async function findAccountByEmail(s: Services, email: string, tx: Tx = s.store.root): Promise<AccountRow> {
+  const account = await findAccountByEmailKey(tx, normalizeEmail(email).key);
+  if (!account) throw new AppError('not_found', `no account with email ${email.trim()}`);
+  return account;
+}
+
+export async function reloadAccount(s: Services, id: number): Promise<AccountRow> {
+  const account = await findAccountById(s.store.root, id);
+  if (!account) throw new AppError('not_found', 'the account no longer exists');
+  return account;
+}
+
+/**
+ * Disables or enables inside the caller's transaction (which holds lockAccounts). Either way
+ * every token issued before is refused. Returns false when the account was already so.
+ */
+export async function applyDisabled(tx: Tx, account: AccountRow, disabled: boolean): Promise<boolean> {
+  if (account.disabled === disabled) return false;
+  if (disabled) await assertNotLastAdministrator(tx, account.id, 'disabled');
+  await bumpAuthVersion(tx, account.id, { disabled });
+  return true;
+}
+
+export function auditDisabled(s: Services, actor: Actor, account: AccountRow, disabled: boolean): Promise<void> {
+  return s.audit.record(disabled ? 'account_disabled' : 'account_enabled', actor, { account: account.reference_id });
+}
+
+export async function setDisabled(s: Services, actor: Actor, email: string, disabled: boolean): Promise<{ account: AccountRow; changed: boolean }> {
+  requireAdministrator(actor);
+  const { account, changed } = await s.store.transaction(async (tx) => {
+    await lockAccounts(tx);
+    const found = await findAccountByEmail(s, email, tx);
+    return { account: found, changed: await applyDisabled(tx, found, disabled) };
+  });
+  if (changed) await auditDisabled(s, actor, account, disabled);
+  return { account, changed };
+}
+
+export async function setPassword(s: Services, actor: Actor, email: string, password: string): Promise<AccountRow> {
+  requireAdministrator(actor);
+  const account = await findAccountByEmail(s, email);
+  validatePassword(password, undefined, account.email_key, s.config.passwordMinLength);
+  const hash = await s.passwords.hash(password);
+  // A new password ends every session issued under the old one.
+  await bumpAuthVersion(s.store.root, account.id, { password: hash });
+  await s.audit.record('password_set', actor, { account: account.reference_id });
+  return account;
+}
+
+/** Ends every session of an account: the caller's own (sign out everywhere) or, for administrators, anyone's. */
+export async function revokeSessions(s: Services, actor: Actor, account: AccountRow): Promise<void> {
+  if (account.id !== actor.principal.accountId) requireAdministrator(actor);
+  await bumpAuthVersion(s.store.root, account.id);
+  await s.audit.record('sessions_revoked', actor, { account: account.reference_id });
+}
+
+export async function unlockAccount(s: Services, actor: Actor, email: string): Promise<{ account: AccountRow; cleared: number }> {
+  requireAdministrator(actor);
+  const account = await findAccountByEmail(s, email);
+  const cleared = await s.limiter.unlock(account.email_key, account.reference_id);
+  await s.audit.record('account_unlocked', actor, { account: account.reference_id });
+  return { account, cleared };
+}
+
+/**
+ * Turns the second factor off (its secret, recovery codes and failure count go; sessions end).
+ * The caller has checked who may: the account itself after its password and a code, or an
+ * administrator. `event` says which (totp_disabled or totp_reset).
+ */
+export async function turnOffTotp(s: Services, actor: Actor, account: AccountRow, event: 'totp_disabled' | 'totp_reset'): Promise<void> {
+  await disableTotp(s.store.root, account.id);
+  await s.limiter.clearTotp(account.reference_id);
+  await s.audit.record(event, actor, { account: account.reference_id });
+}
+
+export async function resetTotp(s: Services, actor: Actor, email: string): Promise<{ account: AccountRow; changed: boolean }> {
+  requireAdministrator(actor);
+  const account = await findAccountByEmail(s, email);
+  const changed = account.totp_enabled || account.totp_secret !== null;
+  if (changed) await turnOffTotp(s, actor, account, 'totp_reset');
+  return { account, changed };
+}

@@ -1,0 +1,17 @@
+/**
+ * Who asks the core for something, and through which front end: the permission principal, the
+ * front end (`via`, written into every audit row) and the client's address (HTTP only).
+ */
+import { OPERATOR, Principal } from './permission/check';
+
+export type Via = 'http' | 'cli';
+
+export interface Actor {
+  readonly principal: Principal;
+  readonly via: Via;
+  /** The client's address, for per-address limits and audit rows; null at the shell. */
+  readonly client: string | null;
+}
+
+/** The operator at the shell. */
+export const SHELL: Actor = Object.freeze({ principal: OPERATOR, via: 'cli', client: null });

@@ -1,0 +1,93 @@
+/**
+ * The handle every store function takes: the store's root (autocommit) or one transaction.
+ * Outside src/store it is the opaque `Tx`; only store code sees the driver behind it.
+ *
+ * `op()` wraps each store function: it opens the handle and turns driver failures that mean
+ * "busy or down" into AppError('unavailable'), so no driver error type leaves the store.
+ */
+import type { Knex } from 'knex';
+import { AppError } from '../errors';
+import type { Clock } from '../clock';
+
+export type Row = Record<string, unknown>;
+export type Dialect = 'sqlite' | 'postgres';
+
+declare const OPAQUE: unique symbol;
+/** A store handle (root or transaction). Opaque: pass it to store functions, nothing else. */
+export interface Tx {
+  readonly [OPAQUE]: true;
+}
+
+export interface Handle {
+  readonly k: Knex | Knex.Transaction;
+  readonly dialect: Dialect;
+  readonly clock: Clock;
+  readonly inTransaction: boolean;
+  /**
+   * Hand-written SQL with ? placeholders over allow-listed identifiers, values always bound. On
+   * the root of a SQLite store it runs on the read-only pool (prepared statements); in a
+   * transaction, on the transaction's connection.
+   */
+  all(sql: string, params: readonly unknown[]): Promise<Row[]>;
+}
+
+export const open = (tx: Tx): Handle => tx as unknown as Handle;
+export const seal = (h: Handle): Tx => h as unknown as Tx;
+
+/** Rows of a raw statement, whatever the dialect's result shape. */
+export async function rawRows(k: Knex | Knex.Transaction, sql: string, params: readonly unknown[]): Promise<Row[]> {
+  const result = await k.raw(sql, params as Knex.RawBinding[]);
+  return (Array.isArray(result) ? result : result.rows) as Row[];
+}
+
+/** Runs `fn` atomically: in the caller's transaction, or in a new one on the root. */
+export async function atomically<T>(h: Handle, fn: (h: Handle) => Promise<T>): Promise<T> {
+  if (h.inTransaction) return fn(h);
+  return (h.k as Knex).transaction((trx) => fn({ ...h, k: trx, inTransaction: true, all: (sql, params) => rawRows(trx, sql, params) }));
+}
+
+/** A store function: `fn` gets the open handle; driver failures leave as AppErrors. */
+export function op<A extends unknown[], R>(fn: (h: Handle, ...args: A) => Promise<R>): (tx: Tx, ...args: A) => Promise<R> {
+  return async (tx, ...args) => {
+    try {
+      return await fn(open(tx), ...args);
+    } catch (err) {
+      throw storeError(err);
+    }
+  };
+}
+
+/** Driver and pool failures that mean "busy or down", never a bug in a request. */
+export function isUnavailable(err: unknown): boolean {
+  const e = err as { code?: string; name?: string } | null;
+  if (!e || typeof e !== 'object') return false;
+  if (e.name === 'KnexTimeoutError') return true;
+  return UNAVAILABLE_CODES.has(e.code ?? '');
+}
+
+const UNAVAILABLE_CODES = new Set([
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
+  'SQLITE_CANTOPEN',
+  'SQLITE_IOERR',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  '57P01', // admin_shutdown
+  '57P03', // cannot_connect_now
+  '53300', // too_many_connections
+  '55P03', // lock_not_available
+  '57014', // query_canceled (statement_timeout)
+]);
+
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; message?: string } | null;
+  if (!e) return false;
+  return e.code === '23505' || (e.code === 'SQLITE_CONSTRAINT' && /UNIQUE/.test(e.message ?? ''));
+}
+
+export function storeError(err: unknown, what = 'the request'): unknown {
+  if (err instanceof AppError) return err;
+  if (isUnavailable(err)) return new AppError('unavailable', `${what} could not finish: the store is busy or unavailable`, { retryAfter: 2, cause: err });
+  return err;
+}

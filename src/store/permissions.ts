@@ -1,0 +1,198 @@
+/**
+ * The permission facts of rows, read in one way whether inside a transaction or on the hot
+ * path (the SQL is written once; the handle decides where it runs): a row's permission, owner
+ * and groups; the caller's account facts; and "may read" as SQL for lists, the twin of can()
+ * (a property test holds the two to the same answers).
+ */
+import { bit, Operation } from '../permission/bits';
+import type { Guarded, Principal } from '../permission/check';
+import { Handle, op, Row, Tx } from './handle';
+import { decodeRow, SCHEMA, TableName } from './schema';
+
+/** An allow-listed identifier, quoted. Anything not in the schema is a programming error. */
+export function ident(table: TableName, column?: string): string {
+  if (!Object.hasOwn(SCHEMA, table)) throw new Error(`unknown table ${table}`);
+  if (column !== undefined && !Object.hasOwn(SCHEMA[table], column)) throw new Error(`unknown column ${table}.${column}`);
+  return `"${column ?? table}"`;
+}
+
+const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+
+export type GuardedTable = 'user_account' | 'usergroup' | 'membership' | 'world' | 'action';
+
+export interface GuardedRow<T> {
+  row: T;
+  guard: Guarded;
+}
+
+/** One row (by unique columns) with the groups it is shared with (a group row belongs to itself). */
+async function readGuardedRow<T>(h: Handle, table: GuardedTable, where: Readonly<Record<string, string>>): Promise<GuardedRow<T> | undefined> {
+  const columns = Object.keys(where);
+  const rows = await h.all(
+    `SELECT t.*, rg.usergroup_id AS rg_usergroup_id FROM ${ident(table)} t
+     LEFT JOIN record_usergroup rg ON rg.record_type = ? AND rg.record_id = t.id
+     WHERE ${columns.map((c) => `t.${ident(table, c)} = ?`).join(' AND ')}`,
+    [table, ...columns.map((c) => where[c])],
+  );
+  if (rows.length === 0) return undefined;
+  const { rg_usergroup_id: _shared, ...raw } = rows[0];
+  void _shared;
+  const row = decodeRow<T & { id: number; permission: number; user_account_id: number | null }>(table, raw);
+  const groupIds: number[] = table === 'usergroup' ? [row.id] : [];
+  for (const r of rows) if (r.rg_usergroup_id !== null && r.rg_usergroup_id !== undefined) groupIds.push(Number(r.rg_usergroup_id));
+  return { row, guard: { permission: row.permission, ownerId: row.user_account_id, groupIds } };
+}
+
+export function readGuarded<T>(tx: Tx, table: GuardedTable, where: Readonly<Record<string, string>>): Promise<GuardedRow<T> | undefined> {
+  return op(readGuardedRow<T>)(tx, table, where);
+}
+
+/** A record type's table-level row (its world row). */
+export const readWorld = op(async (h, table: string) => {
+  const world = await readGuardedRow<WorldRow>(h, 'world', { table_name: table });
+  if (!world) throw new Error(`record type ${table} has no world row: the store was not migrated`);
+  return world;
+});
+
+export const readAction = op((h, onType: string, name: string) => readGuardedRow<ActionRow>(h, 'action', { on_type: onType, action_name: name }));
+
+export interface WorldRow {
+  id: number;
+  reference_id: string;
+  table_name: string;
+  permission: number;
+  default_permission: number;
+  user_account_id: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ActionRow {
+  id: number;
+  reference_id: string;
+  on_type: string;
+  action_name: string;
+  label: string;
+  permission: number;
+  user_account_id: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** What an authenticated request needs, in one query: version, state, groups, admin-ness. */
+export interface AuthFacts {
+  id: number;
+  referenceId: string;
+  authVersion: number;
+  disabled: boolean;
+  groupIds: Set<number>;
+  isAdmin: boolean;
+}
+
+const AUTH_FACTS = `SELECT 'a' AS kind, a.id AS id, a.auth_version AS auth_version, a.disabled AS disabled,
+    m.usergroup_id AS group_id, g.system_role AS system_role, CAST(NULL AS INTEGER) AS permission, CAST(NULL AS INTEGER) AS owner_id
+  FROM user_account a
+  LEFT JOIN membership m ON m.account_id = a.id
+  LEFT JOIN usergroup g ON g.id = m.usergroup_id
+  WHERE a.reference_id = ?`;
+
+const TABLE_GUARD = `SELECT 'w' AS kind, w.id AS id, CAST(NULL AS INTEGER) AS auth_version, CAST(NULL AS BOOLEAN) AS disabled,
+    rg.usergroup_id AS group_id, CAST(NULL AS VARCHAR(32)) AS system_role, w.permission AS permission, w.user_account_id AS owner_id
+  FROM world w
+  LEFT JOIN record_usergroup rg ON rg.record_type = 'world' AND rg.record_id = w.id
+  WHERE w.table_name = ?`;
+
+export interface RequestFacts {
+  account?: AuthFacts;
+  /** The table-level permission of a record type (its world row). */
+  table?: Guarded;
+}
+
+/**
+ * The facts a request needs before anything else, in one round trip: the token's account
+ * (auth_version, state, groups) and, for record API requests, the table's permission.
+ */
+export const readRequestFacts = op(async (h, referenceId: string | null, table: string | null): Promise<RequestFacts> => {
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  if (referenceId !== null) parts.push(AUTH_FACTS), params.push(referenceId);
+  if (table !== null) parts.push(TABLE_GUARD), params.push(table);
+  if (parts.length === 0) return {};
+  const rows = await h.all(parts.join('\nUNION ALL\n'), params);
+  const facts: RequestFacts = {};
+  for (const r of rows) {
+    if (r.kind === 'a') {
+      facts.account ??= {
+        id: Number(r.id),
+        referenceId: referenceId!,
+        authVersion: Number(r.auth_version),
+        disabled: r.disabled === true || r.disabled === 1,
+        groupIds: new Set(),
+        isAdmin: false,
+      };
+      if (r.group_id !== null && r.group_id !== undefined) facts.account.groupIds.add(Number(r.group_id));
+      if (r.system_role === 'administrators') facts.account.isAdmin = true;
+    } else {
+      facts.table ??= { permission: Number(r.permission), ownerId: num(r.owner_id), groupIds: [] };
+      if (r.group_id !== null && r.group_id !== undefined) (facts.table.groupIds as number[]).push(Number(r.group_id));
+    }
+  }
+  return facts;
+});
+
+/** "principal may `op` rows of t" as SQL: the same rule as can(), evaluated per row. */
+export function permittedSql(table: GuardedTable, principal: Principal, operation: Operation): { sql: string; params: unknown[] } {
+  if (principal.isAdmin) return { sql: '1 = 1', params: [] };
+  const parts = ['(t.permission & ?) <> 0'];
+  const params: unknown[] = [bit('guest', operation)];
+  if (principal.accountId !== null) {
+    parts.push('(t.user_account_id = ? AND (t.permission & ?) <> 0)');
+    params.push(principal.accountId, bit('owner', operation));
+    const groups = [...principal.groupIds];
+    if (groups.length > 0) {
+      const self = table === 'usergroup' ? ` OR t.id IN (${marks(groups.length)})` : '';
+      parts.push(
+        `((t.permission & ?) <> 0 AND (EXISTS (SELECT 1 FROM record_usergroup rgp WHERE rgp.record_type = ? AND rgp.record_id = t.id AND rgp.usergroup_id IN (${marks(groups.length)}))${self}))`,
+      );
+      params.push(bit('group', operation), table, ...groups, ...(self ? groups : []));
+    }
+  }
+  return { sql: `(${parts.join(' OR ')})`, params };
+}
+
+export interface ListQuery {
+  table: GuardedTable;
+  principal: Principal;
+  filter?: { text: string; columns: readonly string[] };
+  sort: ReadonlyArray<{ column: string; order: 'asc' | 'desc' }>;
+  limit: number;
+  offset: number;
+}
+
+/** `%`, `_` and the escape character itself match literally. */
+export function likePattern(text: string): string {
+  return '%' + text.replace(/[!%_]/g, (c) => '!' + c) + '%';
+}
+
+/**
+ * The page of rows the principal may read that match, and their total: counted only when the
+ * page is full or past the first (a first page with room to spare holds them all).
+ */
+export const listReadable = op(async (h, l: ListQuery): Promise<{ rows: Row[]; total: number }> => {
+  const permitted = permittedSql(l.table, l.principal, 'read');
+  let where = permitted.sql;
+  const params = [...permitted.params];
+  if (l.filter && l.filter.text !== '') {
+    where += ` AND (${l.filter.columns.map((c) => `lower(t.${ident(l.table, c)}) LIKE ? ESCAPE '!'`).join(' OR ')})`;
+    const pattern = likePattern(l.filter.text.toLowerCase());
+    for (let i = 0; i < l.filter.columns.length; i++) params.push(pattern);
+  }
+  const order = [...l.sort.map((s) => `t.${ident(l.table, s.column)} ${s.order === 'desc' ? 'DESC' : 'ASC'}`), 't.id ASC'].join(', ');
+  const rows = await h.all(`SELECT t.* FROM ${ident(l.table)} t WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`, [...params, l.limit, l.offset]);
+  const total =
+    l.offset === 0 && rows.length < l.limit
+      ? rows.length
+      : Number((await h.all(`SELECT COUNT(*) AS n FROM ${ident(l.table)} t WHERE ${where}`, params))[0].n);
+  return { rows: rows.map((r) => decodeRow<Row>(l.table, r)), total };
+});

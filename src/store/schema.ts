@@ -1,0 +1,75 @@
+/**
+ * Every column of every table with its JavaScript type, declared once. `decodeRow` turns a
+ * driver row into those types, so SQLite (0/1 booleans, numbers) and PostgreSQL (true/false,
+ * bigint as strings) give the same values by declaration, never by guessing from a name.
+ * A test reads every column of every table on both dialects and holds them to this map.
+ */
+import type { Row } from './handle';
+
+export type ColumnType = 'int' | 'text' | 'bool' | 'time';
+
+const RECORD = { id: 'int', reference_id: 'text', permission: 'int', user_account_id: 'int', created_at: 'time', updated_at: 'time' } as const;
+
+export const SCHEMA = {
+  user_account: {
+    ...RECORD,
+    email: 'text',
+    email_key: 'text',
+    name: 'text',
+    password: 'text',
+    auth_version: 'int',
+    disabled: 'bool',
+    email_verified: 'bool',
+    totp_secret: 'text',
+    totp_enabled: 'bool',
+    totp_last_step: 'int',
+  },
+  usergroup: { ...RECORD, name: 'text', system_role: 'text' },
+  membership: { ...RECORD, account_id: 'int', usergroup_id: 'int' },
+  world: { ...RECORD, table_name: 'text', default_permission: 'int' },
+  action: { ...RECORD, on_type: 'text', action_name: 'text', label: 'text' },
+  record_usergroup: { id: 'int', record_type: 'text', record_id: 'int', usergroup_id: 'int' },
+  gatehouse_setting: { name: 'text', value: 'text' },
+  write_lock: { name: 'text', counter: 'int' },
+  account_token: {
+    id: 'int',
+    account_id: 'int',
+    purpose: 'text',
+    token_hash: 'text',
+    email_key: 'text',
+    expires_at: 'time',
+    used_at: 'time',
+    created_at: 'time',
+  },
+  rate_counter: { counter_key: 'text', window_start: 'time', hits: 'int' },
+  recovery_code: { id: 'int', account_id: 'int', code_hash: 'text', used_at: 'time', created_at: 'time' },
+  audit_event: { id: 'int', created_at: 'time', event: 'text', account: 'text', client: 'text', details: 'text' },
+} as const satisfies Record<string, Record<string, ColumnType>>;
+
+export type TableName = keyof typeof SCHEMA;
+export const TABLES = Object.keys(SCHEMA) as TableName[];
+
+function decodeValue(type: ColumnType, v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  switch (type) {
+    case 'int':
+    case 'time':
+      return Number(v);
+    case 'bool':
+      return v === true || v === 1 || v === '1' || v === 't';
+    case 'text':
+      return String(v);
+  }
+}
+
+/** A driver row of `table` in the declared types (columns not selected stay absent). */
+export function decodeRow<T>(table: TableName, raw: Row): T {
+  const columns: Record<string, ColumnType> = SCHEMA[table];
+  const out: Row = {};
+  for (const [k, v] of Object.entries(raw)) {
+    const type = columns[k];
+    if (type === undefined) throw new Error(`column ${table}.${k} is not declared in store/schema.ts`);
+    out[k] = decodeValue(type, v);
+  }
+  return out as T;
+}

@@ -1,0 +1,49 @@
+/** Counts and sizes for statistics: figures from the store, none of its secrets or paths. */
+import fs from 'node:fs';
+import type { Knex } from 'knex';
+import { op } from './handle';
+import { internalsOf, SQLITE_FILE, Store } from './connection';
+
+const count = async (q: Knex.QueryBuilder): Promise<number> => Number((await q.count({ n: '*' }).first())?.n ?? 0);
+
+export const accountCounts = op(async (h) => {
+  const k = h.k;
+  const [total, administrators, withTotp, unverified, disabled, groups] = await Promise.all([
+    count(k('user_account')),
+    count(k('membership as m').join('usergroup as g', 'g.id', 'm.usergroup_id').where('g.system_role', 'administrators')),
+    count(k('user_account').where({ totp_enabled: true })),
+    count(k('user_account').where({ email_verified: false })),
+    count(k('user_account').where({ disabled: true })),
+    count(k('usergroup')),
+  ]);
+  return { total, administrators, withTotp, unverified, disabled, groups };
+});
+
+export interface PoolStats {
+  used: number;
+  free: number;
+  pending: number;
+}
+
+/** The writer pool's state (the SQLite read pool queues in JS and is not counted here). */
+export function poolStats(store: Store): PoolStats | null {
+  const pool = internalsOf(store).knex.client.pool as { numUsed(): number; numFree(): number; numPendingAcquires(): number } | undefined;
+  return pool ? { used: pool.numUsed(), free: pool.numFree(), pending: pool.numPendingAcquires() } : null;
+}
+
+/** Bytes the store takes: the database's size on PostgreSQL, the files (with WAL) on SQLite. */
+export async function storeBytes(store: Store, dataDir: string): Promise<number> {
+  const { root } = internalsOf(store);
+  if (store.dialect === 'postgres') {
+    const [row] = await root.all('select pg_database_size(current_database()) as size', []);
+    return Number(row.size);
+  }
+  const base = `${dataDir}/${SQLITE_FILE}`;
+  return ['', '-wal', '-shm'].reduce((sum, suffix) => {
+    try {
+      return sum + fs.statSync(base + suffix).size;
+    } catch {
+      return sum;
+    }
+  }, 0);
+}
