@@ -151,12 +151,13 @@ export async function up(knex: Knex): Promise<void> {
     ['user_account', 'totp_disable', 'Turn TOTP off', SELF_SERVICE, true],
     ['world', 'become_an_administrator', 'Become the administrator', SELF_SERVICE, true],
   ];
-  await knex('action').insert(
-    actions.map(([on_type, action_name, label, permission]) => row({ on_type, action_name, label, permission })),
-  );
+  await knex('action').insert(actions.map(([on_type, action_name, label, permission]) => row({ on_type, action_name, label, permission })));
 
   const selfService = await knex('action')
-    .whereIn('action_name', actions.filter((a) => a[4]).map((a) => a[1]))
+    .whereIn(
+      'action_name',
+      actions.filter((a) => a[4]).map((a) => a[1]),
+    )
     .select('id');
   const worldIds = await knex('world').select('id');
   await knex('record_usergroup').insert([

@@ -79,7 +79,10 @@ async function stop(child) {
 async function json(url, method, body, token) {
   const res = await fetch(url, {
     method,
-    headers: { 'content-type': url.includes('/api/') ? 'application/vnd.api+json' : 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: {
+      'content-type': url.includes('/api/') ? 'application/vnd.api+json' : 'application/json',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, body: await res.json().catch(() => null) };
@@ -112,9 +115,7 @@ const signinOpts = (url, email, connections) => ({
 });
 
 function row(name, s, extra = '') {
-  console.log(
-    `${name.padEnd(46)} ${s.rps.toFixed(1).padStart(8)} req/s  p99 ${String(s.p99).padStart(5)} ms  non-2xx ${s.non2xx} errors ${s.errors}${extra}`,
-  );
+  console.log(`${name.padEnd(46)} ${s.rps.toFixed(1).padStart(8)} req/s  p99 ${String(s.p99).padStart(5)} ms  non-2xx ${s.non2xx} errors ${s.errors}${extra}`);
 }
 
 async function main() {
@@ -152,7 +153,8 @@ async function main() {
     const rssIdle = rssOf(server.child.pid);
     const admin = { email: 'admin@bench.example', name: 'Admin', password: PASSWORD, passwordConfirm: PASSWORD };
     await json(`${url}/action/user_account/signup`, 'POST', { attributes: admin });
-    const token = (await json(`${url}/action/user_account/signin`, 'POST', { attributes: { email: admin.email, password: PASSWORD } })).body[0].Attributes.value;
+    const token = (await json(`${url}/action/user_account/signin`, 'POST', { attributes: { email: admin.email, password: PASSWORD } })).body[0].Attributes
+      .value;
     const list = await json(`${url}/api/action?filter=signup`, 'GET', undefined, token);
     const actionId = list.body.data[0].id;
     await json(`${url}/api/action/${actionId}`, 'PATCH', { data: { type: 'action', id: actionId, attributes: { permission: 2097057 } }, meta: {} }, token);
@@ -167,7 +169,11 @@ async function main() {
     // The baseline reads SQLite; in PostgreSQL mode it is left out (the ratios are then to SQLite's run).
     let base = null;
     if (!pgDb) {
-      baseline = spawnJsonLine(process.execPath, [path.join(root, 'scripts', 'baseline-server.mjs'), path.join(dataDir, 'gatehouse.sqlite')], /"url":"([^"]+)"/);
+      baseline = spawnJsonLine(
+        process.execPath,
+        [path.join(root, 'scripts', 'baseline-server.mjs'), path.join(dataDir, 'gatehouse.sqlite')],
+        /"url":"([^"]+)"/,
+      );
       const baseUrl = await baseline.ready;
       base = await loadOne({ url: `${baseUrl}/`, headers: auth });
       await stop(baseline.child);
@@ -184,7 +190,8 @@ async function main() {
         await new Promise((r) => setTimeout(r, 250));
       }
     };
-    const storm = (connections) => load({ ...signinOpts(url, 'storm@bench.example', connections), duration: DURATION + 2 }).then(async (r) => (await drained(), r));
+    const storm = (connections) =>
+      load({ ...signinOpts(url, 'storm@bench.example', connections), duration: DURATION + 2 }).then(async (r) => (await drained(), r));
     let stormRun = storm(16);
     await new Promise((r) => setTimeout(r, 1000));
     const listBusy = await load({ url: `${url}/api/action?filter=signup`, headers: auth });
@@ -213,7 +220,12 @@ async function main() {
           headers: { 'content-type': 'application/json' },
           setupRequest: (req) => {
             n++;
-            return { ...req, body: JSON.stringify({ attributes: { email: `user${n}-${process.pid}@bench.example`, name: `User ${n}`, password: PASSWORD, passwordConfirm: PASSWORD } }) };
+            return {
+              ...req,
+              body: JSON.stringify({
+                attributes: { email: `user${n}-${process.pid}@bench.example`, name: `User ${n}`, password: PASSWORD, passwordConfirm: PASSWORD },
+              }),
+            };
           },
         },
       ],

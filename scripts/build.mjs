@@ -48,8 +48,8 @@ const nativePlugin = {
           : args.path === 'node-gyp-build' // only bcrypt uses it: node-gyp-build(dir) returns the addon
             ? `const { loadNative } = require(${JSON.stringify(loader)}); module.exports = () => loadNative('bcrypt.glibc.node');`
             : Object.hasOwn(natives, args.path)
-            ? `const { loadNative } = require(${JSON.stringify(loader)}); module.exports = loadNative(${JSON.stringify(args.path)});`
-            : `throw new Error(${JSON.stringify(`${args.path} is not built into this executable`)});`,
+              ? `const { loadNative } = require(${JSON.stringify(loader)}); module.exports = loadNative(${JSON.stringify(args.path)});`
+              : `throw new Error(${JSON.stringify(`${args.path} is not built into this executable`)});`,
       resolveDir: root,
       loader: 'js',
     }));

@@ -18,7 +18,9 @@ const PW = 'soak test password 1';
 const mib = (b) => (b / 1048576).toFixed(1);
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-soak-'));
-const child = spawn(path.join(root, 'dist', 'gatehouse'), ['serve', '--port', '0', '--data-dir', dataDir, '--bcrypt-cost', String(COST), '--no-rate-limits'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const child = spawn(path.join(root, 'dist', 'gatehouse'), ['serve', '--port', '0', '--data-dir', dataDir, '--bcrypt-cost', String(COST), '--no-rate-limits'], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
 const url = await new Promise((resolve, reject) => {
   let buf = '';
   const onData = (d) => {
@@ -40,7 +42,10 @@ async function call(method, p, body, token) {
   try {
     const res = await fetch(url + p, {
       method,
-      headers: { 'content-type': p.startsWith('/api/') ? 'application/vnd.api+json' : 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      headers: {
+        'content-type': p.startsWith('/api/') ? 'application/vnd.api+json' : 'application/json',
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     if (res.status >= 500) counts.s5xx++;
@@ -79,7 +84,9 @@ await Promise.all([
   ),
   ...Array.from({ length: 6 }, () => loop(() => call('GET', '/api/action?filter=signup', undefined, admin))),
   ...Array.from({ length: 4 }, () => loop(() => call('GET', `/api/user_account/${me}`, undefined, admin))),
-  loop(() => call('PATCH', `/api/action/${labelId}`, { data: { type: 'action', id: labelId, attributes: { label: `Sign out everywhere ${n % 7}` } }, meta: {} }, admin)),
+  loop(() =>
+    call('PATCH', `/api/action/${labelId}`, { data: { type: 'action', id: labelId, attributes: { label: `Sign out everywhere ${n % 7}` } }, meta: {} }, admin),
+  ),
 ]);
 clearInterval(sampler);
 child.kill('SIGTERM');
@@ -91,5 +98,11 @@ const last = samples[samples.length - 1];
 console.log(`soak: ${MINUTES} min, ${counts.total} requests, 5xx ${counts.s5xx}, 4xx ${counts.s4xx}, connection errors ${counts.errors}`);
 console.log(`RSS MiB: after warm-up ${mib(first.rss)}, end ${mib(last.rss)}, max ${mib(Math.max(...samples.map((s) => s.rss)))}`);
 console.log(`open fds: after warm-up ${first.fds}, end ${last.fds}, max ${Math.max(...samples.map((s) => s.fds))}`);
-console.log('samples (s, RSS MiB, fds): ' + samples.filter((_, i) => i % 6 === 0).map((s) => `${s.t}:${mib(s.rss)}:${s.fds}`).join(' '));
+console.log(
+  'samples (s, RSS MiB, fds): ' +
+    samples
+      .filter((_, i) => i % 6 === 0)
+      .map((s) => `${s.t}:${mib(s.rss)}:${s.fds}`)
+      .join(' '),
+);
 process.exit(counts.s5xx === 0 && counts.errors === 0 ? 0 : 1);

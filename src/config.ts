@@ -59,12 +59,14 @@ const bool = (raw: string, name: string): boolean => {
   throw new AppError('invalid_input', `${name} must be true or false, got "${raw}"`);
 };
 
-const int = (min: number, max: number) => (raw: string, name: string): number => {
-  if (!/^\d+$/.test(raw.trim())) throw new AppError('invalid_input', `${name} must be a whole number, got "${raw}"`);
-  const n = Number(raw);
-  if (n < min || n > max) throw new AppError('invalid_input', `${name} must be between ${min} and ${max}, got ${n}`);
-  return n;
-};
+const int =
+  (min: number, max: number) =>
+  (raw: string, name: string): number => {
+    if (!/^\d+$/.test(raw.trim())) throw new AppError('invalid_input', `${name} must be a whole number, got "${raw}"`);
+    const n = Number(raw);
+    if (n < min || n > max) throw new AppError('invalid_input', `${name} must be between ${min} and ${max}, got ${n}`);
+    return n;
+  };
 
 /** "90", "90s", "15m", "24h", "7d" → seconds. */
 export function parseDuration(raw: string, name: string): number {
@@ -110,7 +112,8 @@ const smtpUrl = (raw: string, name: string): string | null => {
 };
 
 const mailbox = (raw: string, name: string): string => {
-  if (!/^[^\r\n]{3,300}$/.test(raw) || !raw.includes('@')) throw new AppError('invalid_input', `${name} must be an address like "Gatehouse <noreply@example.com>"`);
+  if (!/^[^\r\n]{3,300}$/.test(raw) || !raw.includes('@'))
+    throw new AppError('invalid_input', `${name} must be an address like "Gatehouse <noreply@example.com>"`);
   return raw;
 };
 

@@ -89,7 +89,11 @@ export interface Core {
     run(caller: Caller, type: string, name: string, attributes: Record<string, unknown>): Promise<ActionItem[]>;
     list(actor: Actor): Promise<ActionPermissionView[]>;
     get(actor: Actor, name: string): Promise<ActionPermissionView>;
-    setPermission(actor: Actor, name: string, change: PermissionChange): Promise<{ before: ActionPermissionView; after: ActionPermissionView; changed: boolean }>;
+    setPermission(
+      actor: Actor,
+      name: string,
+      change: PermissionChange,
+    ): Promise<{ before: ActionPermissionView; after: ActionPermissionView; changed: boolean }>;
   };
   readonly records: {
     list(caller: Caller, type: string, query: Query): Promise<RecordPage>;

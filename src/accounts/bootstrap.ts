@@ -15,7 +15,11 @@ export type BootstrapOutcome = 'created' | 'promoted' | 'unchanged';
 
 const taken = () => new AppError('forbidden', 'another administrator already exists');
 
-export async function bootstrapAdmin(s: Services, actor: Actor, input: { email: string; name?: string; password: string }): Promise<{ outcome: BootstrapOutcome; referenceId: string }> {
+export async function bootstrapAdmin(
+  s: Services,
+  actor: Actor,
+  input: { email: string; name?: string; password: string },
+): Promise<{ outcome: BootstrapOutcome; referenceId: string }> {
   if (!actor.principal.isAdmin) throw new AppError('forbidden', 'only the operator may bootstrap an administrator');
   const { key } = normalizeEmail(input.email);
   const existing = await findAccountByEmailKey(s.store.root, key);

@@ -95,7 +95,14 @@ export async function createAccount(s: Services, actor: Actor, input: NewAccount
     // Every account also joins `users`, through which self-service actions are executable.
     await addMembership(tx, account.id, await systemGroupId(tx, 'users'), membershipWorld.row.default_permission);
     const becameAdministrator = await claimFirstAdministrator(tx, account.id);
-    return { id: account.id, referenceId: account.referenceId, email: input.email, name: input.name, usergroupReferenceId: group.referenceId, becameAdministrator };
+    return {
+      id: account.id,
+      referenceId: account.referenceId,
+      email: input.email,
+      name: input.name,
+      usergroupReferenceId: group.referenceId,
+      becameAdministrator,
+    };
   });
   s.counters.signups++;
   // Audited after the commit: the audit write must not wait for the connection the transaction held.

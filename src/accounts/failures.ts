@@ -8,7 +8,14 @@ import type { LogFields } from '../log';
 import type { Services } from '../services';
 
 /** A wrong password (or unknown email): counts per email and per client address. */
-export async function passwordFailure(s: Services, actor: Actor, emailKey: string | null, account: string | null, event: string, fields: LogFields = {}): Promise<void> {
+export async function passwordFailure(
+  s: Services,
+  actor: Actor,
+  emailKey: string | null,
+  account: string | null,
+  event: string,
+  fields: LogFields = {},
+): Promise<void> {
   const locked = await s.limiter.signinFailed(emailKey, actor.client ?? 'shell');
   await s.audit.record(event, actor, { account, ...fields });
   if (locked) await s.audit.record('lockout', actor, { account, kind: 'signin' }, 'warn');

@@ -29,7 +29,13 @@ export async function redeemToken(s: Services, token: string, purpose: TokenPurp
 }
 
 /** Issues a token and mails it; if the mail does not go out, the token is voided. */
-export async function mailToken(s: Services, account: AccountRow, purpose: TokenPurpose, ttlSeconds: number, message: (token: string) => MailMessage): Promise<void> {
+export async function mailToken(
+  s: Services,
+  account: AccountRow,
+  purpose: TokenPurpose,
+  ttlSeconds: number,
+  message: (token: string) => MailMessage,
+): Promise<void> {
   const token = await issueToken(s.store.root, account.id, purpose, account.email_key, ttlSeconds);
   try {
     await s.mailer.send(message(token));

@@ -39,7 +39,13 @@ export function findAction(onType: string, name: string): ActionDef {
  * Runs an action for the actor `resolve` gives: not called at all for actions that ignore tokens
  * (signin, reset, verify), which always run as a guest, so a stale token never blocks them.
  */
-export async function runAction(s: Services, def: ActionDef, resolve: () => Promise<Actor>, client: string, attributes: Record<string, unknown>): Promise<ActionItem[]> {
+export async function runAction(
+  s: Services,
+  def: ActionDef,
+  resolve: () => Promise<Actor>,
+  client: string,
+  attributes: Record<string, unknown>,
+): Promise<ActionItem[]> {
   const actor: Actor = def.ignoresToken ? { principal: GUEST, via: 'http', client } : await resolve();
   if (!def.checksOwnPermission) {
     const action = await readAction(s.store.root, def.onType, def.name);

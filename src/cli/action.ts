@@ -50,13 +50,24 @@ export function registerAction(program: Command, io: Io): void {
       await withCore(c, io, async (core) => {
         const change = opts.guest !== undefined ? { guest: opts.guest } : { value: opts.value };
         const r = await core.actions.setPermission(core.shell, name, change);
-        emit(io, wantsJson(c), { action: r.after.action, on_type: r.after.on_type, before: r.before.permission, after: r.after.permission, changed: r.changed, decoded: r.after.decoded }, () =>
-          keyValues([
-            ['action', `${r.after.on_type}/${r.after.action}`],
-            ['permission', r.changed ? `${r.before.permission} -> ${r.after.permission}` : `${r.after.permission} (unchanged)`],
-            ['bits', describe(r.after.permission)],
-            ['guest execute', r.after.decoded.guest.execute ? 'on' : 'off'],
-          ]),
+        emit(
+          io,
+          wantsJson(c),
+          {
+            action: r.after.action,
+            on_type: r.after.on_type,
+            before: r.before.permission,
+            after: r.after.permission,
+            changed: r.changed,
+            decoded: r.after.decoded,
+          },
+          () =>
+            keyValues([
+              ['action', `${r.after.on_type}/${r.after.action}`],
+              ['permission', r.changed ? `${r.before.permission} -> ${r.after.permission}` : `${r.after.permission} (unchanged)`],
+              ['bits', describe(r.after.permission)],
+              ['guest execute', r.after.decoded.guest.execute ? 'on' : 'off'],
+            ]),
         );
       });
     });

@@ -26,11 +26,25 @@ export function registerAudit(program: Command, io: Io): void {
       const limit = opts.limit === undefined ? 100 : Math.max(1, Number(opts.limit));
       await withCore(c, io, async (core) => {
         const events = await core.audit.query(core.shell, { since, accountEmail: opts.account, limit });
-        const doc = events.map((e) => ({ time: new Date(e.created_at).toISOString(), event: e.event, account: e.account, client: e.client, details: e.details }));
+        const doc = events.map((e) => ({
+          time: new Date(e.created_at).toISOString(),
+          event: e.event,
+          account: e.account,
+          client: e.client,
+          details: e.details,
+        }));
         emit(io, wantsJson(c), { events: doc }, () =>
           table([
             ['TIME', 'EVENT', 'ACCOUNT', 'CLIENT', 'DETAILS'],
-            ...doc.map((e) => [e.time, e.event, e.account ?? '-', e.client ?? '-', Object.entries(e.details).map(([k, v]) => `${k}=${v}`).join(' ')]),
+            ...doc.map((e) => [
+              e.time,
+              e.event,
+              e.account ?? '-',
+              e.client ?? '-',
+              Object.entries(e.details)
+                .map(([k, v]) => `${k}=${v}`)
+                .join(' '),
+            ]),
           ]),
         );
       });

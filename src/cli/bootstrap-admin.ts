@@ -16,10 +16,19 @@ export function registerBootstrapAdmin(program: Command, io: Io): void {
     await withCore(c, io, async (core) => {
       const result = await core.accounts.bootstrapAdmin(core.shell, { email: opts.email, name: opts.name, password });
       const signup = await core.signupStatus();
-      emit(io, wantsJson(c), { outcome: result.outcome, account: { reference_id: result.referenceId, email: opts.email.trim() }, signup_open: signup.open }, () => {
-        const what = { created: 'created the administrator', promoted: 'made the existing account an administrator', unchanged: 'already the administrator; nothing changed' }[result.outcome];
-        return `${opts.email.trim()}: ${what}\nguest signup: ${signup.open ? 'open' : 'closed'}\n`;
-      });
+      emit(
+        io,
+        wantsJson(c),
+        { outcome: result.outcome, account: { reference_id: result.referenceId, email: opts.email.trim() }, signup_open: signup.open },
+        () => {
+          const what = {
+            created: 'created the administrator',
+            promoted: 'made the existing account an administrator',
+            unchanged: 'already the administrator; nothing changed',
+          }[result.outcome];
+          return `${opts.email.trim()}: ${what}\nguest signup: ${signup.open ? 'open' : 'closed'}\n`;
+        },
+      );
     });
   });
 }

@@ -94,4 +94,3 @@ export async function run(argv: string[], servers: Servers, io: Io = processIo):
     return EXIT.failure;
   }
 }
-

@@ -21,8 +21,11 @@ export function registerMigrateStore(program: Command, io: Io): void {
         ? loadConfig({ dataDir: opts.to.slice('sqlite:'.length), db: '' }, {})
         : loadConfig({ dataDir: source.dataDir, db: opts.to }, {});
       const report = await migrateStore(source, target);
-      emit(io, wantsJson(c), { from: report.from, to: report.to, tables: report.tables }, () =>
-        `copied ${report.from} -> ${report.to}\n` + table([['TABLE', 'ROWS'], ...report.tables.map((t) => [t.table, String(t.target)])]),
+      emit(
+        io,
+        wantsJson(c),
+        { from: report.from, to: report.to, tables: report.tables },
+        () => `copied ${report.from} -> ${report.to}\n` + table([['TABLE', 'ROWS'], ...report.tables.map((t) => [t.table, String(t.target)])]),
       );
     });
 }

@@ -82,7 +82,10 @@ export function registerUser(program: Command, io: Io): void {
       withCore(c, io, async (core) => done(io, c, await core.accounts.revokeSessions(core.shell, email), true, 'every earlier session is signed out')),
     );
 
-  for (const [name, disabled] of [['disable', true], ['enable', false]] as const) {
+  for (const [name, disabled] of [
+    ['disable', true],
+    ['enable', false],
+  ] as const) {
     user
       .command(`${name} <email>`)
       .description(disabled ? 'refuse signin and end every session' : 'allow signin again')

@@ -46,7 +46,11 @@ export async function setActionPermissionByName(
   if (!actor.principal.isAdmin) throw new AppError('forbidden', 'only administrators may change action permissions');
   const row = await findActionByName(s, name);
   const next =
-    'guest' in change ? (change.guest === 'on' ? row.permission | bit('guest', 'execute') : row.permission & ~bit('guest', 'execute')) : parsePermission(change.value, '--value');
+    'guest' in change
+      ? change.guest === 'on'
+        ? row.permission | bit('guest', 'execute')
+        : row.permission & ~bit('guest', 'execute')
+      : parsePermission(change.value, '--value');
   if (next !== row.permission) {
     await updateRow(s.store.root, 'action', row.id, { permission: next });
     await s.audit.record('permission_changed', actor, { account: null, record_type: 'action', record: row.reference_id, permission: next });

@@ -29,7 +29,12 @@ export type ConsumeResult = { ok: true; accountId: number; emailKey: string } | 
 export const consumeToken = op(async (h, token: string, purpose: TokenPurpose): Promise<ConsumeResult> => {
   const now = h.clock.now();
   const tokenHash = hashOf(token);
-  const updated = await h.k('account_token').where({ token_hash: tokenHash, purpose }).whereNull('used_at').where('expires_at', '>', now).update({ used_at: now });
+  const updated = await h
+    .k('account_token')
+    .where({ token_hash: tokenHash, purpose })
+    .whereNull('used_at')
+    .where('expires_at', '>', now)
+    .update({ used_at: now });
   const row = await h.k('account_token').where({ token_hash: tokenHash, purpose }).first('account_id', 'email_key', 'used_at', 'expires_at');
   if (!row) return { ok: false, reason: 'unknown' };
   if (updated !== 1) return { ok: false, reason: Number(row.expires_at) <= now && row.used_at === null ? 'expired' : 'used' };
@@ -38,7 +43,11 @@ export const consumeToken = op(async (h, token: string, purpose: TokenPurpose): 
 
 /** The current email key of the account a token belongs to (without spending the token). */
 export const tokenAccountEmailKey = op(async (h, token: string, purpose: TokenPurpose): Promise<string | null> => {
-  const row = await h.k('account_token as t').join('user_account as a', 'a.id', 't.account_id').where({ 't.purpose': purpose, 't.token_hash': hashOf(token) }).first('a.email_key');
+  const row = await h
+    .k('account_token as t')
+    .join('user_account as a', 'a.id', 't.account_id')
+    .where({ 't.purpose': purpose, 't.token_hash': hashOf(token) })
+    .first('a.email_key');
   return row ? String(row.email_key) : null;
 });
 
@@ -48,4 +57,9 @@ export const voidTokens = op(async (h, accountId: number, purpose: TokenPurpose)
 });
 
 /** Drops tokens that expired a day ago or more. */
-export const pruneTokens = op(async (h): Promise<number> => h.k('account_token').where('expires_at', '<', h.clock.now() - 86400_000).del());
+export const pruneTokens = op(async (h): Promise<number> =>
+  h
+    .k('account_token')
+    .where('expires_at', '<', h.clock.now() - 86400_000)
+    .del(),
+);

@@ -48,7 +48,10 @@ async function insertReturningId(h: Handle, table: string, row: Record<string, u
 }
 
 export const insertAccount = op(
-  async (h, fields: { email: string; emailKey: string; name: string; passwordHash: string; permission: number }): Promise<{ id: number; referenceId: string }> => {
+  async (
+    h,
+    fields: { email: string; emailKey: string; name: string; passwordHash: string; permission: number },
+  ): Promise<{ id: number; referenceId: string }> => {
     const now = h.clock.now();
     const referenceId = randomUUID();
     let id: number;
@@ -139,7 +142,10 @@ export const listAccounts = op(async (h): Promise<Array<AccountRow & { administr
 /** Sets columns; an email change that collides with another account is email_taken. */
 export const updateAccount = op(async (h, id: number, fields: AccountChanges): Promise<void> => {
   try {
-    await h.k('user_account').where({ id }).update({ ...fields, updated_at: h.clock.now() });
+    await h
+      .k('user_account')
+      .where({ id })
+      .update({ ...fields, updated_at: h.clock.now() });
   } catch (err) {
     if (isUniqueViolation(err)) throw emailTaken();
     throw err;
@@ -149,7 +155,10 @@ export const updateAccount = op(async (h, id: number, fields: AccountChanges): P
 /** Sets columns and invalidates every token issued so far for the account. */
 export const bumpAuthVersion = op(async (h, id: number, fields: AccountChanges = {}): Promise<void> => {
   try {
-    await h.k('user_account').where({ id }).update({ ...fields, auth_version: h.k.raw('auth_version + 1'), updated_at: h.clock.now() });
+    await h
+      .k('user_account')
+      .where({ id })
+      .update({ ...fields, auth_version: h.k.raw('auth_version + 1'), updated_at: h.clock.now() });
   } catch (err) {
     if (isUniqueViolation(err)) throw emailTaken();
     throw err;
@@ -161,7 +170,10 @@ export const bumpAuthVersion = op(async (h, id: number, fields: AccountChanges =
  * upgrade, which would fail at once with SQLITE_BUSY), PostgreSQL takes a row lock.
  */
 export const lockAccounts = op(async (h): Promise<void> => {
-  await h.k('write_lock').where({ name: 'accounts' }).update({ counter: h.k.raw('counter + 1') });
+  await h
+    .k('write_lock')
+    .where({ name: 'accounts' })
+    .update({ counter: h.k.raw('counter + 1') });
 });
 
 /**

@@ -53,9 +53,8 @@ function sqliteKnex(config: Config): Knex {
       min: 1,
       max: 1,
       afterCreate(conn: { exec(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, conn: unknown) => void) {
-        conn.exec(
-          `PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = ${config.busyTimeoutMs};`,
-          (err) => done(err, conn),
+        conn.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = ${config.busyTimeoutMs};`, (err) =>
+          done(err, conn),
         );
       },
     },
@@ -120,9 +119,7 @@ export async function openStore(config: Config, clock: Clock): Promise<Store> {
     root: seal(root),
     async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
       try {
-        return await knex.transaction((trx) =>
-          fn(seal({ k: trx, dialect, clock, inTransaction: true, all: (sql, params) => rawRows(trx, sql, params) })),
-        );
+        return await knex.transaction((trx) => fn(seal({ k: trx, dialect, clock, inTransaction: true, all: (sql, params) => rawRows(trx, sql, params) })));
       } catch (err) {
         throw storeError(err);
       }
@@ -175,7 +172,6 @@ export const schemaStatus = op(async (h): Promise<SchemaStatus> => {
   const k = h.k as Knex;
   const row = await k('knex_migrations').orderBy('id', 'desc').first('name');
   const [completed, pending] = await k.migrate.list({ migrationSource });
-  const names = (list: Array<{ name: string } | string | [string, unknown]>) =>
-    list.map((m) => (typeof m === 'string' ? m : Array.isArray(m) ? m[0] : m.name));
+  const names = (list: Array<{ name: string } | string | [string, unknown]>) => list.map((m) => (typeof m === 'string' ? m : Array.isArray(m) ? m[0] : m.name));
   return { current: row?.name ?? null, latest: LATEST_MIGRATION, completed: names(completed), pending: names(pending) };
 });

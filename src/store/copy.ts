@@ -75,6 +75,7 @@ async function copy(from: Knex, to: Knex, toDialect: Store['dialect']): Promise<
   const tables = [];
   for (const table of COPIED_TABLES) tables.push({ table, source: await count(from, table), target: await count(to, table) });
   const mismatch = tables.find((t) => t.source !== t.target);
-  if (mismatch) throw new AppError('internal', `copy check failed for ${mismatch.table}: ${mismatch.source} rows in the source, ${mismatch.target} in the target`);
+  if (mismatch)
+    throw new AppError('internal', `copy check failed for ${mismatch.table}: ${mismatch.source} rows in the source, ${mismatch.target} in the target`);
   return { tables };
 }

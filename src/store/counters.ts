@@ -33,10 +33,20 @@ export const peek = op(async (h, key: string, windowMs: number): Promise<Count> 
   return { hits: Number(row.hits), windowStart: Number(row.window_start) };
 });
 
-export const clear = op(async (h, keys: readonly string[]): Promise<number> => h.k('rate_counter').whereIn('counter_key', [...keys]).del());
+export const clear = op(async (h, keys: readonly string[]): Promise<number> =>
+  h
+    .k('rate_counter')
+    .whereIn('counter_key', [...keys])
+    .del(),
+);
 
 /** Drops counters whose window ended long ago (called periodically by a running server). */
-export const prune = op(async (h, olderThanMs: number): Promise<number> => h.k('rate_counter').where('window_start', '<', h.clock.now() - olderThanMs).del());
+export const prune = op(async (h, olderThanMs: number): Promise<number> =>
+  h
+    .k('rate_counter')
+    .where('window_start', '<', h.clock.now() - olderThanMs)
+    .del(),
+);
 
 /** Accounts (by email key) whose failed-signin counter reached `limit` in the current window. */
 export const countLockedAccounts = op(async (h, prefix: string, limit: number, windowMs: number): Promise<number> => {

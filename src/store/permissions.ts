@@ -116,8 +116,14 @@ export interface RequestFacts {
 export const readRequestFacts = op(async (h, referenceId: string | null, table: string | null): Promise<RequestFacts> => {
   const parts: string[] = [];
   const params: unknown[] = [];
-  if (referenceId !== null) parts.push(AUTH_FACTS), params.push(referenceId);
-  if (table !== null) parts.push(TABLE_GUARD), params.push(table);
+  if (referenceId !== null) {
+    parts.push(AUTH_FACTS);
+    params.push(referenceId);
+  }
+  if (table !== null) {
+    parts.push(TABLE_GUARD);
+    params.push(table);
+  }
   if (parts.length === 0) return {};
   const rows = await h.all(parts.join('\nUNION ALL\n'), params);
   const facts: RequestFacts = {};
@@ -191,8 +197,6 @@ export const listReadable = op(async (h, l: ListQuery): Promise<{ rows: Row[]; t
   const order = [...l.sort.map((s) => `t.${ident(l.table, s.column)} ${s.order === 'desc' ? 'DESC' : 'ASC'}`), 't.id ASC'].join(', ');
   const rows = await h.all(`SELECT t.* FROM ${ident(l.table)} t WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`, [...params, l.limit, l.offset]);
   const total =
-    l.offset === 0 && rows.length < l.limit
-      ? rows.length
-      : Number((await h.all(`SELECT COUNT(*) AS n FROM ${ident(l.table)} t WHERE ${where}`, params))[0].n);
+    l.offset === 0 && rows.length < l.limit ? rows.length : Number((await h.all(`SELECT COUNT(*) AS n FROM ${ident(l.table)} t WHERE ${where}`, params))[0].n);
   return { rows: rows.map((r) => decodeRow<Row>(l.table, r)), total };
 });

@@ -8,7 +8,10 @@ import { decodeRow } from './schema';
 /** Sets allow-listed columns of one row. */
 export const updateRow = op(async (h, table: GuardedTable, id: number, changes: Readonly<Record<string, unknown>>): Promise<void> => {
   for (const column of Object.keys(changes)) ident(table, column); // refuses undeclared columns
-  await h.k(table).where({ id }).update({ ...changes, updated_at: h.clock.now() });
+  await h
+    .k(table)
+    .where({ id })
+    .update({ ...changes, updated_at: h.clock.now() });
 });
 
 /** Deletes one row and what it was shared with. */

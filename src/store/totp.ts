@@ -27,9 +27,9 @@ export const enableTotp = op(async (h, accountId: number, secret: string, step: 
 export const disableTotp = op((root, accountId: number): Promise<void> =>
   atomically(root, async (h) => {
     await h
-    .k('user_account')
-    .where({ id: accountId })
-    .update({ totp_enabled: false, totp_secret: null, totp_last_step: null, auth_version: h.k.raw('auth_version + 1'), updated_at: h.clock.now() });
+      .k('user_account')
+      .where({ id: accountId })
+      .update({ totp_enabled: false, totp_secret: null, totp_last_step: null, auth_version: h.k.raw('auth_version + 1'), updated_at: h.clock.now() });
     await h.k('recovery_code').where({ account_id: accountId }).del();
   }),
 );

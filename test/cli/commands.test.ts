@@ -50,7 +50,10 @@ t.test('password rules and password sources', async (t) => {
   t.match(weak.err, /too easy to guess/);
   const none = await cli(dir, ['bootstrap-admin', '--email', 'a@example.com']);
   t.equal(none.code, 2, 'no password source');
-  const two = await cli(dir, ['bootstrap-admin', '--email', 'a@example.com', '--password-stdin', '--password-env', 'X'], { stdin: PASSWORD, env: { X: PASSWORD } });
+  const two = await cli(dir, ['bootstrap-admin', '--email', 'a@example.com', '--password-stdin', '--password-env', 'X'], {
+    stdin: PASSWORD,
+    env: { X: PASSWORD },
+  });
   t.equal(two.code, 2, 'two password sources');
   const file = path.join(dir, 'pw.txt');
   fs.writeFileSync(file, PASSWORD + '\n');
@@ -86,7 +89,15 @@ t.test('action list / get-permission / set-permission', async (t) => {
   const value = await cli(dir, ['--json', 'action', 'set-permission', 'user_account/signup', '--value', '2097057']);
   t.equal(value.json.after, 2097057);
 
-  for (const bad of [['--value', '2097152'], ['--value', '-1'], ['--value', '1.5'], ['--value', 'abc'], ['--guest', 'maybe'], [], ['--guest', 'on', '--value', '1']]) {
+  for (const bad of [
+    ['--value', '2097152'],
+    ['--value', '-1'],
+    ['--value', '1.5'],
+    ['--value', 'abc'],
+    ['--guest', 'maybe'],
+    [],
+    ['--guest', 'on', '--value', '1'],
+  ]) {
     const r = await cli(dir, ['action', 'set-permission', 'signup', ...bad]);
     t.equal(r.code, 2, `${bad.join(' ') || '(nothing)'}: usage error`);
   }
@@ -103,7 +114,9 @@ t.test('stats names the check that closes signup', async (t) => {
   t.match(closed.json, { accounts: 1, administrators: 1, groups: 3, unverified: 1, signup: { open: false, closed_by: 'signup_action_execute' } });
   await cli(s.dataDir, ['action', 'set-permission', 'signup', '--guest', 'on']);
   const db = s.db;
-  await db('world').where({ table_name: 'usergroup' }).update({ permission: db.raw('permission & ~4') });
+  await db('world')
+    .where({ table_name: 'usergroup' })
+    .update({ permission: db.raw('permission & ~4') });
   const byTable = await cli(s.dataDir, ['--json', 'stats']);
   t.equal(byTable.json.signup.closed_by, 'usergroup_create');
   t.notOk(byTable.json.signup.open);
@@ -115,14 +128,19 @@ t.test('user commands', async (t) => {
   const s = await startTestServer(t);
   const dir = s.dataDir;
   await cli(dir, ['bootstrap-admin', '--email', 'root@example.com', '--password-stdin'], { stdin: PASSWORD });
-  const created = await cli(dir, ['--json', 'user', 'create', '--email', 'Bob@Example.com', '--name', 'Bob', '--password-env', 'PW'], { env: { PW: 'bobs long password' } });
+  const created = await cli(dir, ['--json', 'user', 'create', '--email', 'Bob@Example.com', '--name', 'Bob', '--password-env', 'PW'], {
+    env: { PW: 'bobs long password' },
+  });
   t.equal(created.code, 0, created.err);
   t.match(created.json.account, { email: 'Bob@Example.com', name: 'Bob', administrator: false });
   const dup = await cli(dir, ['user', 'create', '--email', 'bob@example.com', '--password-env', 'PW'], { env: { PW: 'bobs long password' } });
   t.equal(dup.code, 3, 'duplicate email: refused by state');
 
   const list = await cli(dir, ['--json', 'user', 'list']);
-  t.same(list.json.accounts.map((a: { email: string }) => a.email), ['root@example.com', 'Bob@Example.com']);
+  t.same(
+    list.json.accounts.map((a: { email: string }) => a.email),
+    ['root@example.com', 'Bob@Example.com'],
+  );
   t.notMatch(list.out, /\$2[aby]\$/, 'no hashes');
   const show = await cli(dir, ['--json', 'user', 'show', 'BOB@example.com']);
   t.equal(show.json.name, 'Bob');
@@ -181,18 +199,19 @@ t.test('a busy store: bounded wait, then exit 5 with a clear message', async (t)
   const db = s.db;
   // Hold a write lock from another connection (the running server's) for longer than the CLI
   // waits: SQLite's database write lock, or PostgreSQL's lock on the action table.
+  let released = false;
   await new Promise<void>((resolve, reject) => {
     db.transaction(async (trx) => {
       if (TEST_STORE === 'postgres') await trx.raw('LOCK TABLE action IN ACCESS EXCLUSIVE MODE');
       else await trx('write_lock').update({ counter: trx.raw('counter + 1') });
       resolve();
       await new Promise((r) => setTimeout(r, 2500));
+      released = true;
     }).catch(reject);
   });
-  const started = Date.now();
   const r = await cli(s.dataDir, ['action', 'set-permission', 'signup', '--guest', 'off'], { env: { GATEHOUSE_BUSY_TIMEOUT: '500' } });
   t.equal(r.code, 5);
   t.match(r.err, /busy or unavailable/);
   t.notMatch(r.err, /SQLITE|at .*\.ts/, 'no driver text or stack trace');
-  t.ok(Date.now() - started < 2400, 'it did not wait for the lock to go away');
+  t.notOk(released, 'it answered while the lock was still held: it did not wait for the lock to go away');
 });

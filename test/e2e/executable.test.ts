@@ -8,7 +8,7 @@ const PASSWORD = 'exe-canary-password-7f3a';
 
 async function post(url: string, attributes: Record<string, unknown>) {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ attributes }) });
-  return { status: res.status, body: (await res.json()) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  return { status: res.status, body: (await res.json()) as any };
 }
 
 t.test('bootstrap-admin → serve → signin → CLI opens signup → guest signs up → stats', async (t) => {

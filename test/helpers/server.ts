@@ -42,7 +42,7 @@ export interface CallOptions {
 export interface Reply {
   status: number;
   headers: Headers;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  body: any;
   text: string;
 }
 
@@ -107,8 +107,7 @@ export async function startTestServer(t: Test, flags: Flags = {}, dataDir = temp
     return { status: res.status, headers: res.headers, body: parsed, text };
   };
 
-  const action = (type: string, name: string, attributes: unknown, token?: string) =>
-    call('POST', `/action/${type}/${name}`, { body: { attributes }, token });
+  const action = (type: string, name: string, attributes: unknown, token?: string) => call('POST', `/action/${type}/${name}`, { body: { attributes }, token });
 
   const signup = (email: string, password = PASSWORD, token?: string) =>
     action('user_account', 'signup', { email, name: email.split('@')[0], password, passwordConfirm: password }, token);

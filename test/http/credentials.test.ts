@@ -14,14 +14,29 @@ const me = (s: Awaited<ReturnType<typeof withUser>>, token: string) => s.call('G
 t.test('change_password: fresh token works, every earlier one is refused', async (t) => {
   const s = await withUser(t);
   const other = await s.signin('carol@example.com'); // a second session
-  const wrong = await s.action('user_account', 'change_password', { currentPassword: 'not my password', password: 'brand new password 1', passwordConfirm: 'brand new password 1' }, s.token);
+  const wrong = await s.action(
+    'user_account',
+    'change_password',
+    { currentPassword: 'not my password', password: 'brand new password 1', passwordConfirm: 'brand new password 1' },
+    s.token,
+  );
   t.equal(wrong.status, 401);
   t.equal(errorCode(wrong), 'invalid_credentials');
-  const weak = await s.action('user_account', 'change_password', { currentPassword: PASSWORD, password: 'password123', passwordConfirm: 'password123' }, s.token);
+  const weak = await s.action(
+    'user_account',
+    'change_password',
+    { currentPassword: PASSWORD, password: 'password123', passwordConfirm: 'password123' },
+    s.token,
+  );
   t.equal(errorCode(weak), 'password_too_common');
   t.equal((await me(s, s.token)).status, 200, 'refused changes changed nothing');
 
-  const r = await s.action('user_account', 'change_password', { currentPassword: PASSWORD, password: 'brand new password 1', passwordConfirm: 'brand new password 1' }, s.token);
+  const r = await s.action(
+    'user_account',
+    'change_password',
+    { currentPassword: PASSWORD, password: 'brand new password 1', passwordConfirm: 'brand new password 1' },
+    s.token,
+  );
   t.equal(r.status, 200);
   const fresh = tokenOf(r);
   t.equal((await me(s, fresh)).status, 200, 'the fresh token works');

@@ -4,26 +4,99 @@ import { countRows, errorCode, PASSWORD, startTestServer, TEST_STORE, withAdmin 
 
 t.test('bodies: bad JSON, wrong content type, oversized, wrong shapes', async (t) => {
   const s = await withAdmin(t);
-  const scenarios: Array<{ name: string; method: string; url: string; raw?: string; body?: unknown; contentType?: string; expectStatus: number; expectCode: string }> = [
+  const scenarios: Array<{
+    name: string;
+    method: string;
+    url: string;
+    raw?: string;
+    body?: unknown;
+    contentType?: string;
+    expectStatus: number;
+    expectCode: string;
+  }> = [
     { name: 'invalid JSON', method: 'POST', url: '/action/user_account/signin', raw: '{"attributes": {', expectStatus: 400, expectCode: 'invalid_input' },
     { name: 'JSON scalar', method: 'POST', url: '/action/user_account/signin', raw: '"hello"', expectStatus: 400, expectCode: 'invalid_input' },
     { name: 'JSON array', method: 'POST', url: '/action/user_account/signin', raw: '[1,2]', expectStatus: 400, expectCode: 'invalid_input' },
     { name: 'no attributes', method: 'POST', url: '/action/user_account/signin', body: { email: 'a@b.c' }, expectStatus: 400, expectCode: 'invalid_input' },
-    { name: 'attributes not an object', method: 'POST', url: '/action/user_account/signin', body: { attributes: 'x' }, expectStatus: 400, expectCode: 'invalid_input' },
-    { name: 'password not a string', method: 'POST', url: '/action/user_account/signin', body: { attributes: { email: 'a@b.c', password: ['x'] } }, expectStatus: 400, expectCode: 'invalid_input' },
-    { name: 'form body', method: 'POST', url: '/action/user_account/signin', raw: 'email=a', contentType: 'application/x-www-form-urlencoded', expectStatus: 415, expectCode: 'unsupported_media_type' },
-    { name: 'text body', method: 'POST', url: '/action/user_account/signup', raw: '{}', contentType: 'text/plain', expectStatus: 415, expectCode: 'unsupported_media_type' },
-    { name: 'vnd.api+json on an action', method: 'POST', url: '/action/user_account/signin', raw: '{}', contentType: 'application/vnd.api+json', expectStatus: 415, expectCode: 'unsupported_media_type' },
-    { name: 'oversized', method: 'POST', url: '/action/user_account/signup', raw: JSON.stringify({ attributes: { name: 'x'.repeat(70 * 1024) } }), expectStatus: 413, expectCode: 'body_too_large' },
+    {
+      name: 'attributes not an object',
+      method: 'POST',
+      url: '/action/user_account/signin',
+      body: { attributes: 'x' },
+      expectStatus: 400,
+      expectCode: 'invalid_input',
+    },
+    {
+      name: 'password not a string',
+      method: 'POST',
+      url: '/action/user_account/signin',
+      body: { attributes: { email: 'a@b.c', password: ['x'] } },
+      expectStatus: 400,
+      expectCode: 'invalid_input',
+    },
+    {
+      name: 'form body',
+      method: 'POST',
+      url: '/action/user_account/signin',
+      raw: 'email=a',
+      contentType: 'application/x-www-form-urlencoded',
+      expectStatus: 415,
+      expectCode: 'unsupported_media_type',
+    },
+    {
+      name: 'text body',
+      method: 'POST',
+      url: '/action/user_account/signup',
+      raw: '{}',
+      contentType: 'text/plain',
+      expectStatus: 415,
+      expectCode: 'unsupported_media_type',
+    },
+    {
+      name: 'vnd.api+json on an action',
+      method: 'POST',
+      url: '/action/user_account/signin',
+      raw: '{}',
+      contentType: 'application/vnd.api+json',
+      expectStatus: 415,
+      expectCode: 'unsupported_media_type',
+    },
+    {
+      name: 'oversized',
+      method: 'POST',
+      url: '/action/user_account/signup',
+      raw: JSON.stringify({ attributes: { name: 'x'.repeat(70 * 1024) } }),
+      expectStatus: 413,
+      expectCode: 'body_too_large',
+    },
     { name: 'unknown action', method: 'POST', url: '/action/user_account/nope', body: { attributes: {} }, expectStatus: 404, expectCode: 'not_found' },
     { name: 'unknown type', method: 'POST', url: '/action/nope/signin', body: { attributes: {} }, expectStatus: 404, expectCode: 'not_found' },
     { name: 'unknown path', method: 'GET', url: '/nothing/here', expectStatus: 404, expectCode: 'not_found' },
-    { name: 'PATCH without data', method: 'PATCH', url: '/api/action/00000000-0000-4000-8000-000000000000', body: { meta: {} }, expectStatus: 400, expectCode: 'invalid_input' },
-    { name: 'PATCH with bad JSON', method: 'PATCH', url: '/api/action/00000000-0000-4000-8000-000000000000', raw: '{', expectStatus: 400, expectCode: 'invalid_input' },
+    {
+      name: 'PATCH without data',
+      method: 'PATCH',
+      url: '/api/action/00000000-0000-4000-8000-000000000000',
+      body: { meta: {} },
+      expectStatus: 400,
+      expectCode: 'invalid_input',
+    },
+    {
+      name: 'PATCH with bad JSON',
+      method: 'PATCH',
+      url: '/api/action/00000000-0000-4000-8000-000000000000',
+      raw: '{',
+      expectStatus: 400,
+      expectCode: 'invalid_input',
+    },
   ];
   const before = await countRows(s, 'user_account');
   for (const sc of scenarios) {
-    const r = await s.call(sc.method, sc.url, { raw: sc.raw, body: sc.body, contentType: sc.contentType, token: sc.url.startsWith('/api/') ? s.adminToken : undefined });
+    const r = await s.call(sc.method, sc.url, {
+      raw: sc.raw,
+      body: sc.body,
+      contentType: sc.contentType,
+      token: sc.url.startsWith('/api/') ? s.adminToken : undefined,
+    });
     t.equal(r.status, sc.expectStatus, `${sc.name}: ${sc.expectStatus}`);
     t.equal(errorCode(r), sc.expectCode, `${sc.name}: ${sc.expectCode}`);
   }
@@ -50,7 +123,10 @@ t.test('wrong password and unknown email are indistinguishable', async (t) => {
   for (const r of [wrong, unknown, malformed]) {
     t.equal(r.status, 401);
     t.equal(errorCode(r), 'invalid_credentials');
-    t.notOk(r.body.some((i: { ResponseType: string }) => i.ResponseType === 'client.store.set'), 'no token');
+    t.notOk(
+      r.body.some((i: { ResponseType: string }) => i.ResponseType === 'client.store.set'),
+      'no token',
+    );
   }
   t.same(unknown.body, wrong.body, 'same body');
   t.same(malformed.body, wrong.body, 'same body');

@@ -3,8 +3,7 @@ import t from 'tap';
 import { cli } from '../helpers/cli';
 import { errorCode, PASSWORD, setSignup, startTestServer, tempDir } from '../helpers/server';
 
-const wrong = (s: Awaited<ReturnType<typeof startTestServer>>, email: string) =>
-  s.action('user_account', 'signin', { email, password: 'definitely wrong pw' });
+const wrong = (s: Awaited<ReturnType<typeof startTestServer>>, email: string) => s.action('user_account', 'signin', { email, password: 'definitely wrong pw' });
 
 t.test('10 failed signins lock the account (also for the correct password); survives a restart; unlock', async (t) => {
   const dir = tempDir(t);
@@ -52,7 +51,11 @@ t.test('per-address limits; --no-rate-limits turns them off but not the per-acco
   for (let i = 0; i < 8; i++) t.equal((await wrong(open, `u${i}@example.com`)).status, 401);
   await open.signup('pat@example.com');
   for (let i = 0; i < 10; i++) await wrong(open, 'pat@example.com');
-  t.equal((await open.action('user_account', 'signin', { email: 'pat@example.com', password: PASSWORD })).status, 429, 'the per-account lockout always applies');
+  t.equal(
+    (await open.action('user_account', 'signin', { email: 'pat@example.com', password: PASSWORD })).status,
+    429,
+    'the per-account lockout always applies',
+  );
 });
 
 t.test('a wrong current password in change_password counts toward the lockout', async (t) => {
@@ -60,7 +63,12 @@ t.test('a wrong current password in change_password counts toward the lockout', 
   await s.signup('max@example.com');
   const token = await s.signin('max@example.com');
   for (let i = 0; i < 3; i++) {
-    await s.action('user_account', 'change_password', { currentPassword: 'guess number ' + i, password: 'brand new password 1', passwordConfirm: 'brand new password 1' }, token);
+    await s.action(
+      'user_account',
+      'change_password',
+      { currentPassword: 'guess number ' + i, password: 'brand new password 1', passwordConfirm: 'brand new password 1' },
+      token,
+    );
   }
   t.equal((await s.action('user_account', 'signin', { email: 'max@example.com', password: PASSWORD })).status, 429);
 });

@@ -29,7 +29,11 @@ t.test('an account reads itself, not others; never sees hashes or secrets', asyn
 
   const list = await s.call('GET', '/api/user_account', { token: s.aliceToken });
   t.equal(list.status, 200);
-  t.same(list.body.data.map((d: { id: string }) => d.id), [s.alice.reference_id], 'the list holds only readable rows');
+  t.same(
+    list.body.data.map((d: { id: string }) => d.id),
+    [s.alice.reference_id],
+    'the list holds only readable rows',
+  );
   t.equal(list.body.meta.total, 1, 'and the total counts only those');
 
   const all = await s.call('GET', '/api/user_account', { token: s.adminToken });
@@ -46,7 +50,14 @@ t.test('a normal account cannot PATCH actions, its own permission or protected f
   const now = await s.call('GET', `/api/action/${id}`, { token: s.adminToken });
   t.equal(now.body.data.attributes.permission, 2097057, 'unchanged');
 
-  for (const [field, value] of Object.entries({ permission: 2097151, email: 'x@example.com', password: 'new password 123', auth_version: 9, email_verified: true, disabled: false })) {
+  for (const [field, value] of Object.entries({
+    permission: 2097151,
+    email: 'x@example.com',
+    password: 'new password 123',
+    auth_version: 9,
+    email_verified: true,
+    disabled: false,
+  })) {
     const p = await s.call('PATCH', `/api/user_account/${s.alice.reference_id}`, {
       token: s.aliceToken,
       body: patchBody('user_account', s.alice.reference_id, { name: 'Alice2', [field]: value }),
@@ -119,7 +130,16 @@ t.test('filter is a literal substring match; paging and sort are checked', async
   t.equal(page.status, 200);
   t.equal(page.body.data.length, 2);
   t.ok(page.body.links.prev && page.body.links.next && page.body.links.first && page.body.links.last);
-  for (const q of ['page[size]=0', 'page[size]=501', 'page[size]=abc', 'page[number]=0', 'sort=password', 'sort=-email_key', 'include=x', 'filter=a&filter=b']) {
+  for (const q of [
+    'page[size]=0',
+    'page[size]=501',
+    'page[size]=abc',
+    'page[number]=0',
+    'sort=password',
+    'sort=-email_key',
+    'include=x',
+    'filter=a&filter=b',
+  ]) {
     const r = await s.call('GET', `/api/usergroup?${q}`, { token: s.adminToken });
     t.equal(r.status, 400, `${q}: 400`);
     t.equal(errorCode(r), 'invalid_input');
@@ -137,13 +157,18 @@ t.test('guests: list needs sign-in; rows are not found; built-in records cannot 
   t.equal(create.status, 403);
   const group = await s.call('POST', '/api/usergroup', { body: { data: { type: 'usergroup', attributes: { name: 'anon' } } } });
   t.equal(group.status, 401);
-  const reserved = await s.call('POST', '/api/usergroup', { token: s.adminToken, body: { data: { type: 'usergroup', attributes: { name: 'Administrators' } } } });
+  const reserved = await s.call('POST', '/api/usergroup', {
+    token: s.adminToken,
+    body: { data: { type: 'usergroup', attributes: { name: 'Administrators' } } },
+  });
   t.equal(reserved.status, 400, 'reserved group names are refused');
 });
 
 t.test('creating user_account through the record API obeys the signup gate', async (t) => {
   const s = await withAdmin(t);
-  const body = (email: string) => ({ data: { type: 'user_account', attributes: { email, name: 'Via API', password: 'a fine long password', passwordConfirm: 'a fine long password' } } });
+  const body = (email: string) => ({
+    data: { type: 'user_account', attributes: { email, name: 'Via API', password: 'a fine long password', passwordConfirm: 'a fine long password' } },
+  });
   const closed = await s.call('POST', '/api/user_account', { body: body('api@example.com') });
   t.equal(closed.status, 403);
   t.equal(errorCode(closed), 'signup_closed');

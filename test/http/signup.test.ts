@@ -22,7 +22,12 @@ t.test('malformed signup input is rejected with a stable code and nothing is wri
     ['short', attrs({ password: 'short', passwordConfirm: 'short' }), 400, 'password_too_short'],
     ['73 bytes', attrs({ password: 'é'.repeat(36) + 'a', passwordConfirm: 'é'.repeat(36) + 'a' }), 400, 'password_too_long'],
     ['common', attrs({ password: 'Password123', passwordConfirm: 'Password123' }), 400, 'password_too_common'],
-    ['equals email', attrs({ email: 'longname@example.com', password: 'LongName@example.com', passwordConfirm: 'LongName@example.com' }), 400, 'password_too_common'],
+    [
+      'equals email',
+      attrs({ email: 'longname@example.com', password: 'LongName@example.com', passwordConfirm: 'LongName@example.com' }),
+      400,
+      'password_too_common',
+    ],
   ];
   for (const [name, a, status, code] of cases) {
     const r = await s.action('user_account', 'signup', a);
@@ -74,7 +79,15 @@ t.test('25 concurrent signups with one email: exactly one account, group and mem
   t.equal(await countRows(s, 'user_account'), 2, 'the administrator and one racer');
   const db = s.db;
   const acc = await db('user_account').where({ email_key: 'race@example.com' }).first();
-  t.equal(await db('usergroup').where({ user_account_id: acc.id }).count({ n: '*' }).first().then((r) => Number(r?.n)), 1, 'one dedicated group');
+  t.equal(
+    await db('usergroup')
+      .where({ user_account_id: acc.id })
+      .count({ n: '*' })
+      .first()
+      .then((r) => Number(r?.n)),
+    1,
+    'one dedicated group',
+  );
   const memberships = await db('membership').where({ account_id: acc.id });
   t.equal(memberships.length, 2, 'its dedicated group and users');
 });
@@ -84,7 +97,12 @@ t.test('25 concurrent first signups with different emails: exactly one administr
   const replies = await Promise.all(Array.from({ length: 25 }, (_, i) => s.signup(`first${i}@example.com`)));
   t.equal(replies.filter((r) => r.status === 200).length, 1, 'only the first gets in: signup closes with it');
   t.ok(replies.every((r) => r.status === 200 || (r.status === 403 && errorCode(r) === 'signup_closed')));
-  const stats = await s.db('membership as m').join('usergroup as g', 'g.id', 'm.usergroup_id').where('g.system_role', 'administrators').count({ n: '*' }).first();
+  const stats = await s
+    .db('membership as m')
+    .join('usergroup as g', 'g.id', 'm.usergroup_id')
+    .where('g.system_role', 'administrators')
+    .count({ n: '*' })
+    .first();
   t.equal(Number(stats?.n), 1);
 });
 
@@ -128,7 +146,10 @@ t.test('signup refused when a table bit of the chain is removed, whatever the ac
   const worlds = await s.call('GET', '/api/world?filter=usergroup', { token: admin });
   const w = worlds.body.data.find((d: { attributes: { table_name: string } }) => d.attributes.table_name === 'usergroup');
   const without = w.attributes.permission & ~4;
-  const p = await s.call('PATCH', `/api/world/${w.id}`, { token: admin, body: { data: { type: 'world', id: w.id, attributes: { permission: without } }, meta: {} } });
+  const p = await s.call('PATCH', `/api/world/${w.id}`, {
+    token: admin,
+    body: { data: { type: 'world', id: w.id, attributes: { permission: without } }, meta: {} },
+  });
   t.equal(p.status, 200);
   const before = await countRows(s, 'user_account');
   const r = await s.signup('late@example.com');

@@ -77,7 +77,9 @@ t.test('a token issued before a credential change is refused (auth_version)', as
   // Change the password through the store, as the change_password action will.
   const db = s.db;
   const hash = await bcrypt.hash('a brand new password 42', 4);
-  await db('user_account').where({ email_key: 'admin@example.com' }).update({ password: hash, auth_version: db.raw('auth_version + 1') });
+  await db('user_account')
+    .where({ email_key: 'admin@example.com' })
+    .update({ password: hash, auth_version: db.raw('auth_version + 1') });
   const stale = await s.call('GET', '/api/action', { token: s.adminToken });
   t.equal(stale.status, 401);
   t.equal(errorCode(stale), 'invalid_token');

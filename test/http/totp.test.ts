@@ -2,19 +2,17 @@
 import t from 'tap';
 import { generate } from 'otplib';
 import { errorCode, PASSWORD, setSignup, startTestServer, tokenOf, withAdmin } from '../helpers/server';
+import { manualClock } from '../helpers/clock';
 
 const STEP = 30;
 const code = (secret: string, step: number) => generate({ secret, epoch: step * STEP });
-const nowStep = () => Math.floor(Date.now() / 1000 / STEP);
-
-/** Waits until we are early in a step, so a test's steps do not roll over under it. */
-async function earlyInStep(budgetSeconds = 12) {
-  const into = (Date.now() / 1000) % STEP;
-  if (into > STEP - budgetSeconds) await new Promise((r) => setTimeout(r, (STEP - into + 0.2) * 1000));
-}
+/** The server's clock, held at the start of a step, so a test's steps never roll over under it. */
+const stepClock = () => manualClock(Math.floor(Date.now() / 1000 / STEP) * STEP * 1000 + 1000);
 
 async function enrolled(t: Parameters<typeof startTestServer>[0], flags = {}) {
-  const s = await startTestServer(t, flags);
+  const clock = stepClock();
+  const nowStep = () => Math.floor(clock.now() / 1000 / STEP);
+  const s = await startTestServer(t, flags, undefined, { clock });
   await s.signup('admin@example.com');
   const admin = await s.signin('admin@example.com');
   await setSignup(s, admin, 2097057);
@@ -23,7 +21,6 @@ async function enrolled(t: Parameters<typeof startTestServer>[0], flags = {}) {
   const enrol = await s.action('user_account', 'totp_enroll', { password: PASSWORD }, token);
   t.equal(enrol.status, 200, 'enrolled');
   const { secret, uri } = enrol.body[0].Attributes;
-  await earlyInStep();
   const t0 = nowStep();
   const confirm = await s.action('user_account', 'totp_confirm', { otp: await code(secret, t0 - 1) }, token);
   t.equal(confirm.status, 200, 'confirmed with the previous step');
@@ -50,7 +47,10 @@ t.test('enrol → confirm → signin needs a code; steps t-2…t+2; no replay', 
   const none = await signin(s);
   t.equal(none.status, 401);
   t.equal(errorCode(none), 'otp_required');
-  t.notOk(none.body.some((i: { ResponseType: string }) => i.ResponseType === 'client.store.set'), 'no token without the code');
+  t.notOk(
+    none.body.some((i: { ResponseType: string }) => i.ResponseType === 'client.store.set'),
+    'no token without the code',
+  );
   const wrongPw = await signin(s, { password: 'not the password', otp: await code(secret, t0) });
   t.equal(errorCode(wrongPw), 'invalid_credentials', 'the password is checked first');
 
@@ -89,23 +89,37 @@ t.test('a recovery code works once', async (t) => {
   t.equal(errorCode(await signin(s, { recovery_code: codes[3] })), 'otp_invalid', 'used once only');
   t.equal((await signin(s, { recovery_code: 'abcd-efgh-jkmn' })).status, 401);
   const stored = await s.db('recovery_code').select('code_hash');
-  t.notOk(stored.some((r: { code_hash: string }) => codes.includes(r.code_hash)), 'stored hashed');
+  t.notOk(
+    stored.some((r: { code_hash: string }) => codes.includes(r.code_hash)),
+    'stored hashed',
+  );
 });
 
 t.test('totp_disable needs the password and a code; permissions are unchanged by TOTP', async (t) => {
   const { s, secret, t0, token } = await enrolled(t);
-  const list = await s.call('GET', '/api/action?filter=signup', { token: (await s.signin('admin@example.com')) });
+  const list = await s.call('GET', '/api/action?filter=signup', { token: await s.signin('admin@example.com') });
   const id = list.body.data[0].id;
   const patch = await s.call('PATCH', `/api/action/${id}`, { token, body: { data: { type: 'action', id, attributes: { permission: 0 } }, meta: {} } });
   t.ok([403, 404].includes(patch.status), 'TOTP strengthens signin only: still no right to change actions');
 
   t.equal((await s.action('user_account', 'totp_disable', { password: PASSWORD }, token)).status, 401, 'a code is needed');
-  t.equal(errorCode(await s.action('user_account', 'totp_disable', { password: 'wrong password 12', otp: await code(secret, t0) }, token)), 'invalid_credentials');
+  t.equal(
+    errorCode(await s.action('user_account', 'totp_disable', { password: 'wrong password 12', otp: await code(secret, t0) }, token)),
+    'invalid_credentials',
+  );
   const off = await s.action('user_account', 'totp_disable', { password: PASSWORD, otp: await code(secret, t0) }, token);
   t.equal(off.status, 200);
   t.equal((await s.call('GET', '/api/user_account', { token })).status, 401, 'disabling TOTP ends earlier sessions');
   t.ok(await s.signin('kim@example.com'), 'signin needs no code any more');
-  t.equal(await s.db('recovery_code').count({ n: '*' }).first().then((r) => Number(r?.n)), 0, 'recovery codes are gone');
+  t.equal(
+    await s
+      .db('recovery_code')
+      .count({ n: '*' })
+      .first()
+      .then((r) => Number(r?.n)),
+    0,
+    'recovery codes are gone',
+  );
 });
 
 t.test('a password reset does not switch TOTP off; the operator can', async (t) => {
@@ -122,15 +136,25 @@ t.test('a password reset does not switch TOTP off; the operator can', async (t) 
   const r = await cli(s.dataDir, ['--json', 'user', 'totp-reset', 'kim@example.com']);
   t.equal(r.code, 0, r.err);
   t.equal(r.json.changed, true);
-  t.equal((await s.action('user_account', 'signin', { email: 'kim@example.com', password: 'after reset pass 1' })).status, 200, 'no code needed after totp-reset');
+  t.equal(
+    (await s.action('user_account', 'signin', { email: 'kim@example.com', password: 'after reset pass 1' })).status,
+    200,
+    'no code needed after totp-reset',
+  );
 });
 
 t.test('confirm needs a current code and a pending enrolment', async (t) => {
-  const s = await withAdmin(t);
+  const clock = stepClock();
+  const nowStep = () => Math.floor(clock.now() / 1000 / STEP);
+  const s = await withAdmin(t, {}, { clock });
   t.equal((await s.action('user_account', 'totp_confirm', { otp: '123456' }, s.adminToken)).status, 400, 'nothing to confirm');
   const enrol = await s.action('user_account', 'totp_enroll', { password: PASSWORD }, s.adminToken);
   const secret = enrol.body[0].Attributes.secret;
   t.equal(errorCode(await s.action('user_account', 'totp_confirm', { otp: await code(secret, nowStep() - 3) }, s.adminToken)), 'otp_invalid');
-  t.equal(errorCode(await s.action('user_account', 'signin', { email: 'admin@example.com', password: PASSWORD })), undefined, 'pending enrolment: signin needs no code yet');
+  t.equal(
+    errorCode(await s.action('user_account', 'signin', { email: 'admin@example.com', password: PASSWORD })),
+    undefined,
+    'pending enrolment: signin needs no code yet',
+  );
   t.equal((await s.action('user_account', 'totp_enroll', { password: 'wrong password 12' }, s.adminToken)).status, 401);
 });

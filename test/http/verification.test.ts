@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { errorCode, PASSWORD, setSignup, startTestServer, tokenOf } from '../helpers/server';
+import { manualClock } from '../helpers/clock';
 import { startSmtp, tokenIn } from '../helpers/smtp';
 
 t.test('signup mails a link; it verifies once; a second use is rejected', async (t) => {
@@ -34,10 +35,11 @@ t.test('signup mails a link; it verifies once; a second use is rejected', async 
 
 t.test('an expired verification token is rejected (short TTL by flag)', async (t) => {
   const smtp = await startSmtp(t);
-  const s = await startTestServer(t, { smtpUrl: smtp.url, verificationTtl: '1' });
+  const clock = manualClock();
+  const s = await startTestServer(t, { smtpUrl: smtp.url, verificationTtl: '1' }, undefined, { clock });
   await s.signup('erin@example.com');
   const token = tokenIn(await smtp.next('erin@example.com'));
-  await new Promise((r) => setTimeout(r, 1200));
+  clock.advance(1200);
   const r = await s.action('user_account', 'verify_email', { token });
   t.equal(r.status, 400);
   t.equal(errorCode(r), 'token_expired');
@@ -71,7 +73,10 @@ t.test('--require-verified-email: signin waits for verification', async (t) => {
   const r = await s.action('user_account', 'signin', { email: 'gus@example.com', password: PASSWORD });
   t.equal(r.status, 403);
   t.equal(errorCode(r), 'email_unverified');
-  t.notOk(r.body.some((i: { ResponseType: string }) => i.ResponseType === 'client.store.set'), 'no token');
+  t.notOk(
+    r.body.some((i: { ResponseType: string }) => i.ResponseType === 'client.store.set'),
+    'no token',
+  );
   await s.action('user_account', 'verify_email', { token: tokenIn(await smtp.next('gus@example.com')) });
   t.ok(await s.signin('gus@example.com'));
 });

@@ -37,10 +37,18 @@ t.test('copy a store into a new PostgreSQL database and serve from it', async (t
   t.equal(again.code, 3, 'a target that holds accounts is refused');
 
   const p = await startTestServer(t, { db: target }, tempDir(t));
-  t.equal((await p.call('GET', '/api/user_account', { token: kimToken })).status, 200, 'tokens issued before the move still work (same secret, same auth_version)');
+  t.equal(
+    (await p.call('GET', '/api/user_account', { token: kimToken })).status,
+    200,
+    'tokens issued before the move still work (same secret, same auth_version)',
+  );
   const noCode = await p.action('user_account', 'signin', { email: 'kim@example.com', password: PASSWORD });
   t.equal(noCode.status, 401, 'the second factor came along');
-  const withCode = await p.action('user_account', 'signin', { email: 'kim@example.com', password: PASSWORD, otp: await generate({ secret, epoch: (step + 1) * 30 }) });
+  const withCode = await p.action('user_account', 'signin', {
+    email: 'kim@example.com',
+    password: PASSWORD,
+    otp: await generate({ secret, epoch: (step + 1) * 30 }),
+  });
   t.equal(withCode.status, 200);
   const groups = await p.call('GET', '/api/usergroup?filter=editors', { token: await p.signin('admin@example.com') });
   t.equal(groups.body.meta.total, 1, 'groups and permissions came along');

@@ -21,7 +21,9 @@ async function holdPgLock(url: string, ms: number): Promise<{ done: Promise<void
 
 function holdLock(file: string, ms: number): Promise<{ done: Promise<void> }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(__dirname, '..', 'helpers', 'lock-holder.js'), file, String(ms)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [path.join(__dirname, '..', 'helpers', 'lock-holder.js'), file, String(ms)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const done = new Promise<void>((r) => child.once('exit', () => r()));
     child.stdout.once('data', () => resolve({ done }));
     void done.then(() => reject(new Error('the lock holder exited without taking the lock')));

@@ -35,13 +35,22 @@ async function kill9(server: ServeHandle): Promise<void> {
 
 async function invariants(t: Test, file: string) {
   t.same(await query(file, 'PRAGMA integrity_check'), [{ integrity_check: 'ok' }], 'integrity_check ok');
-  const noGroup = await query(file, `SELECT a.email FROM user_account a WHERE NOT EXISTS (
+  const noGroup = await query(
+    file,
+    `SELECT a.email FROM user_account a WHERE NOT EXISTS (
       SELECT 1 FROM usergroup g JOIN membership m ON m.usergroup_id = g.id AND m.account_id = a.id
-      WHERE g.user_account_id = a.id AND g.system_role IS NULL)`);
+      WHERE g.user_account_id = a.id AND g.system_role IS NULL)`,
+  );
   t.same(noGroup, [], 'every account has its dedicated group and membership');
-  const orphanGroups = await query(file, `SELECT g.id FROM usergroup g WHERE g.system_role IS NULL AND NOT EXISTS (SELECT 1 FROM membership m WHERE m.usergroup_id = g.id)`);
+  const orphanGroups = await query(
+    file,
+    `SELECT g.id FROM usergroup g WHERE g.system_role IS NULL AND NOT EXISTS (SELECT 1 FROM membership m WHERE m.usergroup_id = g.id)`,
+  );
   t.same(orphanGroups, [], 'no orphan group');
-  const orphanMemberships = await query(file, `SELECT m.id FROM membership m LEFT JOIN user_account a ON a.id = m.account_id LEFT JOIN usergroup g ON g.id = m.usergroup_id WHERE a.id IS NULL OR g.id IS NULL`);
+  const orphanMemberships = await query(
+    file,
+    `SELECT m.id FROM membership m LEFT JOIN user_account a ON a.id = m.account_id LEFT JOIN usergroup g ON g.id = m.usergroup_id WHERE a.id IS NULL OR g.id IS NULL`,
+  );
   t.same(orphanMemberships, [], 'no orphan membership');
   t.same(await query(file, 'SELECT email_key FROM user_account GROUP BY email_key HAVING COUNT(*) > 1'), [], 'no duplicate email');
 }
@@ -149,7 +158,10 @@ t.test('TOTP confirmation, kill -9: the second factor is either fully on or full
     await new Promise((r) => setTimeout(r, rnd(0, 12)));
     await kill9(server);
     t.same(await query(file, 'PRAGMA integrity_check'), [{ integrity_check: 'ok' }]);
-    const [row] = await query(file, `SELECT a.totp_enabled, a.totp_last_step, a.auth_version, (SELECT COUNT(*) FROM recovery_code r WHERE r.account_id = a.id) AS codes FROM user_account a WHERE a.email_key = '${email}'`);
+    const [row] = await query(
+      file,
+      `SELECT a.totp_enabled, a.totp_last_step, a.auth_version, (SELECT COUNT(*) FROM recovery_code r WHERE r.account_id = a.id) AS codes FROM user_account a WHERE a.email_key = '${email}'`,
+    );
     const on = Number(row.totp_enabled) === 1;
     if (on) {
       outcomes.on++;

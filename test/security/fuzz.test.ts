@@ -6,9 +6,20 @@ import { countRows, errorCode, PASSWORD, setSignup, withAdmin } from '../helpers
 
 const TABLES = ['user_account', 'usergroup', 'membership', 'action', 'world', 'record_usergroup', 'account_token', 'recovery_code'];
 const ACTIONS = [
-  'user_account/signup', 'user_account/signin', 'user_account/change_password', 'user_account/change_email', 'user_account/signout_everywhere',
-  'user_account/request_verification', 'user_account/verify_email', 'user_account/reset_password_request', 'user_account/reset_password',
-  'user_account/totp_enroll', 'user_account/totp_confirm', 'user_account/totp_disable', 'world/become_an_administrator', 'nope/nope',
+  'user_account/signup',
+  'user_account/signin',
+  'user_account/change_password',
+  'user_account/change_email',
+  'user_account/signout_everywhere',
+  'user_account/request_verification',
+  'user_account/verify_email',
+  'user_account/reset_password_request',
+  'user_account/reset_password',
+  'user_account/totp_enroll',
+  'user_account/totp_confirm',
+  'user_account/totp_disable',
+  'world/become_an_administrator',
+  'nope/nope',
 ];
 const TYPES = ['user_account', 'usergroup', 'action', 'world', 'membership', '__proto__', 'constructor', '..', '%00'];
 const POLLUTING = ['__proto__', 'constructor', 'prototype'];
@@ -24,7 +35,10 @@ const hostileValue = fc.oneof(
   fc.constant(null),
 );
 const attributes = fc.dictionary(
-  fc.oneof(fc.constantFrom('email', 'name', 'password', 'passwordConfirm', 'currentPassword', 'token', 'otp', 'recovery_code', 'permission', ...POLLUTING), fc.string({ maxLength: 12 })),
+  fc.oneof(
+    fc.constantFrom('email', 'name', 'password', 'passwordConfirm', 'currentPassword', 'token', 'otp', 'recovery_code', 'permission', ...POLLUTING),
+    fc.string({ maxLength: 12 }),
+  ),
   hostileValue,
   { maxKeys: 6 },
 );
@@ -37,10 +51,25 @@ const body = fc.oneof(
   fc.constant('{"data":{"constructor":{"prototype":{"polluted":"yes"}}}}'),
   fc.constant(''),
 );
-const contentType = fc.constantFrom('application/json', 'application/vnd.api+json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', '');
+const contentType = fc.constantFrom(
+  'application/json',
+  'application/vnd.api+json',
+  'application/json; charset=utf-8',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/json; charset=latin1',
+  '',
+);
 const query = fc.oneof(
   fc.constant(''),
-  fc.dictionary(fc.constantFrom('filter', 'sort', 'page[size]', 'page[number]', 'include', '__proto__', 'page', 'filter[x]'), fc.string({ unit: 'binary', maxLength: 30 }), { maxKeys: 4 }).map((d) => '?' + new URLSearchParams(d).toString()),
+  fc
+    .dictionary(
+      fc.constantFrom('filter', 'sort', 'page[size]', 'page[number]', 'include', '__proto__', 'page', 'filter[x]'),
+      fc.string({ unit: 'binary', maxLength: 30 }),
+      { maxKeys: 4 },
+    )
+    .map((d) => '?' + new URLSearchParams(d).toString()),
   fc.string({ maxLength: 60 }).map((s) => '?' + s),
 );
 
@@ -56,7 +85,17 @@ t.test('hostile requests: zero 5xx, no crash, no row from a refused request', as
     method: fc.constantFrom('GET', 'POST', 'PATCH', 'DELETE', 'PUT', 'OPTIONS', 'HEAD'),
     path: fc.oneof(
       fc.constantFrom(...ACTIONS).map((a) => `/action/${a}`),
-      fc.tuple(fc.constantFrom(...TYPES), fc.oneof(fc.constant(''), fc.constant(`/${someId}`), fc.uuid().map((u) => `/${u}`), fc.string({ maxLength: 20 }).map((x) => `/${encodeURIComponent(x)}`))).map(([ty, id]) => `/api/${ty}${id}`),
+      fc
+        .tuple(
+          fc.constantFrom(...TYPES),
+          fc.oneof(
+            fc.constant(''),
+            fc.constant(`/${someId}`),
+            fc.uuid().map((u) => `/${u}`),
+            fc.string({ maxLength: 20 }).map((x) => `/${encodeURIComponent(x)}`),
+          ),
+        )
+        .map(([ty, id]) => `/api/${ty}${id}`),
       fc.constantFrom('/ping', '/statistics', '/', '/api', '/action', '/%2e%2e/etc/passwd', '/api/action/%00'),
     ),
     query,

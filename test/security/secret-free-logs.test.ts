@@ -5,6 +5,7 @@ import t from 'tap';
 import { generate } from 'otplib';
 import { cli } from '../helpers/cli';
 import { Reply, startTestServer, tokenOf } from '../helpers/server';
+import { manualClock } from '../helpers/clock';
 import { startSmtp, tokenIn } from '../helpers/smtp';
 
 const canary = (label: string) => `${label}-${randomBytes(9).toString('base64url')}`;
@@ -18,7 +19,9 @@ t.test('no password, token, secret or code ever reaches a log line, CLI output o
   };
 
   const smtp = await startSmtp(t);
-  const s = await startTestServer(t, { smtpUrl: smtp.url, signinFailuresPerAccount: '3' });
+  // The server's clock starts a TOTP step, so step-1 and step stay in the accepted window.
+  const clock = manualClock(Math.floor(Date.now() / 30000) * 30000 + 1000);
+  const s = await startTestServer(t, { smtpUrl: smtp.url, signinFailuresPerAccount: '3' }, undefined, { clock });
   const cliOut: string[] = [];
   const run = async (args: string[], stdin?: string, env?: NodeJS.ProcessEnv) => {
     const r = await cli(s.dataDir, args, { stdin, env });
@@ -42,7 +45,10 @@ t.test('no password, token, secret or code ever reaches a log line, CLI output o
   // Wrong passwords up to a lockout, and malformed bodies carrying a canary password.
   const wrongPw = keep(canary('wrong-pw'));
   for (let i = 0; i < 4; i++) await s.action('user_account', 'signin', { email: 'u@example.com', password: wrongPw });
-  await s.call('POST', '/action/user_account/signin', { raw: `{"attributes":{"email":"u@example.com","password":"${wrongPw}"`, contentType: 'application/json' });
+  await s.call('POST', '/action/user_account/signin', {
+    raw: `{"attributes":{"email":"u@example.com","password":"${wrongPw}"`,
+    contentType: 'application/json',
+  });
   await s.call('POST', '/action/user_account/signin', { raw: `email=u%40example.com&password=${wrongPw}`, contentType: 'application/x-www-form-urlencoded' });
   await s.call('POST', '/action/user_account/signin', { body: { attributes: { email: 'u@example.com', password: [wrongPw] } } });
   await s.call('GET', `/api/action?filter=${wrongPw}`, { token: adminToken });
@@ -55,14 +61,12 @@ t.test('no password, token, secret or code ever reaches a log line, CLI output o
   const enrol = await s.action('user_account', 'totp_enroll', { password: pw2 }, token);
   const secret = keep(enrol.body[0].Attributes.secret);
   keep(enrol.body[0].Attributes.uri);
-  // Early in a 30 s step, so step-1 and step stay inside the accepted window during the test.
-  if ((Date.now() / 1000) % 30 > 22) await new Promise((r) => setTimeout(r, (30 - ((Date.now() / 1000) % 30) + 0.2) * 1000));
-  const step = Math.floor(Date.now() / 30000);
+  const step = Math.floor(clock.now() / 30000);
   const code0 = keep(await generate({ secret, epoch: (step - 1) * 30 }));
   const confirm = jwtsOf(await s.action('user_account', 'totp_confirm', { otp: code0 }, token));
   const codes: string[] = confirm.body.find((i: { ResponseType: string }) => i.ResponseType === 'totp.recovery_codes').Attributes.codes;
   codes.forEach(keep);
-  token = tokenOf(confirm);
+  keep(tokenOf(confirm));
   const code1 = keep(await generate({ secret, epoch: step * 30 }));
   jwtsOf(await s.action('user_account', 'signin', { email: 'u@example.com', password: pw2, otp: code1 }));
   await s.action('user_account', 'signin', { email: 'u@example.com', password: pw2, otp: code1 }); // replay
@@ -91,7 +95,23 @@ t.test('no password, token, secret or code ever reaches a log line, CLI output o
 
   // Security events are logged and audited with the account's reference_id.
   const events = (audit.json.events as Array<{ event: string; account: string | null }>).map((e) => e.event);
-  for (const e of ['bootstrap', 'permission_changed', 'signup', 'signin_ok', 'signin_failed', 'lockout', 'email_verified', 'password_changed', 'totp_enabled', 'totp_replay', 'recovery_code_used', 'password_reset', 'password_set', 'sessions_revoked', 'account_unlocked']) {
+  for (const e of [
+    'bootstrap',
+    'permission_changed',
+    'signup',
+    'signin_ok',
+    'signin_failed',
+    'lockout',
+    'email_verified',
+    'password_changed',
+    'totp_enabled',
+    'totp_replay',
+    'recovery_code_used',
+    'password_reset',
+    'password_set',
+    'sessions_revoked',
+    'account_unlocked',
+  ]) {
     t.ok(events.includes(e), `audited: ${e}`);
   }
   const user = await s.db('user_account').where({ email_key: 'u@example.com' }).first('reference_id');

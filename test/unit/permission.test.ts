@@ -17,9 +17,7 @@ t.test('the specification values decode as documented', async (t) => {
 t.test('encode and decode are inverse over every value (sampled) and every single bit', async (t) => {
   for (let v = 0; v <= MAX_PERMISSION; v += 4099) {
     const d = decode(v);
-    const grants = Object.fromEntries(
-      (['guest', 'owner', 'group'] as const).map((s) => [s, OPERATIONS.filter((op) => d[s][op])]),
-    );
+    const grants = Object.fromEntries((['guest', 'owner', 'group'] as const).map((s) => [s, OPERATIONS.filter((op) => d[s][op])]));
     t.equal(encode(grants), v);
   }
   for (let i = 0; i < 21; i++) t.equal(encode(Object.fromEntries([[['guest', 'owner', 'group'][Math.floor(i / 7)], [OPERATIONS[i % 7]]]])), 2 ** i);

@@ -24,7 +24,18 @@ t.test('permission: decode then encode is the identity on 0…2097151; parse ref
     { numRuns: 5000 },
   );
   fc.assert(
-    fc.property(fc.oneof(fc.integer({ max: -1 }), fc.integer({ min: MAX_PERMISSION + 1 }), fc.double({ noInteger: true }), fc.string().filter((s) => !/^\d{1,7}$/.test(s) || Number(s) > MAX_PERMISSION), fc.constant(null), fc.boolean(), fc.object()), (v) => code(() => parsePermission(v)) === 'invalid_input'),
+    fc.property(
+      fc.oneof(
+        fc.integer({ max: -1 }),
+        fc.integer({ min: MAX_PERMISSION + 1 }),
+        fc.double({ noInteger: true }),
+        fc.string().filter((s) => !/^\d{1,7}$/.test(s) || Number(s) > MAX_PERMISSION),
+        fc.constant(null),
+        fc.boolean(),
+        fc.object(),
+      ),
+      (v) => code(() => parsePermission(v)) === 'invalid_input',
+    ),
     { numRuns: 3000 },
   );
   t.pass('5000 + 3000 cases');
@@ -83,7 +94,18 @@ t.test('password rules: length in code points, 72-byte bcrypt limit, never a cra
     }),
     { numRuns: 1000 },
   );
-  t.equal(code(() => validatePassword('😀'.repeat(18), undefined, 'a@b.c', 8)), null, '18 emoji = 72 bytes: accepted');
-  t.equal(code(() => validatePassword('😀'.repeat(18) + 'a', undefined, 'a@b.c', 8)), 'password_too_long');
-  t.equal(code(() => validatePassword('😀'.repeat(7), undefined, 'a@b.c', 8)), 'password_too_short', 'counted in characters, not bytes');
+  t.equal(
+    code(() => validatePassword('😀'.repeat(18), undefined, 'a@b.c', 8)),
+    null,
+    '18 emoji = 72 bytes: accepted',
+  );
+  t.equal(
+    code(() => validatePassword('😀'.repeat(18) + 'a', undefined, 'a@b.c', 8)),
+    'password_too_long',
+  );
+  t.equal(
+    code(() => validatePassword('😀'.repeat(7), undefined, 'a@b.c', 8)),
+    'password_too_short',
+    'counted in characters, not bytes',
+  );
 });

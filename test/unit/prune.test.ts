@@ -22,7 +22,14 @@ t.test('old counters and long-expired tokens are pruned; current ones stay', asy
   t.ok(left.includes('signin_email:new@example.com') && !left.includes('signin_email:old@example.com'));
   const account = await db('user_account').first('id');
   await issueToken(store.root, account.id, 'verify_email', 'p@example.com', 60);
-  await db('account_token').insert({ account_id: account.id, purpose: 'verify_email', token_hash: 'x'.repeat(64), email_key: 'p@example.com', expires_at: Date.now() - 2 * day, created_at: Date.now() - 3 * day });
+  await db('account_token').insert({
+    account_id: account.id,
+    purpose: 'verify_email',
+    token_hash: 'x'.repeat(64),
+    email_key: 'p@example.com',
+    expires_at: Date.now() - 2 * day,
+    created_at: Date.now() - 3 * day,
+  });
   t.equal(await pruneTokens(store.root), 1);
   t.equal(Number((await db('account_token').count({ n: '*' }).first())?.n), 1);
 });
