@@ -5,7 +5,7 @@
  * groups stay as they are; deleting an account takes its dedicated group). Nothing outside these
  * lists is ever read from a request or serialized.
  */
-import { AppError } from '../errors';
+import { AppError, denied } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { parsePermission } from '../permission/bits';
@@ -14,12 +14,10 @@ import { assertNotLastAdministrator } from '../accounts/administrators';
 import { applyDisabled } from '../accounts/lifecycle';
 import { validateName } from '../accounts/validate';
 import type { Tx } from '../store/connection';
-import type { GuardedTable } from '../store/permissions';
 import { AccountRow, deleteAccount, insertGroup } from '../store/accounts';
 import { deleteRow, updateRow } from '../store/records';
-import { readWorld } from '../store/permissions';
+import { readWorld, type GuardedTable } from '../store/permissions';
 import { can } from '../permission/check';
-import { denied } from '../errors';
 
 export type RecordTypeName = 'user_account' | 'usergroup' | 'action' | 'world';
 export type RecordRow = Record<string, unknown> & { id: number; reference_id: string; permission: number; user_account_id: number | null };
