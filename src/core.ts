@@ -12,6 +12,7 @@ import { SHELL, type Actor } from './actor';
 import type { Services } from './services';
 import { openStore, schemaStatus, SchemaStatus, Store } from './store/connection';
 import { jwtSecret } from './store/settings';
+import { groupsOf } from './store/accounts';
 import { prune as pruneCounters } from './store/counters';
 import { pruneTokens } from './store/account-tokens';
 import { copyStore, CopyReport } from './store/copy';
@@ -26,13 +27,13 @@ import type { AuditFilter, AuditRow } from './store/audit';
 import { isGuest, type Principal } from './permission/check';
 import { bootstrapAdmin, BootstrapOutcome } from './accounts/bootstrap';
 import { createAccount, newAccountFrom } from './accounts/create';
-import { findAccountByEmail, resetTotp, revokeSessions, setDisabled, setPassword, unlockAccount } from './accounts/lifecycle';
+import { demote, findAccountByEmail, promote, reloadAccount, resetTotp, revokeSessions, setDisabled, setPassword, unlockAccount } from './accounts/lifecycle';
 import { AccountView, listAccountViews, viewAccount } from './accounts/views';
 import { signupStatus, SignupCheck } from './accounts/signup-status';
 import { findAction, runAction } from './actions/registry';
 import type { ActionItem } from './actions/types';
 import { getActionView, listActionViews, PermissionChange, setActionPermissionByName, ActionPermissionView } from './records/action-permissions';
-import { createRecord, deleteRecord, getRecord, listRecords, RecordPage, RecordView, updateRecord } from './records/service';
+import { createRecord, deleteRecord, getRecord, listRecords, RecordPage, RecordView, updateRecord, viewOf } from './records/service';
 import { recordType } from './records/types';
 import type { Query } from './records/query';
 import { accountStats, dbStats, storeStats } from './stats';
@@ -81,6 +82,8 @@ export interface Core {
     revokeSessions(actor: Actor, email: string): Promise<AccountView>;
     unlock(actor: Actor, email: string): Promise<{ account: AccountView; cleared: number }>;
     resetTotp(actor: Actor, email: string): Promise<{ account: AccountView; changed: boolean }>;
+    promote(actor: Actor, email: string): Promise<{ account: AccountView; changed: boolean }>;
+    demote(actor: Actor, email: string): Promise<{ account: AccountView; changed: boolean }>;
   };
   readonly actions: {
     /** 404 for an unknown action (checked before the request body is read). */
@@ -102,6 +105,8 @@ export interface Core {
     remove(actor: Actor, type: string, id: string): Promise<void>;
     /** 404 for an unknown record type. */
     assertType(type: string): void;
+    /** The caller's own account with its groups and whether it administers (401 for guests). */
+    me(caller: Caller): Promise<{ view: RecordView; meta: { groups: Array<{ id: string; name: string }>; administrator: boolean } }>;
   };
   readonly audit: {
     query(actor: Actor, filter: AuditFilter & { accountEmail?: string }): Promise<AuditRow[]>;
@@ -214,6 +219,14 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
         const r = await resetTotp(s, actor, email);
         return { account: await view(email), changed: r.changed };
       },
+      async promote(actor, email) {
+        const r = await promote(s, actor, email);
+        return { account: await view(email), changed: r.changed };
+      },
+      async demote(actor, email) {
+        const r = await demote(s, actor, email);
+        return { account: await view(email), changed: r.changed };
+      },
     },
     actions: {
       assertExists: (type, name) => void findAction(type, name),
@@ -243,6 +256,15 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       create: (actor, typeName, attributes) => createRecord(s, actor, recordType(typeName), attributes),
       update: (actor, typeName, id, attributes) => updateRecord(s, actor, recordType(typeName), id, attributes),
       remove: (actor, typeName, id) => deleteRecord(s, actor, recordType(typeName), id),
+      async me(caller) {
+        const { principal } = await authenticate(s, caller.authorization);
+        if (principal.accountId === null) throw new AppError('unauthenticated', 'sign in to read your account');
+        const [account, groups] = await Promise.all([reloadAccount(s, principal.accountId), groupsOf(store.root, principal.accountId)]);
+        return {
+          view: viewOf(recordType('user_account'), account),
+          meta: { groups: groups.map((g) => ({ id: g.reference_id, name: g.name })), administrator: principal.isAdmin },
+        };
+      },
     },
     audit: {
       async query(actor, filter) {

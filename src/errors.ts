@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   'email_unverified',
   'not_found',
   'email_taken',
+  'last_administrator',
   'id_mismatch',
   'body_too_large',
   'unsupported_media_type',

@@ -6,8 +6,8 @@
 import { AppError } from '../errors';
 import { SIGNUP_CLOSED } from '../permission/bits';
 import type { Tx } from '../store/connection';
-import { addMembership, countAdministrators, isAdministrator, systemGroupId } from '../store/accounts';
-import { setActionOwner, setActionPermission } from '../store/records';
+import { addMembership, countAdministrators, isAdministrator, otherAdministrator, removeMembership, systemGroupId } from '../store/accounts';
+import { actionOwner, setActionOwner, setActionPermission } from '../store/records';
 
 const ADMIN_MEMBERSHIP_PERMISSION = 2432 + 49152; // owner peek/read/delete, group peek/read
 
@@ -28,9 +28,25 @@ export async function claimFirstAdministrator(tx: Tx, accountId: number): Promis
   return true;
 }
 
-/** Refuses to let the last administrator go (disabled, deleted, demoted). */
+/** Refuses to let the last administrator go (disabled, deleted, demoted): 409 last_administrator. */
 export async function assertNotLastAdministrator(tx: Tx, accountId: number, what: string): Promise<void> {
   if ((await isAdministrator(tx, accountId)) && (await countAdministrators(tx)) <= 1) {
-    throw new AppError('forbidden', `the last administrator cannot be ${what}`);
+    throw new AppError('last_administrator', `the last administrator cannot be ${what}`);
   }
+}
+
+/**
+ * Ends an account's administration (not the last one's). The signup action's ownership moves to
+ * another administrator: a former administrator must keep no owner bits on it (owner execute
+ * would let it create accounts while guest signup is closed). Returns false if it was none.
+ */
+export async function removeAdministrator(tx: Tx, accountId: number): Promise<boolean> {
+  if (!(await isAdministrator(tx, accountId))) return false;
+  await assertNotLastAdministrator(tx, accountId, 'demoted');
+  await removeMembership(tx, accountId, await systemGroupId(tx, 'administrators'));
+  if ((await actionOwner(tx, 'user_account', 'signup')) === accountId) {
+    const heir = await otherAdministrator(tx, accountId);
+    if (heir !== null) await setActionOwner(tx, 'user_account', 'signup', heir);
+  }
+  return true;
 }

@@ -8,9 +8,9 @@ import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import type { Tx } from '../store/connection';
-import { AccountRow, bumpAuthVersion, findAccountByEmailKey, findAccountById, lockAccounts } from '../store/accounts';
+import { AccountRow, bumpAuthVersion, findAccountByEmailKey, findAccountById, isAdministrator, lockAccounts } from '../store/accounts';
 import { disableTotp } from '../store/totp';
-import { assertNotLastAdministrator } from './administrators';
+import { assertNotLastAdministrator, makeAdministrator, removeAdministrator } from './administrators';
 import { normalizeEmail, validatePassword } from './validate';
 
 function requireAdministrator(actor: Actor): void {
@@ -98,4 +98,30 @@ export async function resetTotp(s: Services, actor: Actor, email: string): Promi
   const changed = account.totp_enabled || account.totp_secret !== null;
   if (changed) await turnOffTotp(s, actor, account, 'totp_reset');
   return { account, changed };
+}
+
+/** Makes an account an administrator (several are normal), owning what bootstrap gives. */
+export async function promote(s: Services, actor: Actor, email: string): Promise<{ account: AccountRow; changed: boolean }> {
+  requireAdministrator(actor);
+  const r = await s.store.transaction(async (tx) => {
+    await lockAccounts(tx);
+    const account = await findAccountByEmail(s, email, tx);
+    if (await isAdministrator(tx, account.id)) return { account, changed: false };
+    await makeAdministrator(tx, account.id);
+    return { account, changed: true };
+  });
+  if (r.changed) await s.audit.record('administrator_added', actor, { account: r.account.reference_id });
+  return r;
+}
+
+/** Ends an account's administration; never the last administrator's (409 last_administrator). */
+export async function demote(s: Services, actor: Actor, email: string): Promise<{ account: AccountRow; changed: boolean }> {
+  requireAdministrator(actor);
+  const r = await s.store.transaction(async (tx) => {
+    await lockAccounts(tx);
+    const account = await findAccountByEmail(s, email, tx);
+    return { account, changed: await removeAdministrator(tx, account.id) };
+  });
+  if (r.changed) await s.audit.record('administrator_removed', actor, { account: r.account.reference_id });
+  return r;
 }

@@ -17,6 +17,7 @@ export const EXIT_CODE: Readonly<Record<ErrorCode, number>> = {
   forbidden: EXIT.refused,
   signup_closed: EXIT.refused,
   email_taken: EXIT.refused,
+  last_administrator: EXIT.refused,
   invalid_credentials: EXIT.refused,
   email_unverified: EXIT.refused,
   unauthenticated: EXIT.refused,

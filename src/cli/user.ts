@@ -1,4 +1,4 @@
-/** `gatehouse user list | show | create | set-password | revoke-sessions | disable | enable | unlock | totp-reset` */
+/** `gatehouse user list | show | create | set-password | revoke-sessions | disable | enable | unlock | promote | demote | totp-reset` */
 import type { Command } from 'commander';
 import type { AccountView } from '../core';
 import { withCore, wantsJson } from './context';
@@ -104,6 +104,26 @@ export function registerUser(program: Command, io: Io): void {
       withCore(c, io, async (core) => {
         const r = await core.accounts.unlock(core.shell, email);
         done(io, c, r.account, r.cleared > 0, r.cleared > 0 ? 'unlocked' : 'was not locked; nothing changed');
+      }),
+    );
+
+  user
+    .command('promote <email>')
+    .description('make the account an administrator (several are normal)')
+    .action(async (email: string, _o, c: Command) =>
+      withCore(c, io, async (core) => {
+        const r = await core.accounts.promote(core.shell, email);
+        done(io, c, r.account, r.changed, r.changed ? 'is now an administrator' : 'already an administrator; nothing changed');
+      }),
+    );
+
+  user
+    .command('demote <email>')
+    .description("end the account's administration (never the last administrator's)")
+    .action(async (email: string, _o, c: Command) =>
+      withCore(c, io, async (core) => {
+        const r = await core.accounts.demote(core.shell, email);
+        done(io, c, r.account, r.changed, r.changed ? 'is no longer an administrator' : 'was not an administrator; nothing changed');
       }),
     );
 

@@ -28,6 +28,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   email_unverified: 403,
   not_found: 404,
   email_taken: 409,
+  last_administrator: 409,
   id_mismatch: 409,
   body_too_large: 413,
   unsupported_media_type: 415,

@@ -42,6 +42,11 @@ export function createRouter(core: Core, web: WebStats): Router {
     if (ctx.body !== undefined && ctx.body !== null) ctx.type = JSONAPI;
   });
 
+  api.get('/me', async (ctx) => {
+    const me = await core.records.me(callerOf(ctx));
+    ctx.body = { data: toResource(me.view, base), meta: me.meta };
+  });
+
   api.get('/:type', async (ctx) => {
     const type = String(ctx.params.type);
     ctx.body = pageDocument(type, await core.records.list(callerOf(ctx), type, ctx.query), base, ctx.query);

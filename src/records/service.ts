@@ -33,7 +33,8 @@ export interface RecordPage {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TIME_COLUMNS = new Set(['created_at', 'updated_at']);
 
-export function viewOf(type: RecordType, row: Record<string, unknown>): RecordView {
+export function viewOf(type: RecordType, record: object): RecordView {
+  const row = record as Record<string, unknown>;
   const attributes: Record<string, unknown> = {};
   // Allow-list: only the type's declared attributes ever leave the server.
   for (const column of type.attributes) {

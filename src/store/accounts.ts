@@ -192,3 +192,30 @@ export const deleteAccount = op(async (h, id: number): Promise<void> => {
   await h.k('record_usergroup').where({ record_type: 'user_account', record_id: id }).del();
   await h.k('user_account').where({ id }).del();
 });
+
+export const removeMembership = op(async (h, accountId: number, groupId: number): Promise<boolean> => {
+  return (await h.k('membership').where({ account_id: accountId, usergroup_id: groupId }).del()) > 0;
+});
+
+/** The groups an account is a member of (its dedicated group and system groups included), by name. */
+export const groupsOf = op(async (h, accountId: number): Promise<Array<{ reference_id: string; name: string }>> => {
+  const rows: Array<Record<string, unknown>> = await h
+    .k('membership as m')
+    .join('usergroup as g', 'g.id', 'm.usergroup_id')
+    .where('m.account_id', accountId)
+    .orderBy('g.name')
+    .select('g.reference_id', 'g.name');
+  return rows.map((r) => ({ reference_id: String(r.reference_id), name: String(r.name) }));
+});
+
+/** Another administrator than `accountId` (the oldest), or null. */
+export const otherAdministrator = op(async (h, accountId: number): Promise<number | null> => {
+  const row = await h
+    .k('membership as m')
+    .join('usergroup as g', 'g.id', 'm.usergroup_id')
+    .where('g.system_role', 'administrators')
+    .whereNot('m.account_id', accountId)
+    .orderBy('m.id')
+    .first('m.account_id');
+  return row ? Number(row.account_id) : null;
+});

@@ -35,3 +35,8 @@ export const setActionPermission = op(async (h, onType: string, name: string, pe
 export const setActionOwner = op(async (h, onType: string, name: string, ownerId: number): Promise<void> => {
   await h.k('action').where({ on_type: onType, action_name: name }).update({ user_account_id: ownerId, updated_at: h.clock.now() });
 });
+
+export const actionOwner = op(async (h, onType: string, name: string): Promise<number | null> => {
+  const row = await h.k('action').where({ on_type: onType, action_name: name }).first('user_account_id');
+  return row?.user_account_id === null || row?.user_account_id === undefined ? null : Number(row.user_account_id);
+});

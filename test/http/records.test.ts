@@ -188,12 +188,15 @@ t.test('creating user_account through the record API obeys the signup gate', asy
   t.equal(errorCode(weak), 'password_too_common');
 });
 
-t.test('the last administrator cannot be deleted or disabled', async (t) => {
+t.test('the last administrator cannot be deleted or disabled (409 last_administrator)', async (t) => {
   const s = await withAdmin(t);
   const me = (await s.call('GET', '/api/user_account', { token: s.adminToken })).body.data[0].id;
-  t.equal((await s.call('DELETE', `/api/user_account/${me}`, { token: s.adminToken })).status, 403);
+  const del = await s.call('DELETE', `/api/user_account/${me}`, { token: s.adminToken });
+  t.equal(del.status, 409);
+  t.equal(errorCode(del), 'last_administrator');
   const d = await s.call('PATCH', `/api/user_account/${me}`, { token: s.adminToken, body: patchBody('user_account', me, { disabled: true }) });
-  t.equal(d.status, 403);
+  t.equal(d.status, 409);
+  t.equal(errorCode(d), 'last_administrator');
 });
 
 t.test('an administrator deletes an account with its dedicated group', async (t) => {
