@@ -107,35 +107,34 @@ export function registerUser(program: Command, io: Io): void {
       }),
     );
 
-  user
-    .command('promote <email>')
-    .description('make the account an administrator (several are normal)')
-    .action(async (email: string, _o, c: Command) =>
-      withCore(c, io, async (core) => {
-        const r = await core.accounts.promote(core.shell, email);
-        done(io, c, r.account, r.changed, r.changed ? 'is now an administrator' : 'already an administrator; nothing changed');
-      }),
-    );
-
-  user
-    .command('demote <email>')
-    .description("end the account's administration (never the last administrator's)")
-    .action(async (email: string, _o, c: Command) =>
-      withCore(c, io, async (core) => {
-        const r = await core.accounts.demote(core.shell, email);
-        done(io, c, r.account, r.changed, r.changed ? 'is no longer an administrator' : 'was not an administrator; nothing changed');
-      }),
-    );
-
-  user
-    .command('totp-reset <email>')
-    .description('turn the second factor off (the account can enrol again)')
-    .action(async (email: string, _o, c: Command) =>
-      withCore(c, io, async (core) => {
-        const r = await core.accounts.resetTotp(core.shell, email);
-        done(io, c, r.account, r.changed, r.changed ? 'TOTP turned off; earlier sessions are signed out' : 'TOTP was not on; nothing changed');
-      }),
-    );
+  // State changes by email that answer { account, changed }: one shape, so one registration.
+  const changes = [
+    ['promote', 'make the account an administrator (several are normal)', 'is now an administrator', 'already an administrator; nothing changed'],
+    [
+      'demote',
+      "end the account's administration (never the last administrator's)",
+      'is no longer an administrator',
+      'was not an administrator; nothing changed',
+    ],
+    [
+      'totp-reset',
+      'turn the second factor off (the account can enrol again)',
+      'TOTP turned off; earlier sessions are signed out',
+      'TOTP was not on; nothing changed',
+    ],
+  ] as const;
+  const use = { promote: 'promote', demote: 'demote', 'totp-reset': 'resetTotp' } as const;
+  for (const [name, description, changedText, unchangedText] of changes) {
+    user
+      .command(`${name} <email>`)
+      .description(description)
+      .action(async (email: string, _o, c: Command) =>
+        withCore(c, io, async (core) => {
+          const r = await core.accounts[use[name]](core.shell, email);
+          done(io, c, r.account, r.changed, r.changed ? changedText : unchangedText);
+        }),
+      );
+  }
 }
 
 const yes = (b: boolean) => (b ? 'yes' : 'no');
