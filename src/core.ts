@@ -174,6 +174,8 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
   });
   const principalOf = async (caller: Caller): Promise<Principal> => (await authenticate(s, caller.authorization)).principal;
   const view = async (email: string) => viewAccount(s, await findAccountByEmail(s, email));
+  /** A state change's answer for the shell: the account as it is now, and whether anything changed. */
+  const changed = async (email: string, change: Promise<{ changed: boolean }>) => ({ changed: (await change).changed, account: await view(email) });
 
   return {
     config,
@@ -198,10 +200,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
         requireAdministrator(actor, 'read accounts');
         return view(email);
       },
-      async setDisabled(actor, email, disabled) {
-        const r = await setDisabled(s, actor, email, disabled);
-        return { account: await view(email), changed: r.changed };
-      },
+      setDisabled: (actor, email, disabled) => changed(email, setDisabled(s, actor, email, disabled)),
       async setPassword(actor, email, password) {
         await setPassword(s, actor, email, password);
         return view(email);
@@ -215,18 +214,9 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
         const r = await unlockAccount(s, actor, email);
         return { account: await view(email), cleared: r.cleared };
       },
-      async resetTotp(actor, email) {
-        const r = await resetTotp(s, actor, email);
-        return { account: await view(email), changed: r.changed };
-      },
-      async promote(actor, email) {
-        const r = await promote(s, actor, email);
-        return { account: await view(email), changed: r.changed };
-      },
-      async demote(actor, email) {
-        const r = await demote(s, actor, email);
-        return { account: await view(email), changed: r.changed };
-      },
+      resetTotp: (actor, email) => changed(email, resetTotp(s, actor, email)),
+      promote: (actor, email) => changed(email, promote(s, actor, email)),
+      demote: (actor, email) => changed(email, demote(s, actor, email)),
     },
     actions: {
       assertExists: (type, name) => void findAction(type, name),
