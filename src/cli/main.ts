@@ -5,6 +5,7 @@ import { Config, loadConfig } from '../config';
 import { registerAction } from './action';
 import { registerAudit } from './audit';
 import { registerBootstrapAdmin } from './bootstrap-admin';
+import { registerGroup } from './group';
 import { globalFlags } from './context';
 import { EXIT, EXIT_CODE } from './exit-codes';
 import { Io, processIo } from './io';
@@ -66,6 +67,7 @@ export function buildProgram(io: Io, servers: Servers): Command {
   registerAction(program, io);
   registerStats(program, io);
   registerUser(program, io);
+  registerGroup(program, io);
   registerMigrate(program, io);
   registerAudit(program, io);
   registerMigrateStore(program, io);

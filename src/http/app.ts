@@ -34,12 +34,14 @@ export function createApp(core: Core): { app: Koa; web: WebStats } {
     }
   });
   app.use(errorMiddleware(core.logger));
+  // Nothing answered: a path with other methods got 405 and Allow from allowedMethods; else 404.
+  app.use(async (ctx, next) => {
+    await next();
+    if (ctx.status === 404 && ctx.body == null) throw new AppError('not_found', 'no such endpoint');
+    if (ctx.status === 405 && ctx.body == null) throw new AppError('method_not_allowed', `this endpoint takes ${ctx.response.get('Allow')}`);
+  });
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));
-  app.use(async (ctx) => {
-    if (ctx.status === 405) return;
-    throw new AppError('not_found', 'no such endpoint');
-  });
   // Errors are answered by errorMiddleware; keep Koa from printing them to stderr.
   app.silent = true;
   return { app, web };

@@ -50,3 +50,23 @@ export function objectField(obj: Record<string, unknown>, field: string, require
   }
   return value as Record<string, unknown>;
 }
+
+/** At most this many items in one relationship change. */
+export const MAX_LINKAGE = 100;
+
+/**
+ * A JSON:API to-many linkage `{"data":[{"type":<type>,"id":"…"}]}`: the ids, or a 400 saying
+ * what is wrong with it.
+ */
+export function linkageIds(ctx: Context, type: string): string[] {
+  const data = objectBody(ctx, `"data": [{"type": "${type}", "id": "…"}]`).data;
+  if (!Array.isArray(data)) throw new AppError('invalid_input', `data must be an array of {"type": "${type}", "id": "…"}`);
+  if (data.length > MAX_LINKAGE) throw new AppError('invalid_input', `at most ${MAX_LINKAGE} items per request`);
+  return data.map((item: unknown, i) => {
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new AppError('invalid_input', `data[${i}] must be an object`);
+    const { type: t, id } = item as Record<string, unknown>;
+    if (t !== type) throw new AppError('invalid_input', `data[${i}].type must be "${type}"`);
+    if (typeof id !== 'string' || id === '') throw new AppError('invalid_input', `data[${i}].id must be a reference id`);
+    return id;
+  });
+}

@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 import { AppError } from '../errors';
 import type { Core } from '../core';
 import { callerOf } from './caller';
-import { objectBody, objectField, parseJson, requireJsonBody } from './body';
+import { linkageIds, objectBody, objectField, parseJson, requireJsonBody } from './body';
 import { errorStyle } from './errors';
 import { JSONAPI, pageDocument, toResource } from './jsonapi';
 import { statisticsHandler, WebStats } from './statistics';
@@ -45,6 +45,43 @@ export function createRouter(core: Core, web: WebStats): Router {
   api.get('/me', async (ctx) => {
     const me = await core.records.me(callerOf(ctx));
     ctx.body = { data: toResource(me.view, base), meta: me.meta };
+  });
+
+  // Relationships: members of a group, groups a row is shared with (to-many linkage, 204 on change).
+  const members = '/usergroup/:id/relationships/members';
+  const linkage = (self: string, type: string, ids: readonly string[]) => ({ links: { self }, data: ids.map((id) => ({ type, id })) });
+
+  api.get(members, async (ctx) => {
+    const id = String(ctx.params.id);
+    ctx.body = linkage(`${base}/api/usergroup/${id}/relationships/members`, 'user_account', await core.groups.members(callerOf(ctx), id));
+  });
+
+  for (const [method, change] of [
+    ['post', 'add'],
+    ['delete', 'remove'],
+  ] as const) {
+    api[method](members, requireJsonBody(), parseJson, async (ctx) => {
+      const actor = await core.auth.actor(callerOf(ctx));
+      await core.groups.changeMembers(actor, String(ctx.params.id), linkageIds(ctx, 'user_account'), change);
+      ctx.status = 204;
+    });
+    api[method]('/:type/:id/relationships/usergroups', requireJsonBody(), parseJson, async (ctx) => {
+      const type = String(ctx.params.type);
+      core.records.assertType(type);
+      const actor = await core.auth.actor(callerOf(ctx));
+      await core.groups.changeShares(actor, type, String(ctx.params.id), linkageIds(ctx, 'usergroup'), change);
+      ctx.status = 204;
+    });
+  }
+
+  api.get('/:type/:id/relationships/usergroups', async (ctx) => {
+    const [type, id] = [String(ctx.params.type), String(ctx.params.id)];
+    const groups = await core.groups.shares(callerOf(ctx), type, id);
+    ctx.body = linkage(
+      `${base}/api/${type}/${id}/relationships/usergroups`,
+      'usergroup',
+      groups.map((g) => g.reference_id),
+    );
   });
 
   api.get('/:type', async (ctx) => {

@@ -52,3 +52,8 @@ export function parseListParams(type: RecordType, query: Query): ListParams {
   }
   return { filter, size, number, sort };
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether a string can be a reference_id (anything else names no row: 404 without a query). */
+export const isReference = (id: string): boolean => UUID.test(id);

@@ -13,7 +13,7 @@ import type { Tx } from '../store/connection';
 import { lockAccounts } from '../store/accounts';
 import { GuardedRow, listReadable, readGuarded, readWorld } from '../store/permissions';
 import { updateRow } from '../store/records';
-import { parseListParams, Query } from './query';
+import { isReference, parseListParams, Query } from './query';
 import type { RecordRow, RecordType, WriteEvent } from './types';
 
 /** A row as the API shows it: the type's allow-listed attributes, times as ISO strings. */
@@ -30,7 +30,6 @@ export interface RecordPage {
   number: number;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TIME_COLUMNS = new Set(['created_at', 'updated_at']);
 
 export function viewOf(type: RecordType, record: object): RecordView {
@@ -52,8 +51,8 @@ async function requireTable(tx: Tx, principal: Principal, type: RecordType, op: 
   if (!can(principal, op, world.guard)) throw denied(isGuest(principal), `${op} ${type.name} records`);
 }
 
-async function readRow(tx: Tx, type: RecordType, id: string): Promise<GuardedRow<RecordRow> | undefined> {
-  if (!UUID.test(id)) return undefined;
+export async function readRow(tx: Tx, type: RecordType, id: string): Promise<GuardedRow<RecordRow> | undefined> {
+  if (!isReference(id)) return undefined;
   return readGuarded<RecordRow>(tx, type.name, { reference_id: id.toLowerCase() });
 }
 
@@ -105,7 +104,8 @@ function parseChanges(type: RecordType, principal: Principal, attributes: Record
   return changes;
 }
 
-async function loadForWrite(tx: Tx, principal: Principal, type: RecordType, id: string, op: 'update' | 'delete'): Promise<RecordRow> {
+/** A row the principal may `op` (404 unless readable, 401/403 otherwise), after the type's guard. */
+export async function loadForWrite(tx: Tx, principal: Principal, type: RecordType, id: string, op: 'update' | 'delete'): Promise<RecordRow> {
   if (type.locksAccounts) await lockAccounts(tx);
   const found = await readRow(tx, type, id);
   if (!found || !can(principal, 'read', found.guard)) throw notFound(type);
@@ -117,7 +117,7 @@ async function loadForWrite(tx: Tx, principal: Principal, type: RecordType, id: 
 
 /** Audited after the commit: an audit write must not wait for the connection the transaction holds. */
 async function auditAll(s: Services, actor: Actor, events: WriteEvent[]): Promise<void> {
-  for (const e of events) await s.audit.record(e.event, actor, { account: e.account });
+  for (const e of events) await s.audit.record(e.event, actor, { account: e.account, ...e.details });
 }
 
 export async function updateRecord(s: Services, actor: Actor, type: RecordType, id: string, attributes: Record<string, unknown>): Promise<RecordView> {

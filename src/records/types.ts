@@ -5,7 +5,7 @@
  * groups stay as they are; deleting an account takes its dedicated group). Nothing outside these
  * lists is ever read from a request or serialized.
  */
-import { AppError, denied } from '../errors';
+import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { parsePermission } from '../permission/bits';
@@ -14,10 +14,10 @@ import { assertNotLastAdministrator } from '../accounts/administrators';
 import { applyDisabled } from '../accounts/lifecycle';
 import { validateName } from '../accounts/validate';
 import type { Tx } from '../store/connection';
-import { AccountRow, deleteAccount, insertGroup } from '../store/accounts';
+import { AccountRow, deleteAccount } from '../store/accounts';
 import { deleteRow, updateRow } from '../store/records';
-import { readWorld, type GuardedTable } from '../store/permissions';
-import { can } from '../permission/check';
+import type { GuardedTable } from '../store/permissions';
+import { createGroup, parseGroupName } from '../groups/manage';
 
 export type RecordTypeName = 'user_account' | 'usergroup' | 'action' | 'world';
 export type RecordRow = Record<string, unknown> & { id: number; reference_id: string; permission: number; user_account_id: number | null };
@@ -32,6 +32,7 @@ export interface FieldDef {
 export interface WriteEvent {
   event: string;
   account: string | null;
+  details?: Record<string, string>;
 }
 
 export interface RecordType {
@@ -57,21 +58,16 @@ export interface RecordType {
 
 const TIMES = ['created_at', 'updated_at'] as const;
 const IDS = ['user_account_id', 'owner', 'reference_id', 'id', ...TIMES] as const;
-const RESERVED_GROUP_NAMES = new Set(['administrators', 'users']);
 
 const permissionField: FieldDef = { writer: 'anyone', parse: (v, key) => parsePermission(v, key) };
 
-function nameField(reserved?: ReadonlySet<string>): FieldDef {
-  return {
-    writer: 'anyone',
-    parse(value) {
-      if (typeof value !== 'string') throw new AppError('invalid_input', 'name must be a string');
-      const name = validateName(value);
-      if (reserved?.has(name.toLowerCase())) throw new AppError('invalid_input', `the group name ${name} is reserved`);
-      return name;
-    },
-  };
-}
+const accountNameField: FieldDef = {
+  writer: 'anyone',
+  parse(value) {
+    if (typeof value !== 'string') throw new AppError('invalid_input', 'name must be a string');
+    return validateName(value);
+  },
+};
 
 const labelField: FieldDef = {
   writer: 'anyone',
@@ -96,7 +92,7 @@ const userAccount: RecordType = {
   attributes: ['email', 'name', 'permission', 'email_verified', 'totp_enabled', 'disabled', ...TIMES],
   filterColumns: ['email', 'name'],
   sortColumns: ['email', 'name', ...TIMES],
-  fields: { name: nameField(), permission: { ...permissionField, writer: 'administrators' }, disabled: booleanField('disabled') },
+  fields: { name: accountNameField, permission: { ...permissionField, writer: 'administrators' }, disabled: booleanField('disabled') },
   protectedFields: ['email', 'password', 'passwordConfirm', 'auth_version', 'email_verified', 'totp_enabled', 'totp_secret', ...IDS],
   locksAccounts: true,
   async create(s, actor, attributes) {
@@ -126,7 +122,7 @@ const usergroup: RecordType = {
   attributes: ['name', 'permission', 'system_role', ...TIMES],
   filterColumns: ['name'],
   sortColumns: ['name', ...TIMES],
-  fields: { name: nameField(RESERVED_GROUP_NAMES), permission: permissionField },
+  fields: { name: { writer: 'anyone', parse: parseGroupName }, permission: permissionField },
   protectedFields: ['system_role', ...IDS],
   async create(s, actor, attributes) {
     // The guest create bit exists for the signup chain; a group made by a guest would have no
@@ -137,19 +133,17 @@ const usergroup: RecordType = {
       if (key !== 'name' && key !== 'permission') throw new AppError('invalid_input', `unknown attribute ${key.slice(0, 40)} for usergroup`);
     }
     if (!Object.hasOwn(attributes, 'name')) throw new AppError('invalid_input', 'name is required');
-    const name = this.fields.name.parse(attributes.name, 'name') as string;
-    const permission = attributes.permission === undefined ? undefined : (permissionField.parse(attributes.permission, 'permission') as number);
-    const world = await readWorld(s.store.root, 'usergroup');
-    if (!can(actor.principal, 'create', world.guard)) throw denied(false, 'create usergroup records');
-    const group = await insertGroup(s.store.root, { name, ownerId, permission: permission ?? world.row.default_permission });
-    return { referenceId: group.referenceId, echo: { reference_id: group.referenceId, name } };
+    const name = parseGroupName(attributes.name);
+    const permission = attributes.permission === undefined ? undefined : parsePermission(attributes.permission, 'permission');
+    const group = await createGroup(s, actor, { name, ownerId, permission });
+    return { referenceId: group.reference_id, echo: { reference_id: group.reference_id, name } };
   },
   async guard(_tx, row, op) {
     if (row.system_role) throw new AppError('forbidden', `system groups cannot be ${op === 'update' ? 'changed' : 'deleted'}`);
   },
   async remove(tx, row) {
     await deleteRow(tx, 'usergroup', row.id);
-    return [];
+    return [{ event: 'group_deleted', account: null, details: { group: row.reference_id, group_name: String(row.name) } }];
   },
 };
 

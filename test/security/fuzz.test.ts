@@ -146,3 +146,71 @@ t.test('hostile requests: zero 5xx, no crash, no row from a refused request', as
   t.notMatch(s.logs.join(''), /"event":"internal_error"/);
   void errorCode;
 });
+
+t.test('hostile relationship requests: zero 5xx, no escalation, rows change only on 204', async (t) => {
+  const s = await withAdmin(t, { rateLimits: false });
+  await setSignup(s, s.adminToken, 2097057);
+  const user = (await s.signup('user@example.com')).body[1].Attributes;
+  const userToken = await s.signin('user@example.com');
+  const groups = (await s.call('GET', '/api/usergroup?page[size]=100', { token: s.adminToken })).body.data as Array<{
+    id: string;
+    attributes: { system_role: string | null };
+  }>;
+  const admins = groups.find((g) => g.attributes.system_role === 'administrators')!.id;
+  const adminId = (await s.call('GET', '/api/me', { token: s.adminToken })).body.data.id;
+  const known = [user.reference_id, user.usergroup_id, admins, adminId, (await s.call('GET', '/api/action', { token: s.adminToken })).body.data[0].id];
+
+  const id = fc.oneof(fc.constantFrom(...known), fc.uuid(), fc.string({ maxLength: 20 }), fc.constant(known[0].toUpperCase()));
+  const item = fc.oneof(
+    fc.record({ type: fc.constantFrom('user_account', 'usergroup', 'x', '__proto__'), id: fc.oneof(id, hostileValue) }),
+    hostileValue,
+    fc.constant({ __proto__: { type: 'user_account' } }),
+  );
+  const linkageBody = fc.oneof(
+    fc.array(item, { maxLength: 5 }).map((data) => JSON.stringify({ data })),
+    fc.array(item, { minLength: 101, maxLength: 102 }).map((data) => JSON.stringify({ data })),
+    item.map((data) => JSON.stringify({ data })),
+    fc.jsonValue().map((v) => JSON.stringify(v)),
+    fc.string({ unit: 'binary', maxLength: 100 }),
+  );
+  const request = fc.record({
+    method: fc.constantFrom('GET', 'POST', 'DELETE', 'PATCH', 'PUT'),
+    path: fc
+      .tuple(fc.constantFrom(...TYPES), id, fc.constantFrom('members', 'usergroups', 'nope', '__proto__', ''))
+      .map(([ty, i, rel]) => `/api/${ty}/${encodeURIComponent(String(i))}/relationships/${rel}`),
+    body: fc.option(linkageBody, { nil: undefined }),
+    contentType,
+    auth: fc.constantFrom('none', 'user', 'garbage'),
+  });
+  const samples = fc.sample(request, { numRuns: 1500, seed: 20261123 });
+  const rows = () => Promise.all(['membership', 'record_usergroup', 'usergroup', 'user_account'].map((tb) => countRows(s, tb)));
+  const before = await rows();
+  const failures: string[] = [];
+  let accepted = 0;
+  for (let i = 0; i < samples.length; i += 10) {
+    await Promise.all(
+      samples.slice(i, i + 10).map(async (r) => {
+        const headers: Record<string, string> = {};
+        if (r.contentType) headers['content-type'] = r.contentType;
+        if (r.auth === 'user') headers.authorization = `Bearer ${userToken}`;
+        else if (r.auth === 'garbage') headers.authorization = 'Bearer eyJhbGciOiJub25lIn0.e30.';
+        const res = await fetch(s.url + r.path, { method: r.method, headers, body: r.body !== undefined && r.method !== 'GET' ? r.body : undefined }).catch(
+          (err: Error) => (failures.push(`${r.method} ${r.path}: ${err.message}`), undefined),
+        );
+        if (!res) return;
+        await res.arrayBuffer();
+        if (res.status >= 500) failures.push(`${res.status} ${r.method} ${r.path} ${String(r.body).slice(0, 80)}`);
+        if (res.status === 204) accepted++;
+      }),
+    );
+  }
+  t.same(failures, [], 'no 5xx and no dropped connection');
+  const after = await rows();
+  if (accepted === 0) t.same(after, before, 'nothing accepted, nothing changed');
+  t.same(after.slice(2), before.slice(2), 'no group or account appeared or vanished');
+  t.equal((await s.call('GET', '/api/me', { token: userToken })).body.meta.administrator, false, 'the user did not make itself an administrator');
+  t.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype is untouched');
+  t.equal((await s.call('GET', '/ping')).text, 'pong', 'still alive');
+  t.notMatch(s.logs.join(''), /"event":"internal_error"/);
+  t.comment(`${accepted} accepted changes`);
+});

@@ -1,0 +1,108 @@
+/**
+ * Groups as a whole: creating one (the record API and the shell), and the shell's views, where a
+ * group is named by its name or its reference_id. Deleting goes through the record API's use case.
+ */
+import { AppError, denied } from '../errors';
+import type { Actor } from '../actor';
+import type { Services } from '../services';
+import { can } from '../permission/check';
+import { parsePermission } from '../permission/bits';
+import type { Tx } from '../store/connection';
+import { insertGroup } from '../store/accounts';
+import { findGroupByReference, findGroupsByName, listGroups, membersOf, type GroupRow, type GroupSummary } from '../store/groups';
+import { readWorld } from '../store/permissions';
+import { findAccountById } from '../store/accounts';
+import { validateName } from '../accounts/validate';
+import { isReference } from '../records/query';
+
+const RESERVED_GROUP_NAMES = new Set(['administrators', 'users']);
+
+/** A new group's name: 1–100 characters, not a system group's name. */
+export function parseGroupName(value: unknown): string {
+  if (typeof value !== 'string') throw new AppError('invalid_input', 'name must be a string');
+  const name = validateName(value);
+  if (RESERVED_GROUP_NAMES.has(name.toLowerCase())) throw new AppError('invalid_input', `the group name ${name} is reserved`);
+  return name;
+}
+
+export interface NewGroup {
+  name: string;
+  /** The owning account (its owner bits apply); null: only administrators manage it. */
+  ownerId: number | null;
+  permission?: number;
+  /** The shell names groups by name, so it refuses a second group of one name. */
+  uniqueName?: boolean;
+}
+
+/** Creates a group (table create permission, the table's default permission unless given). */
+export async function createGroup(s: Services, actor: Actor, input: NewGroup): Promise<GroupRow> {
+  const group = await s.store.transaction(async (tx) => {
+    const world = await readWorld(tx, 'usergroup');
+    if (!can(actor.principal, 'create', world.guard)) throw denied(false, 'create usergroup records');
+    if (input.uniqueName && (await findGroupsByName(tx, input.name)).length > 0) throw new AppError('name_taken', `a group named ${input.name} exists`);
+    const { referenceId } = await insertGroup(tx, { name: input.name, ownerId: input.ownerId, permission: input.permission ?? world.row.default_permission });
+    return (await findGroupByReference(tx, referenceId))!;
+  });
+  await s.audit.record('group_created', actor, { account: null, group: group.reference_id, group_name: group.name });
+  return group;
+}
+
+/** A group by reference_id or by name; a name several groups share must be given as an id. */
+export async function resolveGroup(tx: Tx, nameOrId: string): Promise<GroupRow> {
+  if (isReference(nameOrId)) {
+    const group = await findGroupByReference(tx, nameOrId.toLowerCase());
+    if (group) return group;
+  }
+  const groups = await findGroupsByName(tx, nameOrId.trim());
+  if (groups.length === 0) throw new AppError('not_found', `no group named ${nameOrId.trim().slice(0, 100)}`);
+  if (groups.length > 1) {
+    throw new AppError(
+      'invalid_input',
+      `${groups.length} groups are named ${groups[0].name}; name one by its id: ${groups.map((g) => g.reference_id).join(', ')}`,
+    );
+  }
+  return groups[0];
+}
+
+export interface GroupView {
+  reference_id: string;
+  name: string;
+  system_role: string | null;
+  owner: string | null;
+  permission: number;
+  member_count: number;
+  created_at: string;
+}
+
+export interface GroupDetail extends GroupView {
+  members: Array<{ reference_id: string; email: string; name: string }>;
+}
+
+const view = (g: GroupSummary): GroupView => ({
+  reference_id: g.reference_id,
+  name: g.name,
+  system_role: g.system_role,
+  owner: g.owner_email,
+  permission: g.permission,
+  member_count: g.members,
+  created_at: new Date(g.created_at).toISOString(),
+});
+
+export async function listGroupViews(s: Services): Promise<GroupView[]> {
+  return (await listGroups(s.store.root)).map(view);
+}
+
+export async function showGroup(s: Services, nameOrId: string): Promise<GroupDetail> {
+  const group = await resolveGroup(s.store.root, nameOrId);
+  const [members, owner] = await Promise.all([
+    membersOf(s.store.root, group.id),
+    group.user_account_id === null ? undefined : findAccountById(s.store.root, group.user_account_id),
+  ]);
+  return {
+    ...view({ ...group, owner_email: owner?.email ?? null, members: members.length }),
+    members: members.map((m) => ({ reference_id: m.reference_id, email: m.email, name: m.name })),
+  };
+}
+
+/** The shell's `--permission`: the same integer the record API takes. */
+export const groupPermission = (value: string | undefined) => (value === undefined ? undefined : parsePermission(value, '--permission'));

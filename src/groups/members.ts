@@ -1,0 +1,96 @@
+/**
+ * Who is in a group, whoever asks (the record API by reference ids, the shell by name and email).
+ * Listing needs read on the group. Adding or removing needs update on the group row and refer
+ * on the membership table (the bit signup's association uses); only administrators change
+ * `administrators`, through the administrator rules (the signup action's ownership, the last one
+ * stays); `users` holds every account and is not changed by hand. Nothing is cached: the next
+ * request of a member reads its groups from the store.
+ */
+import { AppError, denied } from '../errors';
+import type { Actor } from '../actor';
+import type { Services } from '../services';
+import { can, isGuest, type Principal } from '../permission/check';
+import type { Tx } from '../store/connection';
+import { addMembership, findAccountByReference, lockAccounts, removeMembership } from '../store/accounts';
+import { isMember, membersOf, type GroupRow, type MemberRow } from '../store/groups';
+import { readGuarded, readWorld, type GuardedRow } from '../store/permissions';
+import { makeAdministrator, removeAdministrator } from '../accounts/administrators';
+import { isReference } from '../records/query';
+
+export type MemberChange = 'add' | 'remove';
+
+const noSuchGroup = () => new AppError('not_found', 'no such usergroup record');
+
+/** The group as `principal` may see it: 404 when it does not exist or may not be read. */
+export async function readableGroup(tx: Tx, principal: Principal, referenceId: string): Promise<GuardedRow<GroupRow>> {
+  const found = isReference(referenceId) ? await readGuarded<GroupRow>(tx, 'usergroup', { reference_id: referenceId.toLowerCase() }) : undefined;
+  if (!found || !can(principal, 'read', found.guard)) throw noSuchGroup();
+  return found;
+}
+
+export async function listMembers(s: Services, principal: Principal, groupReference: string): Promise<MemberRow[]> {
+  const group = await readableGroup(s.store.root, principal, groupReference);
+  return membersOf(s.store.root, group.row.id);
+}
+
+async function assertMayChangeMembers(tx: Tx, principal: Principal, group: GuardedRow<GroupRow>): Promise<void> {
+  const [table, membership] = await Promise.all([readWorld(tx, 'usergroup'), readWorld(tx, 'membership')]);
+  if (!can(principal, 'update', table.guard) || !can(principal, 'update', group.guard)) throw denied(isGuest(principal), 'change the members of this group');
+  if (!can(principal, 'refer', membership.guard)) throw denied(isGuest(principal), 'refer to memberships');
+  if (group.row.system_role === 'users') throw new AppError('forbidden', 'every account is a member of users; its members are not changed by hand');
+  if (group.row.system_role === 'administrators' && !principal.isAdmin) throw new AppError('forbidden', 'only administrators change who administers');
+}
+
+async function accountsByReference(tx: Tx, references: readonly string[]): Promise<Array<{ id: number; reference_id: string }>> {
+  const accounts = [];
+  for (const reference of new Set(references.map((r) => r.toLowerCase()))) {
+    const account = isReference(reference) ? await findAccountByReference(tx, reference) : undefined;
+    if (!account) throw new AppError('not_found', `no such user_account record: ${reference.slice(0, 40)}`);
+    accounts.push(account);
+  }
+  return accounts;
+}
+
+/** Adds or removes accounts (by reference_id); returns the accounts whose membership changed. */
+export async function changeMembers(
+  s: Services,
+  actor: Actor,
+  groupReference: string,
+  accountReferences: readonly string[],
+  change: MemberChange,
+): Promise<{ group: GroupRow; changed: string[] }> {
+  const { group, changed } = await s.store.transaction(async (tx) => {
+    // One lock for every membership change: the last-administrator rule counts under it.
+    await lockAccounts(tx);
+    const group = await readableGroup(tx, actor.principal, groupReference);
+    await assertMayChangeMembers(tx, actor.principal, group);
+    const accounts = await accountsByReference(tx, accountReferences);
+    const permission = (await readWorld(tx, 'membership')).row.default_permission;
+    const changed: string[] = [];
+    for (const account of accounts) {
+      if (await applyChange(tx, group.row, account.id, change, permission)) changed.push(account.reference_id);
+    }
+    return { group: group.row, changed };
+  });
+  const administrators = group.system_role === 'administrators';
+  const event = administrators
+    ? change === 'add'
+      ? 'administrator_added'
+      : 'administrator_removed'
+    : `group_member_${change === 'add' ? 'added' : 'removed'}`;
+  for (const account of changed) await s.audit.record(event, actor, { account, group: group.reference_id, group_name: group.name });
+  return { group, changed };
+}
+
+async function applyChange(tx: Tx, group: GroupRow, accountId: number, change: MemberChange, permission: number): Promise<boolean> {
+  if (group.system_role === 'administrators') {
+    if (change === 'remove') return removeAdministrator(tx, accountId);
+    if (await isMember(tx, accountId, group.id)) return false;
+    await makeAdministrator(tx, accountId);
+    return true;
+  }
+  if (change === 'remove') return removeMembership(tx, accountId, group.id);
+  if (await isMember(tx, accountId, group.id)) return false;
+  await addMembership(tx, accountId, group.id, permission);
+  return true;
+}
