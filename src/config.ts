@@ -25,7 +25,6 @@ export interface Config {
   /** How long a store operation waits for a lock before answering "unavailable". */
   readonly busyTimeoutMs: number;
   readonly shutdownGraceMs: number;
-  readonly issuer: string;
   /** smtp(s)://user:pass@host:port, or null to write messages to <dataDir>/outbox/. */
   readonly smtpUrl: string | null;
   readonly mailFrom: string;
@@ -191,7 +190,6 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     hashConcurrency: r<number>('hashConcurrency'),
     busyTimeoutMs: r<number>('busyTimeout'),
     shutdownGraceMs: r<number>('shutdownGrace'),
-    issuer: 'gatehouse',
     smtpUrl: r<string | null>('smtpUrl'),
     mailFrom: r<string>('mailFrom'),
     requireVerifiedEmail: r<boolean>('requireVerifiedEmail'),

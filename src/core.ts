@@ -11,13 +11,14 @@ import { createLogger, Logger } from './log';
 import { SHELL, type Actor } from './actor';
 import type { Services } from './services';
 import { openStore, schemaStatus, SchemaStatus, Store } from './store/connection';
-import { jwtSecret } from './store/settings';
 import { groupsOf } from './store/accounts';
 import { prune as pruneCounters } from './store/counters';
 import { pruneTokens } from './store/account-tokens';
 import { copyStore, CopyReport } from './store/copy';
 import { PasswordHasher } from './auth/passwords';
 import { TokenService } from './auth/tokens';
+import { KeyRing, keyView, KeyView, PublicJwk, rotateKeys, SIGNING_ALGS, SigningAlg } from './auth/keys';
+import { listSigningKeys, pruneSigningKeys, retireSigningKey } from './store/keys';
 import { Limiter } from './auth/limits';
 import { authenticate } from './auth/authenticate';
 import { createMailer } from './mail/mailer';
@@ -52,6 +53,7 @@ export type { BootstrapOutcome } from './accounts/bootstrap';
 export type { GroupView, GroupDetail } from './groups/manage';
 export type { SharedGroup } from './groups/sharing';
 export type { MemberChange } from './groups/members';
+export type { KeyView, PublicJwk } from './auth/keys';
 export type { SchemaStatus } from './store/connection';
 export { describe as describePermission } from './permission/bits';
 
@@ -132,6 +134,15 @@ export interface Core {
     /** Shares a row with groups or takes shares back (update on the row; membership of or refer on the group to share). */
     changeShares(actor: Actor, type: string, id: string, groupIds: readonly string[], change: MemberChange): Promise<void>;
   };
+  readonly keys: {
+    list(actor: Actor): Promise<KeyView[]>;
+    /** A new signing key (RS256 unless `alg` says ES256); the old one verifies until its tokens expired. */
+    rotate(actor: Actor, alg?: string): Promise<{ kid: string; alg: string; retired: string[] }>;
+    /** Withdraws a key that no longer signs: its tokens are refused at once, on every instance. */
+    retire(actor: Actor, kid: string): Promise<KeyView>;
+    /** The public keys: GET /.well-known/jwks.json. */
+    jwks(): Promise<{ keys: PublicJwk[] }>;
+  };
   readonly audit: {
     query(actor: Actor, filter: AuditFilter & { accountEmail?: string }): Promise<AuditRow[]>;
   };
@@ -159,6 +170,8 @@ export interface CoreOptions {
 }
 
 const KEEP_COUNTERS_MS = 24 * 60 * 60 * 1000;
+/** Withdrawn keys stay listed (as retired) this long. */
+const KEEP_RETIRED_KEYS_MS = 30 * 24 * 60 * 60 * 1000;
 
 function requireAdministrator(actor: Actor, what: string): void {
   if (!actor.principal.isAdmin) throw denied(isGuest(actor.principal), what);
@@ -170,7 +183,9 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
   const store = await openStore(config, clock);
   let s: Services;
   try {
-    const tokens = new TokenService(await jwtSecret(store.root), config.issuer, config.tokenTtlSeconds, clock);
+    const keys = new KeyRing(store.root, clock);
+    await keys.open();
+    const tokens = new TokenService(keys, config.publicUrl, config.tokenTtlSeconds, clock);
     const passwords = new PasswordHasher(config.bcryptCost, config.hashConcurrency);
     if (options.warmUp) await passwords.warmUp();
     s = {
@@ -179,6 +194,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       logger,
       store,
       passwords,
+      keys,
       tokens,
       limiter: new Limiter(store.root, config, clock),
       mailer: createMailer(config),
@@ -318,6 +334,28 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
         await changeShares(s, actor, recordType(type), id, groupIds, change);
       },
     },
+    keys: {
+      async list(actor) {
+        requireAdministrator(actor, 'list signing keys');
+        return (await listSigningKeys(store.root)).map((k) => keyView(k, clock.now()));
+      },
+      async rotate(actor, alg = 'RS256') {
+        requireAdministrator(actor, 'rotate signing keys');
+        if (!SIGNING_ALGS.includes(alg as SigningAlg)) throw new AppError('invalid_input', `--alg must be one of ${SIGNING_ALGS.join(', ')}`);
+        const r = await rotateKeys(store.root, clock, alg as SigningAlg, config.tokenTtlSeconds);
+        await s.keys.refresh(0);
+        await s.audit.record('key_rotated', actor, { account: null, kid: r.kid, alg, retired: r.retired.join(',') });
+        return { kid: r.kid, alg, retired: r.retired };
+      },
+      async retire(actor, kid) {
+        requireAdministrator(actor, 'retire signing keys');
+        const row = await retireSigningKey(store.root, kid);
+        await s.keys.refresh(0);
+        await s.audit.record('key_retired', actor, { account: null, kid });
+        return keyView(row, clock.now());
+      },
+      jwks: () => s.keys.jwks(),
+    },
     audit: {
       async query(actor, filter) {
         requireAdministrator(actor, 'read the audit trail');
@@ -341,7 +379,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     signupStatus: () => signupStatus(store.root),
     schema: () => schemaStatus(store.root),
     async prune() {
-      await Promise.all([pruneCounters(store.root, KEEP_COUNTERS_MS), pruneTokens(store.root)]);
+      await Promise.all([pruneCounters(store.root, KEEP_COUNTERS_MS), pruneTokens(store.root), pruneSigningKeys(store.root, KEEP_RETIRED_KEYS_MS)]);
     },
     settle: () => s.tasks.drain(),
     async close() {

@@ -8,6 +8,7 @@ import type { Logger } from './log';
 import type { Store } from './store/connection';
 import type { PasswordHasher } from './auth/passwords';
 import type { TokenService } from './auth/tokens';
+import type { KeyRing } from './auth/keys';
 import type { Limiter } from './auth/limits';
 import type { Mailer } from './mail/mailer';
 import type { Tasks } from './tasks';
@@ -25,6 +26,7 @@ export interface Services {
   readonly logger: Logger;
   readonly store: Store;
   readonly passwords: PasswordHasher;
+  readonly keys: KeyRing;
   readonly tokens: TokenService;
   readonly limiter: Limiter;
   readonly mailer: Mailer;

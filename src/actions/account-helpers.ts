@@ -27,7 +27,7 @@ export async function confirmPassword(ctx: ActionContext, account: AccountRow, p
   }
 }
 
-export function tokenItem(s: Services, account: AccountRow): ActionItem {
-  const token = s.tokens.sign({ referenceId: account.reference_id, email: account.email, name: account.name, authVersion: account.auth_version });
+export async function tokenItem(s: Services, account: AccountRow): Promise<ActionItem> {
+  const token = await s.tokens.sign({ referenceId: account.reference_id, email: account.email, name: account.name, authVersion: account.auth_version });
   return { ResponseType: 'client.store.set', Attributes: { key: 'token', value: token } };
 }

@@ -61,6 +61,6 @@ export const signin: ActionDef = {
     }
     s.counters.signinsOk++;
     await s.audit.record('signin_ok', actor, { account: account.reference_id });
-    return [tokenItem(s, account), notify('signed in')];
+    return [await tokenItem(s, account), notify('signed in')];
   },
 };

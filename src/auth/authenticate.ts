@@ -26,12 +26,12 @@ export function bearerToken(header: string | undefined | null): string | null {
  */
 export async function authenticate(s: Services, header: string | null, table: string | null = null): Promise<{ principal: Principal; table?: Guarded }> {
   const token = bearerToken(header);
-  const claims = token === null ? null : s.tokens.verify(token);
+  const verified = token === null ? null : await s.tokens.verify(token);
   // Checked against the store on every request: no cache may outlive a revocation.
-  const facts = await readRequestFacts(s.store.root, claims?.sub ?? null, table);
-  if (claims === null) return { principal: GUEST, table: facts.table };
+  const facts = await readRequestFacts(s.store.root, verified && { referenceId: verified.claims.sub, kid: verified.kid }, table);
+  if (verified === null) return { principal: GUEST, table: facts.table };
   const account = facts.account;
-  if (!account || account.disabled || account.authVersion !== claims.auth_version) throw invalidToken();
+  if (!account || account.disabled || !account.keyValid || account.authVersion !== verified.claims.auth_version) throw invalidToken();
   return {
     principal: { accountId: account.id, referenceId: account.referenceId, groupIds: account.groupIds, isAdmin: account.isAdmin },
     table: facts.table,

@@ -1,11 +1,16 @@
 /**
- * JWT bearer tokens: HS256 only, secret held as a KeyObject made once (jsonwebtoken would
- * otherwise try to parse a string secret as a PEM key on every call: ~50× slower).
+ * JWT bearer tokens, signed with the key ring's current key (RS256 by default) and a `kid`
+ * header. Verification picks the key by `kid` and allows only that key's algorithm, so `none`,
+ * HS256 signed with a public key, and keys named by the token itself (`jku`, `jwk`, `x5u`,
+ * `x5c`) are refused. The HS256 secret of an upgraded store verifies its own tokens (no kid,
+ * issued before the upgrade) until they expire. Verified tokens are kept in a small bounded
+ * cache (signature checks cost tens of microseconds); the store checks of every request still run.
  */
-import { createSecretKey, KeyObject, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { AppError } from '../errors';
 import type { Clock } from '../clock';
+import type { KeyRing } from './keys';
 
 export interface TokenSubject {
   referenceId: string;
@@ -26,22 +31,30 @@ export interface Claims {
   auth_version: number;
 }
 
+/** Verified claims and the key that signed them (null: the legacy HS256 secret). */
+export interface Verified {
+  claims: Claims;
+  kid: string | null;
+}
+
 const CLOCK_TOLERANCE_SECONDS = 30;
+/** The issuer of tokens signed with the HS256 secret before keys existed. */
+const LEGACY_ISSUER = 'gatehouse';
+const FOREIGN_KEY_HEADERS = ['jku', 'jwk', 'x5u', 'x5c', 'crit'];
+const CACHE_SIZE = 4096;
 
 export class TokenService {
-  private readonly key: KeyObject;
+  /** token → what verifying it gave; oldest entries leave first. */
+  private readonly cache = new Map<string, Verified>();
 
   constructor(
-    secret: Buffer,
+    private readonly keys: KeyRing,
     private readonly issuer: string,
     private readonly ttlSeconds: number,
     private readonly clock: Clock,
-  ) {
-    if (secret.length < 32) throw new Error('the JWT secret must be at least 256 bits');
-    this.key = createSecretKey(secret);
-  }
+  ) {}
 
-  sign(subject: TokenSubject): string {
+  async sign(subject: TokenSubject): Promise<string> {
     const iat = Math.floor(this.clock.now() / 1000);
     const claims: Claims = {
       iss: this.issuer,
@@ -54,19 +67,53 @@ export class TokenService {
       jti: randomUUID(),
       auth_version: subject.authVersion,
     };
-    return jwt.sign(claims, this.key, { algorithm: 'HS256' });
+    const signer = await this.keys.signing();
+    return jwt.sign(claims, signer.key, { algorithm: signer.alg, keyid: signer.kid });
   }
 
-  /** Signature, algorithm, issuer and times; the caller checks auth_version against the store. */
-  verify(token: string): Claims {
+  /** Signature, algorithm, issuer and times; the caller checks the rest against the store. */
+  async verify(token: string): Promise<Verified> {
+    const now = Math.floor(this.clock.now() / 1000);
+    const cached = this.cache.get(token);
+    if (cached) {
+      const { exp, nbf } = cached.claims;
+      if (now - CLOCK_TOLERANCE_SECONDS < exp && nbf <= now + CLOCK_TOLERANCE_SECONDS) return cached;
+      this.cache.delete(token);
+      throw invalidToken();
+    }
+    const verified = await this.verifySignature(token, now);
+    if (this.cache.size >= CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(token, verified);
+    return verified;
+  }
+
+  private async verifySignature(token: string, now: number): Promise<Verified> {
+    const decoded = jwt.decode(token, { complete: true });
+    if (!decoded || typeof decoded.payload !== 'object') throw invalidToken();
+    const header = decoded.header as unknown as Record<string, unknown>;
+    if (FOREIGN_KEY_HEADERS.some((h) => Object.hasOwn(header, h))) throw invalidToken();
+    let claims: Claims;
+    let kid: string | null;
+    if (typeof header.kid === 'string') {
+      const verifier = await this.keys.verifier(header.kid);
+      if (!verifier || header.alg !== verifier.alg) throw invalidToken();
+      claims = this.check(token, verifier.key, verifier.alg, this.issuer, now);
+      kid = header.kid;
+    } else {
+      // Only a store upgraded from HS256 has a legacy key; it never signs again.
+      const legacy = this.keys.legacyKey();
+      if (!legacy || header.alg !== 'HS256' || header.kid !== undefined) throw invalidToken();
+      claims = this.check(token, legacy.key, 'HS256', LEGACY_ISSUER, now);
+      if (claims.iat * 1000 >= legacy.issuedBefore + CLOCK_TOLERANCE_SECONDS * 1000) throw invalidToken();
+      kid = null;
+    }
+    return { claims, kid };
+  }
+
+  private check(token: string, key: Parameters<typeof jwt.verify>[1], alg: jwt.Algorithm, issuer: string, now: number): Claims {
     let payload: unknown;
     try {
-      payload = jwt.verify(token, this.key, {
-        algorithms: ['HS256'],
-        issuer: this.issuer,
-        clockTolerance: CLOCK_TOLERANCE_SECONDS,
-        clockTimestamp: Math.floor(this.clock.now() / 1000),
-      });
+      payload = jwt.verify(token, key, { algorithms: [alg], issuer, clockTolerance: CLOCK_TOLERANCE_SECONDS, clockTimestamp: now });
     } catch {
       throw invalidToken();
     }
@@ -74,6 +121,8 @@ export class TokenService {
     if (
       typeof c !== 'object' ||
       typeof c.exp !== 'number' || // jsonwebtoken accepts tokens without exp; we never do
+      typeof c.nbf !== 'number' ||
+      typeof c.iat !== 'number' ||
       typeof c.sub !== 'string' ||
       typeof c.auth_version !== 'number' ||
       !Number.isInteger(c.auth_version)

@@ -6,6 +6,7 @@ import { registerAction } from './action';
 import { registerAudit } from './audit';
 import { registerBootstrapAdmin } from './bootstrap-admin';
 import { registerGroup } from './group';
+import { registerKeys } from './keys';
 import { globalFlags } from './context';
 import { EXIT, EXIT_CODE } from './exit-codes';
 import { Io, processIo } from './io';
@@ -68,6 +69,7 @@ export function buildProgram(io: Io, servers: Servers): Command {
   registerStats(program, io);
   registerUser(program, io);
   registerGroup(program, io);
+  registerKeys(program, io);
   registerMigrate(program, io);
   registerAudit(program, io);
   registerMigrateStore(program, io);

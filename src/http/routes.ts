@@ -26,6 +26,13 @@ export function createRouter(core: Core, web: WebStats): Router {
 
   router.get('/statistics', statisticsHandler(core, web));
 
+  // The public halves of the signing keys, for services that verify Gatehouse's tokens.
+  router.get('/.well-known/jwks.json', async (ctx) => {
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.type = 'application/jwk-set+json';
+    ctx.body = await core.keys.jwks();
+  });
+
   router.post('/action/:type/:name', errorStyle('action'), requireJsonBody(['application/json']), parseJson, async (ctx) => {
     const type = String(ctx.params.type);
     const name = String(ctx.params.name);

@@ -1,6 +1,6 @@
 /**
  * Copying a whole store to another (SQLite → PostgreSQL, or back): every account, group,
- * membership, permission, action, the JWT secret, tokens, counters, recovery codes and the audit
+ * membership, permission, action, the signing keys (and an upgraded store's HS256 secret), tokens, counters, recovery codes and the audit
  * trail, with their ids, in one transaction on the target. The target must hold no accounts.
  */
 import type { Knex } from 'knex';
@@ -18,6 +18,7 @@ export const COPIED_TABLES: readonly TableName[] = [
   'action',
   'record_usergroup',
   'gatehouse_setting',
+  'signing_key',
   'write_lock',
   'account_token',
   'rate_counter',
@@ -27,6 +28,8 @@ export const COPIED_TABLES: readonly TableName[] = [
 
 const WITH_ID = new Set(['user_account', 'usergroup', 'membership', 'world', 'action', 'record_usergroup', 'account_token', 'recovery_code', 'audit_event']);
 const BATCH = 200;
+/** The unique column paging orders by, for tables without an id (default: name). */
+const ORDER_KEY: Partial<Record<TableName, string>> = { rate_counter: 'counter_key', signing_key: 'kid' };
 
 export interface CopyReport {
   tables: Array<{ table: string; source: number; target: number }>;
@@ -59,7 +62,7 @@ async function copy(from: Knex, to: Knex, toDialect: Store['dialect']): Promise<
         // Keyset paging where there is an id; the others are small (settings, locks, counters).
         const rows: Array<Record<string, unknown>> = WITH_ID.has(table)
           ? await q.where('id', '>', lastId).orderBy('id')
-          : await q.orderBy(table === 'rate_counter' ? 'counter_key' : 'name').offset(offset);
+          : await q.orderBy(ORDER_KEY[table] ?? 'name').offset(offset);
         if (rows.length === 0) break;
         await trx(table).insert(rows.map((r) => decodeRow<Record<string, unknown>>(table, r)));
         if (WITH_ID.has(table)) lastId = Number(rows[rows.length - 1].id);

@@ -7,6 +7,7 @@ import * as initial from '../../migrations/20261122000000_initial';
 import * as tokensAndCounters from '../../migrations/20261122000100_tokens_and_counters';
 import * as totpRecoveryCodes from '../../migrations/20261122000200_totp_recovery_codes';
 import * as audit from '../../migrations/20261122000300_audit';
+import * as signingKeys from '../../migrations/20261123000000_signing_keys';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -18,6 +19,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261122000100_tokens_and_counters', tokensAndCounters],
   ['20261122000200_totp_recovery_codes', totpRecoveryCodes],
   ['20261122000300_audit', audit],
+  ['20261123000000_signing_keys', signingKeys],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

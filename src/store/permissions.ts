@@ -80,7 +80,7 @@ export interface ActionRow {
   updated_at: number;
 }
 
-/** What an authenticated request needs, in one query: version, state, groups, admin-ness. */
+/** What an authenticated request needs, in one query: version, state, groups, admin-ness, key. */
 export interface AuthFacts {
   id: number;
   referenceId: string;
@@ -88,17 +88,27 @@ export interface AuthFacts {
   disabled: boolean;
   groupIds: Set<number>;
   isAdmin: boolean;
+  /** Whether the key that signed the token still verifies (a retired key stops at once). */
+  keyValid: boolean;
+}
+
+/** Who a token names, and the key that signed it (null: the legacy HS256 secret). */
+export interface TokenSubjectRef {
+  referenceId: string;
+  kid: string | null;
 }
 
 const AUTH_FACTS = `SELECT 'a' AS kind, a.id AS id, a.auth_version AS auth_version, a.disabled AS disabled,
-    m.usergroup_id AS group_id, g.system_role AS system_role, CAST(NULL AS INTEGER) AS permission, CAST(NULL AS INTEGER) AS owner_id
+    m.usergroup_id AS group_id, g.system_role AS system_role, CAST(NULL AS INTEGER) AS permission, CAST(NULL AS INTEGER) AS owner_id,
+    (SELECT COUNT(*) FROM signing_key k WHERE k.kid = ? AND (k.verify_until IS NULL OR k.verify_until > ?)) AS key_ok
   FROM user_account a
   LEFT JOIN membership m ON m.account_id = a.id
   LEFT JOIN usergroup g ON g.id = m.usergroup_id
   WHERE a.reference_id = ?`;
 
 const TABLE_GUARD = `SELECT 'w' AS kind, w.id AS id, CAST(NULL AS INTEGER) AS auth_version, CAST(NULL AS BOOLEAN) AS disabled,
-    rg.usergroup_id AS group_id, CAST(NULL AS VARCHAR(32)) AS system_role, w.permission AS permission, w.user_account_id AS owner_id
+    rg.usergroup_id AS group_id, CAST(NULL AS VARCHAR(32)) AS system_role, w.permission AS permission, w.user_account_id AS owner_id,
+    0 AS key_ok
   FROM world w
   LEFT JOIN record_usergroup rg ON rg.record_type = 'world' AND rg.record_id = w.id
   WHERE w.table_name = ?`;
@@ -113,12 +123,12 @@ export interface RequestFacts {
  * The facts a request needs before anything else, in one round trip: the token's account
  * (auth_version, state, groups) and, for record API requests, the table's permission.
  */
-export const readRequestFacts = op(async (h, referenceId: string | null, table: string | null): Promise<RequestFacts> => {
+export const readRequestFacts = op(async (h, subject: TokenSubjectRef | null, table: string | null): Promise<RequestFacts> => {
   const parts: string[] = [];
   const params: unknown[] = [];
-  if (referenceId !== null) {
+  if (subject !== null) {
     parts.push(AUTH_FACTS);
-    params.push(referenceId);
+    params.push(subject.kid ?? '', h.clock.now(), subject.referenceId);
   }
   if (table !== null) {
     parts.push(TABLE_GUARD);
@@ -131,8 +141,9 @@ export const readRequestFacts = op(async (h, referenceId: string | null, table: 
     if (r.kind === 'a') {
       facts.account ??= {
         id: Number(r.id),
-        referenceId: referenceId!,
+        referenceId: subject!.referenceId,
         authVersion: Number(r.auth_version),
+        keyValid: subject!.kid === null || Number(r.key_ok) > 0,
         disabled: r.disabled === true || r.disabled === 1,
         groupIds: new Set(),
         isAdmin: false,

@@ -43,6 +43,7 @@ export const SCHEMA = {
   },
   rate_counter: { counter_key: 'text', window_start: 'time', hits: 'int' },
   recovery_code: { id: 'int', account_id: 'int', code_hash: 'text', used_at: 'time', created_at: 'time' },
+  signing_key: { kid: 'text', alg: 'text', private_key: 'text', public_jwk: 'text', created_at: 'time', retired_at: 'time', verify_until: 'time' },
   audit_event: { id: 'int', created_at: 'time', event: 'text', account: 'text', client: 'text', details: 'text' },
 } as const satisfies Record<string, Record<string, ColumnType>>;
 

@@ -1,5 +1,5 @@
 // Bearer tokens: every kind of bad token is a 401 invalid_token, never a guest downgrade.
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, randomBytes } from 'node:crypto';
 import t from 'tap';
 import jwt from 'jsonwebtoken';
 import bcrypt from 'bcrypt';
@@ -8,41 +8,69 @@ import { errorCode, setSignup, withAdmin } from '../helpers/server';
 
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
-async function secretOf(s: { db: Knex }): Promise<Buffer> {
-  const row = await s.db('gatehouse_setting').where({ name: 'jwt_secret' }).first();
-  return Buffer.from(row.value, 'base64');
+async function signingKey(s: { db: Knex }): Promise<{ kid: string; privateKey: KeyObject; publicPem: string }> {
+  const row = await s.db('signing_key').whereNull('retired_at').first();
+  const privateKey = createPrivateKey(row.private_key);
+  return { kid: row.kid, privateKey, publicPem: createPublicKey(privateKey).export({ format: 'pem', type: 'spki' }).toString() };
 }
 
-t.test('the token carries the documented claims', async (t) => {
+t.test('the token carries the documented claims, signed RS256 with a kid', async (t) => {
   const s = await withAdmin(t);
   const claims = jwt.decode(s.adminToken, { complete: true })!;
-  t.equal(claims.header.alg, 'HS256');
+  t.equal(claims.header.alg, 'RS256');
+  t.equal(claims.header.kid, (await signingKey(s)).kid);
   const p = claims.payload as Record<string, unknown>;
-  t.match(p, { iss: 'gatehouse', email: 'admin@example.com', name: 'admin', auth_version: 1 });
+  t.match(p, { iss: s.config.publicUrl, email: 'admin@example.com', name: 'admin', auth_version: 1 });
   for (const c of ['sub', 'iat', 'nbf', 'exp', 'jti']) t.ok(p[c] !== undefined, `has ${c}`);
-  t.equal((p.exp as number) - (p.iat as number), 86400, 'default lifetime 24 h');
+  t.equal((p.exp as number) - (p.iat as number), s.config.tokenTtlSeconds, 'the configured lifetime');
+  t.equal(await s.db('gatehouse_setting').where({ name: 'jwt_secret' }).first(), undefined, 'a new store has no HS256 secret');
 });
 
 t.test('bad tokens are refused with 401 invalid_token and a WWW-Authenticate header', async (t) => {
   const s = await withAdmin(t);
-  const secret = await secretOf(s);
+  const key = await signingKey(s);
   const good = jwt.decode(s.adminToken) as Record<string, unknown>;
   const now = Math.floor(Date.now() / 1000);
   const [h, p, sig] = s.adminToken.split('.');
   const tampered = [h, b64({ ...good, email: 'evil@example.com' }), sig].join('.');
+  const sign = (claims: Record<string, unknown>, header: Record<string, unknown> = {}) =>
+    jwt.sign(claims, key.privateKey, { algorithm: 'RS256', keyid: key.kid, header: { alg: 'RS256', ...header } });
+  const attacker = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const attackerJwk = { ...attacker.publicKey.export({ format: 'jwk' }), kid: key.kid, alg: 'RS256' };
+  // HS256 with the public key as the HMAC secret: the classic algorithm confusion.
+  const confused = (header: Record<string, unknown>) => {
+    const head = b64({ alg: 'HS256', typ: 'JWT', ...header });
+    return `${head}.${p}.${createHmac('sha256', key.publicPem).update(`${head}.${p}`).digest('base64url')}`;
+  };
   const cases: Record<string, string> = {
     tampered,
     'alg none': `${b64({ alg: 'none', typ: 'JWT' })}.${p}.`,
-    HS512: jwt.sign({ ...good }, secret, { algorithm: 'HS512' }),
-    'other secret': jwt.sign({ ...good }, randomBytes(32), { algorithm: 'HS256' }),
-    expired: jwt.sign({ ...good, iat: now - 7200, nbf: now - 7200, exp: now - 3600 }, secret, { algorithm: 'HS256' }),
-    'no exp': jwt.sign(Object.fromEntries(Object.entries(good).filter(([k]) => k !== 'exp')), secret, { algorithm: 'HS256' }),
-    'wrong issuer': jwt.sign({ ...good, iss: 'someone-else' }, secret, { algorithm: 'HS256' }),
-    'future auth_version': jwt.sign({ ...good, auth_version: 2 }, secret, { algorithm: 'HS256' }),
-    'unknown account': jwt.sign({ ...good, sub: '00000000-0000-4000-8000-000000000000' }, secret, { algorithm: 'HS256' }),
+    'alg none with our kid': `${b64({ alg: 'none', typ: 'JWT', kid: key.kid })}.${p}.`,
+    'HS256 signed with the public key, our kid': confused({ kid: key.kid }),
+    'HS256 signed with the public key, no kid': confused({}),
+    'another RSA key under our kid': jwt.sign({ ...good }, attacker.privateKey, { algorithm: 'RS256', keyid: key.kid }),
+    'an unknown kid': jwt.sign({ ...good }, attacker.privateKey, { algorithm: 'RS256', keyid: 'nope' }),
+    'a jku pointing elsewhere': jwt.sign({ ...good }, attacker.privateKey, {
+      algorithm: 'RS256',
+      keyid: key.kid,
+      header: { alg: 'RS256', jku: 'https://evil.example/jwks.json' },
+    }),
+    'its own key in a jwk header': jwt.sign({ ...good }, attacker.privateKey, {
+      algorithm: 'RS256',
+      keyid: key.kid,
+      header: { alg: 'RS256', jwk: attackerJwk } as never,
+    }),
+    'our key with a jku header': sign({ ...good }, { jku: 'https://evil.example/jwks.json' }),
+    'PS256 with our key': jwt.sign({ ...good }, key.privateKey, { algorithm: 'PS256', keyid: key.kid }),
+    expired: sign({ ...good, iat: now - 7200, nbf: now - 7200, exp: now - 3600 }),
+    'no exp': sign(Object.fromEntries(Object.entries(good).filter(([k]) => k !== 'exp'))),
+    'wrong issuer': sign({ ...good, iss: 'someone-else' }),
+    'the old issuer': sign({ ...good, iss: 'gatehouse' }),
+    'future auth_version': sign({ ...good, auth_version: 2 }),
+    'unknown account': sign({ ...good, sub: '00000000-0000-4000-8000-000000000000' }),
+    'HS256 without a legacy secret': jwt.sign({ ...good, iss: 'gatehouse' }, randomBytes(32), { algorithm: 'HS256' }),
     malformed: 'not.a.jwt',
     garbage: 'x'.repeat(500),
-    'signature of another header': `${b64({ alg: 'HS256', typ: 'JWT', kid: 'x' })}.${p}.${createHmac('sha256', randomBytes(32)).update('x').digest('base64url')}`,
   };
   for (const [name, token] of Object.entries(cases)) {
     const r = await s.call('GET', '/api/action?filter=signup', { token });
@@ -50,6 +78,7 @@ t.test('bad tokens are refused with 401 invalid_token and a WWW-Authenticate hea
     t.equal(errorCode(r), 'invalid_token', `${name}: invalid_token`);
     t.equal(r.headers.get('www-authenticate'), 'Bearer error="invalid_token"', `${name}: header`);
   }
+  t.equal((await s.call('GET', '/api/action?filter=signup', { token: sign({ ...good }) })).status, 200, 'the same claims signed right pass');
 });
 
 t.test('placeholder bearer values count as no credentials', async (t) => {

@@ -5,6 +5,7 @@ import { generate } from 'otplib';
 import { decodeRow, SCHEMA, TABLES } from '../../src/store/schema';
 import { PASSWORD, setSignup, tokenOf, withAdmin } from '../helpers/server';
 import { manualClock } from '../helpers/clock';
+import { cli } from '../helpers/cli';
 
 const JS_TYPE = { int: 'number', time: 'number', bool: 'boolean', text: 'string' } as const;
 
@@ -23,6 +24,12 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
   t.equal(confirm.status, 200);
   kim = tokenOf(confirm);
   await s.call('POST', '/api/usergroup', { token: kim, body: { data: { type: 'usergroup', attributes: { name: 'team' } } } });
+  // A rotated key (retired_at, verify_until) and the settings of a store upgraded from HS256.
+  t.equal((await cli(s.dataDir, ['keys', 'rotate'])).code, 0);
+  await s.db('gatehouse_setting').insert([
+    { name: 'jwt_secret', value: 'c2VjcmV0' },
+    { name: 'jwt_secret_issued_before', value: '0' },
+  ]);
 
   for (const table of TABLES) {
     const declared: Record<string, string> = SCHEMA[table];
