@@ -11,7 +11,11 @@ export interface Actor {
   readonly via: Via;
   /** The client's address, for per-address limits and audit rows; null at the shell. */
   readonly client: string | null;
+  /** The client's User-Agent, kept with the sessions it opens. */
+  readonly userAgent: string | null;
+  /** The session of the caller's token; null for guests and the shell. */
+  readonly session: string | null;
 }
 
 /** The operator at the shell. */
-export const SHELL: Actor = Object.freeze({ principal: OPERATOR, via: 'cli', client: null });
+export const SHELL: Actor = Object.freeze({ principal: OPERATOR, via: 'cli', client: null, userAgent: null, session: null });

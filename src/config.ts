@@ -121,7 +121,7 @@ const SETTINGS = {
   db: { env: 'GATEHOUSE_DB', secret: true, parse: dbUrl, fallback: null },
   host: { env: 'GATEHOUSE_HOST', parse: str, fallback: '127.0.0.1' },
   port: { env: 'GATEHOUSE_PORT', parse: int(0, 65535), fallback: 6336 },
-  tokenTtl: { env: 'GATEHOUSE_TOKEN_TTL', parse: parseDuration, fallback: 86400 },
+  tokenTtl: { env: 'GATEHOUSE_TOKEN_TTL', parse: parseDuration, fallback: 3600 },
   bcryptCost: { env: 'GATEHOUSE_BCRYPT_COST', parse: int(4, 31), fallback: 11 },
   passwordMinLength: { env: 'GATEHOUSE_PASSWORD_MIN_LENGTH', parse: int(1, 72), fallback: 8 },
   publicStatistics: { env: 'GATEHOUSE_PUBLIC_STATISTICS', parse: bool, fallback: false },

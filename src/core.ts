@@ -31,6 +31,8 @@ import { createAccount, newAccountFrom } from './accounts/create';
 import { demote, findAccountByEmail, promote, reloadAccount, resetTotp, revokeSessions, setDisabled, setPassword, unlockAccount } from './accounts/lifecycle';
 import { AccountView, listAccountViews, viewAccount } from './accounts/views';
 import { signupStatus, SignupCheck } from './accounts/signup-status';
+import { listSessions, revokeSession, SessionView, SESSION_IDLE_MS } from './accounts/sessions';
+import { pruneSessions } from './store/sessions';
 import { findAction, runAction } from './actions/registry';
 import type { ActionItem } from './actions/types';
 import { getActionView, listActionViews, PermissionChange, setActionPermissionByName, ActionPermissionView } from './records/action-permissions';
@@ -54,6 +56,7 @@ export type { GroupView, GroupDetail } from './groups/manage';
 export type { SharedGroup } from './groups/sharing';
 export type { MemberChange } from './groups/members';
 export type { KeyView, PublicJwk } from './auth/keys';
+export type { SessionView } from './accounts/sessions';
 export type { SchemaStatus } from './store/connection';
 export { describe as describePermission } from './permission/bits';
 
@@ -61,6 +64,7 @@ export { describe as describePermission } from './permission/bits';
 export interface Caller {
   readonly authorization: string | null;
   readonly client: string;
+  readonly userAgent: string | null;
 }
 
 /** Operator input for a new account (passwords never come from arguments). */
@@ -92,6 +96,10 @@ export interface Core {
     resetTotp(actor: Actor, email: string): Promise<{ account: AccountView; changed: boolean }>;
     promote(actor: Actor, email: string): Promise<{ account: AccountView; changed: boolean }>;
     demote(actor: Actor, email: string): Promise<{ account: AccountView; changed: boolean }>;
+    /** The account's open sessions, newest first. */
+    sessions(actor: Actor, email: string): Promise<{ account: AccountView; sessions: SessionView[] }>;
+    /** Ends one session: its tokens are refused on the next request, on every instance. */
+    revokeSession(actor: Actor, email: string, sessionId: string): Promise<AccountView>;
   };
   readonly actions: {
     /** 404 for an unknown action (checked before the request body is read). */
@@ -114,7 +122,9 @@ export interface Core {
     /** 404 for an unknown record type. */
     assertType(type: string): void;
     /** The caller's own account with its groups and whether it administers (401 for guests). */
-    me(caller: Caller): Promise<{ view: RecordView; meta: { groups: Array<{ id: string; name: string }>; administrator: boolean } }>;
+    me(
+      caller: Caller,
+    ): Promise<{ view: RecordView; meta: { groups: Array<{ id: string; name: string }>; administrator: boolean; session: SessionView | null } }>;
   };
   readonly groups: {
     list(actor: Actor): Promise<GroupView[]>;
@@ -207,11 +217,10 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     throw err;
   }
 
-  const actorOf = async (caller: Caller): Promise<Actor> => ({
-    principal: (await authenticate(s, caller.authorization)).principal,
-    via: 'http',
-    client: caller.client,
-  });
+  const actorOf = async (caller: Caller): Promise<Actor> => {
+    const { principal, session } = await authenticate(s, caller.authorization);
+    return { principal, via: 'http', client: caller.client, userAgent: caller.userAgent, session };
+  };
   const principalOf = async (caller: Caller): Promise<Principal> => (await authenticate(s, caller.authorization)).principal;
   const view = async (email: string) => viewAccount(s, await findAccountByEmail(s, email));
   /** A state change's answer for the shell: the account as it is now, and whether anything changed. */
@@ -257,10 +266,21 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       resetTotp: (actor, email) => changed(email, resetTotp(s, actor, email)),
       promote: (actor, email) => changed(email, promote(s, actor, email)),
       demote: (actor, email) => changed(email, demote(s, actor, email)),
+      async sessions(actor, email) {
+        requireAdministrator(actor, 'list the sessions of other accounts');
+        const account = await findAccountByEmail(s, email);
+        return { account: await viewAccount(s, account), sessions: await listSessions(s, account.id, actor.session) };
+      },
+      async revokeSession(actor, email, sessionId) {
+        requireAdministrator(actor, 'end sessions of other accounts');
+        const account = await findAccountByEmail(s, email);
+        await revokeSession(s, actor, account.id, sessionId);
+        return viewAccount(s, account);
+      },
     },
     actions: {
       assertExists: (type, name) => void findAction(type, name),
-      run: (caller, type, name, attributes) => runAction(s, findAction(type, name), () => actorOf(caller), caller.client, attributes),
+      run: (caller, type, name, attributes) => runAction(s, findAction(type, name), () => actorOf(caller), caller, attributes),
       async list(actor) {
         requireAdministrator(actor, 'list actions');
         return listActionViews(s);
@@ -287,12 +307,20 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       update: (actor, typeName, id, attributes) => updateRecord(s, actor, recordType(typeName), id, attributes),
       remove: (actor, typeName, id) => deleteRecord(s, actor, recordType(typeName), id),
       async me(caller) {
-        const { principal } = await authenticate(s, caller.authorization);
+        const { principal, session } = await authenticate(s, caller.authorization);
         if (principal.accountId === null) throw new AppError('unauthenticated', 'sign in to read your account');
-        const [account, groups] = await Promise.all([reloadAccount(s, principal.accountId), groupsOf(store.root, principal.accountId)]);
+        const [account, groups, sessions] = await Promise.all([
+          reloadAccount(s, principal.accountId),
+          groupsOf(store.root, principal.accountId),
+          listSessions(s, principal.accountId, session),
+        ]);
         return {
           view: viewOf(recordType('user_account'), account),
-          meta: { groups: groups.map((g) => ({ id: g.reference_id, name: g.name })), administrator: principal.isAdmin },
+          meta: {
+            groups: groups.map((g) => ({ id: g.reference_id, name: g.name })),
+            administrator: principal.isAdmin,
+            session: sessions.find((x) => x.current) ?? null,
+          },
         };
       },
     },
@@ -379,7 +407,12 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     signupStatus: () => signupStatus(store.root),
     schema: () => schemaStatus(store.root),
     async prune() {
-      await Promise.all([pruneCounters(store.root, KEEP_COUNTERS_MS), pruneTokens(store.root), pruneSigningKeys(store.root, KEEP_RETIRED_KEYS_MS)]);
+      await Promise.all([
+        pruneCounters(store.root, KEEP_COUNTERS_MS),
+        pruneTokens(store.root),
+        pruneSigningKeys(store.root, KEEP_RETIRED_KEYS_MS),
+        pruneSessions(store.root, SESSION_IDLE_MS, KEEP_COUNTERS_MS),
+      ]);
     },
     settle: () => s.tasks.drain(),
     async close() {

@@ -1,9 +1,9 @@
 /** What the self-service actions share: the caller's account, its password check, a fresh token. */
 import { AppError } from '../errors';
-import type { Services } from '../services';
 import type { ActionContext, ActionItem } from './types';
 import { AccountRow, findAccountById } from '../store/accounts';
 import { passwordFailure } from '../accounts/failures';
+import { Issued, openSession } from '../accounts/sessions';
 
 export async function callerAccount(ctx: ActionContext): Promise<AccountRow> {
   const id = ctx.actor.principal.accountId;
@@ -27,7 +27,15 @@ export async function confirmPassword(ctx: ActionContext, account: AccountRow, p
   }
 }
 
-export async function tokenItem(s: Services, account: AccountRow): Promise<ActionItem> {
-  const token = await s.tokens.sign({ referenceId: account.reference_id, email: account.email, name: account.name, authVersion: account.auth_version });
-  return { ResponseType: 'client.store.set', Attributes: { key: 'token', value: token } };
+/** The items that hand a client its tokens: `token` (as clients of the original system read it) and `refresh_token`. */
+export function tokenItems(issued: Issued): ActionItem[] {
+  return [
+    { ResponseType: 'client.store.set', Attributes: { key: 'token', value: issued.token } },
+    { ResponseType: 'client.store.set', Attributes: { key: 'refresh_token', value: issued.refreshToken } },
+  ];
+}
+
+/** Opens a new session for the account as it is now and answers its tokens. */
+export async function sessionItems(ctx: ActionContext, account: AccountRow): Promise<ActionItem[]> {
+  return tokenItems(await openSession(ctx.s, ctx.actor, account));
 }

@@ -6,7 +6,7 @@ import { normalizeEmail, stringField, validatePassword } from '../accounts/valid
 import { reloadAccount, revokeSessions } from '../accounts/lifecycle';
 import { AppError } from '../errors';
 import { bumpAuthVersion, findAccountByEmailKey, lockAccounts } from '../store/accounts';
-import { callerAccount, confirmPassword, tokenItem } from './account-helpers';
+import { callerAccount, confirmPassword, sessionItems } from './account-helpers';
 import { sendVerification } from './verification';
 import { ActionDef, notify } from './types';
 
@@ -24,7 +24,7 @@ export const changePassword: ActionDef = {
     const hash = await s.passwords.hash(password);
     await bumpAuthVersion(s.store.root, account.id, { password: hash });
     await s.audit.record('password_changed', ctx.actor, { account: account.reference_id });
-    return [await tokenItem(s, await reloadAccount(s, account.id)), notify('password changed; other sessions are signed out')];
+    return [...(await sessionItems(ctx, await reloadAccount(s, account.id))), notify('password changed; other sessions are signed out')];
   },
 };
 
@@ -48,7 +48,7 @@ export const changeEmail: ActionDef = {
     await s.audit.record('email_changed', ctx.actor, { account: account.reference_id });
     const fresh = await reloadAccount(s, account.id);
     if (!fresh.email_verified) sendVerification(s, fresh);
-    return [await tokenItem(s, fresh), notify('email changed; other sessions are signed out')];
+    return [...(await sessionItems(ctx, fresh)), notify('email changed; other sessions are signed out')];
   },
 };
 

@@ -11,6 +11,7 @@ import { changeEmail, changePassword, signoutEverywhere } from './credentials';
 import { resetPassword, resetPasswordRequest } from './password-reset';
 import { totpConfirm, totpDisable, totpEnroll } from './totp';
 import { requestVerification, verifyEmail } from './verification';
+import { listSessionsAction, refresh, revokeSessionAction, signout } from './sessions';
 import type { ActionDef, ActionItem } from './types';
 
 const ACTIONS: readonly ActionDef[] = [
@@ -27,6 +28,10 @@ const ACTIONS: readonly ActionDef[] = [
   totpEnroll,
   totpConfirm,
   totpDisable,
+  refresh,
+  listSessionsAction,
+  revokeSessionAction,
+  signout,
 ];
 
 export function findAction(onType: string, name: string): ActionDef {
@@ -43,10 +48,12 @@ export async function runAction(
   s: Services,
   def: ActionDef,
   resolve: () => Promise<Actor>,
-  client: string,
+  caller: { client: string; userAgent: string | null },
   attributes: Record<string, unknown>,
 ): Promise<ActionItem[]> {
-  const actor: Actor = def.ignoresToken ? { principal: GUEST, via: 'http', client } : await resolve();
+  const actor: Actor = def.ignoresToken
+    ? { principal: GUEST, via: 'http', client: caller.client, userAgent: caller.userAgent, session: null }
+    : await resolve();
   if (!def.checksOwnPermission) {
     const action = await readAction(s.store.root, def.onType, def.name);
     if (!action) throw new AppError('not_found', `no action ${def.name} on ${def.onType}`);

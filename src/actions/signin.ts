@@ -7,7 +7,7 @@ import { AppError } from '../errors';
 import { emailKeyOrNull, stringField } from '../accounts/validate';
 import { passwordFailure } from '../accounts/failures';
 import { findAccountByEmailKey, updateAccount } from '../store/accounts';
-import { tokenItem } from './account-helpers';
+import { sessionItems } from './account-helpers';
 import { verifySecondFactor } from './second-factor';
 import { ActionDef, notify } from './types';
 
@@ -61,6 +61,6 @@ export const signin: ActionDef = {
     }
     s.counters.signinsOk++;
     await s.audit.record('signin_ok', actor, { account: account.reference_id });
-    return [await tokenItem(s, account), notify('signed in')];
+    return [...(await sessionItems(ctx, account)), notify('signed in')];
   },
 };

@@ -11,7 +11,7 @@ import { reloadAccount, turnOffTotp } from '../accounts/lifecycle';
 import { hashRecoveryCode, matchTotp, newRecoveryCodes, newTotpSecret, totpUri } from '../auth/totp';
 import { updateAccount } from '../store/accounts';
 import { enableTotp, replaceRecoveryCodes } from '../store/totp';
-import { callerAccount, confirmPassword, tokenItem } from './account-helpers';
+import { callerAccount, confirmPassword, sessionItems } from './account-helpers';
 import { verifySecondFactor } from './second-factor';
 import { ActionDef, notify } from './types';
 
@@ -59,7 +59,7 @@ export const totpConfirm: ActionDef = {
     if (!applied) throw new AppError('otp_invalid', 'the enrolment changed meanwhile; start again with totp_enroll');
     await s.audit.record('totp_enabled', ctx.actor, { account: account.reference_id });
     return [
-      await tokenItem(s, await reloadAccount(s, account.id)),
+      ...(await sessionItems(ctx, await reloadAccount(s, account.id))),
       { ResponseType: 'totp.recovery_codes', Attributes: { codes } },
       notify('TOTP is on; keep the recovery codes somewhere safe: they are shown only once'),
     ];
@@ -77,6 +77,6 @@ export const totpDisable: ActionDef = {
     await confirmPassword(ctx, account, password);
     await verifySecondFactor(ctx, account);
     await turnOffTotp(s, ctx.actor, account, 'totp_disabled');
-    return [await tokenItem(s, await reloadAccount(s, account.id)), notify('TOTP is off')];
+    return [...(await sessionItems(ctx, await reloadAccount(s, account.id))), notify('TOTP is off')];
   },
 };

@@ -24,16 +24,22 @@ export function bearerToken(header: string | undefined | null): string | null {
  * The caller, and (when `table` is given) that record type's table permission, read together in
  * one round trip: the record API's hot path.
  */
-export async function authenticate(s: Services, header: string | null, table: string | null = null): Promise<{ principal: Principal; table?: Guarded }> {
+export async function authenticate(
+  s: Services,
+  header: string | null,
+  table: string | null = null,
+): Promise<{ principal: Principal; table?: Guarded; session: string | null }> {
   const token = bearerToken(header);
   const verified = token === null ? null : await s.tokens.verify(token);
   // Checked against the store on every request: no cache may outlive a revocation.
-  const facts = await readRequestFacts(s.store.root, verified && { referenceId: verified.claims.sub, kid: verified.kid }, table);
-  if (verified === null) return { principal: GUEST, table: facts.table };
+  const sid = verified?.claims.sid ?? null;
+  const facts = await readRequestFacts(s.store.root, verified && { referenceId: verified.claims.sub, kid: verified.kid, sid }, table);
+  if (verified === null) return { principal: GUEST, table: facts.table, session: null };
   const account = facts.account;
-  if (!account || account.disabled || !account.keyValid || account.authVersion !== verified.claims.auth_version) throw invalidToken();
+  if (!account || account.disabled || !account.keyValid || !account.sessionValid || account.authVersion !== verified.claims.auth_version) throw invalidToken();
   return {
     principal: { accountId: account.id, referenceId: account.referenceId, groupIds: account.groupIds, isAdmin: account.isAdmin },
     table: facts.table,
+    session: sid,
   };
 }

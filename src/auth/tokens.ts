@@ -17,6 +17,8 @@ export interface TokenSubject {
   email: string;
   name: string;
   authVersion: number;
+  /** The session the token belongs to. */
+  sessionId: string;
 }
 
 export interface Claims {
@@ -29,6 +31,8 @@ export interface Claims {
   exp: number;
   jti: string;
   auth_version: number;
+  /** The session (absent only in HS256 tokens of an upgraded store). */
+  sid?: string;
 }
 
 /** Verified claims and the key that signed them (null: the legacy HS256 secret). */
@@ -66,6 +70,7 @@ export class TokenService {
       exp: iat + this.ttlSeconds,
       jti: randomUUID(),
       auth_version: subject.authVersion,
+      sid: subject.sessionId,
     };
     const signer = await this.keys.signing();
     return jwt.sign(claims, signer.key, { algorithm: signer.alg, keyid: signer.kid });
@@ -98,6 +103,7 @@ export class TokenService {
       const verifier = await this.keys.verifier(header.kid);
       if (!verifier || header.alg !== verifier.alg) throw invalidToken();
       claims = this.check(token, verifier.key, verifier.alg, this.issuer, now);
+      if (typeof claims.sid !== 'string') throw invalidToken();
       kid = header.kid;
     } else {
       // Only a store upgraded from HS256 has a legacy key; it never signs again.

@@ -37,7 +37,7 @@ export function buildProgram(io: Io, servers: Servers): Command {
     .description('run the HTTP server')
     .option('--host <host>', 'address to listen on [env GATEHOUSE_HOST] (default 127.0.0.1)')
     .option('--port <port>', 'port to listen on, 0 for any free one [env GATEHOUSE_PORT] (default 6336)')
-    .option('--token-ttl <duration>', 'token lifetime, e.g. 24h [env GATEHOUSE_TOKEN_TTL]')
+    .option('--token-ttl <duration>', 'access-token lifetime (default 1h) [env GATEHOUSE_TOKEN_TTL]')
     .option('--bcrypt-cost <n>', 'bcrypt cost for new hashes [env GATEHOUSE_BCRYPT_COST] (default 11)')
     .option('--password-min-length <n>', 'minimum password length [env GATEHOUSE_PASSWORD_MIN_LENGTH] (default 8)')
     .option('--public-url <url>', 'the address clients use, for links [env GATEHOUSE_PUBLIC_URL]')

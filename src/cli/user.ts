@@ -1,4 +1,4 @@
-/** `gatehouse user list | show | create | set-password | revoke-sessions | disable | enable | unlock | promote | demote | totp-reset` */
+/** `gatehouse user list | show | create | set-password | revoke-sessions | sessions | revoke-session | disable | enable | unlock | promote | demote | totp-reset` */
 import type { Command } from 'commander';
 import type { AccountView } from '../core';
 import { withCore, wantsJson } from './context';
@@ -96,6 +96,28 @@ export function registerUser(program: Command, io: Io): void {
         }),
       );
   }
+
+  user
+    .command('sessions <email>')
+    .description("the account's open sessions, newest first")
+    .action(async (email: string, _o, c: Command) =>
+      withCore(c, io, async (core) => {
+        const r = await core.accounts.sessions(core.shell, email);
+        emit(io, wantsJson(c), { account: { reference_id: r.account.reference_id, email: r.account.email }, sessions: r.sessions }, () =>
+          table([
+            ['ID', 'CREATED', 'LAST USED', 'CLIENT', 'USER AGENT'],
+            ...r.sessions.map((x) => [x.id, x.created_at, x.last_used_at, x.client ?? '-', (x.user_agent ?? '-').slice(0, 60)]),
+          ]),
+        );
+      }),
+    );
+
+  user
+    .command('revoke-session <email> <id>')
+    .description('end one session: its tokens are refused on the next request')
+    .action(async (email: string, id: string, _o, c: Command) =>
+      withCore(c, io, async (core) => done(io, c, await core.accounts.revokeSession(core.shell, email, id), true, `session ${id} is signed out`)),
+    );
 
   user
     .command('unlock <email>')

@@ -21,6 +21,8 @@ export const COPIED_TABLES: readonly TableName[] = [
   'signing_key',
   'write_lock',
   'account_token',
+  'session',
+  'refresh_token',
   'rate_counter',
   'recovery_code',
   'audit_event',
@@ -29,7 +31,7 @@ export const COPIED_TABLES: readonly TableName[] = [
 const WITH_ID = new Set(['user_account', 'usergroup', 'membership', 'world', 'action', 'record_usergroup', 'account_token', 'recovery_code', 'audit_event']);
 const BATCH = 200;
 /** The unique column paging orders by, for tables without an id (default: name). */
-const ORDER_KEY: Partial<Record<TableName, string>> = { rate_counter: 'counter_key', signing_key: 'kid' };
+const ORDER_KEY: Partial<Record<TableName, string>> = { rate_counter: 'counter_key', signing_key: 'kid', session: 'id', refresh_token: 'token_hash' };
 
 export interface CopyReport {
   tables: Array<{ table: string; source: number; target: number }>;

@@ -8,6 +8,7 @@ import * as tokensAndCounters from '../../migrations/20261122000100_tokens_and_c
 import * as totpRecoveryCodes from '../../migrations/20261122000200_totp_recovery_codes';
 import * as audit from '../../migrations/20261122000300_audit';
 import * as signingKeys from '../../migrations/20261123000000_signing_keys';
+import * as sessions from '../../migrations/20261123000100_sessions';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -20,6 +21,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261122000200_totp_recovery_codes', totpRecoveryCodes],
   ['20261122000300_audit', audit],
   ['20261123000000_signing_keys', signingKeys],
+  ['20261123000100_sessions', sessions],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -90,17 +90,22 @@ export interface AuthFacts {
   isAdmin: boolean;
   /** Whether the key that signed the token still verifies (a retired key stops at once). */
   keyValid: boolean;
+  /** Whether the token's session is open (not ended or expired, of the current auth_version). */
+  sessionValid: boolean;
 }
 
 /** Who a token names, and the key that signed it (null: the legacy HS256 secret). */
 export interface TokenSubjectRef {
   referenceId: string;
   kid: string | null;
+  /** The token's session; null only for HS256 tokens of an upgraded store. */
+  sid: string | null;
 }
 
 const AUTH_FACTS = `SELECT 'a' AS kind, a.id AS id, a.auth_version AS auth_version, a.disabled AS disabled,
     m.usergroup_id AS group_id, g.system_role AS system_role, CAST(NULL AS INTEGER) AS permission, CAST(NULL AS INTEGER) AS owner_id,
-    (SELECT COUNT(*) FROM signing_key k WHERE k.kid = ? AND (k.verify_until IS NULL OR k.verify_until > ?)) AS key_ok
+    (SELECT COUNT(*) FROM signing_key k WHERE k.kid = ? AND (k.verify_until IS NULL OR k.verify_until > ?)) AS key_ok,
+    (SELECT COUNT(*) FROM session s WHERE s.id = ? AND s.account_id = a.id AND s.ended_at IS NULL AND s.expires_at > ? AND s.auth_version = a.auth_version) AS session_ok
   FROM user_account a
   LEFT JOIN membership m ON m.account_id = a.id
   LEFT JOIN usergroup g ON g.id = m.usergroup_id
@@ -108,7 +113,7 @@ const AUTH_FACTS = `SELECT 'a' AS kind, a.id AS id, a.auth_version AS auth_versi
 
 const TABLE_GUARD = `SELECT 'w' AS kind, w.id AS id, CAST(NULL AS INTEGER) AS auth_version, CAST(NULL AS BOOLEAN) AS disabled,
     rg.usergroup_id AS group_id, CAST(NULL AS VARCHAR(32)) AS system_role, w.permission AS permission, w.user_account_id AS owner_id,
-    0 AS key_ok
+    0 AS key_ok, 0 AS session_ok
   FROM world w
   LEFT JOIN record_usergroup rg ON rg.record_type = 'world' AND rg.record_id = w.id
   WHERE w.table_name = ?`;
@@ -128,7 +133,8 @@ export const readRequestFacts = op(async (h, subject: TokenSubjectRef | null, ta
   const params: unknown[] = [];
   if (subject !== null) {
     parts.push(AUTH_FACTS);
-    params.push(subject.kid ?? '', h.clock.now(), subject.referenceId);
+    const now = h.clock.now();
+    params.push(subject.kid ?? '', now, subject.sid ?? '', now, subject.referenceId);
   }
   if (table !== null) {
     parts.push(TABLE_GUARD);
@@ -144,6 +150,7 @@ export const readRequestFacts = op(async (h, subject: TokenSubjectRef | null, ta
         referenceId: subject!.referenceId,
         authVersion: Number(r.auth_version),
         keyValid: subject!.kid === null || Number(r.key_ok) > 0,
+        sessionValid: subject!.sid === null || Number(r.session_ok) > 0,
         disabled: r.disabled === true || r.disabled === 1,
         groupIds: new Set(),
         isAdmin: false,

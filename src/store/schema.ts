@@ -44,6 +44,18 @@ export const SCHEMA = {
   rate_counter: { counter_key: 'text', window_start: 'time', hits: 'int' },
   recovery_code: { id: 'int', account_id: 'int', code_hash: 'text', used_at: 'time', created_at: 'time' },
   signing_key: { kid: 'text', alg: 'text', private_key: 'text', public_jwk: 'text', created_at: 'time', retired_at: 'time', verify_until: 'time' },
+  session: {
+    id: 'text',
+    account_id: 'int',
+    auth_version: 'int',
+    created_at: 'time',
+    last_used_at: 'time',
+    expires_at: 'time',
+    ended_at: 'time',
+    client: 'text',
+    user_agent: 'text',
+  },
+  refresh_token: { token_hash: 'text', session_id: 'text', created_at: 'time', spent_at: 'time' },
   audit_event: { id: 'int', created_at: 'time', event: 'text', account: 'text', client: 'text', details: 'text' },
 } as const satisfies Record<string, Record<string, ColumnType>>;
 

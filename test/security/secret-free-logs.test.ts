@@ -32,6 +32,16 @@ t.test('no password, token, secret or code ever reaches a log line, CLI output o
   const adminPw = keep(canary('admin-pw'));
   t.equal((await run(['bootstrap-admin', '--email', 'root@example.com', '--password-stdin'], adminPw + '\n')).code, 0);
   const adminToken = tokenOf(jwtsOf(await s.action('user_account', 'signin', { email: 'root@example.com', password: adminPw })));
+  // Sessions and keys: a refresh, a replayed refresh token, the session list, a key rotation.
+  const adminSignin = jwtsOf(await s.action('user_account', 'signin', { email: 'root@example.com', password: adminPw }));
+  const adminRefresh = (adminSignin.body as Array<{ Attributes: { key?: string; value?: string } }>).find((i) => i.Attributes.key === 'refresh_token')!
+    .Attributes.value!;
+  t.equal(jwtsOf(await s.action('user_account', 'refresh', { refresh_token: adminRefresh })).status, 200);
+  t.equal((await s.action('user_account', 'refresh', { refresh_token: adminRefresh })).status, 401);
+  await s.action('user_account', 'list_sessions', {}, adminToken);
+  t.equal((await run(['keys', 'rotate'])).code, 0);
+  await run(['--json', 'keys', 'list']);
+  await run(['--json', 'user', 'sessions', 'root@example.com']);
   t.equal((await run(['action', 'set-permission', 'signup', '--guest', 'on'])).code, 0);
 
   // Signup, verification by mail, signin.
@@ -92,6 +102,7 @@ t.test('no password, token, secret or code ever reaches a log line, CLI output o
   const leaks = secrets.filter((x) => everything.includes(x));
   t.same(leaks, [], 'zero matches');
   t.notMatch(everything, /authorization|bearer/i, 'no Authorization header');
+  t.notMatch(everything, /PRIVATE KEY|"d":"/, 'no signing key');
 
   // Security events are logged and audited with the account's reference_id.
   const events = (audit.json.events as Array<{ event: string; account: string | null }>).map((e) => e.event);

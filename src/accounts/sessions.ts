@@ -1,0 +1,128 @@
+/**
+ * Sessions: every signin opens one; its access tokens carry its id (`sid`) and its refresh token
+ * rotates on every use. A refresh token used twice ends the whole session (a stolen copy and the
+ * real one cannot both go on), except within a few seconds of its spending, where two tabs of one
+ * app racing each other are the likelier story: the loser is refused, the session lives on.
+ * Sessions end after 30 days idle or 90 days in all, when signed out or revoked, and when the
+ * account's auth_version moves (a password change ends every session).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { AppError } from '../errors';
+import type { Actor } from '../actor';
+import type { Services } from '../services';
+import { AccountRow, findAccountById } from '../store/accounts';
+import { addRefresh, endSession, findRefresh, insertSession, openSessions, SessionRow, spendRefresh } from '../store/sessions';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+export const SESSION_IDLE_MS = 30 * DAY_MS;
+export const SESSION_ABSOLUTE_MS = 90 * DAY_MS;
+/** A second use of a refresh token this soon after the first is a race, not a theft. */
+export const REFRESH_RACE_MS = 10_000;
+
+const hash = (token: string) => createHash('sha256').update(token).digest('hex');
+const newRefreshToken = () => randomBytes(32).toString('base64url');
+const invalidRefresh = () => new AppError('invalid_token', 'the refresh token is not valid; sign in again');
+
+export interface Issued {
+  sessionId: string;
+  token: string;
+  refreshToken: string;
+}
+
+async function sign(s: Services, account: AccountRow, sessionId: string): Promise<string> {
+  return s.tokens.sign({ referenceId: account.reference_id, email: account.email, name: account.name, authVersion: account.auth_version, sessionId });
+}
+
+/** Opens a session for `account` (as it is now: its auth_version) and issues its first pair. */
+export async function openSession(s: Services, actor: Actor, account: AccountRow): Promise<Issued> {
+  const now = s.clock.now();
+  const sessionId = randomBytes(16).toString('base64url');
+  const refreshToken = newRefreshToken();
+  await insertSession(
+    s.store.root,
+    {
+      id: sessionId,
+      account_id: account.id,
+      auth_version: account.auth_version,
+      created_at: now,
+      last_used_at: now,
+      expires_at: now + SESSION_ABSOLUTE_MS,
+      client: actor.client?.slice(0, 64) ?? null,
+      user_agent: actor.userAgent?.slice(0, 200) ?? null,
+    },
+    hash(refreshToken),
+  );
+  return { sessionId, token: await sign(s, account, sessionId), refreshToken };
+}
+
+function sessionLive(session: SessionRow, account: AccountRow | undefined, now: number): account is AccountRow {
+  return (
+    account !== undefined &&
+    !account.disabled &&
+    session.ended_at === null &&
+    session.expires_at > now &&
+    session.last_used_at + SESSION_IDLE_MS > now &&
+    session.auth_version === account.auth_version
+  );
+}
+
+/** A new pair for a refresh token; a spent one ends its session (401 either way). */
+export async function refreshSession(s: Services, actor: Actor, refreshToken: string): Promise<{ account: AccountRow } & Issued> {
+  const tokenHash = hash(refreshToken);
+  const outcome = await s.store.transaction(async (tx) => {
+    // Spend first: the write takes SQLite's write lock at once (a later read→write upgrade would
+    // fail with SQLITE_BUSY when another instance refreshes too), a row lock on PostgreSQL.
+    const spent = await spendRefresh(tx, tokenHash);
+    const found = await findRefresh(tx, tokenHash);
+    if (!found) return { kind: 'unknown' as const };
+    const { refresh, session } = found;
+    const account = await findAccountById(tx, session.account_id);
+    const now = s.clock.now();
+    if (!sessionLive(session, account, now)) return { kind: 'ended' as const };
+    if (!spent) {
+      if (now - refresh.spent_at! <= REFRESH_RACE_MS) return { kind: 'raced' as const };
+      await endSession(tx, session.account_id, session.id);
+      return { kind: 'reused' as const, account: account.reference_id, session: session.id };
+    }
+    const next = newRefreshToken();
+    await addRefresh(tx, session.id, hash(next));
+    return { kind: 'ok' as const, account, sessionId: session.id, refreshToken: next };
+  });
+  if (outcome.kind === 'reused') {
+    await s.audit.record('refresh_token_reused', actor, { account: outcome.account, session: outcome.session }, 'warn');
+  }
+  if (outcome.kind !== 'ok') throw invalidRefresh();
+  return {
+    account: outcome.account,
+    sessionId: outcome.sessionId,
+    token: await sign(s, outcome.account, outcome.sessionId),
+    refreshToken: outcome.refreshToken,
+  };
+}
+
+export interface SessionView {
+  id: string;
+  created_at: string;
+  last_used_at: string;
+  client: string | null;
+  user_agent: string | null;
+  current: boolean;
+}
+
+export async function listSessions(s: Services, accountId: number, currentSession: string | null): Promise<SessionView[]> {
+  return (await openSessions(s.store.root, accountId, SESSION_IDLE_MS)).map((r) => ({
+    id: r.id,
+    created_at: new Date(r.created_at).toISOString(),
+    last_used_at: new Date(r.last_used_at).toISOString(),
+    client: r.client,
+    user_agent: r.user_agent,
+    current: r.id === currentSession,
+  }));
+}
+
+/** Ends one of the account's sessions: its tokens are refused from the next request on. */
+export async function revokeSession(s: Services, actor: Actor, accountId: number, sessionId: string, event = 'session_revoked'): Promise<void> {
+  const account = await findAccountById(s.store.root, accountId);
+  if (!account || !(await endSession(s.store.root, accountId, sessionId))) throw new AppError('not_found', 'no such open session');
+  await s.audit.record(event, actor, { account: account.reference_id, session: sessionId });
+}
