@@ -18,6 +18,8 @@ export interface Config {
   readonly passwordMinLength: number;
   readonly publicStatistics: boolean;
   readonly publicUrl: string;
+  /** Browser origins allowed to call the API (CORS); empty: no CORS headers at all. */
+  readonly corsOrigins: readonly string[];
   readonly trustProxy: boolean;
   readonly rateLimits: boolean;
   /** Password hashes computed at once; the rest wait, so database reads keep pool threads. */
@@ -89,6 +91,26 @@ const url = (raw: string, name: string): string => {
   return u.toString().replace(/\/$/, '');
 };
 
+/** Exact origins ("https://app.example.com"), comma-separated; never a wildcard or a path. */
+const origins = (raw: string, name: string): readonly string[] => {
+  const list = raw
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+  for (const o of list) {
+    let u: URL | undefined;
+    try {
+      u = new URL(o);
+    } catch {
+      u = undefined;
+    }
+    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.origin !== o) {
+      throw new AppError('invalid_input', `${name} takes exact origins like https://app.example.com (scheme, host, port; no path, no wildcard)`);
+    }
+  }
+  return Object.freeze(list);
+};
+
 const dbUrl = (raw: string, name: string): string | null => {
   if (raw === '' || raw === 'sqlite') return null;
   if (!/^postgres(ql)?:\/\//.test(raw)) {
@@ -126,6 +148,7 @@ const SETTINGS = {
   passwordMinLength: { env: 'GATEHOUSE_PASSWORD_MIN_LENGTH', parse: int(1, 72), fallback: 8 },
   publicStatistics: { env: 'GATEHOUSE_PUBLIC_STATISTICS', parse: bool, fallback: false },
   publicUrl: { env: 'GATEHOUSE_PUBLIC_URL', parse: url, fallback: '' },
+  corsOrigin: { env: 'GATEHOUSE_CORS_ORIGIN', parse: origins, fallback: Object.freeze([]) as readonly string[] },
   trustProxy: { env: 'GATEHOUSE_TRUST_PROXY', parse: bool, fallback: false },
   rateLimits: { env: 'GATEHOUSE_RATE_LIMITS', parse: bool, fallback: true },
   hashConcurrency: { env: 'GATEHOUSE_HASH_CONCURRENCY', parse: int(1, 256), fallback: () => Math.max(1, os.availableParallelism()) },
@@ -147,7 +170,7 @@ const SETTINGS = {
 
 export type SettingName = keyof typeof SETTINGS;
 /** Raw values as given on the command line (strings or booleans from commander). */
-export type Flags = Partial<Record<SettingName, string | boolean | number | undefined>>;
+export type Flags = Partial<Record<SettingName, string | boolean | number | readonly string[] | undefined>>;
 
 const flagName = (key: string) => '--' + key.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
 
@@ -185,6 +208,7 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     passwordMinLength: r<number>('passwordMinLength'),
     publicStatistics: r<boolean>('publicStatistics'),
     publicUrl,
+    corsOrigins: r<readonly string[]>('corsOrigin'),
     trustProxy: r<boolean>('trustProxy'),
     rateLimits: r<boolean>('rateLimits'),
     hashConcurrency: r<number>('hashConcurrency'),

@@ -41,6 +41,11 @@ export function buildProgram(io: Io, servers: Servers): Command {
     .option('--bcrypt-cost <n>', 'bcrypt cost for new hashes [env GATEHOUSE_BCRYPT_COST] (default 11)')
     .option('--password-min-length <n>', 'minimum password length [env GATEHOUSE_PASSWORD_MIN_LENGTH] (default 8)')
     .option('--public-url <url>', 'the address clients use, for links [env GATEHOUSE_PUBLIC_URL]')
+    .option(
+      '--cors-origin <origin>',
+      'a browser origin allowed to call the API, exactly (repeatable) [env GATEHOUSE_CORS_ORIGIN, comma-separated]',
+      (value: string, previous?: string[]) => [...(previous ?? []), value],
+    )
     .addOption(new Option('--public-statistics', 'serve /statistics to everyone [env GATEHOUSE_PUBLIC_STATISTICS]'))
     .addOption(new Option('--trust-proxy', 'read the client address from X-Forwarded-For [env GATEHOUSE_TRUST_PROXY]'))
     .addOption(new Option('--no-rate-limits', 'turn per-address limits off [env GATEHOUSE_RATE_LIMITS=false]'))

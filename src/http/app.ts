@@ -1,6 +1,7 @@
 /** The Koa application: request log, security headers, error mapping, routes. */
 import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
+import cors from '@koa/cors';
 import type { Core } from '../core';
 import { AppError } from '../errors';
 import { errorMiddleware } from './errors';
@@ -33,6 +34,21 @@ export function createApp(core: Core): { app: Koa; web: WebStats } {
       });
     }
   });
+  if (core.config.corsOrigins.length > 0) {
+    // An exact allow-list; bearer tokens only, so never credentials. Other origins get no CORS
+    // headers (the browser then refuses to hand them the answer).
+    const allowed = new Set(core.config.corsOrigins);
+    app.use(
+      cors({
+        origin: (ctx) => (allowed.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),
+        allowMethods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
+        allowHeaders: ['Authorization', 'Content-Type'],
+        exposeHeaders: ['WWW-Authenticate', 'Retry-After', 'X-Request-Id'],
+        credentials: false,
+        maxAge: 600,
+      }),
+    );
+  }
   app.use(errorMiddleware(core.logger));
   // Nothing answered: a path with other methods got 405 and Allow from allowedMethods; else 404.
   app.use(async (ctx, next) => {
