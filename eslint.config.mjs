@@ -50,6 +50,23 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/http/pages/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../../*', '!../../core', '!../../errors', '!../../config', '!../../log'],
+              message: 'front ends reach the domain through the core (src/core.ts), errors, config and log only',
+            },
+          ],
+          paths: [{ name: 'knex', message: 'only src/store talks to the database' }, 'commander'],
+        },
+      ],
+    },
+  },
+  {
     files: ['src/cli/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { ...frontEndImports, paths: ['knex', 'koa', '@koa/router', 'koa-body'] }],

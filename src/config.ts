@@ -18,6 +18,11 @@ export interface Config {
   readonly passwordMinLength: number;
   readonly publicStatistics: boolean;
   readonly publicUrl: string;
+  /** Link templates with {token} for apps with their own screens; null: Gatehouse's pages. */
+  readonly verifyUrl: string | null;
+  readonly resetUrl: string | null;
+  /** Serve the HTML pages (/signin, /signup, /verify-email, /reset-password, /account). */
+  readonly pages: boolean;
   /** Browser origins allowed to call the API (CORS); empty: no CORS headers at all. */
   readonly corsOrigins: readonly string[];
   readonly trustProxy: boolean;
@@ -111,6 +116,21 @@ const origins = (raw: string, name: string): readonly string[] => {
   return Object.freeze(list);
 };
 
+/** A link template for an app's own screen: an http(s) URL with {token} in it. */
+const linkTemplate = (raw: string, name: string): string | null => {
+  if (raw === '') return null;
+  let ok: boolean;
+  try {
+    const u = new URL(raw.split('{token}').join('x'));
+    ok = u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    ok = false;
+  }
+  if (!ok || !raw.includes('{token}'))
+    throw new AppError('invalid_input', `${name} must be an http(s) URL with {token} in it, like https://app.example.com/verify#token={token}`);
+  return raw;
+};
+
 const dbUrl = (raw: string, name: string): string | null => {
   if (raw === '' || raw === 'sqlite') return null;
   if (!/^postgres(ql)?:\/\//.test(raw)) {
@@ -148,6 +168,9 @@ const SETTINGS = {
   passwordMinLength: { env: 'GATEHOUSE_PASSWORD_MIN_LENGTH', parse: int(1, 72), fallback: 8 },
   publicStatistics: { env: 'GATEHOUSE_PUBLIC_STATISTICS', parse: bool, fallback: false },
   publicUrl: { env: 'GATEHOUSE_PUBLIC_URL', parse: url, fallback: '' },
+  verifyUrl: { env: 'GATEHOUSE_VERIFY_URL', parse: linkTemplate, fallback: null },
+  resetUrl: { env: 'GATEHOUSE_RESET_URL', parse: linkTemplate, fallback: null },
+  pages: { env: 'GATEHOUSE_PAGES', parse: bool, fallback: true },
   corsOrigin: { env: 'GATEHOUSE_CORS_ORIGIN', parse: origins, fallback: Object.freeze([]) as readonly string[] },
   trustProxy: { env: 'GATEHOUSE_TRUST_PROXY', parse: bool, fallback: false },
   rateLimits: { env: 'GATEHOUSE_RATE_LIMITS', parse: bool, fallback: true },
@@ -209,6 +232,9 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     publicStatistics: r<boolean>('publicStatistics'),
     publicUrl,
     corsOrigins: r<readonly string[]>('corsOrigin'),
+    verifyUrl: r<string | null>('verifyUrl'),
+    resetUrl: r<string | null>('resetUrl'),
+    pages: r<boolean>('pages'),
     trustProxy: r<boolean>('trustProxy'),
     rateLimits: r<boolean>('rateLimits'),
     hashConcurrency: r<number>('hashConcurrency'),

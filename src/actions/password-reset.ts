@@ -7,7 +7,7 @@ import { emailKeyOrNull, stringField, validatePassword } from '../accounts/valid
 import { bumpAuthVersion, findAccountByEmailKey } from '../store/accounts';
 import { tokenAccountEmailKey, voidTokens } from '../store/account-tokens';
 import { checkTokenShape, mailToken, redeemToken } from './one-time-tokens';
-import { resetMessage } from '../mail/messages';
+import { mailLink, resetMessage } from '../mail/messages';
 import { ActionDef, notify } from './types';
 
 const SAME_ANSWER = 'if an account uses this address, a reset link is on its way';
@@ -29,7 +29,9 @@ export const resetPasswordRequest: ActionDef = {
         // A new request voids the older links.
         await voidTokens(s.store.root, account.id, 'reset_password');
         const ttl = s.config.resetTtlSeconds;
-        await mailToken(s, account, 'reset_password', ttl, (token) => resetMessage(s.config.publicUrl, account.email, account.name, token, ttl));
+        await mailToken(s, account, 'reset_password', ttl, (token) =>
+          resetMessage(mailLink(s.config, 'reset', token), account.email, account.name, token, ttl),
+        );
         await s.audit.record('reset_requested', actor, { account: account.reference_id });
       });
     }

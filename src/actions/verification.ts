@@ -5,13 +5,15 @@ import { stringField } from '../accounts/validate';
 import { AccountRow, updateAccount } from '../store/accounts';
 import { voidTokens } from '../store/account-tokens';
 import { checkTokenShape, mailToken, redeemToken } from './one-time-tokens';
-import { verificationMessage } from '../mail/messages';
+import { mailLink, verificationMessage } from '../mail/messages';
 import { callerAccount } from './account-helpers';
 import { ActionDef, notify } from './types';
 
 async function issueAndSend(s: Services, account: AccountRow): Promise<void> {
   const ttl = s.config.verificationTtlSeconds;
-  await mailToken(s, account, 'verify_email', ttl, (token) => verificationMessage(s.config.publicUrl, account.email, account.name, token, ttl));
+  await mailToken(s, account, 'verify_email', ttl, (token) =>
+    verificationMessage(mailLink(s.config, 'verify', token), account.email, account.name, token, ttl),
+  );
   s.logger.info('verification_sent', { account: account.reference_id, via: s.mailer.kind });
 }
 

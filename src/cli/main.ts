@@ -41,6 +41,9 @@ export function buildProgram(io: Io, servers: Servers): Command {
     .option('--bcrypt-cost <n>', 'bcrypt cost for new hashes [env GATEHOUSE_BCRYPT_COST] (default 11)')
     .option('--password-min-length <n>', 'minimum password length [env GATEHOUSE_PASSWORD_MIN_LENGTH] (default 8)')
     .option('--public-url <url>', 'the address clients use, for links [env GATEHOUSE_PUBLIC_URL]')
+    .option('--verify-url <template>', "your app's verification screen, e.g. https://app.example.com/verify#token={token} [env GATEHOUSE_VERIFY_URL]")
+    .option('--reset-url <template>', "your app's password-reset screen, with {token} [env GATEHOUSE_RESET_URL]")
+    .addOption(new Option('--no-pages', 'serve no HTML pages (/signin, /signup, /account, …) [env GATEHOUSE_PAGES=false]'))
     .option(
       '--cors-origin <origin>',
       'a browser origin allowed to call the API, exactly (repeatable) [env GATEHOUSE_CORS_ORIGIN, comma-separated]',
@@ -66,6 +69,7 @@ export function buildProgram(io: Io, servers: Servers): Command {
       const flags = globalFlags(cmd);
       // commander sets rateLimits=true by default for --no-rate-limits; only pass it when given.
       if (cmd.getOptionValueSource('rateLimits') !== 'cli') delete flags.rateLimits;
+      if (cmd.getOptionValueSource('pages') !== 'cli') delete flags.pages;
       await servers.serve(loadConfig(flags, io.env));
     });
 

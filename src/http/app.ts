@@ -6,6 +6,7 @@ import type { Core } from '../core';
 import { AppError } from '../errors';
 import { errorMiddleware } from './errors';
 import { createRouter } from './routes';
+import { createPageRouter } from './pages/routes';
 import { createWebStats, recordRequest, WebStats } from './statistics';
 
 export function createApp(core: Core): { app: Koa; web: WebStats } {
@@ -58,6 +59,11 @@ export function createApp(core: Core): { app: Koa; web: WebStats } {
   });
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));
+  if (core.config.pages) {
+    const pages = createPageRouter(core);
+    app.use(pages.routes());
+    app.use(pages.allowedMethods({ throw: false }));
+  }
   // Errors are answered by errorMiddleware; keep Koa from printing them to stderr.
   app.silent = true;
   return { app, web };

@@ -4,10 +4,11 @@
  * else is a generic 500 and is logged without its text reaching the client.
  */
 import type { Context, Next } from 'koa';
+import { errorPage, PAGE_CSP } from './pages/html';
 import { AppError, ErrorCode, isAppError } from '../errors';
 import type { Logger } from '../log';
 
-export type ErrorStyle = 'action' | 'jsonapi';
+export type ErrorStyle = 'action' | 'jsonapi' | 'html';
 
 /** Every code's status: a new code does not compile until it has one. */
 export const STATUS: Readonly<Record<ErrorCode, number>> = {
@@ -57,6 +58,7 @@ export function toAppError(err: unknown): AppError | null {
 }
 
 export function errorBody(style: ErrorStyle, err: AppError): unknown {
+  if (style === 'html') return errorPage(err.message);
   if (style === 'action') {
     return [{ ResponseType: 'client.notify', Attributes: { type: 'error', title: 'failed', message: err.message, code: err.code } }];
   }
@@ -87,7 +89,8 @@ export function errorMiddleware(logger: Logger) {
       }
       const style: ErrorStyle = ctx.state.errorStyle ?? 'jsonapi';
       ctx.status = STATUS[err.code];
-      ctx.type = style === 'action' ? 'application/json' : 'application/vnd.api+json';
+      ctx.type = style === 'action' ? 'application/json' : style === 'html' ? 'text/html; charset=utf-8' : 'application/vnd.api+json';
+      if (style === 'html') ctx.set('Content-Security-Policy', PAGE_CSP);
       ctx.body = errorBody(style, err);
       if (err.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter));
       if (err.code === 'invalid_token') ctx.set('WWW-Authenticate', 'Bearer error="invalid_token"');

@@ -5,7 +5,14 @@
  */
 import type { MailMessage } from './mailer';
 
-export function verificationMessage(publicUrl: string, to: string, name: string, token: string, ttlSeconds: number): MailMessage {
+/** The link a mail carries: the app's template (--verify-url, --reset-url) or Gatehouse's own page. */
+export function mailLink(config: { publicUrl: string; verifyUrl: string | null; resetUrl: string | null }, kind: 'verify' | 'reset', token: string): string {
+  const template = kind === 'verify' ? config.verifyUrl : config.resetUrl;
+  if (template !== null) return template.split('{token}').join(encodeURIComponent(token));
+  return `${config.publicUrl}/${kind === 'verify' ? 'verify-email' : 'reset-password'}#token=${token}`;
+}
+
+export function verificationMessage(link: string, to: string, name: string, token: string, ttlSeconds: number): MailMessage {
   return {
     to,
     subject: 'Confirm your email address',
@@ -14,7 +21,7 @@ export function verificationMessage(publicUrl: string, to: string, name: string,
       '',
       'Please confirm that this is your email address by opening this link:',
       '',
-      `  ${publicUrl}/verify-email#token=${token}`,
+      `  ${link}`,
       '',
       'or by sending this code to the verify_email action:',
       '',
@@ -26,7 +33,7 @@ export function verificationMessage(publicUrl: string, to: string, name: string,
   };
 }
 
-export function resetMessage(publicUrl: string, to: string, name: string, token: string, ttlSeconds: number): MailMessage {
+export function resetMessage(link: string, to: string, name: string, token: string, ttlSeconds: number): MailMessage {
   return {
     to,
     subject: 'Reset your password',
@@ -35,7 +42,7 @@ export function resetMessage(publicUrl: string, to: string, name: string, token:
       '',
       'Someone (hopefully you) asked to reset the password of your account. To choose a new one, open:',
       '',
-      `  ${publicUrl}/reset-password#token=${token}`,
+      `  ${link}`,
       '',
       'or send this code with your new password to the reset_password action:',
       '',

@@ -80,7 +80,7 @@ export async function startTestServer(t: Test, flags: Flags = {}, dataDir = temp
   const config = loadConfig({ ...(await storeFlags(t, dataDir)), port: 0, bcryptCost: 4, ...flags }, {});
   const logs: string[] = [];
   const core = await openCore(config, { logger: createLogger((l) => logs.push(l)), warmUp: true, clock: options.clock });
-  const server = await startServer(core, '127.0.0.1', 0);
+  const server = await startServer(core, '127.0.0.1', config.port);
   t.teardown(async () => {
     await server.close();
     await core.close();

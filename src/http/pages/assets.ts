@@ -1,0 +1,66 @@
+/**
+ * The pages' one stylesheet and one script, embedded so the single executable carries them.
+ * The script only moves a token from the link's fragment (#token=…, never sent to servers) into
+ * the form on /verify-email and /reset-password; every page works without it.
+ */
+export const STYLESHEET = `
+:root { color-scheme: light dark; --fg: #1b1f24; --bg: #f6f7f9; --card: #fff; --line: #d0d7de; --accent: #0b57d0; --accent-fg: #fff;
+  --error: #b3261e; --error-bg: #fdecea; --ok: #1e6b34; --ok-bg: #e6f4ea; --muted: #57606a; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6edf3; --bg: #0d1117; --card: #161b22; --line: #30363d; --accent: #5b9cf5; --accent-fg: #0d1117;
+  --error: #ffb4ab; --error-bg: #3b1614; --ok: #8fdc9f; --ok-bg: #13291a; --muted: #9198a1; } }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
+header { display: flex; align-items: center; justify-content: space-between; gap: 1rem; padding: .75rem 1rem; border-bottom: 1px solid var(--line); background: var(--card); }
+header nav { display: flex; align-items: center; gap: 1rem; }
+.brand { font-weight: 700; text-decoration: none; color: var(--fg); }
+main { max-width: 34rem; margin: 1.5rem auto; padding: 0 1rem 3rem; }
+h1 { font-size: 1.6rem; margin: 0 0 1rem; }
+h2 { font-size: 1.15rem; margin: 0 0 .75rem; }
+section { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 1rem 1.25rem; margin: 0 0 1rem; }
+section > :first-child { margin-top: 0; } section > :last-child { margin-bottom: 0; }
+.field { margin: 0 0 .9rem; }
+label { display: block; font-weight: 600; margin: 0 0 .25rem; }
+input { width: 100%; font: inherit; padding: .55rem .65rem; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
+small { display: block; color: var(--muted); margin-top: .25rem; }
+button { font: inherit; font-weight: 600; padding: .55rem 1rem; border: 1px solid var(--accent); border-radius: 6px; background: var(--accent); color: var(--accent-fg); cursor: pointer; }
+button.secondary { background: transparent; color: var(--accent); }
+button.link { background: none; border: none; padding: 0; color: var(--accent); font-weight: 400; text-decoration: underline; }
+a { color: var(--accent); }
+:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+.inline { display: inline; }
+.notice { padding: .6rem .8rem; border-radius: 6px; margin: 0 0 1rem; }
+.notice.error { color: var(--error); background: var(--error-bg); }
+.notice.success { color: var(--ok); background: var(--ok-bg); }
+.notice.info { background: var(--bg); border: 1px solid var(--line); }
+.links { margin-top: 1rem; display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0 0 1rem; }
+dt { color: var(--muted); } dd { margin: 0; overflow-wrap: anywhere; }
+.qr { display: block; width: 100%; max-width: 14rem; margin: 0 auto 1rem; background: #fff; padding: .5rem; border-radius: 6px; }
+.qr svg { display: block; width: 100%; height: auto; }
+code, .secret { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; overflow-wrap: anywhere; }
+.codes { columns: 2; padding-left: 1.25rem; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
+ul.sessions { list-style: none; padding: 0; margin: 0; }
+ul.sessions li { display: flex; justify-content: space-between; align-items: center; gap: 1rem; padding: .6rem 0; border-top: 1px solid var(--line); }
+ul.sessions li:first-child { border-top: none; }
+ul.sessions button { white-space: nowrap; }
+.meta { color: var(--muted); font-size: .9rem; overflow-wrap: anywhere; }
+[hidden] { display: none !important; }
+`;
+
+export const SCRIPT = `
+(function () {
+  var m = /(?:^|[#&])token=([^&]+)/.exec(location.hash);
+  if (!m) return;
+  var token = decodeURIComponent(m[1]);
+  // Out of the address bar and history: the token works once and should not linger.
+  history.replaceState(null, '', location.pathname + location.search);
+  var input = document.querySelector('input[name="token"]');
+  if (!input) return;
+  input.value = token;
+  var box = input.closest('.field');
+  if (box) box.hidden = true;
+  document.querySelectorAll('[data-without-token]').forEach(function (el) { el.hidden = true; });
+  var next = document.querySelector('[data-with-token] input:not([type=hidden]):not([name=token])') || document.querySelector('[data-with-token] button');
+  if (next) next.focus();
+})();
+`;

@@ -1,0 +1,123 @@
+/**
+ * HTML for the pages: every value escaped, one stylesheet, one same-origin script, nothing from
+ * anywhere else. Templates are plain functions returning strings.
+ */
+export type Html = { readonly html: string };
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+export const escape = (value: unknown): string => String(value ?? '').replace(/[&<>"']/g, (c) => ESCAPES[c]);
+
+/** Marks markup as already safe (built from escaped parts). */
+export const raw = (html: string): Html => ({ html });
+
+/** A template tag: interpolated values are escaped unless they are Html (or arrays of Html). */
+export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
+  let out = strings[0];
+  values.forEach((v, i) => {
+    out += render(v) + strings[i + 1];
+  });
+  return { html: out };
+}
+
+function render(v: unknown): string {
+  if (v === null || v === undefined || v === false) return '';
+  if (Array.isArray(v)) return v.map(render).join('');
+  if (typeof v === 'object' && 'html' in (v as object)) return (v as Html).html;
+  return escape(v);
+}
+
+export interface PageOptions {
+  title: string;
+  /** Whether someone is signed in (the header then offers the account page and signing out). */
+  signedIn?: boolean;
+  csrf?: string;
+  /** Include the page script (only the pages that read a token from the link need it). */
+  script?: boolean;
+}
+
+export function page(o: PageOptions, body: Html): string {
+  const nav = o.signedIn
+    ? html`<nav aria-label="Account">
+        <a href="/account">Account</a>
+        <form method="post" action="/signout" class="inline">${csrfField(o.csrf)}<button type="submit" class="link">Sign out</button></form>
+      </nav>`
+    : html`<nav aria-label="Account"><a href="/signin">Sign in</a></nav>`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="same-origin">
+<title>${escape(o.title)} · Gatehouse</title>
+<link rel="stylesheet" href="/assets/gatehouse.css">
+${o.script ? '<script src="/assets/gatehouse.js" defer></script>' : ''}
+</head>
+<body>
+<header><a class="brand" href="/account">Gatehouse</a>${nav.html}</header>
+<main id="main">
+<h1>${escape(o.title)}</h1>
+${body.html}
+</main>
+</body>
+</html>
+`;
+}
+
+export const csrfField = (csrf: string | undefined): Html => (csrf ? html`<input type="hidden" name="csrf" value="${csrf}" />` : raw(''));
+
+/** A message above a form: `error` ones are announced to screen readers at once. */
+export function notice(kind: 'error' | 'success' | 'info', text: string | undefined): Html {
+  if (!text) return raw('');
+  return kind === 'error' ? html`<p class="notice error" role="alert">${text}</p>` : html`<p class="notice ${kind}" role="status">${text}</p>`;
+}
+
+export interface FieldOptions {
+  type?: string;
+  value?: string;
+  autocomplete?: string;
+  required?: boolean;
+  hint?: string;
+  inputmode?: string;
+  autofocus?: boolean;
+  pattern?: string;
+  maxlength?: number;
+}
+
+/** A labelled input (the label names it for screen readers; the hint is tied by aria-describedby). */
+export function field(name: string, label: string, o: FieldOptions = {}): Html {
+  const id = `f-${name}`;
+  const hint = o.hint ? html`<small id="${id}-hint">${o.hint}</small>` : raw('');
+  return html`<div class="field">
+    <label for="${id}">${label}</label>
+    <input
+      id="${id}"
+      name="${name}"
+      type="${o.type ?? 'text'}"
+      ${o.value !== undefined ? html` value="${o.value}"` : ''}${
+        o.autocomplete ? html` autocomplete="${o.autocomplete}"` : ''
+      }${o.required === false ? '' : raw(' required')}${o.inputmode ? html` inputmode="${o.inputmode}"` : ''}${o.autofocus ? raw(' autofocus') : ''}${
+        o.pattern ? html` pattern="${o.pattern}"` : ''
+      }${o.maxlength ? html` maxlength="${String(o.maxlength)}"` : ''}${o.hint ? html` aria-describedby="${id}-hint"` : ''}
+    />${hint}
+  </div>`;
+}
+
+export function form(action: string, csrf: string, submit: string, fields: Html | Html[], o: { id?: string; secondary?: boolean } = {}): Html {
+  return html`<form method="post" action="${action}" ${o.id ? html` id="${o.id}"` : ''}>
+    ${csrfField(csrf)}${fields}<button type="submit" ${o.secondary ? raw(' class="secondary"') : ''}>${submit}</button>
+  </form>`;
+}
+
+/** Headers every page carries: no framing, no other origin. */
+export const PAGE_CSP = "default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
+
+/** A refusal or failure outside a form (the error handler's HTML answer). */
+export function errorPage(text: string): string {
+  return page(
+    { title: 'Something went wrong' },
+    html`${notice('error', text)}
+      <section>
+        <p class="links"><a href="/account">Your account</a><a href="/signin">Sign in</a></p>
+      </section>`,
+  );
+}

@@ -1,0 +1,119 @@
+/**
+ * The pages' own session and CSRF protection. The session cookie holds the access and refresh
+ * tokens of a Gatehouse session (HttpOnly, SameSite=Lax, Secure under https); only the pages read
+ * it: the JSON APIs take bearer tokens from the Authorization header and nothing else. Form posts
+ * carry a CSRF token that must equal the CSRF cookie's (double submit), and a browser's Origin
+ * header, when sent, must be this server's.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Context } from 'koa';
+import { AppError } from '../../errors';
+import type { Caller, Core } from '../../core';
+
+const NINETY_DAYS_S = 90 * 24 * 60 * 60;
+
+export interface PageCookies {
+  session: string;
+  csrf: string;
+  secure: boolean;
+}
+
+/** Under https the cookies take the __Host- prefix: Secure, Path=/, no Domain, by the browser's rule. */
+export function cookieNames(publicUrl: string): PageCookies {
+  const secure = publicUrl.startsWith('https:');
+  return { session: secure ? '__Host-gatehouse_session' : 'gatehouse_session', csrf: secure ? '__Host-gatehouse_csrf' : 'gatehouse_csrf', secure };
+}
+
+export function readCookie(ctx: Context, name: string): string | undefined {
+  for (const part of (ctx.get('cookie') || '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+function setCookie(ctx: Context, names: PageCookies, name: string, value: string, maxAge: number): void {
+  const attributes = [`${name}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${maxAge}`];
+  if (names.secure) attributes.push('Secure');
+  ctx.append('Set-Cookie', attributes.join('; '));
+}
+
+/** The CSRF token of this browser (made and set on first sight). */
+export function csrfToken(ctx: Context, names: PageCookies): string {
+  const existing = readCookie(ctx, names.csrf);
+  if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
+  const made = (ctx.state.csrf as string | undefined) ?? randomBytes(32).toString('base64url');
+  if (!ctx.state.csrf) setCookie(ctx, names, names.csrf, made, NINETY_DAYS_S);
+  ctx.state.csrf = made;
+  return made;
+}
+
+/**
+ * Refuses a form post from another site: the Origin (when sent) and the CSRF token must match.
+ * (The pages' Referrer-Policy is same-origin: with no-referrer, browsers send `Origin: null`.)
+ */
+export function assertSameSite(ctx: Context, names: PageCookies, publicUrl: string, submitted: unknown): void {
+  const origin = ctx.get('origin');
+  const own = `${ctx.protocol}://${ctx.host}`;
+  if (origin && origin !== new URL(publicUrl).origin && origin !== own) throw new AppError('forbidden', 'this form was sent from another site');
+  const cookie = readCookie(ctx, names.csrf);
+  const ok =
+    typeof submitted === 'string' && cookie !== undefined && submitted.length === cookie.length && timingSafeEqual(Buffer.from(submitted), Buffer.from(cookie));
+  if (!ok) throw new AppError('forbidden', 'this form has expired; reload the page and send it again');
+}
+
+export interface Tokens {
+  token: string;
+  refresh: string;
+}
+
+export function storeTokens(ctx: Context, names: PageCookies, tokens: Tokens): void {
+  setCookie(ctx, names, names.session, `${tokens.token}~${tokens.refresh}`, NINETY_DAYS_S);
+}
+
+export function clearTokens(ctx: Context, names: PageCookies): void {
+  setCookie(ctx, names, names.session, '', 0);
+}
+
+function tokensOf(ctx: Context, names: PageCookies): Tokens | null {
+  const value = readCookie(ctx, names.session);
+  const [token, refresh] = (value ?? '').split('~');
+  return token && refresh ? { token, refresh } : null;
+}
+
+/** The tokens in a list of action items (signin, refresh, password change answer them). */
+export function tokensIn(items: ReadonlyArray<{ ResponseType: string; Attributes: Record<string, unknown> }>): Tokens | null {
+  const get = (key: string) => items.find((i) => i.ResponseType === 'client.store.set' && i.Attributes.key === key)?.Attributes.value;
+  const token = get('token');
+  const refresh = get('refresh_token');
+  return typeof token === 'string' && typeof refresh === 'string' ? { token, refresh } : null;
+}
+
+export const guestCaller = (ctx: Context): Caller => ({ authorization: null, client: ctx.ip, userAgent: ctx.get('user-agent') || null });
+
+/**
+ * The signed-in caller of a page, or null: an expired access token is renewed with the refresh
+ * token (and the cookie updated); an ended session clears the cookie.
+ */
+export async function pageCaller(ctx: Context, core: Core, names: PageCookies): Promise<Caller | null> {
+  const tokens = tokensOf(ctx, names);
+  if (!tokens) return null;
+  const caller = (token: string): Caller => ({ authorization: `Bearer ${token}`, client: ctx.ip, userAgent: ctx.get('user-agent') || null });
+  try {
+    await core.auth.actor(caller(tokens.token));
+    return caller(tokens.token);
+  } catch (err) {
+    if (!(err instanceof AppError) || err.code !== 'invalid_token') throw err;
+  }
+  try {
+    const renewed = tokensIn(await core.actions.run(guestCaller(ctx), 'user_account', 'refresh', { refresh_token: tokens.refresh }));
+    if (renewed) {
+      storeTokens(ctx, names, renewed);
+      return caller(renewed.token);
+    }
+  } catch (err) {
+    if (!(err instanceof AppError) || err.code !== 'invalid_token') throw err;
+  }
+  clearTokens(ctx, names);
+  return null;
+}

@@ -1,0 +1,52 @@
+/**
+ * A real browser for the pages: Debian's Chromium (/usr/bin/chromium, installed by .ci/run)
+ * driven by playwright-core, never a downloaded browser. Screenshots go to test-results/pages/.
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Test } from 'tap';
+
+export const CHROMIUM = process.env.GATEHOUSE_TEST_CHROMIUM || '/usr/bin/chromium';
+export const SCREENS = path.join(__dirname, '..', '..', 'test-results', 'pages');
+
+export async function launch(t: Test): Promise<Browser> {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  t.teardown(() => browser.close());
+  return browser;
+}
+
+/** A free port, so the server's --public-url (and the links in its mails) can name it. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+/** The page at phone (360 px) and desktop (1280 px) width, saved as <name>-360.png and <name>-1280.png. */
+export async function screenshots(page: Page, name: string): Promise<void> {
+  fs.mkdirSync(SCREENS, { recursive: true });
+  const size = page.viewportSize() ?? { width: 1280, height: 800 };
+  for (const width of [360, 1280]) {
+    await page.setViewportSize({ width, height: 800 });
+    await page.screenshot({ path: path.join(SCREENS, `${name}-${width}.png`), fullPage: true });
+  }
+  await page.setViewportSize(size);
+}
