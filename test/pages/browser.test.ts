@@ -5,6 +5,7 @@ import t from 'tap';
 import { generate } from 'otplib';
 import type { Page } from 'playwright-core';
 import { freePort, launch, screenshots } from '../helpers/browser';
+import { cli } from '../helpers/cli';
 import { manualClock } from '../helpers/clock';
 import { PASSWORD, setSignup, startTestServer } from '../helpers/server';
 import { startSmtp } from '../helpers/smtp';
@@ -218,4 +219,27 @@ t.test('every page: CSP and frame headers, labelled inputs, cookie flags, no coo
   const closedPage = await fetch(`${closed.url}/signup`);
   t.equal(closedPage.status, 404, '/signup while signup is closed');
   t.match(await closedPage.text(), /Signup is closed/);
+});
+
+t.test('with --require-verified-email, the pages say to confirm the address first', async (t) => {
+  const smtp = await startSmtp(t);
+  const port = await freePort();
+  const s = await startTestServer(t, { port, publicUrl: `http://127.0.0.1:${port}`, smtpUrl: smtp.url, requireVerifiedEmail: true });
+  await s.signup('admin@example.com');
+  t.equal((await cli(s.dataDir, ['action', 'set-permission', 'signup', '--guest', 'on'])).code, 0);
+  const browser = await launch(t);
+  const page = await browser.newPage();
+  await page.goto(`${s.url}/signup`);
+  await page.getByLabel('Name').fill('Una');
+  await page.getByLabel('Email', { exact: true }).fill('una@example.com');
+  await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+  await page.getByLabel('Password again').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  t.match(await page.getByRole('status').textContent(), /account is created.*confirm your email address first/i);
+  await screenshots(page, 'signin-unverified');
+  await page.goto(linkIn((await smtp.next('una@example.com')).text, 'verify-email'));
+  await page.getByRole('button', { name: 'Confirm my address' }).click();
+  await signIn(page, s.url, 'una@example.com', PASSWORD);
+  await page.waitForURL(/\/account/);
+  t.pass('confirmed, then signed in');
 });
