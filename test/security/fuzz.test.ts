@@ -73,6 +73,16 @@ const query = fc.oneof(
   fc.string({ maxLength: 60 }).map((s) => '?' + s),
 );
 
+/** A sample's headers: its content type and credentials (none, the user's token, garbage or a raw value). */
+function headersFor(r: { contentType: string; auth: string }, userToken: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (r.contentType) headers['content-type'] = r.contentType;
+  if (r.auth === 'user') headers.authorization = `Bearer ${userToken}`;
+  else if (r.auth === 'garbage') headers.authorization = 'Bearer eyJhbGciOiJub25lIn0.e30.';
+  else if (r.auth !== 'none') headers.authorization = r.auth;
+  return headers;
+}
+
 t.test('hostile requests: zero 5xx, no crash, no row from a refused request', async (t) => {
   const s = await withAdmin(t, { rateLimits: false });
   await setSignup(s, s.adminToken, 2097057);
@@ -112,11 +122,7 @@ t.test('hostile requests: zero 5xx, no crash, no row from a refused request', as
   for (let i = 0; i < samples.length; i += 10) {
     await Promise.all(
       samples.slice(i, i + 10).map(async (r) => {
-        const headers: Record<string, string> = {};
-        if (r.contentType) headers['content-type'] = r.contentType;
-        if (r.auth === 'user') headers.authorization = `Bearer ${userToken}`;
-        else if (r.auth === 'garbage') headers.authorization = 'Bearer eyJhbGciOiJub25lIn0.e30.';
-        else if (r.auth !== 'none') headers.authorization = r.auth;
+        const headers = headersFor(r, userToken);
         const hasBody = r.body !== undefined && !['GET', 'HEAD'].includes(r.method);
         let status: number;
         try {
@@ -190,10 +196,7 @@ t.test('hostile relationship requests: zero 5xx, no escalation, rows change only
   for (let i = 0; i < samples.length; i += 10) {
     await Promise.all(
       samples.slice(i, i + 10).map(async (r) => {
-        const headers: Record<string, string> = {};
-        if (r.contentType) headers['content-type'] = r.contentType;
-        if (r.auth === 'user') headers.authorization = `Bearer ${userToken}`;
-        else if (r.auth === 'garbage') headers.authorization = 'Bearer eyJhbGciOiJub25lIn0.e30.';
+        const headers = headersFor(r, userToken);
         const res = await fetch(s.url + r.path, { method: r.method, headers, body: r.body !== undefined && r.method !== 'GET' ? r.body : undefined }).catch(
           (err: Error) => (failures.push(`${r.method} ${r.path}: ${err.message}`), undefined),
         );

@@ -10,7 +10,7 @@ import type { Context } from 'koa';
 import { koaBody } from 'koa-body';
 import QRCode from 'qrcode';
 import { AppError, isAppError } from '../../errors';
-import type { Caller, Core } from '../../core';
+import type { Caller, Core, SessionView } from '../../core';
 import { errorStyle, STATUS } from '../errors';
 import { SCRIPT, STYLESHEET } from './assets';
 import { field, form, html, Html, notice, page, PAGE_CSP, raw } from './html';
@@ -282,14 +282,7 @@ export function createPageRouter(core: Core): Router {
     const csrf = csrfToken(ctx, names);
     const me = await core.records.me(caller);
     const a = me.view.attributes as { email: string; name: string; email_verified: boolean; totp_enabled: boolean };
-    const sessions = (await run(caller, 'list_sessions', {})).find((i: Item) => i.ResponseType === 'sessions')!.Attributes.sessions as Array<{
-      id: string;
-      created_at: string;
-      last_used_at: string;
-      client: string | null;
-      user_agent: string | null;
-      current: boolean;
-    }>;
+    const sessions = (await run(caller, 'list_sessions', {})).find((i: Item) => i.ResponseType === 'sessions')!.Attributes.sessions as SessionView[];
     const profile = html`<section aria-labelledby="h-profile">
       <h2 id="h-profile">Profile</h2>
       <dl>
