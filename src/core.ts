@@ -33,6 +33,9 @@ import { AccountView, listAccountViews, viewAccount } from './accounts/views';
 import { signupStatus, SignupCheck } from './accounts/signup-status';
 import { listSessions, revokeSession, SessionView, SESSION_IDLE_MS } from './accounts/sessions';
 import { pruneSessions } from './store/sessions';
+import { oidcCookieKey, prunePayloads } from './store/oidc';
+import { addClient, ClientView, listClientViews, NewClient, removeClient, rotateClientSecret, showClient } from './oidc/clients';
+import { adapterFor, claimsOf, clientPolicy, OidcClaims, ProviderAdapter } from './oidc/support';
 import { findAction, runAction } from './actions/registry';
 import type { ActionItem } from './actions/types';
 import { getActionView, listActionViews, PermissionChange, setActionPermissionByName, ActionPermissionView } from './records/action-permissions';
@@ -57,6 +60,8 @@ export type { SharedGroup } from './groups/sharing';
 export type { MemberChange } from './groups/members';
 export type { KeyView, PublicJwk } from './auth/keys';
 export type { SessionView } from './accounts/sessions';
+export type { ClientView, NewClient } from './oidc/clients';
+export type { OidcClaims, ProviderAdapter } from './oidc/support';
 export type { SchemaStatus } from './store/connection';
 export { describe as describePermission } from './permission/bits';
 
@@ -152,6 +157,23 @@ export interface Core {
     retire(actor: Actor, kid: string): Promise<KeyView>;
     /** The public keys: GET /.well-known/jwks.json. */
     jwks(): Promise<{ keys: PublicJwk[] }>;
+  };
+  /** Relying parties of the OpenID Connect provider, managed from the shell. */
+  readonly clients: {
+    add(actor: Actor, input: NewClient): Promise<ClientView & { client_secret?: string }>;
+    list(actor: Actor): Promise<ClientView[]>;
+    show(actor: Actor, clientId: string): Promise<ClientView>;
+    remove(actor: Actor, clientId: string): Promise<ClientView>;
+    rotateSecret(actor: Actor, clientId: string): Promise<{ client_id: string; client_secret: string }>;
+  };
+  /** What the OpenID Connect provider (http/oidc.ts) is built on. */
+  readonly oidc: {
+    adapter(model: string): ProviderAdapter;
+    claims(sub: string): Promise<OidcClaims | undefined>;
+    clientPolicy(clientId: string, sub: string | null): Promise<{ firstParty: boolean; allowed: boolean; name: string }>;
+    /** The signing keys as private JWKs (never served), and a version that changes with them. */
+    signingKeys(): Promise<{ version: string; keys: Array<Record<string, unknown>> }>;
+    cookieKey(): Promise<string>;
   };
   readonly audit: {
     query(actor: Actor, filter: AuditFilter & { accountEmail?: string }): Promise<AuditRow[]>;
@@ -384,6 +406,35 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       },
       jwks: () => s.keys.jwks(),
     },
+    clients: {
+      async add(actor, input) {
+        requireAdministrator(actor, 'register clients');
+        return addClient(s, actor, input);
+      },
+      async list(actor) {
+        requireAdministrator(actor, 'list clients');
+        return listClientViews(s);
+      },
+      async show(actor, clientId) {
+        requireAdministrator(actor, 'read clients');
+        return showClient(s, clientId);
+      },
+      async remove(actor, clientId) {
+        requireAdministrator(actor, 'remove clients');
+        return removeClient(s, actor, clientId);
+      },
+      async rotateSecret(actor, clientId) {
+        requireAdministrator(actor, 'rotate client secrets');
+        return rotateClientSecret(s, actor, clientId);
+      },
+    },
+    oidc: {
+      adapter: (model) => adapterFor(s, model),
+      claims: (sub) => claimsOf(s, sub),
+      clientPolicy: (clientId, sub) => clientPolicy(s, clientId, sub),
+      signingKeys: () => s.keys.privateJwks(),
+      cookieKey: () => oidcCookieKey(store.root),
+    },
     audit: {
       async query(actor, filter) {
         requireAdministrator(actor, 'read the audit trail');
@@ -412,6 +463,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
         pruneTokens(store.root),
         pruneSigningKeys(store.root, KEEP_RETIRED_KEYS_MS),
         pruneSessions(store.root, SESSION_IDLE_MS, KEEP_COUNTERS_MS),
+        prunePayloads(store.root),
       ]);
     },
     settle: () => s.tasks.drain(),

@@ -108,6 +108,14 @@ export class KeyRing {
     return this.legacy;
   }
 
+  /** The private keys that verify now, as JWKs, the signing one first (the OIDC provider signs with it). */
+  async privateJwks(): Promise<{ version: string; keys: Array<Record<string, unknown>> }> {
+    await this.refresh();
+    const rows = (await listSigningKeys(this.root)).filter((r) => r.verify_until === null || r.verify_until > this.clock.now());
+    const keys = rows.map((r) => ({ ...createPrivateKey(r.private_key).export({ format: 'jwk' }), kid: r.kid, alg: r.alg, use: 'sig' }));
+    return { version: this.version, keys };
+  }
+
   /** The public keys that verify now: the JWKS. */
   async jwks(): Promise<{ keys: PublicJwk[] }> {
     await this.refresh();

@@ -7,6 +7,7 @@ import { registerAudit } from './audit';
 import { registerBootstrapAdmin } from './bootstrap-admin';
 import { registerGroup } from './group';
 import { registerKeys } from './keys';
+import { registerClient } from './client';
 import { globalFlags } from './context';
 import { EXIT, EXIT_CODE } from './exit-codes';
 import { Io, processIo } from './io';
@@ -79,6 +80,7 @@ export function buildProgram(io: Io, servers: Servers): Command {
   registerUser(program, io);
   registerGroup(program, io);
   registerKeys(program, io);
+  registerClient(program, io);
   registerMigrate(program, io);
   registerAudit(program, io);
   registerMigrateStore(program, io);

@@ -7,6 +7,7 @@ import { AppError } from '../errors';
 import { errorMiddleware } from './errors';
 import { createRouter } from './routes';
 import { createPageRouter } from './pages/routes';
+import { OidcProvider } from './oidc';
 import { createWebStats, recordRequest, WebStats } from './statistics';
 
 export function createApp(core: Core): { app: Koa; web: WebStats } {
@@ -60,7 +61,10 @@ export function createApp(core: Core): { app: Koa; web: WebStats } {
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));
   if (core.config.pages) {
-    const pages = createPageRouter(core);
+    // The OpenID Connect provider signs people in on the pages, so it comes with them.
+    const oidc = new OidcProvider(core);
+    app.use(oidc.middleware());
+    const pages = createPageRouter(core, oidc);
     app.use(pages.routes());
     app.use(pages.allowedMethods({ throw: false }));
   }

@@ -23,6 +23,8 @@ export const COPIED_TABLES: readonly TableName[] = [
   'account_token',
   'session',
   'refresh_token',
+  'oidc_client',
+  'oidc_payload',
   'rate_counter',
   'recovery_code',
   'audit_event',
@@ -31,7 +33,14 @@ export const COPIED_TABLES: readonly TableName[] = [
 const WITH_ID = new Set(['user_account', 'usergroup', 'membership', 'world', 'action', 'record_usergroup', 'account_token', 'recovery_code', 'audit_event']);
 const BATCH = 200;
 /** The unique column paging orders by, for tables without an id (default: name). */
-const ORDER_KEY: Partial<Record<TableName, string>> = { rate_counter: 'counter_key', signing_key: 'kid', session: 'id', refresh_token: 'token_hash' };
+const ORDER_KEY: Partial<Record<TableName, string>> = {
+  rate_counter: 'counter_key',
+  signing_key: 'kid',
+  session: 'id',
+  refresh_token: 'token_hash',
+  oidc_client: 'client_id',
+  oidc_payload: 'id',
+};
 
 export interface CopyReport {
   tables: Array<{ table: string; source: number; target: number }>;

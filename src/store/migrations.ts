@@ -9,6 +9,7 @@ import * as totpRecoveryCodes from '../../migrations/20261122000200_totp_recover
 import * as audit from '../../migrations/20261122000300_audit';
 import * as signingKeys from '../../migrations/20261123000000_signing_keys';
 import * as sessions from '../../migrations/20261123000100_sessions';
+import * as oidc from '../../migrations/20261123000200_oidc';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -22,6 +23,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261122000300_audit', audit],
   ['20261123000000_signing_keys', signingKeys],
   ['20261123000100_sessions', sessions],
+  ['20261123000200_oidc', oidc],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -56,6 +56,26 @@ export const SCHEMA = {
     user_agent: 'text',
   },
   refresh_token: { token_hash: 'text', session_id: 'text', created_at: 'time', spent_at: 'time' },
+  oidc_payload: {
+    model: 'text',
+    id: 'text',
+    payload: 'text',
+    grant_id: 'text',
+    uid: 'text',
+    account: 'text',
+    auth_version: 'int',
+    expires_at: 'time',
+    consumed_at: 'time',
+  },
+  oidc_client: {
+    client_id: 'text',
+    name: 'text',
+    metadata: 'text',
+    client_secret: 'text',
+    first_party: 'bool',
+    allowed_groups: 'text',
+    created_at: 'time',
+  },
   audit_event: { id: 'int', created_at: 'time', event: 'text', account: 'text', client: 'text', details: 'text' },
 } as const satisfies Record<string, Record<string, ColumnType>>;
 

@@ -24,6 +24,12 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
   t.equal(confirm.status, 200);
   kim = tokenOf(confirm);
   await s.call('POST', '/api/usergroup', { token: kim, body: { data: { type: 'usergroup', attributes: { name: 'team' } } } });
+  // A relying party and provider state (through the provider's adapter, as oidc-provider writes it).
+  t.equal((await cli(s.dataDir, ['client', 'add', '--name', 'App', '--redirect-uri', 'https://app.example.com/cb'])).code, 0);
+  const kimRef = (await s.db('user_account').where({ email_key: 'kim@example.com' }).first('reference_id')).reference_id;
+  const grants = s.core.oidc.adapter('Grant');
+  await grants.upsert('g1', { accountId: kimRef, grantId: 'g1', uid: 'u1' }, 600);
+  await grants.consume('g1');
   // A rotated key (retired_at, verify_until) and the settings of a store upgraded from HS256.
   t.equal((await cli(s.dataDir, ['keys', 'rotate'])).code, 0);
   await s.db('gatehouse_setting').insert([

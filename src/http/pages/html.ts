@@ -109,7 +109,7 @@ export function form(action: string, csrf: string, submit: string, fields: Html 
 }
 
 /** Headers every page carries: no framing, no other origin. */
-export const PAGE_CSP = "default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
+export const PAGE_CSP = "default-src 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /** A refusal or failure outside a form (the error handler's HTML answer). */
 export function errorPage(text: string): string {

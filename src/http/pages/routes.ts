@@ -14,6 +14,7 @@ import type { Caller, Core, SessionView } from '../../core';
 import { errorStyle, STATUS } from '../errors';
 import { SCRIPT, STYLESHEET } from './assets';
 import { field, form, html, Html, notice, page, PAGE_CSP, raw } from './html';
+import { INTERACTION_PATH, type OidcProvider } from '../oidc';
 import { assertSameSite, clearTokens, cookieNames, csrfToken, guestCaller, pageCaller, storeTokens, tokensIn } from './session';
 
 type Item = { ResponseType: string; Attributes: Record<string, unknown> };
@@ -56,7 +57,7 @@ const DONE: Record<string, string> = {
   reset: 'Your password is changed. Sign in with the new one.',
 };
 
-export function createPageRouter(core: Core): Router {
+export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
   const router = new Router();
   const names = cookieNames(core.config.publicUrl);
   const parseForm = koaBody({ urlencoded: true, json: false, multipart: false, text: false, formLimit: '16kb' });
@@ -83,9 +84,10 @@ export function createPageRouter(core: Core): Router {
 
   // ---- Sign in -------------------------------------------------------------------------------
   const signupOpen = async () => (await core.signupStatus()).open;
-  const signinPage = async (ctx: Context, o: { status?: number; error?: string; info?: string; email?: string; otp?: boolean } = {}) => {
+  const signinPage = async (ctx: Context, o: { status?: number; error?: string; info?: string; email?: string; otp?: boolean; returnTo?: string } = {}) => {
     const csrf = csrfToken(ctx, names);
     const fields: Html[] = [
+      o.returnTo ? html`<input type="hidden" name="return_to" value="${o.returnTo}" />` : raw(''),
       field('email', 'Email', { type: 'email', autocomplete: 'username', value: o.email, autofocus: !o.email }),
       field('password', 'Password', { type: 'password', autocomplete: 'current-password', autofocus: Boolean(o.email) && !o.otp }),
     ];
@@ -126,10 +128,12 @@ export function createPageRouter(core: Core): Router {
     const attributes: Record<string, unknown> = { email, password: str(body, 'password') };
     if (str(body, 'otp')) attributes.otp = str(body, 'otp').trim();
     if (str(body, 'recovery_code')) attributes.recovery_code = str(body, 'recovery_code').trim();
+    // Back to an OpenID Connect sign-in after signing in; nowhere else (no open redirect).
+    const returnTo = INTERACTION_PATH.test(str(body, 'return_to')) ? str(body, 'return_to') : undefined;
     try {
       const tokens = tokensIn(await run(guestCaller(ctx), 'signin', attributes));
       if (tokens) storeTokens(ctx, names, tokens);
-      return see(ctx, '/account');
+      return see(ctx, returnTo ?? '/account');
     } catch (err) {
       const code = isAppError(err) ? err.code : null;
       const needsCode = code === 'otp_required' || code === 'otp_invalid';
@@ -138,6 +142,7 @@ export function createPageRouter(core: Core): Router {
         error: code === 'otp_required' ? 'Enter the code from your authenticator app (and your password again).' : message(err),
         email,
         otp: needsCode,
+        returnTo,
       });
     }
   });
@@ -474,7 +479,112 @@ export function createPageRouter(core: Core): Router {
     see(ctx, '/signin?done=signed_out');
   });
 
+  if (oidc) registerInteractions(router, core, oidc, { names, post, send, see, signinPage, html_ });
   return router;
+}
+
+interface InteractionTools {
+  names: ReturnType<typeof cookieNames>;
+  post: (path: string, handler: (ctx: Context) => Promise<void>) => unknown;
+  send: typeof send;
+  see: typeof see;
+  signinPage: (ctx: Context, o: { info?: string; returnTo?: string }) => Promise<void>;
+  html_: ReturnType<typeof errorStyle>;
+}
+
+const SCOPE_TEXT: Record<string, string> = {
+  openid: 'know who you are on this server (a stable id)',
+  email: 'see your email address and whether it is confirmed',
+  profile: 'see your name',
+  groups: 'see the names of your groups',
+  offline_access: 'stay signed in when you are away (a refresh token)',
+};
+
+/**
+ * The OpenID Connect provider's login and consent steps on Gatehouse's pages. Login is the
+ * page session (signed in through the signin action, with every rule); the client's allowed
+ * groups are checked here; consent is asked once per client and scope set, never for
+ * first-party clients.
+ */
+function registerInteractions(router: Router, core: Core, oidc: OidcProvider, t: InteractionTools): void {
+  type Details = Awaited<ReturnType<Awaited<ReturnType<OidcProvider['provider']>>['interactionDetails']>>;
+  const finish = async (ctx: Context, result: Record<string, unknown>) => {
+    const provider = await oidc.provider();
+    t.see(ctx, await provider.interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: false }));
+  };
+  const denied = (ctx: Context) => finish(ctx, { error: 'access_denied', error_description: 'this account may not sign in to this application' });
+
+  const grantAll = async (details: Details) => {
+    const provider = await oidc.provider();
+    const { prompt, params, session } = details;
+    const grant = details.grantId
+      ? await provider.Grant.find(details.grantId)
+      : new provider.Grant({ accountId: session!.accountId, clientId: String(params.client_id) });
+    const missing = prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> };
+    if (missing.missingOIDCScope) grant!.addOIDCScope(missing.missingOIDCScope.join(' '));
+    if (missing.missingOIDCClaims) grant!.addOIDCClaims(missing.missingOIDCClaims);
+    for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant!.addResourceScope(indicator, scopes.join(' '));
+    return grant!.save();
+  };
+
+  /** The sign-in in progress (its cookie), or a clear 400: the provider's errors are not ours to leak. */
+  const detailsOf = async (ctx: Context): Promise<Details> => {
+    const provider = await oidc.provider();
+    try {
+      return await provider.interactionDetails(ctx.req, ctx.res);
+    } catch {
+      throw new AppError('invalid_input', 'this sign-in has expired or belongs to another browser; start again from the application');
+    }
+  };
+
+  router.get('/oidc/interaction/:uid', t.html_, async (ctx) => {
+    const details = await detailsOf(ctx);
+    const clientId = String(details.params.client_id);
+    if (details.prompt.name === 'login') {
+      const caller = await pageCaller(ctx, core, t.names);
+      if (!caller) {
+        const policy = await core.oidc.clientPolicy(clientId, null);
+        return t.signinPage(ctx, { info: `Sign in to continue to ${policy.name}.`, returnTo: `/oidc/interaction/${details.uid}` });
+      }
+      const me = await core.records.me(caller);
+      if (!(await core.oidc.clientPolicy(clientId, me.view.id)).allowed) return denied(ctx);
+      return finish(ctx, { login: { accountId: me.view.id } });
+    }
+    const policy = await core.oidc.clientPolicy(clientId, details.session?.accountId ?? null);
+    if (!policy.allowed) return denied(ctx);
+    if (policy.firstParty) return finish(ctx, { consent: { grantId: await grantAll(details) } });
+    const csrf = csrfToken(ctx, t.names);
+    const scopes = String(details.params.scope ?? 'openid')
+      .split(' ')
+      .filter((x) => x in SCOPE_TEXT);
+    t.send(
+      ctx,
+      200,
+      page(
+        { title: `Allow ${policy.name}?`, csrf, signedIn: true },
+        html`<section>
+          <p><strong>${policy.name}</strong> asks to:</p>
+          <ul>
+            ${scopes.map((x) => html`<li>${SCOPE_TEXT[x]}</li>`)}
+          </ul>
+          <div class="links">
+            ${form(`/oidc/interaction/${details.uid}/consent`, csrf, 'Allow', [])}${form(`/oidc/interaction/${details.uid}/deny`, csrf, 'Deny', [], { secondary: true })}
+          </div>
+        </section>`,
+      ),
+    );
+  });
+
+  t.post('/oidc/interaction/:uid/consent', async (ctx) => {
+    const details = await detailsOf(ctx);
+    if (details.prompt.name !== 'consent') return finish(ctx, {});
+    if (!(await core.oidc.clientPolicy(String(details.params.client_id), details.session?.accountId ?? null)).allowed) return denied(ctx);
+    await finish(ctx, { consent: { grantId: await grantAll(details) } });
+  });
+  t.post('/oidc/interaction/:uid/deny', async (ctx) => {
+    await detailsOf(ctx);
+    await finish(ctx, { error: 'access_denied', error_description: 'the account holder did not allow it' });
+  });
 }
 
 /** The HTTP status of a refusal (the pages show it with the form again). */

@@ -1,0 +1,111 @@
+/**
+ * "Sign in with Gatehouse": the OpenID Connect provider (`oidc-provider`, the certified Node
+ * implementation, itself a Koa app) in the same server. Issuer = the public URL; discovery at
+ * /.well-known/openid-configuration; endpoints under /oidc/; the same signing keys as
+ * Gatehouse's tokens (the provider is rebuilt when they rotate). Its state lives in the store
+ * (core.oidc.adapter), so every instance shares it. Login and consent are Gatehouse's pages
+ * (pages/routes.ts, /oidc/interaction/<uid>), which run the signin action with every rule.
+ */
+import type { Context, Next } from 'koa';
+import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type { Core } from '../core';
+import { errorPage } from './pages/html';
+
+const ROUTES = {
+  authorization: '/oidc/auth',
+  token: '/oidc/token',
+  userinfo: '/oidc/me',
+  end_session: '/oidc/session/end',
+  revocation: '/oidc/token/revocation',
+  introspection: '/oidc/token/introspection',
+  jwks: '/oidc/jwks',
+  registration: '/oidc/reg',
+  pushed_authorization_request: '/oidc/request',
+  code_verification: '/oidc/device',
+  device_authorization: '/oidc/device/auth',
+  backchannel_authentication: '/oidc/backchannel',
+};
+
+export const INTERACTION_PATH = /^\/oidc\/interaction\/[A-Za-z0-9_-]{1,64}$/;
+
+export class OidcProvider {
+  private current: { version: string; provider: Provider } | null = null;
+  private building: Promise<Provider> | null = null;
+
+  constructor(private readonly core: Core) {}
+
+  /** The provider for the current signing keys (rebuilt after a rotation). */
+  async provider(): Promise<Provider> {
+    const keys = await this.core.oidc.signingKeys();
+    if (this.current?.version === keys.version) return this.current.provider;
+    this.building ??= this.build(keys).finally(() => (this.building = null));
+    return this.building;
+  }
+
+  private async build(keys: { version: string; keys: Array<Record<string, unknown>> }): Promise<Provider> {
+    const core = this.core;
+    const cookieKey = await core.oidc.cookieKey();
+    class StoreAdapter {
+      constructor(model: string) {
+        return core.oidc.adapter(model);
+      }
+    }
+    const configuration: Configuration = {
+      adapter: StoreAdapter as never,
+      clients: [],
+      findAccount: async (_ctx, sub) => {
+        const claims = await core.oidc.claims(sub);
+        if (!claims) return undefined;
+        return { accountId: sub, claims: async () => ({ ...claims }) };
+      },
+      claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
+      scopes: ['openid', 'offline_access', 'email', 'profile', 'groups'],
+      responseTypes: ['code'],
+      pkce: { methods: ['S256'], required: (_ctx, client) => client.clientAuthMethod === 'none' },
+      rotateRefreshToken: true,
+      features: {
+        devInteractions: { enabled: false },
+        revocation: { enabled: true },
+        introspection: { enabled: true },
+        rpInitiatedLogout: { enabled: true },
+        userinfo: { enabled: true },
+      },
+      routes: ROUTES,
+      interactions: { url: (_ctx, interaction) => `/oidc/interaction/${interaction.uid}` },
+      jwks: { keys: keys.keys as never },
+      cookies: {
+        keys: [cookieKey],
+        names: { session: 'gatehouse_oidc_session', interaction: 'gatehouse_oidc_interaction', resume: 'gatehouse_oidc_resume' },
+      },
+      clientBasedCORS: () => false,
+      // Consent once per client and scope set; first-party clients never ask.
+      loadExistingGrant: async (ctx: KoaContextWithOIDC) => {
+        const client = ctx.oidc.client!;
+        const session = ctx.oidc.session!;
+        const grantId = ctx.oidc.result?.consent?.grantId ?? session.grantIdFor(client.clientId);
+        if (grantId) return ctx.oidc.provider.Grant.find(grantId);
+        return undefined;
+      },
+      renderError: async (ctx, out) => {
+        ctx.type = 'text/html; charset=utf-8';
+        ctx.body = errorPage(`${String(out.error)}: ${String(out.error_description ?? 'the request could not be completed')}`);
+      },
+    };
+    const provider = new Provider(core.config.publicUrl, configuration);
+    provider.proxy = core.config.trustProxy;
+    this.current = { version: keys.version, provider };
+    return provider;
+  }
+
+  /** Hands discovery and /oidc/* (but the interaction pages) to the provider. */
+  middleware() {
+    return async (ctx: Context, next: Next) => {
+      const path = ctx.path;
+      const ours = path === '/.well-known/openid-configuration' || (path.startsWith('/oidc/') && !path.startsWith('/oidc/interaction/'));
+      if (!ours) return next();
+      const provider = await this.provider();
+      ctx.respond = false;
+      await provider.callback()(ctx.req, ctx.res);
+    };
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * Relying parties ("Sign in with Gatehouse"), registered from the shell. Public clients (SPAs,
+ * native apps) have no secret and must use PKCE; confidential ones get a secret shown once.
+ * `allowed_groups`: only members of those groups may sign in to the client.
+ */
+import { randomBytes } from 'node:crypto';
+import { AppError } from '../errors';
+import type { Actor } from '../actor';
+import type { Services } from '../services';
+import { deleteClient, findClient, insertClient, listClients, OidcClientRow, setClientSecret } from '../store/oidc';
+import { resolveGroup } from '../groups/manage';
+
+export interface NewClient {
+  name: string;
+  redirectUris: readonly string[];
+  postLogoutRedirectUris?: readonly string[];
+  public?: boolean;
+  firstParty?: boolean;
+  allowedGroups?: readonly string[];
+}
+
+export interface ClientView {
+  client_id: string;
+  name: string;
+  public: boolean;
+  first_party: boolean;
+  redirect_uris: string[];
+  post_logout_redirect_uris: string[];
+  allowed_groups: string[];
+  created_at: string;
+}
+
+interface Metadata {
+  redirect_uris: string[];
+  post_logout_redirect_uris: string[];
+  token_endpoint_auth_method: 'none' | 'client_secret_basic';
+}
+
+function redirectUri(raw: string, what: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new AppError('invalid_input', `${what} must be an absolute URL, got ${raw.slice(0, 100)}`);
+  }
+  if (u.hash) throw new AppError('invalid_input', `${what} must not have a #fragment`);
+  const local = u.hostname === 'localhost' || u.hostname === '127.0.0.1' || u.hostname === '[::1]';
+  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && local)) throw new AppError('invalid_input', `${what} must be https (http only for localhost)`);
+  return raw;
+}
+
+export function clientView(row: OidcClientRow): ClientView {
+  const m = JSON.parse(row.metadata) as Metadata;
+  return {
+    client_id: row.client_id,
+    name: row.name,
+    public: m.token_endpoint_auth_method === 'none',
+    first_party: row.first_party,
+    redirect_uris: m.redirect_uris,
+    post_logout_redirect_uris: m.post_logout_redirect_uris,
+    allowed_groups: JSON.parse(row.allowed_groups) as string[],
+    created_at: new Date(row.created_at).toISOString(),
+  };
+}
+
+/** The provider's view of a client (oidc-provider metadata), or undefined. */
+export async function clientMetadata(s: Services, clientId: string): Promise<Record<string, unknown> | undefined> {
+  const row = await findClient(s.store.root, clientId);
+  if (!row) return undefined;
+  const m = JSON.parse(row.metadata) as Metadata;
+  return {
+    client_id: row.client_id,
+    client_name: row.name,
+    ...(row.client_secret ? { client_secret: row.client_secret } : {}),
+    redirect_uris: m.redirect_uris,
+    post_logout_redirect_uris: m.post_logout_redirect_uris,
+    token_endpoint_auth_method: m.token_endpoint_auth_method,
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+  };
+}
+
+const newSecret = () => randomBytes(32).toString('base64url');
+
+export async function addClient(s: Services, actor: Actor, input: NewClient): Promise<ClientView & { client_secret?: string }> {
+  const name = input.name.trim();
+  if (name === '' || name.length > 100) throw new AppError('invalid_input', '--name must be 1 to 100 characters');
+  if (input.redirectUris.length === 0) throw new AppError('invalid_input', 'give at least one --redirect-uri');
+  const metadata: Metadata = {
+    redirect_uris: input.redirectUris.map((u) => redirectUri(u, '--redirect-uri')),
+    post_logout_redirect_uris: (input.postLogoutRedirectUris ?? []).map((u) => redirectUri(u, '--post-logout-redirect-uri')),
+    token_endpoint_auth_method: input.public ? 'none' : 'client_secret_basic',
+  };
+  const groups: string[] = [];
+  for (const g of input.allowedGroups ?? []) groups.push((await resolveGroup(s.store.root, g)).name);
+  const clientId = randomBytes(12).toString('base64url');
+  const secret = input.public ? null : newSecret();
+  await insertClient(s.store.root, {
+    client_id: clientId,
+    name,
+    metadata: JSON.stringify(metadata),
+    client_secret: secret,
+    first_party: input.firstParty === true,
+    allowed_groups: JSON.stringify(groups),
+  });
+  await s.audit.record('client_added', actor, { account: null, client_id: clientId, name });
+  const view = clientView((await findClient(s.store.root, clientId))!);
+  return secret ? { ...view, client_secret: secret } : view;
+}
+
+export async function showClient(s: Services, clientId: string): Promise<ClientView> {
+  const row = await findClient(s.store.root, clientId);
+  if (!row) throw new AppError('not_found', `no client ${clientId.slice(0, 64)}`);
+  return clientView(row);
+}
+
+export async function listClientViews(s: Services): Promise<ClientView[]> {
+  return (await listClients(s.store.root)).map(clientView);
+}
+
+export async function removeClient(s: Services, actor: Actor, clientId: string): Promise<ClientView> {
+  const view = await showClient(s, clientId);
+  await deleteClient(s.store.root, clientId);
+  await s.audit.record('client_removed', actor, { account: null, client_id: clientId });
+  return view;
+}
+
+export async function rotateClientSecret(s: Services, actor: Actor, clientId: string): Promise<{ client_id: string; client_secret: string }> {
+  const view = await showClient(s, clientId);
+  if (view.public) throw new AppError('invalid_input', 'a public client has no secret');
+  const secret = newSecret();
+  await setClientSecret(s.store.root, clientId, secret);
+  await s.audit.record('client_secret_rotated', actor, { account: null, client_id: clientId });
+  return { client_id: clientId, client_secret: secret };
+}

@@ -1,0 +1,83 @@
+/**
+ * What the OpenID Connect provider needs from the core: storage for its models (one table,
+ * shared by every instance), clients from the store, an account's claims, and whether an account
+ * may sign in to a client (--allowed-group). Payloads that name an account die with its
+ * auth_version or when it is disabled (store/oidc.ts findPayload).
+ */
+import type { Services } from '../services';
+import { authVersionOf, claimGroupNames, consumePayload, destroyPayload, findClient, findPayload, revokeGrant, upsertPayload } from '../store/oidc';
+import { findAccountByReference, groupsOf } from '../store/accounts';
+import { clientMetadata } from './clients';
+
+export interface ProviderAdapter {
+  upsert(id: string, payload: Record<string, unknown>, expiresIn: number): Promise<void>;
+  find(id: string): Promise<Record<string, unknown> | undefined>;
+  findByUserCode(code: string): Promise<undefined>;
+  findByUid(uid: string): Promise<Record<string, unknown> | undefined>;
+  consume(id: string): Promise<void>;
+  destroy(id: string): Promise<void>;
+  revokeByGrantId(grantId: string): Promise<void>;
+}
+
+export function adapterFor(s: Services, model: string): ProviderAdapter {
+  const live = (row: { payload: string; consumed_at: number | null } | undefined) =>
+    row ? { ...(JSON.parse(row.payload) as Record<string, unknown>), ...(row.consumed_at ? { consumed: Math.floor(row.consumed_at / 1000) } : {}) } : undefined;
+  return {
+    async upsert(id, payload, expiresIn) {
+      if (model === 'Client') return; // clients come from the shell only
+      const account = typeof payload.accountId === 'string' ? payload.accountId : null;
+      await upsertPayload(s.store.root, {
+        model,
+        id,
+        payload: JSON.stringify(payload),
+        grant_id: typeof payload.grantId === 'string' ? payload.grantId : null,
+        uid: typeof payload.uid === 'string' ? payload.uid : null,
+        account,
+        auth_version: account === null ? null : await authVersionOf(s.store.root, account),
+        expires_at: expiresIn ? s.clock.now() + expiresIn * 1000 : null,
+      });
+    },
+    async find(id) {
+      if (model === 'Client') return clientMetadata(s, id);
+      return live(await findPayload(s.store.root, model, { id }));
+    },
+    async findByUserCode() {
+      return undefined; // the device flow is not offered
+    },
+    async findByUid(uid) {
+      return live(await findPayload(s.store.root, model, { uid }));
+    },
+    consume: (id) => consumePayload(s.store.root, model, id),
+    destroy: (id) => destroyPayload(s.store.root, model, id),
+    revokeByGrantId: (grantId) => revokeGrant(s.store.root, grantId),
+  };
+}
+
+export interface OidcClaims {
+  sub: string;
+  email: string;
+  email_verified: boolean;
+  name: string;
+  groups: string[];
+}
+
+/** An enabled account's claims (groups: names, its dedicated group excluded), or undefined. */
+export async function claimsOf(s: Services, sub: string): Promise<OidcClaims | undefined> {
+  const account = await findAccountByReference(s.store.root, sub);
+  if (!account || account.disabled) return undefined;
+  return { sub, email: account.email, email_verified: account.email_verified, name: account.name, groups: await claimGroupNames(s.store.root, account.id) };
+}
+
+/** Whether the client skips consent, and whether `sub` may sign in to it. */
+export async function clientPolicy(s: Services, clientId: string, sub: string | null): Promise<{ firstParty: boolean; allowed: boolean; name: string }> {
+  const client = await findClient(s.store.root, clientId);
+  if (!client) return { firstParty: false, allowed: false, name: '' };
+  const allowedGroups = JSON.parse(client.allowed_groups) as string[];
+  let allowed = allowedGroups.length === 0;
+  if (!allowed && sub !== null) {
+    const account = await findAccountByReference(s.store.root, sub);
+    const names = account ? (await groupsOf(s.store.root, account.id)).map((g) => g.name.toLowerCase()) : [];
+    allowed = allowedGroups.some((g) => names.includes(g.toLowerCase()));
+  }
+  return { firstParty: client.first_party, allowed, name: client.name };
+}

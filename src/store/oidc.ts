@@ -1,0 +1,116 @@
+/** The OpenID Connect provider's state and clients. */
+import { randomBytes } from 'node:crypto';
+import { op } from './handle';
+import { decodeRow } from './schema';
+
+export interface OidcPayloadRow {
+  model: string;
+  id: string;
+  payload: string;
+  grant_id: string | null;
+  uid: string | null;
+  account: string | null;
+  auth_version: number | null;
+  expires_at: number | null;
+  consumed_at: number | null;
+}
+
+export interface OidcClientRow {
+  client_id: string;
+  name: string;
+  metadata: string;
+  client_secret: string | null;
+  first_party: boolean;
+  allowed_groups: string;
+  created_at: number;
+}
+
+export const upsertPayload = op(async (h, row: Omit<OidcPayloadRow, 'consumed_at'>): Promise<void> => {
+  await h
+    .k('oidc_payload')
+    .insert({ ...row, consumed_at: null })
+    .onConflict(['model', 'id'])
+    .merge(['payload', 'grant_id', 'uid', 'account', 'auth_version', 'expires_at']);
+});
+
+/**
+ * A live payload: not expired, and (when it names an account) of an account that is not
+ * disabled and whose auth_version has not moved since it was written.
+ */
+export const findPayload = op(async (h, model: string, where: { id?: string; uid?: string }): Promise<OidcPayloadRow | undefined> => {
+  const [column, value] = where.id !== undefined ? ['id', where.id] : ['uid', where.uid!];
+  const rows = await h.all(
+    `SELECT p.* FROM oidc_payload p LEFT JOIN user_account a ON a.reference_id = p.account
+     WHERE p.model = ? AND p.${column === 'id' ? 'id' : 'uid'} = ? AND (p.expires_at IS NULL OR p.expires_at > ?)
+       AND (p.account IS NULL OR (a.id IS NOT NULL AND a.disabled = ? AND a.auth_version = p.auth_version))`,
+    [model, value, h.clock.now(), h.dialect === 'postgres' ? false : 0],
+  );
+  return rows.length === 0 ? undefined : decodeRow<OidcPayloadRow>('oidc_payload', rows[0]);
+});
+
+export const consumePayload = op(async (h, model: string, id: string): Promise<void> => {
+  await h.k('oidc_payload').where({ model, id }).update({ consumed_at: h.clock.now() });
+});
+
+export const destroyPayload = op(async (h, model: string, id: string): Promise<void> => {
+  await h.k('oidc_payload').where({ model, id }).del();
+});
+
+export const revokeGrant = op(async (h, grantId: string): Promise<void> => {
+  await h.k('oidc_payload').where({ grant_id: grantId }).del();
+});
+
+export const prunePayloads = op(async (h): Promise<void> => {
+  await h.k('oidc_payload').where('expires_at', '<', h.clock.now()).del();
+});
+
+export const authVersionOf = op(async (h, referenceId: string): Promise<number | null> => {
+  const row = await h.k('user_account').where({ reference_id: referenceId }).first('auth_version');
+  return row ? Number(row.auth_version) : null;
+});
+
+export const findClient = op(async (h, clientId: string): Promise<OidcClientRow | undefined> => {
+  const row = await h.k('oidc_client').where({ client_id: clientId }).first();
+  return row ? decodeRow<OidcClientRow>('oidc_client', row) : undefined;
+});
+
+export const listClients = op(async (h): Promise<OidcClientRow[]> => {
+  const rows = await h.k('oidc_client').orderBy('created_at');
+  return rows.map((r: Record<string, unknown>) => decodeRow<OidcClientRow>('oidc_client', r));
+});
+
+export const insertClient = op(async (h, row: Omit<OidcClientRow, 'created_at'>): Promise<void> => {
+  await h.k('oidc_client').insert({ ...row, created_at: h.clock.now() });
+});
+
+export const deleteClient = op(async (h, clientId: string): Promise<boolean> => {
+  return (await h.k('oidc_client').where({ client_id: clientId }).del()) > 0;
+});
+
+export const setClientSecret = op(async (h, clientId: string, secret: string): Promise<boolean> => {
+  return (await h.k('oidc_client').where({ client_id: clientId }).update({ client_secret: secret })) > 0;
+});
+
+/** The key that signs the provider's cookies: made once (first instance wins), shared by all. */
+export const oidcCookieKey = op(async (h): Promise<string> => {
+  const read = async () => (await h.k('gatehouse_setting').where({ name: 'oidc_cookie_key' }).first('value'))?.value as string | undefined;
+  const existing = await read();
+  if (existing) return existing;
+  await h
+    .k('gatehouse_setting')
+    .insert({ name: 'oidc_cookie_key', value: randomBytes(32).toString('base64url') })
+    .onConflict('name')
+    .ignore();
+  return (await read())!;
+});
+
+/** The names of an account's groups, its dedicated group (the first group made for it) left out. */
+export const claimGroupNames = op(async (h, accountId: number): Promise<string[]> => {
+  const rows = await h.all(
+    `SELECT g.name FROM membership m JOIN usergroup g ON g.id = m.usergroup_id
+     WHERE m.account_id = ? AND g.id <> COALESCE((SELECT MIN(o.id) FROM usergroup o WHERE o.user_account_id = ? AND o.system_role IS NULL), 0)
+     ORDER BY g.name`,
+    [accountId, accountId],
+  );
+  return rows.map((r) => String(r.name));
+});
