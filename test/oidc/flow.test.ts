@@ -6,6 +6,8 @@ import * as oidc from 'openid-client';
 import type { Browser } from 'playwright-core';
 import { freePort, launch, screenshots } from '../helpers/browser';
 import { cli } from '../helpers/cli';
+import { manualClock } from '../helpers/clock';
+import { generate } from 'otplib';
 import { PASSWORD, setSignup, startTestServer, type TestServer } from '../helpers/server';
 
 const APP = 'http://localhost:3999';
@@ -138,4 +140,120 @@ t.test('public clients need PKCE; unregistered redirect URIs never leave Gatehou
   const ok = await authorize(browser, url, 'ada@example.com');
   const tokens = await oidc.authorizationCodeGrant(config, ok, { pkceCodeVerifier: verifier, expectedState: 'st' });
   t.type(tokens.claims()?.sub, 'string', 'a member signs in, with no consent page');
+});
+
+t.test('every account rule holds: the TOTP step, lockouts, disabling; two instances share the flow', async (t) => {
+  const clock = manualClock(Math.floor(Date.now() / 30000) * 30000 + 1000);
+  const port = await freePort();
+  const flags = { port, publicUrl: `http://127.0.0.1:${port}` };
+  const s = await startTestServer(t, flags, undefined, { clock });
+  // A second instance on the same store, behind the same public URL (a load balancer's job).
+  const other = await startTestServer(t, { publicUrl: flags.publicUrl }, s.dataDir, { clock });
+  await s.signup('admin@example.com');
+  await setSignup(s, await s.signin('admin@example.com'), 2097057);
+  await s.signup('tom@example.com');
+  await s.signup('lou@example.com');
+  const browser = await launch(t);
+  const registered = await addClient(s, '--first-party');
+  // The relying party talks to the second instance for everything but the browser's half.
+  const config = await oidc.discovery(new URL(s.config.publicUrl), registered.client_id, registered.client_secret, undefined, {
+    execute: [oidc.allowInsecureRequests],
+  });
+  config[oidc.customFetch] = (url, options) => fetch(url.replace(s.config.publicUrl, other.url), options as RequestInit);
+  const start = async (scope = 'openid') => {
+    const verifier = oidc.randomPKCECodeVerifier();
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope,
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state: 'st',
+      ...(scope.includes('offline_access') ? { prompt: 'consent' } : {}),
+    });
+    return { url, verifier };
+  };
+
+  // TOTP: the password alone does not give a code.
+  const tom = await s.signin('tom@example.com');
+  const enrol = await s.action('user_account', 'totp_enroll', { password: PASSWORD }, tom);
+  const secret = enrol.body[0].Attributes.secret as string;
+  const step = Math.floor(clock.now() / 30000);
+  t.equal((await s.action('user_account', 'totp_confirm', { otp: await generate({ secret, epoch: step * 30 }) }, tom)).status, 200);
+  clock.advance(30_000);
+  const flow = await start('openid offline_access');
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  let callback: URL | undefined;
+  await page.route(`${APP}/**`, (route) => ((callback = new URL(route.request().url())), route.fulfill({ status: 200, body: 'app' })));
+  await page.goto(flow.url.href);
+  await page.getByLabel('Email', { exact: true }).fill('tom@example.com');
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  t.match(await page.getByRole('alert').textContent(), /code from your authenticator app/, 'the code step comes first');
+  t.equal(callback, undefined, 'no code yet');
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByLabel('Authentication code').fill(await generate({ secret, epoch: (step + 1) * 30 }));
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${APP}/**`);
+  const tokens = await oidc.authorizationCodeGrant(config, callback!, { pkceCodeVerifier: flow.verifier, expectedState: 'st' });
+  t.type(tokens.refresh_token, 'string', 'the code from the first instance is redeemed on the second');
+  const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+  t.type(refreshed.access_token, 'string');
+  t.equal((await oidc.tokenIntrospection(config, refreshed.access_token)).active, true, 'introspection: active');
+  await oidc.tokenRevocation(config, refreshed.access_token);
+  t.equal((await oidc.tokenIntrospection(config, refreshed.access_token)).active, false, 'revoked: inactive');
+  // Disabling the account ends its provider grants at once.
+  t.equal((await cli(s.dataDir, ['user', 'disable', 'tom@example.com'])).code, 0);
+  await t.rejects(oidc.refreshTokenGrant(config, refreshed.refresh_token!), 'a disabled account’s refresh token is refused');
+  await context.close();
+
+  // A locked-out account cannot get a code.
+  for (let i = 0; i < 10; i++) await s.action('user_account', 'signin', { email: 'lou@example.com', password: 'wrong password 123' });
+  const locked = await browser.newPage();
+  let reached = false;
+  await locked.route(`${APP}/**`, (route) => ((reached = true), route.fulfill({ status: 200, body: 'app' })));
+  await locked.goto((await start()).url.href);
+  await locked.getByLabel('Email', { exact: true }).fill('lou@example.com');
+  await locked.getByLabel('Password').fill(PASSWORD);
+  await locked.getByRole('button', { name: 'Sign in' }).click();
+  t.match(await locked.getByRole('alert').textContent(), /try again|locked|too many/i, 'the lockout shows');
+  t.notOk(reached, 'and the application got nothing');
+});
+
+t.test('clients from the shell: list, show, rotate-secret, remove', async (t) => {
+  const { s } = await setUp(t);
+  const added = await addClient(s, '--post-logout-redirect-uri', `${APP}/bye`);
+  const listed = await cli(s.dataDir, ['--json', 'client', 'list']);
+  t.match(listed.json.clients, [{ client_id: added.client_id, name: 'Wiki', public: false, first_party: false, redirect_uris: [REDIRECT] }]);
+  t.notMatch(JSON.stringify(listed.json), new RegExp(added.client_secret!), 'the secret is never shown again');
+  t.match((await cli(s.dataDir, ['client', 'list'])).out, /^CLIENT_ID\s+NAME\s+TYPE/);
+  const shown = await cli(s.dataDir, ['--json', 'client', 'show', added.client_id]);
+  t.same(shown.json.post_logout_redirect_uris, [`${APP}/bye`]);
+  const token = (secret: string) =>
+    fetch(`${s.url}/oidc/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${added.client_id}:${secret}`).toString('base64')}`,
+      },
+      body: 'grant_type=authorization_code&code=nope&redirect_uri=' + encodeURIComponent(REDIRECT),
+    }).then(async (r) => ((await r.json()) as { error: string }).error);
+  t.equal(await token(added.client_secret!), 'invalid_grant', 'the client authenticates (the code is bad)');
+  const rotated = await cli(s.dataDir, ['--json', 'client', 'rotate-secret', added.client_id]);
+  t.equal(rotated.code, 0);
+  t.equal(await token(added.client_secret!), 'invalid_client', 'the old secret stops working at once');
+  t.equal(await token(rotated.json.client_secret), 'invalid_grant', 'the new one works');
+  t.equal((await cli(s.dataDir, ['client', 'remove', added.client_id])).code, 0);
+  t.equal(await token(rotated.json.client_secret), 'invalid_client', 'a removed client is gone on the next request');
+  t.equal((await cli(s.dataDir, ['client', 'show', added.client_id])).code, 4);
+  for (const bad of [
+    ['--redirect-uri', 'http://app.example.com/cb'],
+    ['--redirect-uri', 'https://app.example.com/cb#x'],
+    ['--redirect-uri', 'nope'],
+  ]) {
+    t.equal((await cli(s.dataDir, ['client', 'add', '--name', 'X', ...bad])).code, 2, bad.join(' '));
+  }
+  t.equal((await cli(s.dataDir, ['client', 'add', '--name', 'X', '--redirect-uri', REDIRECT, '--allowed-group', 'nosuch'])).code, 4);
+  const events = ((await cli(s.dataDir, ['--json', 'audit'])).json.events as Array<{ event: string }>).map((e) => e.event);
+  for (const e of ['client_added', 'client_secret_rotated', 'client_removed']) t.ok(events.includes(e), e);
 });
