@@ -4,7 +4,8 @@
 //   authenticated GET /api/action?filter=signup and GET /api/user_account/<own id> per second and
 //   p99 at 16 connections, beside a bare Koa + sqlite3 baseline (scripts/baseline-server.mjs);
 //   the same reads while 16 signins are in flight, as a fraction of their idle figure;
-//   /ping p99 while 50 signins are in flight; RSS idle and peak.
+//   /ping p99 while 50 signins are in flight; the OIDC token endpoint (code exchange, refresh);
+//   RSS idle and peak.
 // Usage: npm run bench [-- --duration 10 --connections 16 --cost 11]
 //        npm run bench -- --pg postgres://postgres@127.0.0.1:5432/test [--instances 2]
 //   (PostgreSQL mode: a fresh database is created on that server for the run and dropped after;
@@ -16,6 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import bcrypt from 'bcrypt';
+import { oidcTokenFigures } from './oidc-load.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, fallback) => {
@@ -252,6 +254,18 @@ async function main() {
         },
       ],
     });
+    await drained();
+    // The OpenID Connect token endpoint: code exchange and refresh.
+    const oidcToken = await oidcTokenFigures({
+      exe,
+      cliArgs: ['--data-dir', dataDir, ...(pgDb ? ['--db', pgDb.url] : [])],
+      env: process.env,
+      url,
+      email: admin.email,
+      password: PASSWORD,
+      connections: CONNECTIONS,
+      seconds: DURATION,
+    });
     clearInterval(sampler);
 
     console.log('');
@@ -265,6 +279,10 @@ async function main() {
     row('/ping, 50 signins in flight (4 connections)', pingBusy);
     row('signin (correct password)', signins, `  = ${(signins.rps / ceiling).toFixed(2)} of bcrypt ceiling`);
     row('signup (new email each)', signups, `  = ${(signups.rps / ceiling).toFixed(2)} of bcrypt ceiling`);
+    const tokenRow = (name, r) =>
+      console.log(`${name.padEnd(46)} ${r.rps.toFixed(1).padStart(8)} req/s  p99 ${String(Math.round(r.p99)).padStart(5)} ms  (${r.n} requests)`);
+    tokenRow('OIDC token endpoint: code exchange', oidcToken.exchange);
+    tokenRow('OIDC token endpoint: refresh (rotating)', oidcToken.refresh);
     console.log(`RSS idle ${mib(rssIdle)}, peak under load ${mib(peakRss)} (largest instance)`);
   } finally {
     if (baseline) await stop(baseline.child);

@@ -63,6 +63,17 @@ export class OidcProvider {
       responseTypes: ['code'],
       pkce: { methods: ['S256'], required: (_ctx, client) => client.clientAuthMethod === 'none' },
       rotateRefreshToken: true,
+      // Lifetimes (seconds): codes are short; refresh tokens and grants follow Gatehouse's sessions.
+      ttl: {
+        AccessToken: core.config.tokenTtlSeconds,
+        AuthorizationCode: 60,
+        IdToken: core.config.tokenTtlSeconds,
+        Interaction: 3600,
+        Session: 14 * 24 * 3600,
+        Grant: 90 * 24 * 3600,
+        RefreshToken: 30 * 24 * 3600,
+        ClientCredentials: 600,
+      },
       features: {
         devInteractions: { enabled: false },
         revocation: { enabled: true },
