@@ -29,6 +29,7 @@ export default tseslint.config(
         clearInterval: 'readonly',
         setImmediate: 'readonly',
         URL: 'readonly',
+        URLSearchParams: 'readonly',
         fetch: 'readonly',
         performance: 'readonly',
         Headers: 'readonly',

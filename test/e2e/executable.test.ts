@@ -22,6 +22,12 @@ t.test('bootstrap-admin → serve → signin → CLI opens signup → guest sign
   t.match(server.output(), /"signup_open":false/);
   const ping = await fetch(`${server.url}/ping`);
   t.equal(await ping.text(), 'pong');
+  // The bundled pages, JWKS and OpenID Connect provider answer from the one file.
+  t.equal((await fetch(`${server.url}/signin`)).status, 200, 'the pages');
+  t.equal(((await (await fetch(`${server.url}/.well-known/jwks.json`)).json()) as { keys: unknown[] }).keys.length, 1, 'the JWKS');
+  const discovery = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as { token_endpoint: string };
+  t.match(discovery.token_endpoint, /\/oidc\/token$/, 'the OpenID Connect provider');
+  t.notMatch(server.output(), /oidc-provider (WARNING|NOTICE)/, 'no provider notices');
 
   const signin = await post(`${server.url}/action/user_account/signin`, { email: 'admin@example.com', password: PASSWORD });
   t.equal(signin.status, 200);
