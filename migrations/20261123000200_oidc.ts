@@ -11,6 +11,8 @@ export async function up(knex: Knex): Promise<void> {
     t.text('payload').notNullable();
     t.string('grant_id', 128).nullable();
     t.string('uid', 128).nullable();
+    // The client of grants (consent is asked once per client and scope set, across sessions).
+    t.string('client_id', 64).nullable();
     // The account (reference_id) and its auth_version when written: a bump or disabling ends it.
     t.string('account', 36).nullable();
     t.integer('auth_version').nullable();
@@ -19,6 +21,7 @@ export async function up(knex: Knex): Promise<void> {
     t.primary(['model', 'id']);
     t.index(['grant_id']);
     t.index(['uid']);
+    t.index(['account', 'client_id']);
     t.index(['expires_at']);
   });
   await knex.schema.createTable('oidc_client', (t) => {

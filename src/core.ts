@@ -33,7 +33,7 @@ import { AccountView, listAccountViews, viewAccount } from './accounts/views';
 import { signupStatus, SignupCheck } from './accounts/signup-status';
 import { listSessions, revokeSession, SessionView, SESSION_IDLE_MS } from './accounts/sessions';
 import { pruneSessions } from './store/sessions';
-import { oidcCookieKey, prunePayloads } from './store/oidc';
+import { latestGrant, oidcCookieKey, prunePayloads } from './store/oidc';
 import { addClient, ClientView, listClientViews, NewClient, removeClient, rotateClientSecret, showClient } from './oidc/clients';
 import { adapterFor, claimsOf, clientPolicy, OidcClaims, ProviderAdapter } from './oidc/support';
 import { findAction, runAction } from './actions/registry';
@@ -171,6 +171,8 @@ export interface Core {
     adapter(model: string): ProviderAdapter;
     claims(sub: string): Promise<OidcClaims | undefined>;
     clientPolicy(clientId: string, sub: string | null): Promise<{ firstParty: boolean; allowed: boolean; name: string }>;
+    /** The account's live grant to a client, from any earlier session. */
+    latestGrant(sub: string, clientId: string): Promise<string | undefined>;
     /** The signing keys as private JWKs (never served), and a version that changes with them. */
     signingKeys(): Promise<{ version: string; keys: Array<Record<string, unknown>> }>;
     cookieKey(): Promise<string>;
@@ -432,6 +434,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       adapter: (model) => adapterFor(s, model),
       claims: (sub) => claimsOf(s, sub),
       clientPolicy: (clientId, sub) => clientPolicy(s, clientId, sub),
+      latestGrant: (sub, clientId) => latestGrant(store.root, sub, clientId),
       signingKeys: () => s.keys.privateJwks(),
       cookieKey: () => oidcCookieKey(store.root),
     },

@@ -93,7 +93,10 @@ export class OidcProvider {
       loadExistingGrant: async (ctx: KoaContextWithOIDC) => {
         const client = ctx.oidc.client!;
         const session = ctx.oidc.session!;
-        const grantId = ctx.oidc.result?.consent?.grantId ?? session.grantIdFor(client.clientId);
+        const grantId =
+          ctx.oidc.result?.consent?.grantId ??
+          session.grantIdFor(client.clientId) ??
+          (session.accountId ? await core.oidc.latestGrant(session.accountId, client.clientId) : undefined);
         if (grantId) return ctx.oidc.provider.Grant.find(grantId);
         return undefined;
       },

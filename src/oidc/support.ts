@@ -32,6 +32,7 @@ export function adapterFor(s: Services, model: string): ProviderAdapter {
         payload: JSON.stringify(payload),
         grant_id: typeof payload.grantId === 'string' ? payload.grantId : null,
         uid: typeof payload.uid === 'string' ? payload.uid : null,
+        client_id: model === 'Grant' && typeof payload.clientId === 'string' ? payload.clientId : null,
         account,
         auth_version: account === null ? null : await authVersionOf(s.store.root, account),
         expires_at: expiresIn ? s.clock.now() + expiresIn * 1000 : null,

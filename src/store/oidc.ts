@@ -9,6 +9,7 @@ export interface OidcPayloadRow {
   payload: string;
   grant_id: string | null;
   uid: string | null;
+  client_id: string | null;
   account: string | null;
   auth_version: number | null;
   expires_at: number | null;
@@ -30,7 +31,7 @@ export const upsertPayload = op(async (h, row: Omit<OidcPayloadRow, 'consumed_at
     .k('oidc_payload')
     .insert({ ...row, consumed_at: null })
     .onConflict(['model', 'id'])
-    .merge(['payload', 'grant_id', 'uid', 'account', 'auth_version', 'expires_at']);
+    .merge(['payload', 'grant_id', 'uid', 'client_id', 'account', 'auth_version', 'expires_at']);
 });
 
 /**
@@ -46,6 +47,18 @@ export const findPayload = op(async (h, model: string, where: { id?: string; uid
     [model, value, h.clock.now(), h.dialect === 'postgres' ? false : 0],
   );
   return rows.length === 0 ? undefined : decodeRow<OidcPayloadRow>('oidc_payload', rows[0]);
+});
+
+/** The newest live grant of an account to a client (its id), if any. */
+export const latestGrant = op(async (h, account: string, clientId: string): Promise<string | undefined> => {
+  const rows = await h.all(
+    `SELECT p.id FROM oidc_payload p JOIN user_account a ON a.reference_id = p.account
+     WHERE p.model = 'Grant' AND p.account = ? AND p.client_id = ? AND (p.expires_at IS NULL OR p.expires_at > ?)
+       AND a.disabled = ? AND a.auth_version = p.auth_version
+     ORDER BY p.expires_at DESC LIMIT 1`,
+    [account, clientId, h.clock.now(), h.dialect === 'postgres' ? false : 0],
+  );
+  return rows.length === 0 ? undefined : String(rows[0].id);
 });
 
 export const consumePayload = op(async (h, model: string, id: string): Promise<void> => {

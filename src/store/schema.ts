@@ -62,6 +62,7 @@ export const SCHEMA = {
     payload: 'text',
     grant_id: 'text',
     uid: 'text',
+    client_id: 'text',
     account: 'text',
     auth_version: 'int',
     expires_at: 'time',

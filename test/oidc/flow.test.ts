@@ -95,7 +95,26 @@ t.test('code flow with PKCE: ID token, userinfo, refresh (openid-client, Chromiu
   const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
   t.type(refreshed.access_token, 'string');
   t.not(refreshed.refresh_token, tokens.refresh_token, 'refresh tokens rotate');
-  await t.rejects(oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state }), 'a code used twice is refused');
+  // Consent is asked once per client and scope set: a later sign-in, in another browser, is not asked.
+  const again = oidc.randomPKCECodeVerifier();
+  const url2 = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: REDIRECT,
+    scope: 'openid email profile groups',
+    code_challenge: await oidc.calculatePKCECodeChallenge(again),
+    code_challenge_method: 'S256',
+    state,
+  });
+  const second = await authorize(browser, url2, 'ada@example.com');
+  t.type(
+    (await oidc.authorizationCodeGrant(config, second, { pkceCodeVerifier: again, expectedState: state })).access_token,
+    'string',
+    'no consent page the second time',
+  );
+
+  await t.rejects(
+    oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state }),
+    'a code used twice is refused (and its grant revoked)',
+  );
 
   // user revoke-sessions (an auth_version bump) ends the provider's refresh tokens too.
   t.equal((await cli(s.dataDir, ['user', 'revoke-sessions', 'ada@example.com'])).code, 0);
