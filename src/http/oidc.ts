@@ -9,7 +9,8 @@
 import type { Context, Next } from 'koa';
 import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Core } from '../core';
-import { errorPage } from './pages/html';
+import { errorPage, html, page, raw } from './pages/html';
+import { clearTokens, cookieNames, guestCaller, readCookie } from './pages/session';
 
 const ROUTES = {
   authorization: '/oidc/auth',
@@ -78,7 +79,34 @@ export class OidcProvider {
         devInteractions: { enabled: false },
         revocation: { enabled: true },
         introspection: { enabled: true },
-        rpInitiatedLogout: { enabled: true },
+        rpInitiatedLogout: {
+          enabled: true,
+          // Gatehouse's own pages, not the library's samples.
+          logoutSource: async (ctx, form) => {
+            ctx.type = 'text/html; charset=utf-8';
+            ctx.body = page(
+              { title: 'Sign out?' },
+              html`${raw(form)}
+                <section>
+                  <p>Sign out of Gatehouse and the applications you signed in to with it?</p>
+                  <div class="links">
+                    <button type="submit" form="op.logoutForm" name="logout" value="yes" autofocus>Yes, sign me out</button
+                    ><button type="submit" form="op.logoutForm" class="secondary">No, only this application</button>
+                  </div>
+                </section>`,
+            );
+          },
+          postLogoutSuccessSource: async (ctx) => {
+            ctx.type = 'text/html; charset=utf-8';
+            ctx.body = page(
+              { title: 'Signed out' },
+              html`<section>
+                <p>You are signed out.</p>
+                <p class="links"><a href="/signin">Sign in again</a></p>
+              </section>`,
+            );
+          },
+        },
         userinfo: { enabled: true },
       },
       routes: ROUTES,
@@ -107,6 +135,17 @@ export class OidcProvider {
     };
     const provider = new Provider(core.config.publicUrl, configuration);
     provider.proxy = core.config.trustProxy;
+    // "Yes, sign me out" also ends the Gatehouse session of the pages (their cookie and the session).
+    const names = cookieNames(core.config.publicUrl);
+    provider.on('end_session.success', (ctx: KoaContextWithOIDC) => {
+      if (!ctx.oidc.params?.logout) return;
+      const token = (readCookie(ctx as unknown as Context, names.session) ?? '').split('~')[0];
+      clearTokens(ctx as unknown as Context, names);
+      if (token) {
+        const caller = { ...guestCaller(ctx as unknown as Context), authorization: `Bearer ${token}` };
+        core.actions.run(caller, 'user_account', 'signout', {}).catch(() => undefined); // an ended session needs no second end
+      }
+    });
     this.current = { version: keys.version, provider };
     return provider;
   }

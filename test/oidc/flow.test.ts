@@ -276,3 +276,41 @@ t.test('clients from the shell: list, show, rotate-secret, remove', async (t) =>
   const events = ((await cli(s.dataDir, ['--json', 'audit'])).json.events as Array<{ event: string }>).map((e) => e.event);
   for (const e of ['client_added', 'client_secret_rotated', 'client_removed']) t.ok(events.includes(e), e);
 });
+
+t.test('RP-initiated logout ends the provider session and the pages’ session', async (t) => {
+  const { s, browser } = await setUp(t);
+  const registered = await addClient(s, '--first-party', '--post-logout-redirect-uri', `${APP}/bye`);
+  const config = await oidc.discovery(new URL(s.config.publicUrl), registered.client_id, registered.client_secret, undefined, {
+    execute: [oidc.allowInsecureRequests],
+  });
+  const verifier = oidc.randomPKCECodeVerifier();
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: REDIRECT,
+    scope: 'openid',
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state: 'st',
+  });
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  let last: URL | undefined;
+  await page.route(`${APP}/**`, (route) => ((last = new URL(route.request().url())), route.fulfill({ status: 200, body: 'app' })));
+  await page.goto(url.href);
+  await page.getByLabel('Email', { exact: true }).fill('ada@example.com');
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${APP}/**`);
+  const tokens = await oidc.authorizationCodeGrant(config, last!, { pkceCodeVerifier: verifier, expectedState: 'st' });
+
+  await page.goto(oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: `${APP}/bye`, state: 'b' }).href);
+  await screenshots(page, 'oidc-logout');
+  await page.getByRole('button', { name: 'Yes, sign me out' }).click();
+  await page.waitForURL(`${APP}/**`);
+  t.equal(last!.pathname, '/bye', 'back at the application');
+  t.equal(last!.searchParams.get('state'), 'b');
+  await page.goto(`${s.url}/account`);
+  t.match(page.url(), /\/signin$/, 'the pages are signed out too');
+  await page.goto(url.href);
+  t.match(new URL(page.url()).pathname, /^\/oidc\/interaction\//, 'the next sign-in asks for the password again');
+  await context.close();
+});
