@@ -29,6 +29,26 @@ async function addClient(s: TestServer, ...args: string[]) {
   return r.json as { client_id: string; client_secret?: string };
 }
 
+/** The relying party's view of Gatehouse, from its discovery document (http allowed: a test). */
+const relyingParty = (s: TestServer, client: { client_id: string; client_secret?: string }) =>
+  oidc.discovery(new URL(s.config.publicUrl), client.client_id, client.client_secret, client.client_secret ? undefined : oidc.None(), {
+    execute: [oidc.allowInsecureRequests],
+  });
+
+/** An authorization request with a fresh PKCE pair; offline_access asks with prompt=consent, as the spec wants. */
+async function authorizationRequest(config: oidc.Configuration, scope = 'openid', state = 'st') {
+  const verifier = oidc.randomPKCECodeVerifier();
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: REDIRECT,
+    scope,
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+    ...(scope.includes('offline_access') ? { prompt: 'consent' } : {}),
+  });
+  return { url, verifier };
+}
+
 /** Drives the browser from the authorization URL to the app's callback; returns the callback URL. */
 async function authorize(browser: Browser, url: URL, email: string, o: { consent?: boolean; shots?: string } = {}): Promise<URL> {
   const context = await browser.newContext();
@@ -64,23 +84,13 @@ t.test('code flow with PKCE: ID token, userinfo, refresh (openid-client, Chromiu
   const registered = await addClient(s);
   t.type(registered.client_secret, 'string', 'a confidential client gets its secret once');
 
-  const config = await oidc.discovery(new URL(s.config.publicUrl), registered.client_id, registered.client_secret, undefined, {
-    execute: [oidc.allowInsecureRequests],
-  });
+  const config = await relyingParty(s, registered);
   t.equal(config.serverMetadata().issuer, s.config.publicUrl, 'issuer = the public URL');
   t.match(config.serverMetadata().authorization_endpoint, /\/oidc\/auth$/);
   t.same(config.serverMetadata().code_challenge_methods_supported, ['S256']);
 
-  const verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
-  const url = oidc.buildAuthorizationUrl(config, {
-    redirect_uri: REDIRECT,
-    scope: 'openid email profile groups offline_access',
-    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
-    state,
-    prompt: 'consent',
-  });
+  const { url, verifier } = await authorizationRequest(config, 'openid email profile groups offline_access', state);
   const callback = await authorize(browser, url, 'ada@example.com', { consent: true, shots: 'oidc' });
   const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state });
   const claims = tokens.claims()!;
@@ -96,14 +106,7 @@ t.test('code flow with PKCE: ID token, userinfo, refresh (openid-client, Chromiu
   t.type(refreshed.access_token, 'string');
   t.not(refreshed.refresh_token, tokens.refresh_token, 'refresh tokens rotate');
   // Consent is asked once per client and scope set: a later sign-in, in another browser, is not asked.
-  const again = oidc.randomPKCECodeVerifier();
-  const url2 = oidc.buildAuthorizationUrl(config, {
-    redirect_uri: REDIRECT,
-    scope: 'openid email profile groups',
-    code_challenge: await oidc.calculatePKCECodeChallenge(again),
-    code_challenge_method: 'S256',
-    state,
-  });
+  const { url: url2, verifier: again } = await authorizationRequest(config, 'openid email profile groups', state);
   const second = await authorize(browser, url2, 'ada@example.com');
   t.type(
     (await oidc.authorizationCodeGrant(config, second, { pkceCodeVerifier: again, expectedState: state })).access_token,
@@ -140,18 +143,8 @@ t.test('public clients need PKCE; unregistered redirect URIs never leave Gatehou
   // First party: no consent page. Allowed groups: only editors sign in to this one.
   await cli(s.dataDir, ['group', 'create', 'editors']);
   const restricted = await addClient(s, '--public', '--first-party', '--allowed-group', 'editors');
-  const config = await oidc.discovery(new URL(s.config.publicUrl), restricted.client_id, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
-  const start = async () => {
-    const verifier = oidc.randomPKCECodeVerifier();
-    const url = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT,
-      scope: 'openid',
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      state: 'st',
-    });
-    return { url, verifier };
-  };
+  const config = await relyingParty(s, restricted);
+  const start = () => authorizationRequest(config);
   const refused = await authorize(browser, (await start()).url, 'ada@example.com');
   t.equal(refused.searchParams.get('error'), 'access_denied', 'a non-member ends at the client with access_denied');
   await cli(s.dataDir, ['group', 'add', 'editors', 'ada@example.com']);
@@ -175,22 +168,9 @@ t.test('every account rule holds: the TOTP step, lockouts, disabling; two instan
   const browser = await launch(t);
   const registered = await addClient(s, '--first-party');
   // The relying party talks to the second instance for everything but the browser's half.
-  const config = await oidc.discovery(new URL(s.config.publicUrl), registered.client_id, registered.client_secret, undefined, {
-    execute: [oidc.allowInsecureRequests],
-  });
+  const config = await relyingParty(s, registered);
   config[oidc.customFetch] = (url, options) => fetch(url.replace(s.config.publicUrl, other.url), options as RequestInit);
-  const start = async (scope = 'openid') => {
-    const verifier = oidc.randomPKCECodeVerifier();
-    const url = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT,
-      scope,
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      state: 'st',
-      ...(scope.includes('offline_access') ? { prompt: 'consent' } : {}),
-    });
-    return { url, verifier };
-  };
+  const start = (scope = 'openid') => authorizationRequest(config, scope);
 
   // TOTP: the password alone does not give a code.
   const tom = await s.signin('tom@example.com');
@@ -280,17 +260,8 @@ t.test('clients from the shell: list, show, rotate-secret, remove', async (t) =>
 t.test('RP-initiated logout ends the provider session and the pages’ session', async (t) => {
   const { s, browser } = await setUp(t);
   const registered = await addClient(s, '--first-party', '--post-logout-redirect-uri', `${APP}/bye`);
-  const config = await oidc.discovery(new URL(s.config.publicUrl), registered.client_id, registered.client_secret, undefined, {
-    execute: [oidc.allowInsecureRequests],
-  });
-  const verifier = oidc.randomPKCECodeVerifier();
-  const url = oidc.buildAuthorizationUrl(config, {
-    redirect_uri: REDIRECT,
-    scope: 'openid',
-    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
-    state: 'st',
-  });
+  const config = await relyingParty(s, registered);
+  const { url, verifier } = await authorizationRequest(config);
   const context = await browser.newContext();
   const page = await context.newPage();
   let last: URL | undefined;
