@@ -174,7 +174,7 @@ export interface Core {
     /** The account's live grant to a client, from any earlier session. */
     latestGrant(sub: string, clientId: string): Promise<string | undefined>;
     /** The signing keys as private JWKs (never served), and a version that changes with them. */
-    signingKeys(): Promise<{ version: string; keys: Array<Record<string, unknown>> }>;
+    signingKeys(): Promise<{ version: string; keys: ReadonlyArray<Record<string, unknown>> }>;
     cookieKey(): Promise<string>;
   };
   readonly audit: {

@@ -48,6 +48,7 @@ export class KeyRing {
   private verifiers = new Map<string, Verifier>();
   private published: PublicJwk[] = [];
   private verifyUntil = new Map<string, number>();
+  private privateKeys: ReadonlyArray<Record<string, unknown>> = [];
   private legacy: { key: KeyObject; issuedBefore: number } | null = null;
   private version = '';
   private checkedAt = 0;
@@ -76,6 +77,7 @@ export class KeyRing {
     this.verifiers = verifiers;
     this.published = live.map((r) => JSON.parse(r.public_jwk) as PublicJwk);
     this.verifyUntil = new Map(live.filter((r) => r.verify_until !== null).map((r) => [r.kid, r.verify_until!]));
+    this.privateKeys = live.map((r) => ({ ...createPrivateKey(r.private_key).export({ format: 'jwk' }), kid: r.kid, alg: r.alg, use: 'sig' }));
     this.legacy = legacy && { key: createSecretKey(legacy.secret), issuedBefore: legacy.issuedBefore };
     this.version = version;
   }
@@ -108,12 +110,13 @@ export class KeyRing {
     return this.legacy;
   }
 
-  /** The private keys that verify now, as JWKs, the signing one first (the OIDC provider signs with it). */
-  async privateJwks(): Promise<{ version: string; keys: Array<Record<string, unknown>> }> {
-    await this.refresh();
-    const rows = (await listSigningKeys(this.root)).filter((r) => r.verify_until === null || r.verify_until > this.clock.now());
-    const keys = rows.map((r) => ({ ...createPrivateKey(r.private_key).export({ format: 'jwk' }), kid: r.kid, alg: r.alg, use: 'sig' }));
-    return { version: this.version, keys };
+  /**
+   * The private keys that verify, as JWKs, the signing one first (the OIDC provider signs with
+   * them). Checked against the store at most once a second: it is asked on every /oidc request.
+   */
+  async privateJwks(): Promise<{ version: string; keys: ReadonlyArray<Record<string, unknown>> }> {
+    await this.refresh(UNKNOWN_KID_RELOAD_MS);
+    return { version: this.version, keys: this.privateKeys };
   }
 
   /** The public keys that verify now: the JWKS. */

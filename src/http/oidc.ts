@@ -10,7 +10,7 @@ import type { Context, Next } from 'koa';
 import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Core } from '../core';
 import { errorPage, html, page, raw } from './pages/html';
-import { clearTokens, cookieNames, guestCaller, readCookie } from './pages/session';
+import { clearTokens, cookieNames, readCookie, tokenCaller } from './pages/session';
 
 const ROUTES = {
   authorization: '/oidc/auth',
@@ -30,7 +30,7 @@ const ROUTES = {
 export const INTERACTION_PATH = /^\/oidc\/interaction\/[A-Za-z0-9_-]{1,64}$/;
 
 export class OidcProvider {
-  private current: { version: string; provider: Provider } | null = null;
+  private current: { version: string; provider: Provider; handle: ReturnType<Provider['callback']> } | null = null;
   private building: Promise<Provider> | null = null;
 
   constructor(private readonly core: Core) {}
@@ -43,7 +43,13 @@ export class OidcProvider {
     return this.building;
   }
 
-  private async build(keys: { version: string; keys: Array<Record<string, unknown>> }): Promise<Provider> {
+  /** The provider's request handler, made once per provider (Koa composes it on each callback()). */
+  private async handler(): Promise<ReturnType<Provider['callback']>> {
+    await this.provider();
+    return this.current!.handle;
+  }
+
+  private async build(keys: { version: string; keys: ReadonlyArray<Record<string, unknown>> }): Promise<Provider> {
     const core = this.core;
     const cookieKey = await core.oidc.cookieKey();
     class StoreAdapter {
@@ -142,11 +148,10 @@ export class OidcProvider {
       const token = (readCookie(ctx as unknown as Context, names.session) ?? '').split('~')[0];
       clearTokens(ctx as unknown as Context, names);
       if (token) {
-        const caller = { ...guestCaller(ctx as unknown as Context), authorization: `Bearer ${token}` };
-        core.actions.run(caller, 'user_account', 'signout', {}).catch(() => undefined); // an ended session needs no second end
+        core.actions.run(tokenCaller(ctx as unknown as Context, token), 'user_account', 'signout', {}).catch(() => undefined); // an ended session needs no second end
       }
     });
-    this.current = { version: keys.version, provider };
+    this.current = { version: keys.version, provider, handle: provider.callback() };
     return provider;
   }
 
@@ -156,9 +161,9 @@ export class OidcProvider {
       const path = ctx.path;
       const ours = path === '/.well-known/openid-configuration' || (path.startsWith('/oidc/') && !path.startsWith('/oidc/interaction/'));
       if (!ours) return next();
-      const provider = await this.provider();
+      const handle = await this.handler();
       ctx.respond = false;
-      await provider.callback()(ctx.req, ctx.res);
+      await handle(ctx.req, ctx.res);
     };
   }
 }

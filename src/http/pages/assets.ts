@@ -38,7 +38,9 @@ dt { color: var(--muted); } dd { margin: 0; overflow-wrap: anywhere; }
 .qr { display: block; width: 100%; max-width: 14rem; margin: 0 auto 1rem; background: #fff; padding: .5rem; border-radius: 6px; }
 .qr svg { display: block; width: 100%; height: auto; }
 code, .secret { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; overflow-wrap: anywhere; }
-.codes { columns: 2; padding-left: 1.25rem; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
+.codes { columns: 2; padding-left: 2.25rem; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
+.codes li { white-space: nowrap; }
+@media (max-width: 420px) { .codes { columns: 1; } }
 ul.sessions { list-style: none; padding: 0; margin: 0; }
 ul.sessions li { display: flex; justify-content: space-between; align-items: center; gap: 1rem; padding: .6rem 0; border-top: 1px solid var(--line); }
 ul.sessions li:first-child { border-top: none; }

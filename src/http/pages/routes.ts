@@ -15,7 +15,7 @@ import { errorStyle, STATUS } from '../errors';
 import { SCRIPT, STYLESHEET } from './assets';
 import { field, form, html, Html, notice, page, PAGE_CSP, raw } from './html';
 import { INTERACTION_PATH, type OidcProvider } from '../oidc';
-import { assertSameSite, clearTokens, cookieNames, csrfToken, guestCaller, pageCaller, storeTokens, tokensIn } from './session';
+import { assertSameSite, clearTokens, cookieNames, csrfToken, guestCaller, pageCaller, storeTokens, tokenCaller, tokensIn } from './session';
 
 type Item = { ResponseType: string; Attributes: Record<string, unknown> };
 
@@ -43,6 +43,9 @@ const message = (err: unknown): string => {
   if (!isAppError(err)) throw err;
   return err.message.charAt(0).toUpperCase() + err.message.slice(1);
 };
+
+/** A refusal's status and message, for a form shown again with it. */
+const refusal = (err: unknown): { status: number; error: string } => ({ error: message(err), status: STATUS[(err as AppError).code] });
 
 /** Fixed success messages by name (redirects carry only the name: no reflected text). */
 const DONE: Record<string, string> = {
@@ -138,8 +141,8 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
       const code = isAppError(err) ? err.code : null;
       const needsCode = code === 'otp_required' || code === 'otp_invalid';
       await signinPage(ctx, {
-        status: isAppError(err) ? statusOf(err) : 500,
-        error: code === 'otp_required' ? 'Enter the code from your authenticator app (and your password again).' : message(err),
+        ...refusal(err),
+        ...(code === 'otp_required' ? { error: 'Enter the code from your authenticator app (and your password again).' } : {}),
         email,
         otp: needsCode,
         returnTo,
@@ -181,7 +184,7 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
     try {
       await run(guestCaller(ctx), 'signup', input);
     } catch (err) {
-      return signupPage(ctx, { status: isAppError(err) ? statusOf(err) : 500, error: message(err), name: input.name, email: input.email });
+      return signupPage(ctx, { ...refusal(err), name: input.name, email: input.email });
     }
     try {
       const tokens = tokensIn(await run(guestCaller(ctx), 'signin', { email: input.email, password: input.password }));
@@ -225,7 +228,7 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
       await run(guestCaller(ctx), 'verify_email', { token: str(ctx.request.body, 'token').trim() });
       verifyPage(ctx, { done: true });
     } catch (err) {
-      verifyPage(ctx, { status: isAppError(err) ? statusOf(err) : 500, error: message(err) });
+      verifyPage(ctx, refusal(err));
     }
   });
 
@@ -256,7 +259,7 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
       await run(guestCaller(ctx), 'reset_password_request', { email: str(ctx.request.body, 'email') });
       resetPage(ctx, { info: 'If an account uses that address, a link to reset its password is on its way. It works once, for a short time.' });
     } catch (err) {
-      resetPage(ctx, { status: isAppError(err) ? statusOf(err) : 500, error: message(err) });
+      resetPage(ctx, refusal(err));
     }
   });
   post('/reset-password', async (ctx) => {
@@ -270,7 +273,7 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
       clearTokens(ctx, names);
       see(ctx, '/signin?done=reset');
     } catch (err) {
-      resetPage(ctx, { status: isAppError(err) ? statusOf(err) : 500, error: message(err) });
+      resetPage(ctx, refusal(err));
     }
   });
 
@@ -412,20 +415,19 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
       try {
         outcome = await handler(ctx, caller, ctx.request.body);
       } catch (err) {
-        return accountPage(ctx, caller, { status: isAppError(err) ? statusOf(err) : 500, error: message(err) });
+        return accountPage(ctx, caller, refusal(err));
       }
       if (typeof outcome === 'string') return see(ctx, outcome);
-      // A handler that changed the tokens stored them; the page reads with the new ones.
-      await accountPage(ctx, (await pageCaller(ctx, core, names)) ?? caller, outcome);
+      // A handler that opened a new session (keep) reads the page with its token.
+      await accountPage(ctx, (ctx.state.renewed as Caller | undefined) ?? caller, outcome);
     });
 
   /** Actions that answer a new session (password, email, TOTP): keep this browser signed in. */
   const keep = (ctx: Context, items: Item[]) => {
     const tokens = tokensIn(items);
-    if (tokens) {
-      storeTokens(ctx, names, tokens);
-      ctx.request.header.cookie = `${names.session}=${tokens.token}~${tokens.refresh}; ${names.csrf}=${csrfToken(ctx, names)}`;
-    }
+    if (!tokens) return;
+    storeTokens(ctx, names, tokens);
+    ctx.state.renewed = tokenCaller(ctx, tokens.token);
   };
 
   accountPost('/account/request-verification', async (_ctx, caller) => {
@@ -586,6 +588,3 @@ function registerInteractions(router: Router, core: Core, oidc: OidcProvider, t:
     await finish(ctx, { error: 'access_denied', error_description: 'the account holder did not allow it' });
   });
 }
-
-/** The HTTP status of a refusal (the pages show it with the form again). */
-const statusOf = (err: AppError): number => STATUS[err.code];

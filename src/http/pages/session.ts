@@ -91,6 +91,9 @@ export function tokensIn(items: ReadonlyArray<{ ResponseType: string; Attributes
 
 export const guestCaller = (ctx: Context): Caller => ({ authorization: null, client: ctx.ip, userAgent: ctx.get('user-agent') || null });
 
+/** This browser's request, carrying a page session's access token. */
+export const tokenCaller = (ctx: Context, token: string): Caller => ({ ...guestCaller(ctx), authorization: `Bearer ${token}` });
+
 /**
  * The signed-in caller of a page, or null: an expired access token is renewed with the refresh
  * token (and the cookie updated); an ended session clears the cookie.
@@ -98,7 +101,7 @@ export const guestCaller = (ctx: Context): Caller => ({ authorization: null, cli
 export async function pageCaller(ctx: Context, core: Core, names: PageCookies): Promise<Caller | null> {
   const tokens = tokensOf(ctx, names);
   if (!tokens) return null;
-  const caller = (token: string): Caller => ({ authorization: `Bearer ${token}`, client: ctx.ip, userAgent: ctx.get('user-agent') || null });
+  const caller = (token: string) => tokenCaller(ctx, token);
   try {
     await core.auth.actor(caller(tokens.token));
     return caller(tokens.token);
