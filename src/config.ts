@@ -3,6 +3,7 @@
  * Flags beat environment; bad values are refused at start with a clear message.
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { AppError } from './errors';
@@ -18,6 +19,8 @@ export interface Config {
   readonly passwordMinLength: number;
   readonly publicStatistics: boolean;
   readonly publicUrl: string;
+  /** False when publicUrl was derived from host and port: the bound address replaces it (port 0). */
+  readonly publicUrlSet: boolean;
   /** Link templates with {token} for apps with their own screens; null: Gatehouse's pages. */
   readonly verifyUrl: string | null;
   readonly resetUrl: string | null;
@@ -25,7 +28,8 @@ export interface Config {
   readonly pages: boolean;
   /** Browser origins allowed to call the API (CORS); empty: no CORS headers at all. */
   readonly corsOrigins: readonly string[];
-  readonly trustProxy: boolean;
+  /** Reverse proxies in front (null: none; X-Forwarded-For is then ignored). */
+  readonly trustProxy: TrustProxy | null;
   readonly rateLimits: boolean;
   /** Password hashes computed at once; the rest wait, so database reads keep pool threads. */
   readonly hashConcurrency: number;
@@ -41,9 +45,33 @@ export interface Config {
   readonly limits: Limits;
 }
 
+/** How many proxies are in front, or the networks they are in (CIDR or single addresses). */
+export type TrustProxy = { readonly hops: number } | { readonly networks: readonly string[] };
+
+/** "1" / "2" hops, "true" (one proxy), "false", or "10.0.0.0/8,fd00::/8,127.0.0.1". */
+const trustProxy = (raw: string, name: string): TrustProxy | null => {
+  const value = raw.trim();
+  if (/^(|0|false|no|off)$/i.test(value)) return null;
+  if (/^(true|yes|on)$/i.test(value)) return Object.freeze({ hops: 1 });
+  if (/^\d+$/.test(value)) return Object.freeze({ hops: int(1, 16)(value, name) });
+  const networks = value.split(',').map((n) => n.trim());
+  for (const n of networks) {
+    const [address, prefix, extra] = n.split('/');
+    const family = net.isIP(address);
+    const bits = family === 6 ? 128 : 32;
+    if (family === 0 || extra !== undefined || (prefix !== undefined && !(/^\d+$/.test(prefix) && Number(prefix) <= bits))) {
+      throw new AppError('invalid_input', `${name} takes a number of proxies or their networks (like 10.0.0.0/8,127.0.0.1), got "${n}"`);
+    }
+  }
+  return Object.freeze({ networks: Object.freeze(networks) });
+};
+
 export interface Limits {
   readonly windowSeconds: number;
+  /** Failed signins for one account from one address before that pair locks. */
   readonly signinFailuresPerAccount: number;
+  /** Failed signins for one account from all addresses before it locks everywhere. */
+  readonly signinFailuresPerAccountTotal: number;
   readonly signinFailuresPerAddress: number;
   readonly signupsPerAddress: number;
   readonly totpFailuresPerAccount: number;
@@ -172,7 +200,7 @@ const SETTINGS = {
   resetUrl: { env: 'GATEHOUSE_RESET_URL', parse: linkTemplate, fallback: null },
   pages: { env: 'GATEHOUSE_PAGES', parse: bool, fallback: true },
   corsOrigin: { env: 'GATEHOUSE_CORS_ORIGIN', parse: origins, fallback: Object.freeze([]) as readonly string[] },
-  trustProxy: { env: 'GATEHOUSE_TRUST_PROXY', parse: bool, fallback: false },
+  trustProxy: { env: 'GATEHOUSE_TRUST_PROXY', parse: trustProxy, fallback: null },
   rateLimits: { env: 'GATEHOUSE_RATE_LIMITS', parse: bool, fallback: true },
   hashConcurrency: { env: 'GATEHOUSE_HASH_CONCURRENCY', parse: int(1, 256), fallback: () => Math.max(1, os.availableParallelism()) },
   busyTimeout: { env: 'GATEHOUSE_BUSY_TIMEOUT', parse: int(0, 600000), fallback: 5000 },
@@ -184,6 +212,7 @@ const SETTINGS = {
   resetTtl: { env: 'GATEHOUSE_RESET_TTL', parse: parseDuration, fallback: 1800 },
   limitWindow: { env: 'GATEHOUSE_LIMIT_WINDOW', parse: parseDuration, fallback: 900 },
   signinFailuresPerAccount: { env: 'GATEHOUSE_SIGNIN_FAILURES_PER_ACCOUNT', parse: int(1, 1000000), fallback: 10 },
+  signinFailuresPerAccountTotal: { env: 'GATEHOUSE_SIGNIN_FAILURES_PER_ACCOUNT_TOTAL', parse: int(1, 1000000), fallback: 100 },
   signinFailuresPerAddress: { env: 'GATEHOUSE_SIGNIN_FAILURES_PER_ADDRESS', parse: int(1, 1000000), fallback: 100 },
   signupsPerAddress: { env: 'GATEHOUSE_SIGNUPS_PER_ADDRESS', parse: int(1, 1000000), fallback: 100 },
   totpFailuresPerAccount: { env: 'GATEHOUSE_TOTP_FAILURES_PER_ACCOUNT', parse: int(1, 1000000), fallback: 5 },
@@ -200,8 +229,11 @@ const flagName = (key: string) => '--' + key.replace(/[A-Z]/g, (c) => '-' + c.to
 function resolve<T>(key: SettingName, flags: Flags, env: NodeJS.ProcessEnv): T {
   const s = SETTINGS[key] as Setting<T>;
   const given = flags[key];
-  if (given !== undefined) return s.parse(String(given), flagName(key));
   const fromEnv = env[s.env];
+  if (s.secret && fromEnv && env[`${s.env}_FILE`]) {
+    throw new AppError('invalid_input', `${s.env} and ${s.env}_FILE are both set; keep one`);
+  }
+  if (given !== undefined) return s.parse(String(given), flagName(key));
   if (fromEnv !== undefined && fromEnv !== '') return s.parse(fromEnv, s.env);
   const file = s.secret ? env[`${s.env}_FILE`] : undefined;
   if (file) {
@@ -220,7 +252,8 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
   const r = <T>(k: SettingName) => resolve<T>(k, flags, env);
   const host = r<string>('host');
   const port = r<number>('port');
-  const publicUrl = r<string>('publicUrl') || `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const givenUrl = r<string>('publicUrl');
+  const publicUrl = givenUrl || `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   return Object.freeze({
     dataDir: r<string>('dataDir'),
     db: r<string | null>('db'),
@@ -231,11 +264,12 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     passwordMinLength: r<number>('passwordMinLength'),
     publicStatistics: r<boolean>('publicStatistics'),
     publicUrl,
+    publicUrlSet: givenUrl !== '',
     corsOrigins: r<readonly string[]>('corsOrigin'),
     verifyUrl: r<string | null>('verifyUrl'),
     resetUrl: r<string | null>('resetUrl'),
     pages: r<boolean>('pages'),
-    trustProxy: r<boolean>('trustProxy'),
+    trustProxy: r<TrustProxy | null>('trustProxy'),
     rateLimits: r<boolean>('rateLimits'),
     hashConcurrency: r<number>('hashConcurrency'),
     busyTimeoutMs: r<number>('busyTimeout'),
@@ -248,6 +282,7 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     limits: Object.freeze({
       windowSeconds: r<number>('limitWindow'),
       signinFailuresPerAccount: r<number>('signinFailuresPerAccount'),
+      signinFailuresPerAccountTotal: r<number>('signinFailuresPerAccountTotal'),
       signinFailuresPerAddress: r<number>('signinFailuresPerAddress'),
       signupsPerAddress: r<number>('signupsPerAddress'),
       totpFailuresPerAccount: r<number>('totpFailuresPerAccount'),

@@ -10,7 +10,7 @@ import { AppError, denied } from './errors';
 import { createLogger, Logger } from './log';
 import { SHELL, type Actor } from './actor';
 import type { Services } from './services';
-import { openStore, schemaStatus, SchemaStatus, Store } from './store/connection';
+import { dataDirWarning, openStore, schemaStatus, SchemaStatus, Store } from './store/connection';
 import { groupsOf } from './store/accounts';
 import { prune as pruneCounters } from './store/counters';
 import { pruneTokens } from './store/account-tokens';
@@ -97,7 +97,7 @@ export interface Core {
     setDisabled(actor: Actor, email: string, disabled: boolean): Promise<{ account: AccountView; changed: boolean }>;
     setPassword(actor: Actor, email: string, password: string): Promise<AccountView>;
     revokeSessions(actor: Actor, email: string): Promise<AccountView>;
-    unlock(actor: Actor, email: string): Promise<{ account: AccountView; cleared: number }>;
+    unlock(actor: Actor, email: string): Promise<{ account: AccountView; unlocked: boolean }>;
     resetTotp(actor: Actor, email: string): Promise<{ account: AccountView; changed: boolean }>;
     promote(actor: Actor, email: string): Promise<{ account: AccountView; changed: boolean }>;
     demote(actor: Actor, email: string): Promise<{ account: AccountView; changed: boolean }>;
@@ -191,6 +191,11 @@ export interface Core {
   readonly dialect: Store['dialect'];
   /** Drops old counters and long-expired tokens (a running server calls it periodically). */
   prune(): Promise<void>;
+  /**
+   * The server is bound at `url`. Without --public-url, links, the token issuer and the OpenID
+   * issuer name this address from now on (so `--port 0` never yields `:0`).
+   */
+  listening(url: string): void;
   /** Waits for background work (mail sent after an answer). */
   settle(): Promise<void>;
   close(): Promise<void>;
@@ -215,11 +220,13 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
   const logger = options.logger ?? createLogger();
   const clock = options.clock ?? systemClock;
   const store = await openStore(config, clock);
+  const dirWarning = dataDirWarning(config);
+  if (dirWarning) logger.warn('data_dir_open', { message: dirWarning });
   let s: Services;
   try {
     const keys = new KeyRing(store.root, clock);
     await keys.open();
-    const tokens = new TokenService(keys, config.publicUrl, config.tokenTtlSeconds, clock);
+    const tokens = new TokenService(keys, () => s.config.publicUrl, config.tokenTtlSeconds, clock);
     const passwords = new PasswordHasher(config.bcryptCost, config.hashConcurrency);
     if (options.warmUp) await passwords.warmUp();
     s = {
@@ -251,7 +258,12 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
   const changed = async (email: string, change: Promise<{ changed: boolean }>) => ({ changed: (await change).changed, account: await view(email) });
 
   return {
-    config,
+    get config() {
+      return s.config;
+    },
+    listening(url) {
+      if (!s.config.publicUrlSet) s.config = Object.freeze({ ...s.config, publicUrl: url });
+    },
     clock,
     logger,
     shell: SHELL,
@@ -285,7 +297,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       },
       async unlock(actor, email) {
         const r = await unlockAccount(s, actor, email);
-        return { account: await view(email), cleared: r.cleared };
+        return { account: await view(email), unlocked: r.unlocked };
       },
       resetTotp: (actor, email) => changed(email, resetTotp(s, actor, email)),
       promote: (actor, email) => changed(email, promote(s, actor, email)),

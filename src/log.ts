@@ -17,7 +17,23 @@ export interface Logger {
 const flushers = new Set<() => void>();
 let exitHooked = false;
 
-export function createLogger(write: (text: string) => void = (t) => void process.stdout.write(t)): Logger {
+let stdoutBroken = false;
+let stdoutWatched = false;
+/**
+ * Writes to stdout until its reader goes away (`serve | head -1`): the EPIPE then ends the log,
+ * never the server (an 'error' event with no listener would kill the process).
+ */
+function writeStdout(text: string): void {
+  if (!stdoutWatched) {
+    stdoutWatched = true;
+    process.stdout.on('error', () => {
+      stdoutBroken = true;
+    });
+  }
+  if (!stdoutBroken) process.stdout.write(text);
+}
+
+export function createLogger(write: (text: string) => void = writeStdout): Logger {
   let pending: string[] = [];
   let scheduled = false;
   const flush = () => {

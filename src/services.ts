@@ -21,7 +21,8 @@ export interface AuthCounters {
 }
 
 export interface Services {
-  readonly config: Config;
+  /** Replaced once, when the server is bound and --public-url was not given (Core.listening). */
+  config: Config;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly store: Store;

@@ -10,8 +10,8 @@ export async function accountStats(s: Services) {
   const { limits } = s.config;
   const [c, locked] = await Promise.all([
     accountCounts(s.store.root),
-    // Accounts whose failed signins reached the limit in the current window.
-    countLockedAccounts(s.store.root, keys.signinEmail(''), limits.signinFailuresPerAccount, limits.windowSeconds * 1000),
+    // Accounts locked everywhere: failed signins from all addresses reached the ceiling in the current window.
+    countLockedAccounts(s.store.root, keys.signinEmail(''), limits.signinFailuresPerAccountTotal, limits.windowSeconds * 1000),
   ]);
   return { total: c.total, administrators: c.administrators, with_totp: c.withTotp, unverified: c.unverified, disabled: c.disabled, locked, groups: c.groups };
 }

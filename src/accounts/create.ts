@@ -34,11 +34,11 @@ export interface CreatedAccount {
 }
 
 /** Reads and validates the signup attributes (only the documented ones are read). */
-export function parseNewAccount(attributes: Record<string, unknown>, minLength: number, requireConfirm = true): NewAccount {
+export function parseNewAccount(attributes: Record<string, unknown>, minLength: number): NewAccount {
   const { email, key } = normalizeEmail(stringField(attributes, 'email')!);
   const name = validateName(stringField(attributes, 'name')!);
   const password = stringField(attributes, 'password')!;
-  const confirm = stringField(attributes, 'passwordConfirm', requireConfirm);
+  const confirm = stringField(attributes, 'passwordConfirm');
   validatePassword(password, confirm, key, minLength);
   return { email, emailKey: key, name, password };
 }

@@ -7,7 +7,7 @@ import type { Actor } from '../actor';
 import type { LogFields } from '../log';
 import type { Services } from '../services';
 
-/** A wrong password (or unknown email): counts per email and per client address. */
+/** A wrong password (or unknown email): counts per email and address, per email, and per address. */
 export async function passwordFailure(
   s: Services,
   actor: Actor,
@@ -18,7 +18,7 @@ export async function passwordFailure(
 ): Promise<void> {
   const locked = await s.limiter.signinFailed(emailKey, actor.client ?? 'shell');
   await s.audit.record(event, actor, { account, ...fields });
-  if (locked) await s.audit.record('lockout', actor, { account, kind: 'signin' }, 'warn');
+  if (locked) await s.audit.record('lockout', actor, { account, kind: locked === 'account' ? 'signin' : 'signin_address' }, 'warn');
 }
 
 /** A wrong, replayed or used-up second factor: counts per account. */

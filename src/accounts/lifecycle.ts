@@ -73,12 +73,13 @@ export async function revokeSessions(s: Services, actor: Actor, account: Account
   await s.audit.record('sessions_revoked', actor, { account: account.reference_id });
 }
 
-export async function unlockAccount(s: Services, actor: Actor, email: string): Promise<{ account: AccountRow; cleared: number }> {
+export async function unlockAccount(s: Services, actor: Actor, email: string): Promise<{ account: AccountRow; unlocked: boolean }> {
   requireAdministrator(actor);
   const account = await findAccountByEmail(s, email);
-  const cleared = await s.limiter.unlock(account.email_key, account.reference_id);
-  await s.audit.record('account_unlocked', actor, { account: account.reference_id });
-  return { account, cleared };
+  const unlocked = await s.limiter.unlock(account.email_key, account.reference_id);
+  // Nothing was locked: nothing happened, so nothing to audit.
+  if (unlocked) await s.audit.record('account_unlocked', actor, { account: account.reference_id });
+  return { account, unlocked };
 }
 
 /**

@@ -4,13 +4,15 @@
  */
 import { AppError } from '../errors';
 import { MAX_PASSWORD_BYTES } from '../auth/passwords';
-import { COMMON_PASSWORDS } from './common-passwords';
+import { isCommonPassword } from './common-passwords';
 
 export const MAX_EMAIL_LENGTH = 254;
 export const MAX_NAME_LENGTH = 100;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 const WHITESPACE = /\s/u;
+/** Invisible format characters (zero-width space and joiners, BOM, soft hyphen, bidi marks). */
+const INVISIBLE = /\p{Cf}/u;
 
 export interface NormalizedEmail {
   /** As the user typed it, trimmed and NFC-normalized: what mail is sent to. */
@@ -40,7 +42,10 @@ export function normalizeEmail(raw: string): NormalizedEmail {
     at !== email.lastIndexOf('@') ||
     at === email.length - 1 ||
     WHITESPACE.test(email) ||
-    CONTROL.test(email)
+    CONTROL.test(email) ||
+    INVISIBLE.test(email) ||
+    // "a@example.com." and "a@example..com" would be look-alikes of a@example.com
+    /(^|\.)$|^\.|\.\./.test(email.slice(at + 1))
   ) {
     throw new AppError('invalid_input', 'email is not a valid email address');
   }
@@ -91,8 +96,7 @@ export function validatePassword(password: string, confirm: string | undefined, 
   if (Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES) {
     throw new AppError('password_too_long', `password must be at most ${MAX_PASSWORD_BYTES} bytes of UTF-8`);
   }
-  const lowered = password.toLowerCase();
-  if (COMMON_PASSWORDS.has(lowered) || identityKey(password) === emailKey) {
+  if (isCommonPassword(password) || identityKey(password) === emailKey) {
     throw new AppError('password_too_common', 'password is too easy to guess; choose another');
   }
 }

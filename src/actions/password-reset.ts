@@ -61,7 +61,7 @@ export const resetPassword: ActionDef = {
       await bumpAuthVersion(tx, account.id, { password: hash });
       await voidTokens(tx, account.id, 'reset_password');
     });
-    await s.limiter.signinSucceeded(account.email_key);
+    await s.limiter.passwordReplaced(account.email_key);
     await s.audit.record('password_reset', actor, { account: account.reference_id });
     return [notify('password changed; sign in with the new password')];
   },

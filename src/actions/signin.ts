@@ -50,7 +50,7 @@ export const signin: ActionDef = {
       await s.audit.record('signin_failed', actor, { account: account.reference_id, reason: 'unverified' });
       throw new AppError('email_unverified', 'confirm your email address first (request_verification sends a new link)');
     }
-    await s.limiter.signinSucceeded(account.email_key);
+    await s.limiter.signinSucceeded(account.email_key, actor.client ?? 'shell');
     if (check.needsRehash) {
       // Upgrade imported argon2id or old-cost hashes; a failure here must not fail the signin.
       try {

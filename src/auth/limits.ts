@@ -1,16 +1,20 @@
 /**
- * Rate limits and lockouts (CONTRACT §3 Limits). Failed signins are counted per email (so an
- * unknown email locks exactly like a known one and the answer never tells them apart) and per
- * client address; TOTP failures per account; reset requests per account. Per-address limits can
+ * Rate limits and lockouts (CONTRACT §3 Limits). Failed signins are counted per email and client
+ * address (so a hostile address cannot lock the owner out from another one), per email across
+ * all addresses (a higher ceiling that bounds distributed guessing), and per client address; an
+ * unknown email locks exactly like a known one, so the answer never tells them apart; TOTP failures per account; reset requests per account. Per-address limits can
  * be turned off (--no-rate-limits); per-account ones always apply.
  */
 import { AppError } from '../errors';
 import type { Config } from '../config';
 import type { Clock } from '../clock';
 import type { Tx } from '../store/connection';
-import { clear, Count, hit, peek } from '../store/counters';
+import { clear, clearPrefix, Count, hit, peek } from '../store/counters';
 
 export const keys = {
+  /** Failures for an account from one client address: what locks that pair. */
+  signinPair: (emailKey: string, address: string) => `signin_pair:${emailKey}|${address}`,
+  /** Failures for an account from every address: the higher ceiling that locks it everywhere. */
   signinEmail: (emailKey: string) => `signin_email:${emailKey}`,
   signinAddress: (address: string) => `signin_addr:${address}`,
   signupAddress: (address: string) => `signup_addr:${address}`,
@@ -42,21 +46,38 @@ export class Limiter {
       if (byAddress.hits >= limits.signinFailuresPerAddress) throw limited(byAddress, this.windowMs, this.clock.now(), 'failed signins from this address');
     }
     if (emailKey !== null) {
-      const byEmail = await peek(this.db, keys.signinEmail(emailKey), this.windowMs);
-      if (byEmail.hits >= limits.signinFailuresPerAccount) throw limited(byEmail, this.windowMs, this.clock.now(), 'failed signins for this account');
+      const [pair, total] = await Promise.all([
+        peek(this.db, keys.signinPair(emailKey, address), this.windowMs),
+        peek(this.db, keys.signinEmail(emailKey), this.windowMs),
+      ]);
+      if (pair.hits >= limits.signinFailuresPerAccount)
+        throw limited(pair, this.windowMs, this.clock.now(), 'failed signins for this account from this address');
+      if (total.hits >= limits.signinFailuresPerAccountTotal) throw limited(total, this.windowMs, this.clock.now(), 'failed signins for this account');
     }
   }
 
-  /** Counts a failed signin; returns true when this failure locked the account. */
-  async signinFailed(emailKey: string | null, address: string): Promise<boolean> {
+  /**
+   * Counts a failed signin per address, per account and address, and per account; returns
+   * what this failure locked, if anything (the pair, or the account everywhere).
+   */
+  async signinFailed(emailKey: string | null, address: string): Promise<'pair' | 'account' | null> {
     if (this.config.rateLimits) await hit(this.db, keys.signinAddress(address), this.windowMs);
-    if (emailKey === null) return false;
-    const count = await hit(this.db, keys.signinEmail(emailKey), this.windowMs);
-    return count.hits === this.config.limits.signinFailuresPerAccount;
+    if (emailKey === null) return null;
+    const pair = await hit(this.db, keys.signinPair(emailKey, address), this.windowMs);
+    const total = await hit(this.db, keys.signinEmail(emailKey), this.windowMs);
+    if (total.hits === this.config.limits.signinFailuresPerAccountTotal) return 'account';
+    return pair.hits === this.config.limits.signinFailuresPerAccount ? 'pair' : null;
   }
 
-  async signinSucceeded(emailKey: string): Promise<void> {
+  /** The right password from this address: its pair starts over (the account-wide count does not). */
+  async signinSucceeded(emailKey: string, address: string): Promise<void> {
+    await clear(this.db, [keys.signinPair(emailKey, address)]);
+  }
+
+  /** A new password (reset): every failure counted against the old one is cleared. */
+  async passwordReplaced(emailKey: string): Promise<void> {
     await clear(this.db, [keys.signinEmail(emailKey)]);
+    await clearPrefix(this.db, keys.signinPair(emailKey, ''));
   }
 
   async signupAttempt(address: string): Promise<void> {
@@ -82,9 +103,13 @@ export class Limiter {
     return count.hits <= this.config.limits.resetRequestsPerAccount;
   }
 
-  /** Clears an account's lockouts (gatehouse user unlock); the number of counters cleared. */
-  unlock(emailKey: string, referenceId: string): Promise<number> {
-    return clear(this.db, [keys.signinEmail(emailKey), keys.totpAccount(referenceId)]);
+  /**
+   * Clears an account's failure counts and so its lockouts (gatehouse user unlock): from every
+   * address, everywhere, and on the second factor. True when there was anything to clear.
+   */
+  async unlock(emailKey: string, referenceId: string): Promise<boolean> {
+    const cleared = await clear(this.db, [keys.signinEmail(emailKey), keys.totpAccount(referenceId)]);
+    return cleared + (await clearPrefix(this.db, keys.signinPair(emailKey, ''))) > 0;
   }
 
   /** Clears the second factor's failure count (after TOTP is turned off). */

@@ -26,11 +26,21 @@ export class PasswordHasher {
     this.gate = new Semaphore(concurrency);
   }
 
+  /** Passwords are hashed NFC-normalized: "é" typed as one code point or as e + accent is one password. */
   hash(password: string): Promise<string> {
-    return this.gate.run(() => bcrypt.hash(password, this.cost));
+    return this.gate.run(() => bcrypt.hash(password.normalize('NFC'), this.cost));
   }
 
   async verify(password: string, stored: string): Promise<VerifyResult> {
+    const nfc = password.normalize('NFC');
+    const result = await this.verifyExactly(nfc, stored);
+    // A hash made before normalization, from other bytes: tried as typed too (a signin then re-hashes it).
+    if (result.ok || nfc === password) return result;
+    const raw = await this.verifyExactly(password, stored);
+    return raw.ok ? { ok: true, needsRehash: true } : result;
+  }
+
+  private async verifyExactly(password: string, stored: string): Promise<VerifyResult> {
     // A password bcrypt would truncate can never be the stored one (we refuse them at set
     // time); still pay the same work so the answer takes as long as any other failure.
     const tooLong = Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES;

@@ -53,7 +53,8 @@ export class TokenService {
 
   constructor(
     private readonly keys: KeyRing,
-    private readonly issuer: string,
+    /** The issuer (the public URL), read at each use: it is known only once the server is bound. */
+    private readonly issuerOf: () => string,
     private readonly ttlSeconds: number,
     private readonly clock: Clock,
   ) {}
@@ -61,7 +62,7 @@ export class TokenService {
   async sign(subject: TokenSubject): Promise<string> {
     const iat = Math.floor(this.clock.now() / 1000);
     const claims: Claims = {
-      iss: this.issuer,
+      iss: this.issuerOf(),
       sub: subject.referenceId,
       email: subject.email,
       name: subject.name,
@@ -102,7 +103,7 @@ export class TokenService {
     if (typeof header.kid === 'string') {
       const verifier = await this.keys.verifier(header.kid);
       if (!verifier || header.alg !== verifier.alg) throw invalidToken();
-      claims = this.check(token, verifier.key, verifier.alg, this.issuer, now);
+      claims = this.check(token, verifier.key, verifier.alg, this.issuerOf(), now);
       if (typeof claims.sid !== 'string') throw invalidToken();
       kid = header.kid;
     } else {

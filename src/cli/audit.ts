@@ -13,6 +13,11 @@ function parseSince(raw: string): number {
   return t;
 }
 
+/** The table shows an account's id by its first 8 characters; `--json` gives it whole. */
+function shortId(id: string): string {
+  return id.length > 9 ? `${id.slice(0, 8)}…` : id;
+}
+
 export function registerAudit(program: Command, io: Io): void {
   program
     .command('audit')
@@ -39,7 +44,7 @@ export function registerAudit(program: Command, io: Io): void {
             ...doc.map((e) => [
               e.time,
               e.event,
-              e.account ?? '-',
+              e.account === null ? '-' : shortId(e.account),
               e.client ?? '-',
               Object.entries(e.details)
                 .map(([k, v]) => `${k}=${v}`)

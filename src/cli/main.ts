@@ -30,7 +30,8 @@ export function buildProgram(io: Io, servers: Servers): Command {
     .option('--data-dir <dir>', 'data directory (SQLite file, outbox) [env GATEHOUSE_DATA_DIR]')
     .option('--db <url>', 'postgres://… to use PostgreSQL instead of SQLite [env GATEHOUSE_DB, GATEHOUSE_DB_FILE]')
     .option('--json', 'print one JSON document')
-    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    // Usage errors are reported by run() in Gatehouse's one-line form (JSON under --json).
+    .configureOutput({ writeOut: io.out, writeErr: io.err, outputError: () => {} })
     .exitOverride();
 
   program
@@ -51,7 +52,10 @@ export function buildProgram(io: Io, servers: Servers): Command {
       (value: string, previous?: string[]) => [...(previous ?? []), value],
     )
     .addOption(new Option('--public-statistics', 'serve /statistics to everyone [env GATEHOUSE_PUBLIC_STATISTICS]'))
-    .addOption(new Option('--trust-proxy', 'read the client address from X-Forwarded-For [env GATEHOUSE_TRUST_PROXY]'))
+    .option(
+      '--trust-proxy [hops|networks]',
+      'behind reverse proxies: how many (default 1), or their networks like 10.0.0.0/8,127.0.0.1; the client address is the first untrusted one from the right of X-Forwarded-For [env GATEHOUSE_TRUST_PROXY]',
+    )
     .addOption(new Option('--no-rate-limits', 'turn per-address limits off [env GATEHOUSE_RATE_LIMITS=false]'))
     .option('--hash-concurrency <n>', 'password hashes computed at once [env GATEHOUSE_HASH_CONCURRENCY]')
     .option('--smtp-url <url>', 'smtp(s)://user:pass@host:port; without it mail goes to <data-dir>/outbox [env GATEHOUSE_SMTP_URL, GATEHOUSE_SMTP_URL_FILE]')
@@ -60,7 +64,8 @@ export function buildProgram(io: Io, servers: Servers): Command {
     .option('--verification-ttl <duration>', 'verification link lifetime (default 24h) [env GATEHOUSE_VERIFICATION_TTL]')
     .option('--reset-ttl <duration>', 'password reset link lifetime (default 30m) [env GATEHOUSE_RESET_TTL]')
     .option('--limit-window <duration>', 'window of the signin, signup and TOTP limits (default 15m) [env GATEHOUSE_LIMIT_WINDOW]')
-    .option('--signin-failures-per-account <n>', 'failed signins before an account locks (default 10)')
+    .option('--signin-failures-per-account <n>', 'failed signins for one account from one address before that pair locks (default 10)')
+    .option('--signin-failures-per-account-total <n>', 'failed signins for one account from all addresses before it locks everywhere (default 100)')
     .option('--signin-failures-per-address <n>', 'failed signins per client address (default 100)')
     .option('--signups-per-address <n>', 'signup attempts per client address (default 100)')
     .option('--totp-failures-per-account <n>', 'failed codes before the second factor locks (default 5)')
@@ -94,11 +99,14 @@ export async function run(argv: string[], servers: Servers, io: Io = processIo):
     await program.parseAsync(argv);
     return EXIT.ok;
   } catch (thrown) {
+    const json = program.opts().json === true || argv.includes('--json');
     if (thrown instanceof CommanderError) {
       if (thrown.exitCode === 0) return EXIT.ok; // --help, --version
+      // "error: unknown option '--bogus'" → "gatehouse: unknown option '--bogus' (see gatehouse --help)"
+      const message = `${thrown.message.replace(/^error: /, '')} (see gatehouse --help)`;
+      io.err(json ? JSON.stringify({ error: { code: 'invalid_input', message } }) + '\n' : `gatehouse: ${message}\n`);
       return EXIT.usage;
     }
-    const json = program.opts().json === true;
     if (isAppError(thrown)) {
       io.err(json ? JSON.stringify({ error: { code: thrown.code, message: thrown.message } }) + '\n' : `gatehouse: ${thrown.message}\n`);
       return EXIT_CODE[thrown.code];

@@ -125,7 +125,7 @@ export function registerUser(program: Command, io: Io): void {
     .action(async (email: string, _o, c: Command) =>
       withCore(c, io, async (core) => {
         const r = await core.accounts.unlock(core.shell, email);
-        done(io, c, r.account, r.cleared > 0, r.cleared > 0 ? 'unlocked' : 'was not locked; nothing changed');
+        done(io, c, r.account, r.unlocked, r.unlocked ? 'failure counts and lockouts cleared' : 'no failures counted; nothing changed');
       }),
     );
 

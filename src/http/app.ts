@@ -5,18 +5,22 @@ import cors from '@koa/cors';
 import type { Core } from '../core';
 import { AppError } from '../errors';
 import { errorMiddleware } from './errors';
+import { clientAddress } from './client-address';
 import { createRouter } from './routes';
 import { createPageRouter } from './pages/routes';
 import { OidcProvider } from './oidc';
 import { createWebStats, recordRequest, WebStats } from './statistics';
 
 export function createApp(core: Core): { app: Koa; web: WebStats } {
-  const app = new Koa({ proxy: core.config.trustProxy });
+  const trust = core.config.trustProxy;
+  // Behind proxies, Koa reads X-Forwarded-Proto/Host; the client address is ours to choose (below).
+  const app = new Koa({ proxy: trust !== null });
   const web = createWebStats();
   const router = createRouter(core, web);
 
   app.use(async (ctx, next) => {
     const started = performance.now();
+    ctx.request.ip = clientAddress(ctx.req.socket.remoteAddress ?? '', ctx.get('x-forwarded-for'), trust);
     ctx.state.requestId = randomUUID();
     ctx.set('X-Request-Id', ctx.state.requestId);
     ctx.set('X-Content-Type-Options', 'nosniff');

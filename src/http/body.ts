@@ -22,7 +22,7 @@ export function requireJsonBody(types: readonly string[] = JSON_TYPES) {
   };
 }
 
-export const parseJson = koaBody({
+const parseJsonBody = koaBody({
   json: true,
   jsonStrict: true,
   jsonLimit: BODY_LIMIT,
@@ -32,6 +32,26 @@ export const parseJson = koaBody({
   text: false,
   parsedMethods: ['POST', 'PATCH', 'PUT', 'DELETE'] as never,
 });
+
+/**
+ * The JSON body parser. A body whose Content-Encoding (gzip, deflate, br) does not decode makes
+ * zlib throw without an HTTP status: that is the client's fault, so a 400, never a 500.
+ */
+export async function parseJson(ctx: Context, next: Next): Promise<void> {
+  let parsed = false;
+  try {
+    await parseJsonBody(ctx, () => {
+      parsed = true;
+      return next();
+    });
+  } catch (err) {
+    const e = err as { status?: number; code?: unknown } | null;
+    if (!parsed && e?.status === undefined && typeof e?.code === 'string' && /^(Z_|ERR__ERROR|ERR_BROTLI)/.test(e.code)) {
+      throw new AppError('invalid_input', `the request body does not decode as ${ctx.get('content-encoding')}`);
+    }
+    throw err;
+  }
+}
 
 /** The parsed body as a plain object, or a 400 naming what was expected. */
 export function objectBody(ctx: Context, what: string): Record<string, unknown> {

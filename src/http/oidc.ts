@@ -140,7 +140,7 @@ export class OidcProvider {
       },
     };
     const provider = new Provider(core.config.publicUrl, configuration);
-    provider.proxy = core.config.trustProxy;
+    provider.proxy = core.config.trustProxy !== null;
     // "Yes, sign me out" also ends the Gatehouse session of the pages (their cookie and the session).
     const names = cookieNames(core.config.publicUrl);
     provider.on('end_session.success', (ctx: KoaContextWithOIDC) => {

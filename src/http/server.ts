@@ -12,8 +12,7 @@ export interface RunningServer {
 }
 
 export async function startServer(core: Core, host = core.config.host, port = core.config.port): Promise<RunningServer> {
-  const { app, web } = createApp(core);
-  const server = http.createServer(app.callback());
+  const server = http.createServer();
   server.requestTimeout = 30_000;
   server.headersTimeout = 15_000;
   server.keepAliveTimeout = 5_000;
@@ -27,6 +26,11 @@ export async function startServer(core: Core, host = core.config.host, port = co
   const address = server.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${shownHost}:${address.port}`;
+  // Known only now (port 0): links and issuers use it. No request runs before the handler is attached:
+  // nothing awaits between here and server.on('request').
+  core.listening(url);
+  const { app, web } = createApp(core);
+  server.on('request', app.callback());
   let closing: Promise<void> | null = null;
   return {
     url,

@@ -3,6 +3,11 @@
  * assets, written once to a cache folder named by their SHA-256, and opened with
  * process.dlopen. Outside an executable (a plain `node dist/gatehouse.cjs`), they are read
  * from the native/ folder beside the bundle.
+ *
+ * A cached file is loaded only if it is a regular file owned by this user, writable by nobody
+ * else, in a folder of the same kind, and its bytes hash to the embedded addon's; anything else
+ * at that path is replaced. Without a usable cache folder (no writable home, as under
+ * `su nobody`), the addons go to a private temporary folder removed at exit.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -25,17 +30,58 @@ function cacheRoot(): string {
   return path.join(xdg, 'gatehouse', 'native');
 }
 
-function materialize(name: string, bytes: Buffer): string {
-  const digest = createHash('sha256').update(bytes).digest('hex').slice(0, 32);
-  const dir = path.join(cacheRoot(), digest);
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/** Ours alone: owned by this user, and neither group nor others may write to it. */
+function ownedPrivately(stat: fs.Stats): boolean {
+  return stat.uid === process.getuid?.() && (stat.mode & 0o022) === 0;
+}
+
+/** The folder exists (made if missing) and is ours alone; false if it cannot be. */
+function privateDir(dir: string): boolean {
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const stat = fs.lstatSync(dir);
+    return stat.isDirectory() && ownedPrivately(stat);
+  } catch {
+    return false;
+  }
+}
+
+/** The addon's path in `dir`, verified or (re)written; null when the folder cannot hold it. */
+function placeIn(dir: string, name: string, bytes: Buffer, digest: string): string | null {
+  if (!privateDir(dir)) return null;
   const file = path.join(dir, name);
-  if (fs.existsSync(file)) return file;
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  // Write then rename: two processes starting together never load a half-written file.
-  const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, bytes, { mode: 0o500 });
-  fs.renameSync(tmp, file);
-  return file;
+  try {
+    const stat = fs.lstatSync(file, { throwIfNoEntry: false });
+    if (stat && stat.isFile() && ownedPrivately(stat) && sha256(fs.readFileSync(file)) === digest) return file;
+    // Write then rename (over whatever was there): two processes starting together never load a half-written file.
+    const tmp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, bytes, { mode: 0o500 });
+    fs.renameSync(tmp, file);
+    return file;
+  } catch {
+    return null;
+  }
+}
+
+let tempRoot: string | null = null;
+function privateTempDir(): string {
+  if (!tempRoot) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-native-'));
+    tempRoot = dir;
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  }
+  return tempRoot;
+}
+
+function materialize(name: string, bytes: Buffer): string {
+  const digest = sha256(bytes);
+  const cached = placeIn(path.join(cacheRoot(), digest.slice(0, 32)), name, bytes, digest);
+  if (cached) return cached;
+  const temp = placeIn(privateTempDir(), name, bytes, digest);
+  if (!temp) throw new Error(`cannot write the native addon ${name} to a cache or temporary folder (set GATEHOUSE_NATIVE_CACHE)`);
+  return temp;
 }
 
 export function loadNative(name: string): unknown {

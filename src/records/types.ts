@@ -87,6 +87,8 @@ const booleanField = (key: string): FieldDef => ({
   },
 });
 
+const SIGNUP_ATTRIBUTES = ['email', 'name', 'password', 'passwordConfirm'];
+
 const userAccount: RecordType = {
   name: 'user_account',
   attributes: ['email', 'name', 'permission', 'email_verified', 'totp_enabled', 'disabled', ...TIMES],
@@ -96,8 +98,15 @@ const userAccount: RecordType = {
   protectedFields: ['email', 'password', 'passwordConfirm', 'auth_version', 'email_verified', 'totp_enabled', 'totp_secret', ...IDS],
   locksAccounts: true,
   async create(s, actor, attributes) {
+    // Exactly signup's attributes, as for PATCH: anything else is refused, never silently dropped.
+    for (const key of Object.keys(attributes)) {
+      if (SIGNUP_ATTRIBUTES.includes(key)) continue;
+      const known = Object.hasOwn(userAccount.fields, key) || userAccount.protectedFields.includes(key) || userAccount.attributes.includes(key);
+      if (!known) throw new AppError('invalid_input', `unknown attribute ${key.slice(0, 40)} for user_account`);
+      throw new AppError('forbidden', `${key} cannot be set when creating an account (send ${SIGNUP_ATTRIBUTES.join(', ')})`);
+    }
     // The same gate and the same code as signup: closing signup closes this door too.
-    const created = await createAccount(s, actor, parseNewAccount(attributes, s.config.passwordMinLength, false));
+    const created = await createAccount(s, actor, parseNewAccount(attributes, s.config.passwordMinLength));
     return { referenceId: created.referenceId, echo: { reference_id: created.referenceId, email: created.email, name: created.name } };
   },
   async update(tx, row, changes) {

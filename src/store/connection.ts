@@ -9,7 +9,7 @@ import knexFactory, { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Clock } from '../clock';
 import { AppError } from '../errors';
-import { Dialect, Handle, op, rawRows, seal, storeError, Tx } from './handle';
+import { Dialect, Handle, isUnavailable, op, rawRows, seal, storeError, Tx } from './handle';
 import { LATEST_MIGRATION, migrationSource } from './migrations';
 import { ReadPool } from './read-pool';
 
@@ -40,11 +40,44 @@ function prepareDataDir(dir: string): void {
   }
 }
 
+/**
+ * The store holds password hashes, TOTP secrets and signing keys: its file is created 0600
+ * whatever the folder or umask (SQLite gives the -wal and -shm files the same mode), and an
+ * older, looser file is tightened.
+ */
+function protectStoreFiles(filename: string): void {
+  fs.closeSync(fs.openSync(filename, fs.constants.O_CREAT | fs.constants.O_WRONLY, 0o600));
+  for (const file of [filename, `${filename}-wal`, `${filename}-shm`]) {
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    if (stat && (stat.mode & 0o077) !== 0) fs.chmodSync(file, 0o600);
+  }
+}
+
+/** A warning when other local users may list the data folder (null when it is private or on PostgreSQL). */
+export function dataDirWarning(config: Config): string | null {
+  if (config.db) return null;
+  const stat = fs.statSync(config.dataDir, { throwIfNoEntry: false });
+  if (!stat || (stat.mode & 0o077) === 0) return null;
+  return `the data directory ${config.dataDir} is open to other users (mode ${(stat.mode & 0o777).toString(8)}); chmod 700 it`;
+}
+
+/**
+ * knex prints pool and driver trouble (with stacks) to the console; every such failure also
+ * reaches the caller as an error, which the front ends report in one line.
+ */
+const QUIET = { warn() {}, error() {}, deprecate() {}, debug() {} };
+
 function sqliteKnex(config: Config): Knex {
   prepareDataDir(config.dataDir);
   const filename = path.join(config.dataDir, SQLITE_FILE);
+  try {
+    protectStoreFiles(filename);
+  } catch (err) {
+    throw new AppError('unavailable', `the store file ${filename} is not usable (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
   return knexFactory({
     client: 'sqlite3',
+    log: QUIET,
     connection: { filename },
     useNullAsDefault: true,
     // One connection: the sqlite3 driver serializes statements per connection anyway, and a
@@ -65,6 +98,7 @@ function sqliteKnex(config: Config): Knex {
 function postgresKnex(config: Config, url: string): Knex {
   return knexFactory({
     client: 'pg',
+    log: QUIET,
     connection: { connectionString: url, statement_timeout: config.busyTimeoutMs + 25000 } as Knex.PgConnectionConfig,
     pool: {
       min: 0,
@@ -103,7 +137,11 @@ export async function openStore(config: Config, clock: Clock): Promise<Store> {
     if (dialect === 'sqlite') readers = await ReadPool.open(path.join(config.dataDir, SQLITE_FILE), SQLITE_READERS, config.busyTimeoutMs);
   } catch (err) {
     await knex.destroy().catch(() => {});
-    throw storeError(err, 'the store could not be opened: it');
+    if (isUnavailable(err)) {
+      const reason = (err as { code?: string }).code ?? 'timed out';
+      throw new AppError('unavailable', `the store at ${describeLocation(config)} could not be opened (${reason})`, { retryAfter: 2, cause: err });
+    }
+    throw err;
   }
   const pool = readers;
   const root: Handle = {

@@ -40,6 +40,18 @@ export const clear = op(async (h, keys: readonly string[]): Promise<number> =>
     .del(),
 );
 
+/** Clears every counter whose key starts with `prefix` (LIKE wildcards in it are escaped). */
+export const clearPrefix = op(async (h, prefix: string): Promise<number> =>
+  h
+    .k('rate_counter')
+    .whereRaw("counter_key LIKE ? ESCAPE '\\'", [likePrefix(prefix)])
+    .del(),
+);
+
+function likePrefix(prefix: string): string {
+  return prefix.replace(/[\\%_]/g, '\\$&') + '%';
+}
+
 /** Drops counters whose window ended long ago (called periodically by a running server). */
 export const prune = op(async (h, olderThanMs: number): Promise<number> =>
   h

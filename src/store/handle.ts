@@ -73,6 +73,10 @@ const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
   'ETIMEDOUT',
+  'ENOTFOUND', // the database host does not resolve
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
   '57P01', // admin_shutdown
   '57P03', // cannot_connect_now
   '53300', // too_many_connections

@@ -75,9 +75,15 @@ export function dbForDir(dataDir: string): string | undefined {
   return dbByDir.get(dataDir);
 }
 
+/** Instances of one store (its folder or PostgreSQL URL) share one public URL, as behind a load balancer. */
+const publicUrlByStore = new Map<string, string>();
+
 export async function startTestServer(t: Test, flags: Flags = {}, dataDir = tempDir(t), options: { clock?: Clock } = {}): Promise<TestServer> {
   // Cost 4 keeps tests fast; the cost is a setting, the code path is the same.
-  const config = loadConfig({ ...(await storeFlags(t, dataDir)), port: 0, bcryptCost: 4, ...flags }, {});
+  const store = await storeFlags(t, dataDir);
+  const storeKey = String(flags.db ?? store.db ?? dataDir);
+  const shared = publicUrlByStore.get(storeKey);
+  const config = loadConfig({ ...store, port: 0, bcryptCost: 4, ...(shared ? { publicUrl: shared } : {}), ...flags }, {});
   const logs: string[] = [];
   const core = await openCore(config, { logger: createLogger((l) => logs.push(l)), warmUp: true, clock: options.clock });
   const server = await startServer(core, '127.0.0.1', config.port);
@@ -86,6 +92,7 @@ export async function startTestServer(t: Test, flags: Flags = {}, dataDir = temp
     await core.close();
   });
   const url = server.url;
+  if (!shared) publicUrlByStore.set(storeKey, core.config.publicUrl);
 
   const call = async (method: string, urlPath: string, o: CallOptions = {}): Promise<Reply> => {
     const headers: Record<string, string> = { ...(o.headers ?? {}) };
@@ -119,7 +126,7 @@ export async function startTestServer(t: Test, flags: Flags = {}, dataDir = temp
   };
 
   const db = inspectionDb(t, config);
-  return { url, core, config, dataDir, logs, server, db, call, action, signup, signin };
+  return { url, core, config: core.config, dataDir, logs, server, db, call, action, signup, signin };
 }
 
 export function tokenOf(reply: Reply): string {

@@ -182,10 +182,32 @@ t.test('creating user_account through the record API obeys the signup gate', asy
   t.equal(dup.status, 409);
   const weak = await s.call('POST', '/api/user_account', {
     token: s.adminToken,
-    body: { data: { type: 'user_account', attributes: { email: 'w@example.com', name: 'W', password: 'password1' } } },
+    body: { data: { type: 'user_account', attributes: { email: 'w@example.com', name: 'W', password: 'password1', passwordConfirm: 'password1' } } },
   });
   t.equal(weak.status, 400);
   t.equal(errorCode(weak), 'password_too_common');
+
+  // Exactly signup's attributes: nothing is silently dropped (as for PATCH).
+  const attempt = (extra: Record<string, unknown>, omit?: string) => {
+    const attributes: Record<string, unknown> = { ...body('x@example.com').data.attributes, ...extra };
+    if (omit) delete attributes[omit];
+    return s.call('POST', '/api/user_account', { token: s.adminToken, body: { data: { type: 'user_account', attributes } } });
+  };
+  for (const extra of [{ permission: 2097151 }, { email_verified: true }, { auth_version: 9 }, { disabled: true }, { totp_secret: 'AAAA' }]) {
+    const r = await attempt(extra);
+    t.equal(r.status, 403, `protected: ${Object.keys(extra)[0]}`);
+    t.equal(errorCode(r), 'forbidden');
+  }
+  for (const extra of [{ is_admin: true }, { role: 'admin' }]) {
+    const r = await attempt(extra);
+    t.equal(r.status, 400, `unknown: ${Object.keys(extra)[0]}`);
+    t.equal(errorCode(r), 'invalid_input');
+  }
+  const noConfirm = await attempt({}, 'passwordConfirm');
+  t.equal(noConfirm.status, 400, 'passwordConfirm is required');
+  t.match(noConfirm.body.errors[0].title, /passwordConfirm/);
+  t.equal(errorCode(await attempt({ passwordConfirm: 'another long password' })), 'password_mismatch');
+  t.notOk(await db('user_account').where({ email_key: 'x@example.com' }).first(), 'none of them created an account');
 });
 
 t.test('the last administrator cannot be deleted or disabled (409 last_administrator)', async (t) => {

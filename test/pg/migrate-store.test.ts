@@ -36,7 +36,8 @@ t.test('copy a store into a new PostgreSQL database and serve from it', async (t
   const again = await cli(s.dataDir, ['migrate-store', '--to', target]);
   t.equal(again.code, 3, 'a target that holds accounts is refused');
 
-  const p = await startTestServer(t, { db: target }, tempDir(t));
+  // The same server moved to a new store keeps its public URL (the tokens' issuer).
+  const p = await startTestServer(t, { db: target, publicUrl: s.config.publicUrl }, tempDir(t));
   t.equal(
     (await p.call('GET', '/api/user_account', { token: kimToken })).status,
     200,

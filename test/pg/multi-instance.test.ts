@@ -30,8 +30,8 @@ t.test('two instances on one PostgreSQL database', async (t) => {
   const cwd = dir;
   // Both start together: migrations run once, under the advisory lock.
   const [a, b] = await Promise.all([
-    serveExe(t, exe, ['--bcrypt-cost', '4', '--signin-failures-per-account', '6'], { env: pgEnv, cwd }),
-    serveExe(t, exe, ['--bcrypt-cost', '4', '--signin-failures-per-account', '6'], { env: pgEnv, cwd }),
+    serveExe(t, exe, ['--bcrypt-cost', '4', '--signin-failures-per-account', '6', '--public-url', 'https://id.example.test'], { env: pgEnv, cwd }),
+    serveExe(t, exe, ['--bcrypt-cost', '4', '--signin-failures-per-account', '6', '--public-url', 'https://id.example.test'], { env: pgEnv, cwd }),
   ]);
   t.match(a.output(), /"dialect":"postgres"/);
 
