@@ -18,6 +18,12 @@ export interface Config {
   readonly bcryptCost: number;
   readonly passwordMinLength: number;
   readonly publicStatistics: boolean;
+  /** Serve /metrics to everyone (else administrators and the metrics token only). */
+  readonly publicMetrics: boolean;
+  /** A bearer token that may read /metrics (from --metrics-token-file), or null. */
+  readonly metricsToken: string | null;
+  /** Log lines below this level are dropped. */
+  readonly logLevel: LogLevel;
   readonly publicUrl: string;
   /** False when publicUrl was derived from host and port: the bound address replaces it (port 0). */
   readonly publicUrlSet: boolean;
@@ -44,6 +50,27 @@ export interface Config {
   readonly resetTtlSeconds: number;
   readonly limits: Limits;
 }
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const logLevel = (raw: string, name: string): LogLevel => {
+  const v = raw.trim().toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(v)) throw new AppError('invalid_input', `${name} must be one of ${LOG_LEVELS.join(', ')}`);
+  return v as LogLevel;
+};
+
+/** A file holding a bearer token for /metrics: at least 16 characters, read once at start. */
+const tokenFile = (raw: string, name: string): string => {
+  let content: string;
+  try {
+    content = fs.readFileSync(raw, 'utf8').trim();
+  } catch {
+    throw new AppError('invalid_input', `${name}: cannot read ${raw}`);
+  }
+  if (content.length < 16 || /\s/.test(content)) throw new AppError('invalid_input', `${name}: the token must be at least 16 characters, without spaces`);
+  return content;
+};
 
 /** How many proxies are in front, or the networks they are in (CIDR or single addresses). */
 export type TrustProxy = { readonly hops: number } | { readonly networks: readonly string[] };
@@ -195,6 +222,9 @@ const SETTINGS = {
   bcryptCost: { env: 'GATEHOUSE_BCRYPT_COST', parse: int(4, 31), fallback: 11 },
   passwordMinLength: { env: 'GATEHOUSE_PASSWORD_MIN_LENGTH', parse: int(1, 72), fallback: 8 },
   publicStatistics: { env: 'GATEHOUSE_PUBLIC_STATISTICS', parse: bool, fallback: false },
+  publicMetrics: { env: 'GATEHOUSE_PUBLIC_METRICS', parse: bool, fallback: false },
+  metricsTokenFile: { env: 'GATEHOUSE_METRICS_TOKEN_FILE', parse: tokenFile, fallback: null },
+  logLevel: { env: 'GATEHOUSE_LOG_LEVEL', parse: logLevel, fallback: 'info' },
   publicUrl: { env: 'GATEHOUSE_PUBLIC_URL', parse: url, fallback: '' },
   verifyUrl: { env: 'GATEHOUSE_VERIFY_URL', parse: linkTemplate, fallback: null },
   resetUrl: { env: 'GATEHOUSE_RESET_URL', parse: linkTemplate, fallback: null },
@@ -263,6 +293,9 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     bcryptCost: r<number>('bcryptCost'),
     passwordMinLength: r<number>('passwordMinLength'),
     publicStatistics: r<boolean>('publicStatistics'),
+    publicMetrics: r<boolean>('publicMetrics'),
+    metricsToken: r<string | null>('metricsTokenFile'),
+    logLevel: r<LogLevel>('logLevel'),
     publicUrl,
     publicUrlSet: givenUrl !== '',
     corsOrigins: r<readonly string[]>('corsOrigin'),

@@ -4,6 +4,7 @@
  * case; the services behind them (store, hashing, tokens, limits, mail, audit) stay inside.
  * Front ends translate requests and arguments into these calls, and their answers back.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Config } from './config';
 import { Clock, systemClock } from './clock';
 import { AppError, denied } from './errors';
@@ -43,6 +44,7 @@ import { createRecord, deleteRecord, getRecord, listRecords, RecordPage, RecordV
 import { recordType } from './records/types';
 import type { Query } from './records/query';
 import { accountStats, dbStats, storeStats } from './stats';
+import { poolStats, storePing } from './store/stats';
 import { changeMembers, listMembers, MemberChange } from './groups/members';
 import { changeShares, listShares, SharedGroup } from './groups/sharing';
 import { createGroup, GroupDetail, GroupView, groupPermission, parseGroupName, resolveGroup, showGroup, listGroupViews } from './groups/manage';
@@ -70,6 +72,17 @@ export interface Caller {
   readonly authorization: string | null;
   readonly client: string;
   readonly userAgent: string | null;
+}
+
+export interface MetricsSnapshot {
+  signinsOk: number;
+  signinsFailed: number;
+  signups: number;
+  lockouts: number;
+  hashesQueued: number;
+  hashesRunning: number;
+  /** The store's connection pool (null where the driver keeps none). */
+  pool: { used: number; free: number; pending: number } | null;
 }
 
 /** Operator input for a new account (passwords never come from arguments). */
@@ -184,6 +197,13 @@ export interface Core {
   stats(actor: Actor): Promise<Awaited<ReturnType<typeof storeStats>>>;
   /** The core's part of GET /statistics (administrators only unless --public-statistics). */
   statistics(caller: Caller): Promise<Record<string, unknown>>;
+  /** True when the store answers a query within `timeoutMs` (GET /health/ready). */
+  ready(timeoutMs: number): Promise<boolean>;
+  /**
+   * Figures for GET /metrics: to administrators, to the bearer of --metrics-token-file's token,
+   * or to everyone with --public-metrics.
+   */
+  metrics(caller: Caller): Promise<MetricsSnapshot>;
   signupStatus(): Promise<{ open: boolean; closedBy: SignupCheck | null }>;
   schema(): Promise<SchemaStatus>;
   /** Where the store is, for logs (no credentials). */
@@ -211,6 +231,14 @@ export interface CoreOptions {
 const KEEP_COUNTERS_MS = 24 * 60 * 60 * 1000;
 /** Withdrawn keys stay listed (as retired) this long. */
 const KEEP_RETIRED_KEYS_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** `Authorization: Bearer <expected>`, compared in constant time (digests of equal length). */
+function bearerIs(authorization: string | null, expected: string): boolean {
+  const given = /^Bearer (\S+)$/i.exec(authorization ?? '')?.[1];
+  if (given === undefined) return false;
+  const digest = (v: string) => createHash('sha256').update(v).digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
 
 function requireAdministrator(actor: Actor, what: string): void {
   if (!actor.principal.isAdmin) throw denied(isGuest(actor.principal), what);
@@ -241,7 +269,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       mailer: createMailer(config),
       tasks: new Tasks(logger),
       audit: new Audit(store, logger),
-      counters: { signinsOk: 0, signinsFailed: 0, signups: 0 },
+      counters: { signinsOk: 0, signinsFailed: 0, signups: 0, lockouts: 0 },
     };
   } catch (err) {
     await store.close();
@@ -470,6 +498,35 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
         auth: { signins_ok: s.counters.signinsOk, signins_failed: s.counters.signinsFailed, signups: s.counters.signups, hashes_queued: s.passwords.queued },
       };
     },
+    async ready(timeoutMs) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+      try {
+        return await Promise.race([
+          storePing(store.root).then(
+            () => true,
+            () => false,
+          ),
+          late,
+        ]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    async metrics(caller) {
+      const allowed = config.publicMetrics || (config.metricsToken !== null && bearerIs(caller.authorization, config.metricsToken));
+      if (!allowed) requireAdministrator(await actorOf(caller), 'read metrics');
+      const c = s.counters;
+      return {
+        signinsOk: c.signinsOk,
+        signinsFailed: c.signinsFailed,
+        signups: c.signups,
+        lockouts: c.lockouts,
+        hashesQueued: s.passwords.queued,
+        hashesRunning: s.passwords.running,
+        pool: poolStats(store),
+      };
+    },
     signupStatus: () => signupStatus(store.root),
     schema: () => schemaStatus(store.root),
     async prune() {
@@ -489,6 +546,9 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     },
   };
 }
+
+export { backupStore, restoreStore, inspectSnapshot, runningServer, claimDataDir } from './store/backup';
+export type { SnapshotFacts, RestoreReport } from './store/backup';
 
 /**
  * Copies the store `source` names into the new, empty one `target` names (SQLite to PostgreSQL

@@ -22,6 +22,8 @@ export const ERROR_CODES = [
   'not_found',
   'email_taken',
   'name_taken',
+  /** The operation would overwrite or disturb something: a file that exists, a store in use. */
+  'conflict',
   'last_administrator',
   'id_mismatch',
   'method_not_allowed',

@@ -5,9 +5,12 @@
  * Lines are gathered and written once per event-loop turn: stdout to a pipe is synchronous on
  * Linux, and one write per request would cost a syscall on the request path under load.
  */
+import type { LogLevel } from './config';
+
 export type LogFields = Record<string, string | number | boolean | null | undefined>;
 
 export interface Logger {
+  debug(event: string, fields?: LogFields): void;
   info(event: string, fields?: LogFields): void;
   warn(event: string, fields?: LogFields): void;
   error(event: string, fields?: LogFields): void;
@@ -33,7 +36,11 @@ function writeStdout(text: string): void {
   if (!stdoutBroken) process.stdout.write(text);
 }
 
-export function createLogger(write: (text: string) => void = writeStdout): Logger {
+const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
+const noop = () => {};
+
+/** `level`: lines below it are dropped before they are built (--log-level). */
+export function createLogger(write: (text: string) => void = writeStdout, level: LogLevel = 'info'): Logger {
   let pending: string[] = [];
   let scheduled = false;
   const flush = () => {
@@ -56,11 +63,8 @@ export function createLogger(write: (text: string) => void = writeStdout): Logge
       setImmediate(flush);
     }
   };
-  return {
-    info: (event, fields) => emit('info', event, fields),
-    warn: (event, fields) => emit('warn', event, fields),
-    error: (event, fields) => emit('error', event, fields),
-  };
+  const at = (l: Exclude<LogLevel, 'silent'>) => (RANK[l] >= RANK[level] ? (event: string, fields?: LogFields) => emit(l, event, fields) : noop);
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
-export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };

@@ -18,6 +18,8 @@ export interface AuthCounters {
   signinsOk: number;
   signinsFailed: number;
   signups: number;
+  /** Lockouts this failure count caused (per address pair, account-wide, second factor). */
+  lockouts: number;
 }
 
 export interface Services {

@@ -18,12 +18,18 @@ export async function passwordFailure(
 ): Promise<void> {
   const locked = await s.limiter.signinFailed(emailKey, actor.client ?? 'shell');
   await s.audit.record(event, actor, { account, ...fields });
-  if (locked) await s.audit.record('lockout', actor, { account, kind: locked === 'account' ? 'signin' : 'signin_address' }, 'warn');
+  if (locked) {
+    s.counters.lockouts++;
+    await s.audit.record('lockout', actor, { account, kind: locked === 'account' ? 'signin' : 'signin_address' }, 'warn');
+  }
 }
 
 /** A wrong, replayed or used-up second factor: counts per account. */
 export async function secondFactorFailure(s: Services, actor: Actor, account: string, event: string): Promise<void> {
   const locked = await s.limiter.totpFailed(account);
   await s.audit.record(event, actor, { account });
-  if (locked) await s.audit.record('lockout', actor, { account, kind: 'totp' }, 'warn');
+  if (locked) {
+    s.counters.lockouts++;
+    await s.audit.record('lockout', actor, { account, kind: 'totp' }, 'warn');
+  }
 }

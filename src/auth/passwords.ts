@@ -73,4 +73,8 @@ export class PasswordHasher {
   get queued(): number {
     return this.gate.queued;
   }
+
+  get running(): number {
+    return this.gate.running;
+  }
 }

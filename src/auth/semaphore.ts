@@ -18,6 +18,11 @@ export class Semaphore {
     }
   }
 
+  /** Jobs running now (at most the limit). */
+  get running(): number {
+    return this.active;
+  }
+
   get queued(): number {
     return this.waiting.length;
   }

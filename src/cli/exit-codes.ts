@@ -19,6 +19,7 @@ export const EXIT_CODE: Readonly<Record<ErrorCode, number>> = {
   signup_closed: EXIT.refused,
   email_taken: EXIT.refused,
   name_taken: EXIT.refused,
+  conflict: EXIT.refused,
   last_administrator: EXIT.refused,
   invalid_credentials: EXIT.refused,
   email_unverified: EXIT.refused,

@@ -4,6 +4,7 @@ import { isAppError } from '../errors';
 import { Config, loadConfig } from '../config';
 import { registerAction } from './action';
 import { registerAudit } from './audit';
+import { registerBackup } from './backup';
 import { registerBootstrapAdmin } from './bootstrap-admin';
 import { registerGroup } from './group';
 import { registerKeys } from './keys';
@@ -52,6 +53,9 @@ export function buildProgram(io: Io, servers: Servers): Command {
       (value: string, previous?: string[]) => [...(previous ?? []), value],
     )
     .addOption(new Option('--public-statistics', 'serve /statistics to everyone [env GATEHOUSE_PUBLIC_STATISTICS]'))
+    .addOption(new Option('--public-metrics', 'serve /metrics to everyone [env GATEHOUSE_PUBLIC_METRICS]'))
+    .option('--metrics-token-file <file>', 'a file holding a bearer token that may read /metrics [env GATEHOUSE_METRICS_TOKEN_FILE]')
+    .option('--log-level <level>', 'debug, info (default), warn, error or silent [env GATEHOUSE_LOG_LEVEL]')
     .option(
       '--trust-proxy [hops|networks]',
       'behind reverse proxies: how many (default 1), or their networks like 10.0.0.0/8,127.0.0.1; the client address is the first untrusted one from the right of X-Forwarded-For [env GATEHOUSE_TRUST_PROXY]',
@@ -89,6 +93,7 @@ export function buildProgram(io: Io, servers: Servers): Command {
   registerMigrate(program, io);
   registerAudit(program, io);
   registerMigrateStore(program, io);
+  registerBackup(program, io);
   return program;
 }
 

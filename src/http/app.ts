@@ -10,13 +10,15 @@ import { createRouter } from './routes';
 import { createPageRouter } from './pages/routes';
 import { OidcProvider } from './oidc';
 import { createWebStats, recordRequest, WebStats } from './statistics';
+import { createMetrics, Metrics } from './metrics';
 
-export function createApp(core: Core): { app: Koa; web: WebStats } {
+export function createApp(core: Core): { app: Koa; web: WebStats; metrics: Metrics } {
   const trust = core.config.trustProxy;
   // Behind proxies, Koa reads X-Forwarded-Proto/Host; the client address is ours to choose (below).
   const app = new Koa({ proxy: trust !== null });
   const web = createWebStats();
-  const router = createRouter(core, web);
+  const metrics = createMetrics(core);
+  const router = createRouter(core, web, metrics);
 
   app.use(async (ctx, next) => {
     const started = performance.now();
@@ -30,6 +32,7 @@ export function createApp(core: Core): { app: Koa; web: WebStats } {
     } finally {
       const ms = performance.now() - started;
       recordRequest(web, ctx.status, ms);
+      metrics.observe(ctx, ms / 1000);
       // The path only: query strings and bodies may carry secrets and are never logged.
       core.logger.info('request', {
         request_id: ctx.state.requestId,
@@ -74,5 +77,5 @@ export function createApp(core: Core): { app: Koa; web: WebStats } {
   }
   // Errors are answered by errorMiddleware; keep Koa from printing them to stderr.
   app.silent = true;
-  return { app, web };
+  return { app, web, metrics };
 }

@@ -30,6 +30,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   not_found: 404,
   email_taken: 409,
   name_taken: 409,
+  conflict: 409,
   last_administrator: 409,
   id_mismatch: 409,
   method_not_allowed: 405,

@@ -8,6 +8,10 @@ import { linkageIds, objectBody, objectField, parseJson, requireJsonBody } from 
 import { errorStyle } from './errors';
 import { JSONAPI, pageDocument, toResource } from './jsonapi';
 import { statisticsHandler, WebStats } from './statistics';
+import type { Metrics } from './metrics';
+
+/** How long /health/ready waits for the store before answering 503. */
+const READY_TIMEOUT_MS = 1000;
 
 function dataOf(ctx: Context): { type: unknown; id: unknown; attributes: Record<string, unknown> } {
   const data = objectField(objectBody(ctx, '"data"'), 'data')!;
@@ -15,7 +19,7 @@ function dataOf(ctx: Context): { type: unknown; id: unknown; attributes: Record<
   return { type: data.type, id: data.id, attributes };
 }
 
-export function createRouter(core: Core, web: WebStats): Router {
+export function createRouter(core: Core, web: WebStats, metrics: Metrics): Router {
   const router = new Router();
   const base = core.config.publicUrl;
 
@@ -24,7 +28,17 @@ export function createRouter(core: Core, web: WebStats): Router {
     ctx.body = 'pong';
   });
 
+  // For load balancers and orchestrators: /ping says the process answers, this that the store does too.
+  router.get('/health/ready', async (ctx) => {
+    const ready = await core.ready(READY_TIMEOUT_MS);
+    ctx.status = ready ? 200 : 503;
+    ctx.type = 'application/json';
+    ctx.body = { status: ready ? 'ready' : 'unavailable' };
+    if (!ready) ctx.set('Retry-After', '1');
+  });
+
   router.get('/statistics', statisticsHandler(core, web));
+  router.get('/metrics', (ctx) => metrics.handler(ctx));
 
   // The public halves of the signing keys, for services that verify Gatehouse's tokens.
   router.get('/.well-known/jwks.json', async (ctx) => {

@@ -1,12 +1,12 @@
 /** `gatehouse serve`: open the core, listen, prune periodically, stop gracefully on SIGTERM/SIGINT. */
 import type { Config } from '../config';
-import { openCore } from '../core';
+import { claimDataDir, openCore } from '../core';
 import { createLogger, Logger } from '../log';
 import { startServer } from './server';
 
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
 
-export async function serve(config: Config, logger: Logger = createLogger()): Promise<void> {
+export async function serve(config: Config, logger: Logger = createLogger(undefined, config.logLevel)): Promise<void> {
   const core = await openCore(config, { logger, warmUp: true });
   let running;
   try {
@@ -15,6 +15,8 @@ export async function serve(config: Config, logger: Logger = createLogger()): Pr
     await core.close();
     throw err;
   }
+  // `gatehouse restore` refuses while this file names a live process.
+  const release = claimDataDir(config);
   const signup = await core.signupStatus();
   logger.info('listening', {
     url: running.url,
@@ -37,6 +39,7 @@ export async function serve(config: Config, logger: Logger = createLogger()): Pr
       running
         .close()
         .then(() => core.close())
+        .then(release)
         .then(() => {
           logger.info('stopped', {});
           resolve();

@@ -29,7 +29,7 @@ export async function startServer(core: Core, host = core.config.host, port = co
   // Known only now (port 0): links and issuers use it. No request runs before the handler is attached:
   // nothing awaits between here and server.on('request').
   core.listening(url);
-  const { app, web } = createApp(core);
+  const { app, web, metrics } = createApp(core);
   server.on('request', app.callback());
   let closing: Promise<void> | null = null;
   return {
@@ -42,6 +42,7 @@ export async function startServer(core: Core, host = core.config.host, port = co
         server.close(() => {
           clearTimeout(grace);
           web.loop.stop();
+          metrics.stop();
           resolve();
         });
         server.closeIdleConnections();

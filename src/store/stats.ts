@@ -19,6 +19,11 @@ export const accountCounts = op(async (h) => {
   return { total, administrators, withTotp, unverified, disabled, groups };
 });
 
+/** The cheapest statement that still reads the store (readiness checks): one row of a small table. */
+export const storePing = op(async (h): Promise<void> => {
+  await h.all('SELECT id FROM world LIMIT 1', []);
+});
+
 export interface PoolStats {
   used: number;
   free: number;

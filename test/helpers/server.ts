@@ -81,11 +81,11 @@ const publicUrlByStore = new Map<string, string>();
 export async function startTestServer(t: Test, flags: Flags = {}, dataDir = tempDir(t), options: { clock?: Clock } = {}): Promise<TestServer> {
   // Cost 4 keeps tests fast; the cost is a setting, the code path is the same.
   const store = await storeFlags(t, dataDir);
-  const storeKey = String(flags.db ?? store.db ?? dataDir);
+  const storeKey = String(flags.db || store.db || dataDir);
   const shared = publicUrlByStore.get(storeKey);
   const config = loadConfig({ ...store, port: 0, bcryptCost: 4, ...(shared ? { publicUrl: shared } : {}), ...flags }, {});
   const logs: string[] = [];
-  const core = await openCore(config, { logger: createLogger((l) => logs.push(l)), warmUp: true, clock: options.clock });
+  const core = await openCore(config, { logger: createLogger((l) => logs.push(l), config.logLevel), warmUp: true, clock: options.clock });
   const server = await startServer(core, '127.0.0.1', config.port);
   t.teardown(async () => {
     await server.close();

@@ -1,0 +1,110 @@
+/**
+ * GET /metrics in Prometheus's text format (prom-client). Each app has its own registry, so
+ * several servers in one process (the tests) never mix their figures.
+ *
+ * Requests are labelled by route pattern (`/api/:type/:id`), never by path: paths carry ids,
+ * and one label value per id would grow without bound.
+ */
+import client from 'prom-client';
+import type { Context } from 'koa';
+import type { Core, MetricsSnapshot } from '../core';
+import { callerOf } from './caller';
+
+export interface Metrics {
+  /** Counts one answered request. */
+  observe(ctx: Context, seconds: number): void;
+  handler(ctx: Context): Promise<void>;
+  stop(): void;
+}
+
+/** The route a request matched, as a bounded label value. */
+function routeOf(ctx: Context): string {
+  const matched = (ctx as Context & { _matchedRoute?: string | RegExp })._matchedRoute;
+  if (typeof matched === 'string') return matched;
+  if (ctx.path.startsWith('/oidc/') || ctx.path === '/.well-known/openid-configuration') return '/oidc';
+  return 'unmatched';
+}
+
+export function createMetrics(core: Core): Metrics {
+  const register = new client.Registry();
+  client.collectDefaultMetrics({ register, eventLoopMonitoringPrecision: 10 });
+
+  const requests = new client.Counter({
+    name: 'gatehouse_http_requests_total',
+    help: 'HTTP requests answered, by route pattern, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [register],
+  });
+  const latency = new client.Histogram({
+    name: 'gatehouse_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by route pattern and method',
+    labelNames: ['route', 'method'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [register],
+  });
+
+  // Figures the core keeps: read at scrape time from the snapshot the handler just fetched.
+  let snapshot: MetricsSnapshot | null = null;
+  const fromCore = (name: string, help: string, read: (m: MetricsSnapshot) => number, type: 'counter' | 'gauge' = 'counter') => {
+    const Metric = type === 'counter' ? client.Counter : client.Gauge;
+    new Metric({
+      name,
+      help,
+      registers: [register],
+      collect(this: client.Counter | client.Gauge) {
+        if (!snapshot) return;
+        if (this instanceof client.Gauge) this.set(read(snapshot));
+        else {
+          this.reset();
+          this.inc(read(snapshot));
+        }
+      },
+    });
+  };
+  new client.Counter({
+    name: 'gatehouse_signins_total',
+    help: 'Signins since start, by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [register],
+    collect() {
+      if (!snapshot) return;
+      this.reset();
+      this.inc({ outcome: 'ok' }, snapshot.signinsOk);
+      this.inc({ outcome: 'failed' }, snapshot.signinsFailed);
+    },
+  });
+  fromCore('gatehouse_signups_total', 'Accounts created by signup since start', (m) => m.signups);
+  fromCore('gatehouse_lockouts_total', 'Lockouts caused since start (account and address, account-wide, second factor)', (m) => m.lockouts);
+  fromCore('gatehouse_password_hash_queue_depth', 'Password hashes waiting for a hashing slot', (m) => m.hashesQueued, 'gauge');
+  fromCore('gatehouse_password_hashes_running', 'Password hashes being computed now', (m) => m.hashesRunning, 'gauge');
+  new client.Gauge({
+    name: 'gatehouse_store_pool_connections',
+    help: "The store's connection pool, by state (used, free, pending acquisitions)",
+    labelNames: ['state'] as const,
+    registers: [register],
+    collect() {
+      const pool = snapshot?.pool;
+      if (!pool) return;
+      this.set({ state: 'used' }, pool.used);
+      this.set({ state: 'free' }, pool.free);
+      this.set({ state: 'pending' }, pool.pending);
+    },
+  });
+
+  return {
+    observe(ctx, seconds) {
+      const route = routeOf(ctx);
+      requests.inc({ route, method: ctx.method, status: String(ctx.status) });
+      latency.observe({ route, method: ctx.method }, seconds);
+    },
+    async handler(ctx) {
+      snapshot = await core.metrics(callerOf(ctx));
+      ctx.set('Cache-Control', 'no-store');
+      ctx.type = register.contentType;
+      ctx.body = await register.metrics();
+    },
+    stop() {
+      register.clear();
+    },
+  };
+}
