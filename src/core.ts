@@ -37,11 +37,12 @@ import { pruneSessions } from './store/sessions';
 import { latestGrant, oidcCookieKey, prunePayloads } from './store/oidc';
 import { addClient, ClientView, listClientViews, NewClient, removeClient, rotateClientSecret, showClient } from './oidc/clients';
 import { adapterFor, claimsOf, clientPolicy, OidcClaims, ProviderAdapter } from './oidc/support';
-import { findAction, runAction } from './actions/registry';
+import { actionCatalog, findAction, runAction } from './actions/registry';
+import { ColumnType, SCHEMA } from './store/schema';
 import type { ActionItem } from './actions/types';
 import { getActionView, listActionViews, PermissionChange, setActionPermissionByName, ActionPermissionView } from './records/action-permissions';
 import { createRecord, deleteRecord, getRecord, listRecords, RecordPage, RecordView, updateRecord, viewOf } from './records/service';
-import { recordType } from './records/types';
+import { RECORD_TYPES, recordType } from './records/types';
 import type { Query } from './records/query';
 import { accountStats, dbStats, storeStats } from './stats';
 import { poolStats, storePing } from './store/stats';
@@ -72,6 +73,23 @@ export interface Caller {
   readonly authorization: string | null;
   readonly client: string;
   readonly userAgent: string | null;
+}
+
+/** What the HTTP API serves, described from the definitions the handlers use (/openapi.json). */
+export interface ApiCatalog {
+  actions: ReadonlyArray<{ onType: string; name: string; input: Readonly<Record<string, 'required' | 'optional'>>; ignoresToken: boolean }>;
+  records: ReadonlyArray<{
+    name: string;
+    /** Serialized attributes and their types. */
+    attributes: Readonly<Record<string, ColumnType>>;
+    filterColumns: readonly string[];
+    sortColumns: readonly string[];
+    /** Attributes a PATCH may change, and who may. */
+    writable: Readonly<Record<string, 'anyone' | 'administrators'>>;
+    /** Attributes a POST takes; null: rows of this type are built in. */
+    createAttributes: readonly string[] | null;
+    deletable: boolean;
+  }>;
 }
 
 export interface MetricsSnapshot {
@@ -197,6 +215,8 @@ export interface Core {
   stats(actor: Actor): Promise<Awaited<ReturnType<typeof storeStats>>>;
   /** The core's part of GET /statistics (administrators only unless --public-statistics). */
   statistics(caller: Caller): Promise<Record<string, unknown>>;
+  /** The actions and record types the HTTP API serves, with their attributes. */
+  catalog(): ApiCatalog;
   /** True when the store answers a query within `timeoutMs` (GET /health/ready). */
   ready(timeoutMs: number): Promise<boolean>;
   /**
@@ -498,6 +518,18 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
         auth: { signins_ok: s.counters.signinsOk, signins_failed: s.counters.signinsFailed, signups: s.counters.signups, hashes_queued: s.passwords.queued },
       };
     },
+    catalog: () => ({
+      actions: actionCatalog().map((a) => ({ onType: a.onType, name: a.name, input: a.input, ignoresToken: a.ignoresToken === true })),
+      records: Object.values(RECORD_TYPES).map((t) => ({
+        name: t.name,
+        attributes: Object.fromEntries(t.attributes.map((c) => [c, (SCHEMA[t.name] as Record<string, ColumnType>)[c]])),
+        filterColumns: t.filterColumns,
+        sortColumns: t.sortColumns,
+        writable: Object.fromEntries(Object.entries(t.fields).map(([k, f]) => [k, f.writer])),
+        createAttributes: t.createAttributes ?? null,
+        deletable: t.remove !== undefined,
+      })),
+    }),
     async ready(timeoutMs) {
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));

@@ -7,6 +7,7 @@ import { ActionDef, notify } from './types';
 export const becomeAnAdministrator: ActionDef = {
   onType: 'world',
   name: 'become_an_administrator',
+  input: {},
   async run({ s, actor }) {
     const accountId = actor.principal.accountId;
     if (accountId === null) throw new AppError('unauthenticated', 'sign in first');

@@ -13,6 +13,7 @@ import { ActionDef, notify } from './types';
 export const changePassword: ActionDef = {
   onType: 'user_account',
   name: 'change_password',
+  input: { currentPassword: 'required', password: 'required', passwordConfirm: 'required' },
   async run(ctx) {
     const { s, attributes } = ctx;
     const current = stringField(attributes, 'currentPassword')!;
@@ -31,6 +32,7 @@ export const changePassword: ActionDef = {
 export const changeEmail: ActionDef = {
   onType: 'user_account',
   name: 'change_email',
+  input: { password: 'required', email: 'required' },
   async run(ctx) {
     const { s, attributes } = ctx;
     const password = stringField(attributes, 'password')!;
@@ -55,6 +57,7 @@ export const changeEmail: ActionDef = {
 export const signoutEverywhere: ActionDef = {
   onType: 'user_account',
   name: 'signout_everywhere',
+  input: {},
   async run(ctx) {
     await revokeSessions(ctx.s, ctx.actor, await callerAccount(ctx));
     return [notify('every session, this one included, is signed out')];

@@ -15,6 +15,7 @@ const SAME_ANSWER = 'if an account uses this address, a reset link is on its way
 export const resetPasswordRequest: ActionDef = {
   onType: 'user_account',
   name: 'reset_password_request',
+  input: { email: 'required' },
   ignoresToken: true,
   async run({ s, actor, attributes }) {
     const key = emailKeyOrNull(stringField(attributes, 'email')!);
@@ -42,6 +43,7 @@ export const resetPasswordRequest: ActionDef = {
 export const resetPassword: ActionDef = {
   onType: 'user_account',
   name: 'reset_password',
+  input: { token: 'required', password: 'required', passwordConfirm: 'required' },
   ignoresToken: true,
   async run({ s, actor, attributes }) {
     const token = stringField(attributes, 'token')!.trim();

@@ -59,5 +59,21 @@ export async function runAction(
     if (!action) throw new AppError('not_found', `no action ${def.name} on ${def.onType}`);
     if (!can(actor.principal, 'execute', action.guard)) throw denied(isGuest(actor.principal), `run ${def.name}`);
   }
+  checkInput(def, attributes);
   return def.run({ s, actor, attributes });
+}
+
+/** The declared attributes: required ones present, every declared one a string (null is absent). */
+function checkInput(def: ActionDef, attributes: Record<string, unknown>): void {
+  for (const [field, need] of Object.entries(def.input)) {
+    const value = Object.hasOwn(attributes, field) ? attributes[field] : undefined;
+    if (value === undefined || value === null) {
+      if (need === 'required') throw new AppError('invalid_input', `${field} is required`);
+    } else if (typeof value !== 'string') throw new AppError('invalid_input', `${field} must be a string`);
+  }
+}
+
+/** Every action with the attributes it takes, for /openapi.json. */
+export function actionCatalog(): ReadonlyArray<Pick<ActionDef, 'onType' | 'name' | 'input' | 'ignoresToken'>> {
+  return ACTIONS;
 }

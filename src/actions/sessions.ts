@@ -8,6 +8,7 @@ import { ActionDef, notify } from './types';
 export const refresh: ActionDef = {
   onType: 'user_account',
   name: 'refresh',
+  input: { refresh_token: 'required' },
   ignoresToken: true,
   async run(ctx) {
     const token = stringField(ctx.attributes, 'refresh_token')!;
@@ -19,6 +20,7 @@ export const refresh: ActionDef = {
 export const listSessionsAction: ActionDef = {
   onType: 'user_account',
   name: 'list_sessions',
+  input: {},
   async run(ctx) {
     const account = await callerAccount(ctx);
     return [{ ResponseType: 'sessions', Attributes: { sessions: await listSessions(ctx.s, account.id, ctx.actor.session) } }];
@@ -28,6 +30,7 @@ export const listSessionsAction: ActionDef = {
 export const revokeSessionAction: ActionDef = {
   onType: 'user_account',
   name: 'revoke_session',
+  input: { session_id: 'required' },
   async run(ctx) {
     const account = await callerAccount(ctx);
     const id = stringField(ctx.attributes, 'session_id')!;
@@ -39,6 +42,7 @@ export const revokeSessionAction: ActionDef = {
 export const signout: ActionDef = {
   onType: 'user_account',
   name: 'signout',
+  input: {},
   async run(ctx) {
     const account = await callerAccount(ctx);
     if (ctx.actor.session === null) throw new AppError('invalid_input', 'this token belongs to no session; use signout_everywhere');

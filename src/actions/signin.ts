@@ -16,6 +16,7 @@ const refused = () => new AppError('invalid_credentials', 'wrong email or passwo
 export const signin: ActionDef = {
   onType: 'user_account',
   name: 'signin',
+  input: { email: 'required', password: 'required', otp: 'optional', recovery_code: 'optional' },
   ignoresToken: true,
   async run(ctx) {
     const { s, actor, attributes } = ctx;

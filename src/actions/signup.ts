@@ -7,6 +7,7 @@ import { ActionDef, notify } from './types';
 export const signup: ActionDef = {
   onType: 'user_account',
   name: 'signup',
+  input: { email: 'required', name: 'required', password: 'required', passwordConfirm: 'required' },
   checksOwnPermission: true,
   async run({ s, actor, attributes }) {
     // Cheap refusals first: a closed signup or a busy address costs no validation or hashing.

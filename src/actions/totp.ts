@@ -18,6 +18,7 @@ import { ActionDef, notify } from './types';
 export const totpEnroll: ActionDef = {
   onType: 'user_account',
   name: 'totp_enroll',
+  input: { password: 'required' },
   async run(ctx) {
     const password = stringField(ctx.attributes, 'password')!;
     const account = await callerAccount(ctx);
@@ -37,6 +38,7 @@ export const totpEnroll: ActionDef = {
 export const totpConfirm: ActionDef = {
   onType: 'user_account',
   name: 'totp_confirm',
+  input: { otp: 'required' },
   async run(ctx) {
     const { s } = ctx;
     const otp = stringField(ctx.attributes, 'otp')!.trim();
@@ -69,6 +71,7 @@ export const totpConfirm: ActionDef = {
 export const totpDisable: ActionDef = {
   onType: 'user_account',
   name: 'totp_disable',
+  input: { password: 'required', otp: 'optional', recovery_code: 'optional' },
   async run(ctx) {
     const { s } = ctx;
     const password = stringField(ctx.attributes, 'password')!;

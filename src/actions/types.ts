@@ -19,6 +19,11 @@ export interface ActionDef {
   ignoresToken?: boolean;
   /** The action checks its own execute permission (signup does it inside its transaction). */
   checksOwnPermission?: boolean;
+  /**
+   * The attributes it reads, all strings: the registry refuses a missing required one or a
+   * non-string before the action runs, and /openapi.json documents them from here.
+   */
+  readonly input: Readonly<Record<string, 'required' | 'optional'>>;
   run(ctx: ActionContext): Promise<ActionItem[]>;
 }
 

@@ -25,6 +25,7 @@ export function sendVerification(s: Services, account: AccountRow): void {
 export const requestVerification: ActionDef = {
   onType: 'user_account',
   name: 'request_verification',
+  input: {},
   async run(ctx) {
     const account = await callerAccount(ctx);
     if (account.email_verified) return [notify('your email address is already verified')];
@@ -42,6 +43,7 @@ export const requestVerification: ActionDef = {
 export const verifyEmail: ActionDef = {
   onType: 'user_account',
   name: 'verify_email',
+  input: { token: 'required' },
   ignoresToken: true,
   async run({ s, actor, attributes }) {
     const token = stringField(attributes, 'token')!.trim();

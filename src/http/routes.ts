@@ -9,6 +9,7 @@ import { errorStyle } from './errors';
 import { JSONAPI, pageDocument, toResource } from './jsonapi';
 import { statisticsHandler, WebStats } from './statistics';
 import type { Metrics } from './metrics';
+import { openApiDocument } from './openapi';
 
 /** How long /health/ready waits for the store before answering 503. */
 const READY_TIMEOUT_MS = 1000;
@@ -39,6 +40,14 @@ export function createRouter(core: Core, web: WebStats, metrics: Metrics): Route
 
   router.get('/statistics', statisticsHandler(core, web));
   router.get('/metrics', (ctx) => metrics.handler(ctx));
+
+  let openapi: string | null = null;
+  router.get('/openapi.json', (ctx) => {
+    openapi ??= JSON.stringify(openApiDocument(core.catalog(), base));
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.type = 'application/json';
+    ctx.body = openapi;
+  });
 
   // The public halves of the signing keys, for services that verify Gatehouse's tokens.
   router.get('/.well-known/jwks.json', async (ctx) => {

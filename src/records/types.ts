@@ -46,6 +46,8 @@ export interface RecordType {
   readonly protectedFields: readonly string[];
   /** Account writes serialize on the accounts lock (the last-administrator rule reads counts). */
   readonly locksAccounts?: boolean;
+  /** The attributes a create takes (exactly these; /openapi.json documents them); absent: not creatable. */
+  readonly createAttributes?: readonly string[];
   /** Creates a row and returns its reference_id; absent: built in, not creatable. */
   create?(s: Services, actor: Actor, attributes: Record<string, unknown>): Promise<{ referenceId: string; echo: Record<string, unknown> }>;
   /** Refuses a write to this row (inside the transaction). */
@@ -97,6 +99,7 @@ const userAccount: RecordType = {
   fields: { name: accountNameField, permission: { ...permissionField, writer: 'administrators' }, disabled: booleanField('disabled') },
   protectedFields: ['email', 'password', 'passwordConfirm', 'auth_version', 'email_verified', 'totp_enabled', 'totp_secret', ...IDS],
   locksAccounts: true,
+  createAttributes: SIGNUP_ATTRIBUTES,
   async create(s, actor, attributes) {
     // Exactly signup's attributes, as for PATCH: anything else is refused, never silently dropped.
     for (const key of Object.keys(attributes)) {
@@ -133,13 +136,14 @@ const usergroup: RecordType = {
   sortColumns: ['name', ...TIMES],
   fields: { name: { writer: 'anyone', parse: parseGroupName }, permission: permissionField },
   protectedFields: ['system_role', ...IDS],
+  createAttributes: ['name', 'permission'],
   async create(s, actor, attributes) {
     // The guest create bit exists for the signup chain; a group made by a guest would have no
     // owner to manage it, so the record API asks guests to sign in.
     const ownerId = actor.principal.accountId;
     if (ownerId === null) throw new AppError('unauthenticated', 'sign in to create groups');
     for (const key of Object.keys(attributes)) {
-      if (key !== 'name' && key !== 'permission') throw new AppError('invalid_input', `unknown attribute ${key.slice(0, 40)} for usergroup`);
+      if (!usergroup.createAttributes!.includes(key)) throw new AppError('invalid_input', `unknown attribute ${key.slice(0, 40)} for usergroup`);
     }
     if (!Object.hasOwn(attributes, 'name')) throw new AppError('invalid_input', 'name is required');
     const name = parseGroupName(attributes.name);

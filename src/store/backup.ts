@@ -10,11 +10,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import knexFactory, { type Knex } from 'knex';
 import { AppError } from '../errors';
 import type { Config } from '../config';
 import { MIGRATIONS } from './migrations';
-import { SQLITE_FILE } from './connection';
+import { SQLITE_FILE, sqliteFileKnex } from './connection';
 
 export interface SnapshotFacts {
   /** The file checked. */
@@ -28,23 +27,7 @@ export interface SnapshotFacts {
 /** Where a running server writes its pid, so that restore can refuse while it runs. */
 export const PID_FILE = 'gatehouse.pid';
 
-const QUIET = { warn() {}, error() {}, deprecate() {}, debug() {} };
-
-function openFile(filename: string, busyTimeoutMs: number): Knex {
-  return knexFactory({
-    client: 'sqlite3',
-    log: QUIET,
-    connection: { filename },
-    useNullAsDefault: true,
-    pool: {
-      min: 1,
-      max: 1,
-      afterCreate(conn: { exec(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, conn: unknown) => void) {
-        conn.exec(`PRAGMA busy_timeout = ${busyTimeoutMs};`, (err) => done(err, conn));
-      },
-    },
-  });
-}
+const openFile = (filename: string, busyTimeoutMs: number) => sqliteFileKnex(filename, `PRAGMA busy_timeout = ${busyTimeoutMs};`, busyTimeoutMs);
 
 const storeFile = (config: Config) => path.join(config.dataDir, SQLITE_FILE);
 

@@ -75,23 +75,31 @@ function sqliteKnex(config: Config): Knex {
   } catch (err) {
     throw new AppError('unavailable', `the store file ${filename} is not usable (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
+  return sqliteFileKnex(
+    filename,
+    `PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = ${config.busyTimeoutMs};`,
+    config.busyTimeoutMs,
+  );
+}
+
+/**
+ * One connection to a SQLite file, set up by `pragmas`: the sqlite3 driver serializes statements
+ * per connection anyway, and a single writer avoids lock upgrades between our own connections.
+ */
+export function sqliteFileKnex(filename: string, pragmas: string, busyTimeoutMs: number): Knex {
   return knexFactory({
     client: 'sqlite3',
     log: QUIET,
     connection: { filename },
     useNullAsDefault: true,
-    // One connection: the sqlite3 driver serializes statements per connection anyway, and a
-    // single writer avoids lock upgrades between our own connections.
     pool: {
       min: 1,
       max: 1,
       afterCreate(conn: { exec(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, conn: unknown) => void) {
-        conn.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = ${config.busyTimeoutMs};`, (err) =>
-          done(err, conn),
-        );
+        conn.exec(pragmas, (err) => done(err, conn));
       },
     },
-    acquireConnectionTimeout: config.busyTimeoutMs + 10000,
+    acquireConnectionTimeout: busyTimeoutMs + 10000,
   });
 }
 
