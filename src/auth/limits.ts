@@ -63,8 +63,10 @@ export class Limiter {
   async signinFailed(emailKey: string | null, address: string): Promise<'pair' | 'account' | null> {
     if (this.config.rateLimits) await hit(this.db, keys.signinAddress(address), this.windowMs);
     if (emailKey === null) return null;
-    const pair = await hit(this.db, keys.signinPair(emailKey, address), this.windowMs);
-    const total = await hit(this.db, keys.signinEmail(emailKey), this.windowMs);
+    const [pair, total] = await Promise.all([
+      hit(this.db, keys.signinPair(emailKey, address), this.windowMs),
+      hit(this.db, keys.signinEmail(emailKey), this.windowMs),
+    ]);
     if (total.hits === this.config.limits.signinFailuresPerAccountTotal) return 'account';
     return pair.hits === this.config.limits.signinFailuresPerAccount ? 'pair' : null;
   }
