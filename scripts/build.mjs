@@ -3,6 +3,7 @@
 // Node single executable application (postject into a copy of this node binary). pkg cannot be
 // used here: it downloads patched Node binaries, and only the npm registry is reachable.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,6 +57,21 @@ const nativePlugin = {
   },
 };
 
+/**
+ * V8 keeps the bundle's source in memory as one string: one byte per character if every
+ * character is Latin-1, two otherwise. esbuild escapes non-ASCII in strings but leaves regular
+ * expression literals and tagged templates as written, so those few are escaped here.
+ */
+const asciiPlugin = {
+  name: 'gatehouse-ascii',
+  setup(build) {
+    build.onLoad({ filter: /oidc-provider[\\/]lib[\\/]helpers[\\/]client_schema\.js$/ }, async (args) => ({
+      contents: (await fs.promises.readFile(args.path, 'utf8')).replaceAll('\u2019', '\\u2019'),
+      loader: 'js',
+    }));
+  },
+};
+
 await esbuild.build({
   entryPoints: [path.join(root, 'bin', 'gatehouse.ts')],
   outfile: path.join(dist, 'gatehouse.cjs'),
@@ -63,15 +79,37 @@ await esbuild.build({
   platform: 'node',
   format: 'cjs',
   target: 'node20',
-  minify: false,
+  // A smaller source to hold and parse at start. Identifiers are kept: oidc-provider names its
+  // stored models after their classes (constructor.name), and stack traces stay readable.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  minifyIdentifiers: false,
   sourcemap: false,
   legalComments: 'none',
   logLevel: 'warning',
-  plugins: [nativePlugin],
+  plugins: [nativePlugin, asciiPlugin],
   // Drivers knex and pg may load but Gatehouse never uses.
   external: ['mysql', 'mysql2', 'mariadb', 'mariadb/callback', 'oracledb', 'tedious', 'better-sqlite3', 'pg-query-stream', 'pg-native', 'cloudflare:sockets'],
-  define: { 'process.env.NODE_ENV': '"production"' },
+  define: {
+    'process.env.NODE_ENV': '"production"',
+    // A cached addon is checked against these without reading the embedded copy (src/native/load.ts).
+    GATEHOUSE_NATIVE_DIGESTS: JSON.stringify(
+      Object.fromEntries(
+        Object.keys(natives).map((n) => [
+          n,
+          createHash('sha256')
+            .update(fs.readFileSync(path.join(dist, 'native', n)))
+            .digest('hex'),
+        ]),
+      ),
+    ),
+  },
 });
+
+const bundled = fs.readFileSync(path.join(dist, 'gatehouse.cjs'), 'latin1');
+const wide = /[^\x00-\x7f]/.exec(bundled);
+if (wide)
+  throw new Error(`the bundle is not ASCII (it would be held as a two-byte string): ${JSON.stringify(bundled.slice(wide.index - 60, wide.index + 20))}`);
 
 // Single executable: blob from the bundle + assets, injected into a copy of node.
 const seaConfig = {

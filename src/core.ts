@@ -244,8 +244,6 @@ export interface Core {
 export interface CoreOptions {
   logger?: Logger;
   clock?: Clock;
-  /** Precompute the dummy hash used for unknown-email signins (servers want it; CLI not). */
-  warmUp?: boolean;
 }
 
 const KEEP_COUNTERS_MS = 24 * 60 * 60 * 1000;
@@ -276,7 +274,6 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     await keys.open();
     const tokens = new TokenService(keys, () => s.config.publicUrl, config.tokenTtlSeconds, clock);
     const passwords = new PasswordHasher(config.bcryptCost, config.hashConcurrency);
-    if (options.warmUp) await passwords.warmUp();
     s = {
       config,
       clock,

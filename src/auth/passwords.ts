@@ -4,10 +4,11 @@
  * which share the same thread pool, keep flowing during a signin burst.
  */
 import bcrypt from 'bcrypt';
-import * as argon2 from '@node-rs/argon2';
 import { Semaphore } from './semaphore';
 
 export const MAX_PASSWORD_BYTES = 72;
+/** 22 characters of salt and 31 of hash, in bcrypt's alphabet. */
+const DUMMY_SALT_AND_HASH = 'GatehouseDummySalt.abc' + 'NoPasswordEverHashesToThis.abcd';
 
 export interface VerifyResult {
   ok: boolean;
@@ -17,13 +18,14 @@ export interface VerifyResult {
 
 export class PasswordHasher {
   private readonly gate: Semaphore;
-  private dummy: Promise<string> | null = null;
+  private readonly dummy: string;
 
   constructor(
     private readonly cost: number,
     concurrency: number,
   ) {
     this.gate = new Semaphore(concurrency);
+    this.dummy = `$2b$${String(cost).padStart(2, '0')}$${DUMMY_SALT_AND_HASH}`;
   }
 
   /** Passwords are hashed NFC-normalized: "é" typed as one code point or as e + accent is one password. */
@@ -45,6 +47,8 @@ export class PasswordHasher {
     // time); still pay the same work so the answer takes as long as any other failure.
     const tooLong = Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES;
     if (stored.startsWith('$argon2')) {
+      // Loaded on first use: only accounts imported with argon2id hashes need it.
+      const argon2 = await import('@node-rs/argon2');
       const ok = await this.gate.run(() => argon2.verify(stored, password).catch(() => false));
       return { ok: ok && !tooLong, needsRehash: true };
     }
@@ -57,17 +61,11 @@ export class PasswordHasher {
   /**
    * The same bcrypt work as a real check, for unknown emails: their answer must not come
    * back faster than a wrong password's (PocketBase's dummyPasswordCheck does the same).
+   * The dummy is a well-formed hash at the server's cost that no password matches: bcrypt does
+   * all of its work on it, and nothing has to be hashed at start-up to have one.
    */
   async dummyVerify(password: string): Promise<void> {
-    this.dummy ??= bcrypt.hash('gatehouse-dummy-password', this.cost);
-    const stored = await this.dummy;
-    await this.verify(password, stored);
-  }
-
-  /** Start computing the dummy hash now, so the first unknown-email signin is not faster. */
-  warmUp(): Promise<void> {
-    this.dummy ??= bcrypt.hash('gatehouse-dummy-password', this.cost);
-    return this.dummy.then(() => undefined);
+    await this.verify(password, this.dummy);
   }
 
   get queued(): number {

@@ -2,7 +2,7 @@
  * Request bodies: JSON only, at most 64 KiB. Other content types get 415 before any parsing.
  */
 import type { Context, Next } from 'koa';
-import { koaBody } from 'koa-body';
+import type { KoaBodyMiddlewareOptions } from 'koa-body';
 import { AppError } from '../errors';
 
 export const BODY_LIMIT = 64 * 1024;
@@ -22,7 +22,19 @@ export function requireJsonBody(types: readonly string[] = JSON_TYPES) {
   };
 }
 
-const parseJsonBody = koaBody({
+/**
+ * koa-body's middleware, made from `options` at the first request that needs it: the library
+ * (with its multipart and validation dependencies) is not loaded for servers that only read.
+ */
+export function lazyKoaBody(options: Partial<KoaBodyMiddlewareOptions>): (ctx: Context, next: Next) => Promise<void> {
+  let middleware: Promise<(ctx: Context, next: Next) => Promise<void>> | null = null;
+  return async (ctx, next) => {
+    middleware ??= import('koa-body').then((m) => m.koaBody(options) as unknown as (ctx: Context, next: Next) => Promise<void>);
+    return (await middleware)(ctx, next);
+  };
+}
+
+const parseJsonBody = lazyKoaBody({
   json: true,
   jsonStrict: true,
   jsonLimit: BODY_LIMIT,

@@ -7,7 +7,8 @@
  * (pages/routes.ts, /oidc/interaction/<uid>), which run the signin action with every rule.
  */
 import type { Context, Next } from 'koa';
-import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+// Types only: the library (the largest part of the executable) is loaded when /oidc is first used.
+import type { default as Provider, Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { Core } from '../core';
 import { errorPage, html, page, raw } from './pages/html';
 import { clearTokens, cookieNames, readCookie, tokenCaller } from './pages/session';
@@ -139,6 +140,7 @@ export class OidcProvider {
         ctx.body = errorPage(`${String(out.error)}: ${String(out.error_description ?? 'the request could not be completed')}`);
       },
     };
+    const { default: Provider } = await import('oidc-provider');
     const provider = new Provider(core.config.publicUrl, configuration);
     provider.proxy = core.config.trustProxy !== null;
     // "Yes, sign me out" also ends the Gatehouse session of the pages (their cookie and the session).

@@ -7,7 +7,7 @@ import { startServer } from './server';
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
 
 export async function serve(config: Config, logger: Logger = createLogger(undefined, config.logLevel)): Promise<void> {
-  const core = await openCore(config, { logger, warmUp: true });
+  const core = await openCore(config, { logger });
   let running;
   try {
     running = await startServer(core);
@@ -24,6 +24,8 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
     dialect: core.dialect,
     signup_open: signup.open,
     signup_closed_by: signup.closedBy,
+    // Since the process started (Node's own start included).
+    started_in_ms: Math.round(performance.now()),
   });
 
   // Old counters (failed emails and addresses) and long-expired tokens would otherwise pile up.

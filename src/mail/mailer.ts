@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import nodemailer from 'nodemailer';
 import type { Config } from '../config';
 
 export interface MailMessage {
@@ -21,29 +20,40 @@ export interface Mailer {
   close(): void;
 }
 
+type Nodemailer = (typeof import('nodemailer'))['default'];
+
+/** The transport is made (and nodemailer loaded) at the first message, not at start-up. */
+function lazyTransport<T extends { close(): void }>(make: (nodemailer: Nodemailer) => T) {
+  let transport: Promise<T> | null = null;
+  return {
+    get: () => (transport ??= import('nodemailer').then((m) => make(m.default))),
+    close: () => void transport?.then((t) => t.close()).catch(() => undefined),
+  };
+}
+
 export function createMailer(config: Config): Mailer {
   if (config.smtpUrl) {
-    const transport = nodemailer.createTransport(config.smtpUrl, { from: config.mailFrom });
+    const smtp = lazyTransport((nodemailer) => nodemailer.createTransport(config.smtpUrl!, { from: config.mailFrom }));
     return {
       kind: 'smtp',
       async send(m) {
-        await transport.sendMail({ from: config.mailFrom, to: m.to, subject: m.subject, text: m.text });
+        await (await smtp.get()).sendMail({ from: config.mailFrom, to: m.to, subject: m.subject, text: m.text });
       },
-      close: () => transport.close(),
+      close: smtp.close,
     };
   }
   const outbox = path.join(config.dataDir, 'outbox');
-  const builder = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  const builder = lazyTransport((nodemailer) => nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' }));
   return {
     kind: 'outbox',
     async send(m) {
-      const info = await builder.sendMail({ from: config.mailFrom, to: m.to, subject: m.subject, text: m.text });
+      const info = await (await builder.get()).sendMail({ from: config.mailFrom, to: m.to, subject: m.subject, text: m.text });
       await fs.promises.mkdir(outbox, { recursive: true, mode: 0o700 });
       const file = path.join(outbox, `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID()}.eml`);
       // Written then renamed: a reader of the outbox never sees half a message.
       await fs.promises.writeFile(file + '.tmp', info.message as Buffer, { mode: 0o600 });
       await fs.promises.rename(file + '.tmp', file);
     },
-    close: () => builder.close(),
+    close: builder.close,
   };
 }

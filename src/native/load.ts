@@ -14,11 +14,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-function seaAsset(name: string): Buffer | null {
+/** SHA-256 of each embedded addon, written into the bundle by scripts/build.mjs. */
+declare const GATEHOUSE_NATIVE_DIGESTS: Record<string, string> | undefined;
+
+type Sea = { isSea(): boolean; getAsset(key: string): ArrayBuffer };
+function sea(): Sea | null {
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const sea = require('node:sea') as { isSea(): boolean; getAsset(key: string): ArrayBuffer };
-    return sea.isSea() ? Buffer.from(sea.getAsset(name)) : null;
+    const mod = require('node:sea') as Sea;
+    return mod.isSea() ? mod : null;
   } catch {
     return null;
   }
@@ -48,16 +52,24 @@ function privateDir(dir: string): boolean {
   }
 }
 
-/** The addon's path in `dir`, verified or (re)written; null when the folder cannot hold it. */
-function placeIn(dir: string, name: string, bytes: Buffer, digest: string): string | null {
+/**
+ * The addon's path in `dir`, verified or (re)written; null when the folder cannot hold it. The
+ * embedded bytes are read only to write them: a verified cached file needs just its digest.
+ */
+function placeIn(dir: string, name: string, bytes: () => Buffer, digest: string): string | null {
   if (!privateDir(dir)) return null;
   const file = path.join(dir, name);
   try {
     const stat = fs.lstatSync(file, { throwIfNoEntry: false });
     if (stat && stat.isFile() && ownedPrivately(stat) && sha256(fs.readFileSync(file)) === digest) return file;
+  } catch {
+    return null;
+  }
+  const data = bytes(); // throws if the executable itself is damaged
+  try {
     // Write then rename (over whatever was there): two processes starting together never load a half-written file.
     const tmp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, bytes, { mode: 0o500 });
+    fs.writeFileSync(tmp, data, { mode: 0o500 });
     fs.renameSync(tmp, file);
     return file;
   } catch {
@@ -75,18 +87,26 @@ function privateTempDir(): string {
   return tempRoot;
 }
 
-function materialize(name: string, bytes: Buffer): string {
-  const digest = sha256(bytes);
-  const cached = placeIn(path.join(cacheRoot(), digest.slice(0, 32)), name, bytes, digest);
+function materialize(sea: Sea, name: string): string {
+  const embedded = () => Buffer.from(sea.getAsset(name));
+  let digest = typeof GATEHOUSE_NATIVE_DIGESTS === 'undefined' ? undefined : GATEHOUSE_NATIVE_DIGESTS[name];
+  let bytes: Buffer | null = null;
+  const read = () => {
+    bytes ??= embedded();
+    if (sha256(bytes) !== digest) throw new Error(`the embedded native addon ${name} does not match its digest: the executable is damaged`);
+    return bytes;
+  };
+  if (digest === undefined) digest = sha256((bytes = embedded()));
+  const cached = placeIn(path.join(cacheRoot(), digest.slice(0, 32)), name, read, digest);
   if (cached) return cached;
-  const temp = placeIn(privateTempDir(), name, bytes, digest);
+  const temp = placeIn(privateTempDir(), name, read, digest);
   if (!temp) throw new Error(`cannot write the native addon ${name} to a cache or temporary folder (set GATEHOUSE_NATIVE_CACHE)`);
   return temp;
 }
 
 export function loadNative(name: string): unknown {
-  const bytes = seaAsset(name);
-  const file = bytes ? materialize(name, bytes) : path.join(__dirname, 'native', name);
+  const executable = sea();
+  const file = executable ? materialize(executable, name) : path.join(__dirname, 'native', name);
   const mod = { exports: {} as unknown };
   process.dlopen(mod, file, os.constants.dlopen.RTLD_NOW);
   return mod.exports;

@@ -85,7 +85,7 @@ export async function startTestServer(t: Test, flags: Flags = {}, dataDir = temp
   const shared = publicUrlByStore.get(storeKey);
   const config = loadConfig({ ...store, port: 0, bcryptCost: 4, ...(shared ? { publicUrl: shared } : {}), ...flags }, {});
   const logs: string[] = [];
-  const core = await openCore(config, { logger: createLogger((l) => logs.push(l), config.logLevel), warmUp: true, clock: options.clock });
+  const core = await openCore(config, { logger: createLogger((l) => logs.push(l), config.logLevel), clock: options.clock });
   const server = await startServer(core, '127.0.0.1', config.port);
   t.teardown(async () => {
     await server.close();

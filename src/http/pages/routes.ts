@@ -7,11 +7,10 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { koaBody } from 'koa-body';
-import QRCode from 'qrcode';
 import { AppError, isAppError } from '../../errors';
 import type { Caller, Core, SessionView } from '../../core';
 import { errorStyle, STATUS } from '../errors';
+import { lazyKoaBody } from '../body';
 import { SCRIPT, STYLESHEET } from './assets';
 import { field, form, html, Html, notice, page, PAGE_CSP, raw } from './html';
 import { INTERACTION_PATH, type OidcProvider } from '../oidc';
@@ -63,7 +62,7 @@ const DONE: Record<string, string> = {
 export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
   const router = new Router();
   const names = cookieNames(core.config.publicUrl);
-  const parseForm = koaBody({ urlencoded: true, json: false, multipart: false, text: false, formLimit: '16kb' });
+  const parseForm = lazyKoaBody({ urlencoded: true, json: false, multipart: false, text: false, formLimit: '16kb' });
   const run = (caller: Caller, name: string, attributes: Record<string, unknown>) => core.actions.run(caller, 'user_account', name, attributes);
   const html_ = errorStyle('html');
   /** A form post: same site and CSRF token checked before anything runs. */
@@ -331,6 +330,7 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
         </ol>
       </section>`;
     } else if (o.enrolment) {
+      const { default: QRCode } = await import('qrcode');
       const svg = await QRCode.toString(o.enrolment.uri, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
       totp = html`<section aria-labelledby="h-totp">
         <h2 id="h-totp">Two-factor authentication</h2>
@@ -370,7 +370,7 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
             html`<li>
               <div>
                 <div>${x.current ? 'This browser' : (x.user_agent ?? 'Unknown device').slice(0, 80)}</div>
-                <div class="meta">from ${x.client ?? 'unknown'} · last used ${x.last_used_at.replace('T', ' ').slice(0, 16)} UTC</div>
+                <div class="meta">from ${x.client ?? 'unknown'} &middot; last used ${x.last_used_at.replace('T', ' ').slice(0, 16)} UTC</div>
               </div>
               ${
                 x.current
