@@ -79,11 +79,10 @@ await esbuild.build({
   platform: 'node',
   format: 'cjs',
   target: 'node20',
-  // A smaller source to hold and parse at start. Identifiers are kept: oidc-provider names its
-  // stored models after their classes (constructor.name), and stack traces stay readable.
+  // A smaller source to hold and parse at start: whitespace only. Syntax and identifier
+  // minification would rename or drop class names, and oidc-provider finds its models' settings
+  // by constructor.name (its token endpoint then fails); stack traces also stay readable.
   minifyWhitespace: true,
-  minifySyntax: true,
-  minifyIdentifiers: false,
   sourcemap: false,
   legalComments: 'none',
   logLevel: 'warning',

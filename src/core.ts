@@ -374,11 +374,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     },
     records: {
       assertType: (type) => void recordType(type),
-      async list(caller, typeName, query) {
-        const type = recordType(typeName);
-        const { principal, table } = await authenticate(s, caller.authorization, type.name);
-        return listRecords(s, principal, type, query, table);
-      },
+      list: (caller, typeName, query) => listRecords(s, caller.authorization, recordType(typeName), query),
       // The token check and the row read run side by side; getRecord decides once both are in.
       get: (caller, typeName, id) => {
         const type = recordType(typeName);

@@ -143,6 +143,12 @@ export class OidcProvider {
     const { default: Provider } = await import('oidc-provider');
     const provider = new Provider(core.config.publicUrl, configuration);
     provider.proxy = core.config.trustProxy !== null;
+    // The provider answers its own failures (500 server_error); the log keeps what they were.
+    // Name and code only, as for every internal error: messages can carry values.
+    provider.on('server_error', (ctx: KoaContextWithOIDC, err: Error & { code?: string }) => {
+      const requestId = String(ctx.res.getHeader('X-Request-Id') ?? '') || null;
+      core.logger.error('oidc_server_error', { request_id: requestId, name: err?.name ?? 'unknown', code: err?.code ?? null });
+    });
     // "Yes, sign me out" also ends the Gatehouse session of the pages (their cookie and the session).
     const names = cookieNames(core.config.publicUrl);
     provider.on('end_session.success', (ctx: KoaContextWithOIDC) => {

@@ -13,7 +13,8 @@ import type { Tx } from '../store/connection';
 import { lockAccounts } from '../store/accounts';
 import { GuardedRow, listReadable, readGuarded, readWorld } from '../store/permissions';
 import { updateRow } from '../store/records';
-import { isReference, parseListParams, Query } from './query';
+import { authenticateWith } from '../auth/authenticate';
+import { isReference, ListParams, parseListParams, Query } from './query';
 import type { RecordRow, RecordType, WriteEvent } from './types';
 
 /** A row as the API shows it: the type's allow-listed attributes, times as ISO strings. */
@@ -57,11 +58,28 @@ export async function readRow(tx: Tx, type: RecordType, id: string): Promise<Gua
 }
 
 /** `table`: the type's table permission when the caller already read it (hot path). */
-export async function listRecords(s: Services, principal: Principal, type: RecordType, query: Query, table?: Guarded): Promise<RecordPage> {
-  const params = parseListParams(type, query);
-  if (table) {
-    if (!can(principal, 'peek', table)) throw denied(isGuest(principal), `peek ${type.name} records`);
-  } else await requireTable(s.store.root, principal, type, 'peek');
+/**
+ * A page of the rows `principal` may read. The read starts alongside the token's store check
+ * (authenticateWith); the table's peek permission is decided once both are in. Bad query
+ * parameters are still reported after a bad token: a 401 comes first.
+ */
+export async function listRecords(s: Services, header: string | null, type: RecordType, query: Query): Promise<RecordPage> {
+  let params: ListParams | null = null;
+  let invalid: unknown = null;
+  try {
+    params = parseListParams(type, query);
+  } catch (err) {
+    invalid = err;
+  }
+  const page = (principal: Principal) => (params === null ? Promise.resolve(null) : readPage(s, principal, type, params));
+  const { principal, table, value } = await authenticateWith(s, header, type.name, page);
+  if (invalid !== null) throw invalid;
+  if (!table) throw new Error(`record type ${type.name} has no world row: the store was not migrated`);
+  if (!can(principal, 'peek', table)) throw denied(isGuest(principal), `peek ${type.name} records`);
+  return value!;
+}
+
+async function readPage(s: Services, principal: Principal, type: RecordType, params: ListParams): Promise<RecordPage> {
   const { rows, total } = await listReadable(s.store.root, {
     table: type.name,
     principal,

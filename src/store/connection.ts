@@ -26,7 +26,7 @@ export interface Store {
 }
 
 /** Read-only SQLite connections beside the writer (WAL lets them read while it writes). */
-const SQLITE_READERS = 8;
+const SQLITE_READERS = Number(process.env.GH_READERS ?? 8);
 
 export const SQLITE_FILE = 'gatehouse.sqlite';
 

@@ -52,6 +52,7 @@ t.test('a member gains exactly the group bits of a shared row; removal counts on
   t.same((await s.call('GET', `/api/usergroup/${docs}/relationships/usergroups`, { token: alice.token })).body.data, [{ type: 'usergroup', id: team }]);
 
   t.equal((await s.call('GET', `/api/usergroup/${docs}`, { token: bob.token })).status, 404, 'not a member yet: 404');
+  t.equal((await s.call('GET', '/api/usergroup?filter=docs', { token: bob.token })).body.data.length, 0, 'and not in his list');
   t.equal((await addMembers(s, team, alice.token, bob.id)).status, 204, 'alice adds bob to team');
   t.same((await members(s, team, alice.token)).body.data, [{ type: 'user_account', id: bob.id }]);
 
@@ -81,6 +82,10 @@ t.test('a member gains exactly the group bits of a shared row; removal counts on
   t.equal((await removeMembers(other, team, alice.token, bob.id)).status, 204, 'removed through the other instance');
   t.equal((await s.call('GET', `/api/usergroup/${docs}`, { token: bob.token })).status, 404, 'gone at once on the first instance');
   t.equal((await other.call('GET', `/api/usergroup/${docs}`, { token: bob.token })).status, 404, 'and on the second');
+  // Lists start with the principal the token had at its previous request: a changed one is never reused.
+  for (const server of [s, other]) {
+    t.equal((await server.call('GET', '/api/usergroup?filter=docs', { token: bob.token })).body.data.length, 0, 'and his lists no longer return it');
+  }
 
   // Taking the share back needs update on the row only.
   t.equal((await share(s, 'DELETE', 'usergroup', docs, alice.token, team)).status, 204);
