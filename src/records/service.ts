@@ -7,7 +7,7 @@
 import { AppError, denied } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
-import { can, Guarded, isGuest, Principal } from '../permission/check';
+import { can, isGuest, Principal } from '../permission/check';
 import type { Operation } from '../permission/bits';
 import type { Tx } from '../store/connection';
 import { lockAccounts } from '../store/accounts';
