@@ -6,7 +6,10 @@
 //   the same reads while 16 signins are in flight, as a fraction of their idle figure;
 //   /ping p99 while 50 signins are in flight; the OIDC token endpoint (code exchange, refresh);
 //   RSS idle and peak.
-// Usage: npm run bench [-- --duration 10 --connections 16 --cost 11]
+//   the start to the first /ping (scripts/startup.mjs), the OIDC token endpoint beside a bare
+//   oidc-provider (scripts/oidc-bare-server.mjs), the scaling table (scripts/scale.mjs), and at the
+//   end the issue's figures each beside its target.
+// Usage: npm run bench [-- --duration 10 --connections 16 --cost 11 --sizes 1000,100000,1000000]
 //        npm run bench -- --pg postgres://postgres@127.0.0.1:5432/test [--instances 2]
 //   (PostgreSQL mode: a fresh database is created on that server for the run and dropped after;
 //    with --instances 2, two servers share it and every load is split evenly between them)
@@ -17,7 +20,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import bcrypt from 'bcrypt';
-import { oidcTokenFigures } from './oidc-load.mjs';
+import { bareOidcTokenFigures, oidcTokenFigures } from './oidc-load.mjs';
+import { scalingTable } from './scale.mjs';
+import { startupFigures } from './startup.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, fallback) => {
@@ -33,6 +38,14 @@ const PG = (() => {
   return i > 0 ? process.argv[i + 1] : null;
 })();
 const INSTANCES = arg('instances', 1);
+/** Store sizes of the scaling table (--sizes 1000,100000,1000000; --sizes 0 leaves it out). */
+const SIZES = (() => {
+  const i = process.argv.indexOf('--sizes');
+  return (i > 0 ? process.argv[i + 1] : '1000,100000,1000000')
+    .split(',')
+    .map(Number)
+    .filter((n) => n > 0);
+})();
 
 const mib = (b) => `${(b / 1048576).toFixed(1)} MiB`;
 
@@ -170,6 +183,7 @@ async function main() {
   for (let i = 0; i < INSTANCES; i++) servers.push(spawnJsonLine(exe, serveArgs, /"event":"listening","url":"([^"]+)"/));
   const server = servers[0];
   let baseline;
+  let figures;
   try {
     urls = await Promise.all(servers.map((s) => s.ready));
     const url = urls[0];
@@ -267,6 +281,7 @@ async function main() {
       seconds: DURATION,
     });
     clearInterval(sampler);
+    const bareToken = await bareOidcTokenFigures({ connections: CONNECTIONS, seconds: DURATION });
 
     console.log('');
     const ofBase = (r) => (base ? `  = ${(r.rps / base.rps).toFixed(2)} of baseline` : '');
@@ -279,11 +294,13 @@ async function main() {
     row('/ping, 50 signins in flight (4 connections)', pingBusy);
     row('signin (correct password)', signins, `  = ${(signins.rps / ceiling).toFixed(2)} of bcrypt ceiling`);
     row('signup (new email each)', signups, `  = ${(signups.rps / ceiling).toFixed(2)} of bcrypt ceiling`);
-    const tokenRow = (name, r) =>
-      console.log(`${name.padEnd(46)} ${r.rps.toFixed(1).padStart(8)} req/s  p99 ${String(Math.round(r.p99)).padStart(5)} ms  (${r.n} requests)`);
-    tokenRow('OIDC token endpoint: code exchange', oidcToken.exchange);
-    tokenRow('OIDC token endpoint: refresh (rotating)', oidcToken.refresh);
+    const tokenRow = (name, r, extra) =>
+      console.log(`${name.padEnd(46)} ${r.rps.toFixed(1).padStart(8)} req/s  p99 ${String(Math.round(r.p99)).padStart(5)} ms  (${r.n} requests)${extra}`);
+    const ofBare = (r, b) => `  = ${(r.rps / b.rps).toFixed(2)} of bare oidc-provider (${b.rps.toFixed(1)} req/s)`;
+    tokenRow('OIDC token endpoint: code exchange', oidcToken.exchange, ofBare(oidcToken.exchange, bareToken.exchange));
+    tokenRow('OIDC token endpoint: refresh (rotating)', oidcToken.refresh, ofBare(oidcToken.refresh, bareToken.refresh));
     console.log(`RSS idle ${mib(rssIdle)}, peak under load ${mib(peakRss)} (largest instance)`);
+    figures = { base, listIdle, getIdle, listBusy, getBusy, signins, ceiling, oidcToken, bareToken, rssIdle };
   } finally {
     if (baseline) await stop(baseline.child);
     for (const s of servers) await stop(s.child);
@@ -295,9 +312,43 @@ async function main() {
       await admin.end();
     }
   }
+  return figures;
 }
 
-main().catch((err) => {
+/** The issue's table of figures, each beside its target, from this run. */
+function summary(f, start) {
+  const r = (a, b) => (a / b).toFixed(2);
+  const lines = [
+    ['list GET /api/action?filter=signup / baseline', f.base ? r(f.listIdle.rps, f.base.rps) : 'n/a (PostgreSQL run)', '>= 0.7'],
+    ['get own account / baseline', f.base ? r(f.getIdle.rps, f.base.rps) : 'n/a (PostgreSQL run)', '>= 0.8'],
+    ['signin / bcrypt ceiling', r(f.signins.rps, f.ceiling), '>= 0.9'],
+    ['reads during a signin storm / idle (list, get)', `${r(f.listBusy.rps, f.listIdle.rps)}, ${r(f.getBusy.rps, f.getIdle.rps)}`, '>= 0.5'],
+    ['start to first /ping, existing store (bare Node floor)', `${start.restart.toFixed(0)} ms (${start.floor.toFixed(0)} ms)`, '<= 200 ms'],
+    ['start to first /ping, fresh store', `${start.fresh.toFixed(0)} ms`, ''],
+    ['idle RSS after start', mib(f.rssIdle), '<= 70 MiB'],
+    ['reads, req/s (list, get)', `${f.listIdle.rps.toFixed(0)}, ${f.getIdle.rps.toFixed(0)}`, PG ? '>= 2x 1,141 / 1,719' : ''],
+    [
+      'OIDC token endpoint / bare oidc-provider (exchange, refresh)',
+      `${r(f.oidcToken.exchange.rps, f.bareToken.exchange.rps)}, ${r(f.oidcToken.refresh.rps, f.bareToken.refresh.rps)}`,
+      '>= 0.5',
+    ],
+  ];
+  console.log('\nThe figures of issue 14, from this run:');
+  for (const [name, value, target] of lines) console.log(`  ${name.padEnd(62)} ${value.padStart(22)}   ${target}`);
+}
+
+async function all() {
+  const start = await startupFigures(5);
+  console.log(
+    `start to first /ping: cold ${start.cold.toFixed(0)} ms, fresh store ${start.fresh.toFixed(0)} ms, existing store ${start.restart.toFixed(0)} ms (bare Node http server: ${start.floor.toFixed(0)} ms)`,
+  );
+  const f = await main();
+  if (SIZES.length > 0)
+    await scalingTable({ exe: path.join(root, 'dist', 'gatehouse'), sizes: SIZES, pg: PG, instances: INSTANCES, duration: Math.min(DURATION, 3), cost: COST });
+  summary(f, start);
+}
+
+all().catch((err) => {
   console.error(err);
   process.exit(1);
 });

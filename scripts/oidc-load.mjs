@@ -3,9 +3,12 @@
 // with plain HTTP, as a browser would), then exchanged at /oidc/token by `connections` workers;
 // then each worker refreshes its own chain (refresh tokens rotate, so a chain is sequential).
 import { createHash, randomBytes } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const REDIRECT = 'http://localhost:3999/callback';
+export const REDIRECT = 'http://localhost:3999/callback';
+export const BARE_SECRET = 'bench-secret-of-the-bare-provider-0123456789';
 const b64url = (b) => b.toString('base64url');
 
 /** A cookie jar of one browser, and requests that follow redirects by hand through it. */
@@ -33,45 +36,34 @@ function browser(base) {
   };
 }
 
-export async function oidcTokenFigures({ exe, cliArgs, env, url, email, password, connections, seconds }) {
-  const added = JSON.parse(
-    execFileSync(exe, [...cliArgs, '--json', 'client', 'add', '--name', 'Bench', '--redirect-uri', REDIRECT, '--first-party'], { env, encoding: 'utf8' }),
-  );
-  const basic = `Basic ${Buffer.from(`${added.client_id}:${added.client_secret}`).toString('base64')}`;
-  const b = browser(url);
-  const page = await (await b.request('/signin')).text();
-  const csrf = /name="csrf" value="([^"]+)"/.exec(page)[1];
-  await b.request('/signin', {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ csrf, email, password }).toString(),
+/** One authorization code (with its PKCE verifier), following the provider's redirects in `b`. */
+async function authorizationCode(b, clientId) {
+  const verifier = b64url(randomBytes(32));
+  const challenge = b64url(createHash('sha256').update(verifier).digest());
+  const params = new URLSearchParams({
+    client_id: clientId,
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    scope: 'openid offline_access',
+    prompt: 'consent',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state: 'bench',
   });
-
-  /** One authorization code (with its PKCE verifier), through the provider's redirects. */
-  async function code() {
-    const verifier = b64url(randomBytes(32));
-    const challenge = b64url(createHash('sha256').update(verifier).digest());
-    const params = new URLSearchParams({
-      client_id: added.client_id,
-      response_type: 'code',
-      redirect_uri: REDIRECT,
-      scope: 'openid offline_access',
-      prompt: 'consent',
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-      state: 'bench',
-    });
-    let location = `/oidc/auth?${params}`;
-    for (let i = 0; i < 10; i++) {
-      const res = await b.request(location);
-      await res.arrayBuffer();
-      location = res.headers.get('location');
-      if (!location) throw new Error(`the authorization stopped at ${res.status}`);
-      if (location.startsWith(REDIRECT)) return { code: new URL(location).searchParams.get('code'), verifier };
-    }
-    throw new Error('too many redirects');
+  let location = `/oidc/auth?${params}`;
+  for (let i = 0; i < 10; i++) {
+    const res = await b.request(location);
+    await res.arrayBuffer();
+    location = res.headers.get('location');
+    if (!location) throw new Error(`the authorization stopped at ${res.status}`);
+    if (location.startsWith(REDIRECT)) return { code: new URL(location).searchParams.get('code'), verifier };
   }
+  throw new Error('too many redirects');
+}
 
+/** Codes first (their cost is the authorization steps, not the token endpoint), then the load. */
+async function tokenEndpointLoad({ url, b, clientId, clientSecret, connections, seconds }) {
+  const basic = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`;
   const token = async (body) => {
     const started = performance.now();
     const res = await fetch(`${url}/oidc/token`, {
@@ -85,11 +77,10 @@ export async function oidcTokenFigures({ exe, cliArgs, env, url, email, password
   };
   const p99 = (ms) => ms.sort((x, y) => x - y)[Math.floor(ms.length * 0.99)] ?? 0;
 
-  // Codes first (their cost is the authorization steps, not the token endpoint).
   const codes = [];
   const deadline = performance.now() + seconds * 1000;
   // One at a time: the provider's interaction cookies are per flow, and this jar ignores paths.
-  while (performance.now() < deadline && codes.length < 400) codes.push(await code());
+  while (performance.now() < deadline && codes.length < 400) codes.push(await authorizationCode(b, clientId));
 
   let next = 0;
   const exchangeMs = [];
@@ -122,4 +113,41 @@ export async function oidcTokenFigures({ exe, cliArgs, env, url, email, password
   );
   const refresh = { rps: refreshMs.length / ((performance.now() - t1) / 1000), p99: p99(refreshMs), n: refreshMs.length };
   return { exchange, refresh };
+}
+
+/** Gatehouse's provider: a first-party client added from the shell, the account signed in on the pages. */
+export async function oidcTokenFigures({ exe, cliArgs, env, url, email, password, connections, seconds }) {
+  const added = JSON.parse(
+    execFileSync(exe, [...cliArgs, '--json', 'client', 'add', '--name', 'Bench', '--redirect-uri', REDIRECT, '--first-party'], { env, encoding: 'utf8' }),
+  );
+  const b = browser(url);
+  const page = await (await b.request('/signin')).text();
+  const csrf = /name="csrf" value="([^"]+)"/.exec(page)[1];
+  await b.request('/signin', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ csrf, email, password }).toString(),
+  });
+  return tokenEndpointLoad({ url, b, clientId: added.client_id, clientSecret: added.client_secret, connections, seconds });
+}
+
+/**
+ * A bare oidc-provider (scripts/oidc-bare-server.mjs: the same library and version, its own
+ * in-memory storage, interactions answered at once), loaded the same way: the yardstick for
+ * Gatehouse's token endpoint.
+ */
+export async function bareOidcTokenFigures({ connections, seconds }) {
+  const child = spawn(process.execPath, [path.join(path.dirname(fileURLToPath(import.meta.url)), 'oidc-bare-server.mjs')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const url = await new Promise((resolve, reject) => {
+      child.stdout.once('data', (c) => resolve(JSON.parse(c).url));
+      child.once('exit', (code) => reject(new Error(`the bare provider exited with ${code}`)));
+    });
+    return await tokenEndpointLoad({ url, b: browser(url), clientId: 'bench', clientSecret: BARE_SECRET, connections, seconds });
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
+  }
 }

@@ -508,7 +508,13 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       return {
         db,
         accounts,
-        auth: { signins_ok: s.counters.signinsOk, signins_failed: s.counters.signinsFailed, signups: s.counters.signups, hashes_queued: s.passwords.queued },
+        auth: {
+          signins_ok: s.counters.signinsOk,
+          signins_failed: s.counters.signinsFailed,
+          signups: s.counters.signups,
+          hashes_queued: s.passwords.queued,
+          hashes_running: s.passwords.running,
+        },
       };
     },
     catalog: () => ({

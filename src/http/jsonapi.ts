@@ -18,12 +18,14 @@ export function pageDocument(type: string, page: RecordPage, base: string, query
   if (typeof query.sort === 'string') fixed += `sort=${encodeURIComponent(query.sort)}&`;
   fixed += `page%5Bsize%5D=${page.size}&page%5Bnumber%5D=`;
   const link = (n: number) => fixed + n;
-  const links: Record<string, string> = { self: link(page.number), first: link(1), last: link(last) };
-  if (page.number > 1) links.prev = link(Math.min(page.number - 1, last));
-  if (page.number < last) links.next = link(page.number + 1);
+  // An inexact total is a lower bound: no `last` link then, and always a `next`.
+  const links: Record<string, string> = { self: link(page.number), first: link(1) };
+  if (page.totalExact) links.last = link(last);
+  if (page.number > 1) links.prev = link(page.totalExact ? Math.min(page.number - 1, last) : page.number - 1);
+  if (page.number < last || !page.totalExact) links.next = link(page.number + 1);
   return {
     data: page.views.map((v) => toResource(v, base)),
     links,
-    meta: { total: page.total, page: { size: page.size, number: page.number } },
+    meta: { total: page.total, total_exact: page.totalExact, page: { size: page.size, number: page.number } },
   };
 }

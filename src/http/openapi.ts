@@ -259,12 +259,16 @@ export function openApiDocument(catalog: ApiCatalog, publicUrl: string): Schema 
         required: ['data', 'links', 'meta'],
         properties: {
           data: { type: 'array', items: ref(r.name) },
-          links: { type: 'object', required: ['self', 'first', 'last'], additionalProperties: { type: 'string', format: 'uri' } },
+          links: { type: 'object', required: ['self', 'first'], additionalProperties: { type: 'string', format: 'uri' } },
           meta: {
             type: 'object',
-            required: ['total', 'page'],
+            required: ['total', 'total_exact', 'page'],
             properties: {
-              total: { type: 'integer' },
+              total: {
+                type: 'integer',
+                description: 'Rows the caller may read that match; a lower bound when total_exact is false (counted at most 10,000 rows past the page)',
+              },
+              total_exact: { type: 'boolean' },
               page: { type: 'object', required: ['size', 'number'], properties: { size: { type: 'integer' }, number: { type: 'integer' } } },
             },
           },

@@ -26,7 +26,10 @@ export interface RecordView {
 
 export interface RecordPage {
   views: RecordView[];
+  /** At least this many rows; exactly this many when totalExact. */
   total: number;
+  /** False when the count stopped COUNT_AHEAD rows past the page (a large table). */
+  totalExact: boolean;
   size: number;
   number: number;
 }
@@ -80,7 +83,7 @@ export async function listRecords(s: Services, header: string | null, type: Reco
 }
 
 async function readPage(s: Services, principal: Principal, type: RecordType, params: ListParams): Promise<RecordPage> {
-  const { rows, total } = await listReadable(s.store.root, {
+  const { rows, total, exact } = await listReadable(s.store.root, {
     table: type.name,
     principal,
     filter: params.filter === undefined ? undefined : { text: params.filter, columns: type.filterColumns },
@@ -88,7 +91,7 @@ async function readPage(s: Services, principal: Principal, type: RecordType, par
     limit: params.size,
     offset: (params.number - 1) * params.size,
   });
-  return { views: rows.map((r) => viewOf(type, r)), total, size: params.size, number: params.number };
+  return { views: rows.map((r) => viewOf(type, r)), total, totalExact: exact, size: params.size, number: params.number };
 }
 
 /**

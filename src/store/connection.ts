@@ -12,6 +12,7 @@ import { AppError } from '../errors';
 import { Dialect, Handle, isUnavailable, op, rawRows, seal, storeError, Tx } from './handle';
 import { LATEST_MIGRATION, migrationSource } from './migrations';
 import { ReadPool } from './read-pool';
+import { PgStatements } from './pg-statements';
 
 export type { Dialect, Tx } from './handle';
 
@@ -152,12 +153,13 @@ export async function openStore(config: Config, clock: Clock): Promise<Store> {
     throw err;
   }
   const pool = readers;
+  const prepared = dialect === 'postgres' ? new PgStatements(knex) : null;
   const root: Handle = {
     k: knex,
     dialect,
     clock,
     inTransaction: false,
-    all: pool ? (sql, params) => pool.all(sql, params) : (sql, params) => rawRows(knex, sql, params),
+    all: pool ? (sql, params) => pool.all(sql, params) : (sql, params) => prepared!.all(sql, params),
   };
   const store: Store = {
     dialect,

@@ -200,10 +200,17 @@ export function likePattern(text: string): string {
 }
 
 /**
- * The page of rows the principal may read that match, and their total: counted only when the
- * page is full or past the first (a first page with room to spare holds them all).
+ * How far past the page a total is counted. A count over a whole table would make every full
+ * page cost as much as the table is large; beyond this, the total is a lower bound.
  */
-export const listReadable = op(async (h, l: ListQuery): Promise<{ rows: Row[]; total: number }> => {
+export const COUNT_AHEAD = 10_000;
+
+/**
+ * The page of rows the principal may read that match, and their total: counted only when the
+ * page is full or past the first (a first page with room to spare holds them all), and then at
+ * most COUNT_AHEAD rows past the page (`exact` says whether the count got to the end).
+ */
+export const listReadable = op(async (h, l: ListQuery): Promise<{ rows: Row[]; total: number; exact: boolean }> => {
   const permitted = permittedSql(l.table, l.principal, 'read');
   let where = permitted.sql;
   const params = [...permitted.params];
@@ -214,7 +221,9 @@ export const listReadable = op(async (h, l: ListQuery): Promise<{ rows: Row[]; t
   }
   const order = [...l.sort.map((s) => `t.${ident(l.table, s.column)} ${s.order === 'desc' ? 'DESC' : 'ASC'}`), 't.id ASC'].join(', ');
   const rows = await h.all(`SELECT t.* FROM ${ident(l.table)} t WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`, [...params, l.limit, l.offset]);
-  const total =
-    l.offset === 0 && rows.length < l.limit ? rows.length : Number((await h.all(`SELECT COUNT(*) AS n FROM ${ident(l.table)} t WHERE ${where}`, params))[0].n);
-  return { rows: rows.map((r) => decodeRow<Row>(l.table, r)), total };
+  const decoded = rows.map((r) => decodeRow<Row>(l.table, r));
+  if (l.offset === 0 && rows.length < l.limit) return { rows: decoded, total: rows.length, exact: true };
+  const bound = l.offset + l.limit + COUNT_AHEAD;
+  const counted = Number((await h.all(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${ident(l.table)} t WHERE ${where} LIMIT ?) c`, [...params, bound]))[0].n);
+  return { rows: decoded, total: counted, exact: counted < bound };
 });

@@ -155,7 +155,7 @@ t.test('ping answers pong without the store; statistics is for administrators', 
     web: { uptime_s: Number, requests: Number, by_status: Object, mean_latency_ms: Number },
     db: { dialect: TEST_STORE, schema_version: String },
     accounts: { total: 1, administrators: 1, with_totp: 0, unverified: 1, locked: 0 },
-    auth: { signins_ok: 1, signins_failed: 0, signups: 1 },
+    auth: { signins_ok: 1, signins_failed: 0, signups: 1, hashes_queued: 0, hashes_running: 0 },
     process: { rss_bytes: Number, event_loop: Object },
   });
   t.notMatch(stats.text, new RegExp(s.dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 'no file paths');

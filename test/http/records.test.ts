@@ -1,4 +1,5 @@
 // The record API: permissions, hidden fields, allow-lists, paging, the id/type match rule.
+import { randomUUID } from 'node:crypto';
 import t, { Test } from 'tap';
 import { countRows, errorCode, setSignup, withAdmin } from '../helpers/server';
 
@@ -146,6 +147,32 @@ t.test('filter is a literal substring match; paging and sort are checked', async
   }
   t.equal((await s.call('GET', '/api/nosuchtype', { token: s.adminToken })).status, 404);
   t.equal((await s.call('GET', '/api/usergroup/not-a-uuid', { token: s.adminToken })).status, 404);
+});
+
+t.test('totals are counted to 10,000 rows past the page: a large table gives a lower bound, no last link', async (t) => {
+  const s = await withAdmin(t);
+  // Accounts written straight into the store (the list reads rows; how they came is not its business).
+  const now = Date.now();
+  const rows = Array.from({ length: 10_150 }, (_, i) => {
+    const email = `bulk${i}@example.com`;
+    return { reference_id: randomUUID(), email, email_key: email, name: `Bulk ${i}`, password: 'x', permission: 0, created_at: now, updated_at: now };
+  });
+  await s.db.batchInsert('user_account', rows, 500);
+  const all = await countRows(s, 'user_account');
+  t.equal(all, 10_151);
+
+  const first = await s.call('GET', '/api/user_account?page[size]=100', { token: s.adminToken });
+  t.equal(first.status, 200);
+  t.same(first.body.meta, { total: 10_100, total_exact: false, page: { size: 100, number: 1 } }, 'counted to 10,000 past the page, then stopped');
+  t.notOk(first.body.links.last, 'no last page is claimed');
+  t.match(first.body.links.next, /page%5Bnumber%5D=2$/);
+
+  const deep = await s.call('GET', '/api/user_account?page[size]=500&page[number]=2', { token: s.adminToken });
+  t.same(deep.body.meta, { total: all, total_exact: true, page: { size: 500, number: 2 } }, 'a count that reaches the end is exact');
+  t.match(deep.body.links.last, /page%5Bnumber%5D=21$/);
+
+  const few = await s.call('GET', '/api/user_account?filter=bulk1234', { token: s.adminToken });
+  t.same(few.body.meta, { total: 1, total_exact: true, page: { size: 10, number: 1 } });
 });
 
 t.test('guests: list needs sign-in; rows are not found; built-in records cannot be created', async (t) => {

@@ -1,0 +1,58 @@
+// The benchmark's yardstick for the token endpoint: oidc-provider alone (the version Gatehouse
+// bundles), configured like Gatehouse's (routes under /oidc, RS256, code flow with PKCE, rotating
+// refresh tokens, the same lifetimes) but with the library's in-memory storage and no store
+// checks, and with every interaction answered at once (signed in as "bench", consent given).
+// Prints {"url": …} once listening. Used by scripts/oidc-load.mjs.
+import { generateKeyPairSync } from 'node:crypto';
+import http from 'node:http';
+import Provider from 'oidc-provider';
+import { BARE_SECRET, REDIRECT } from './oidc-load.mjs';
+
+const server = http.createServer();
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const url = `http://127.0.0.1:${server.address().port}`;
+const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const jwk = { ...privateKey.export({ format: 'jwk' }), kid: 'bench', alg: 'RS256', use: 'sig' };
+
+const provider = new Provider(url, {
+  clients: [
+    {
+      client_id: 'bench',
+      client_secret: BARE_SECRET,
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+    },
+  ],
+  jwks: { keys: [jwk] },
+  findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
+  claims: { openid: ['sub'] },
+  scopes: ['openid', 'offline_access'],
+  responseTypes: ['code'],
+  pkce: { methods: ['S256'], required: () => true },
+  rotateRefreshToken: true,
+  ttl: {
+    AccessToken: 900,
+    AuthorizationCode: 60,
+    IdToken: 900,
+    Interaction: 3600,
+    Session: 14 * 24 * 3600,
+    Grant: 90 * 24 * 3600,
+    RefreshToken: 30 * 24 * 3600,
+  },
+  features: { devInteractions: { enabled: false }, revocation: { enabled: true }, introspection: { enabled: true } },
+  routes: { authorization: '/oidc/auth', token: '/oidc/token', userinfo: '/oidc/me', jwks: '/oidc/jwks' },
+  interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+});
+
+const callback = provider.callback();
+server.on('request', async (req, res) => {
+  if (!req.url.startsWith('/interaction/')) return callback(req, res);
+  const details = await provider.interactionDetails(req, res);
+  const grant = new provider.Grant({ accountId: 'bench', clientId: details.params.client_id });
+  grant.addOIDCScope(details.params.scope);
+  const grantId = await grant.save();
+  await provider.interactionFinished(req, res, { login: { accountId: 'bench' }, consent: { grantId } }, { mergeWithLastSubmission: false });
+});
+console.log(JSON.stringify({ url }));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
