@@ -14,7 +14,49 @@ const url = `http://127.0.0.1:${server.address().port}`;
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const jwk = { ...privateKey.export({ format: 'jwk' }), kid: 'bench', alg: 'RS256', use: 'sig' };
 
+/**
+ * The simplest storage: one Map per model, entries dropped when they expire. (The library's own
+ * development adapter is an LRU of 1,000 entries: a benchmark's codes would fall out of it.)
+ */
+const maps = new Map();
+class MemoryStore {
+  constructor(model) {
+    if (!maps.has(model)) maps.set(model, new Map());
+    this.map = maps.get(model);
+    this.grants = maps.get('_grants') ?? maps.set('_grants', new Map()).get('_grants');
+  }
+  async upsert(id, payload, expiresIn) {
+    this.map.set(id, { payload, until: Date.now() + expiresIn * 1000 });
+    if (payload.grantId) this.grants.set(payload.grantId, [...(this.grants.get(payload.grantId) ?? []), [this.map, id]]);
+  }
+  async find(id) {
+    const e = this.map.get(id);
+    if (!e || e.until < Date.now()) return undefined;
+    return e.payload;
+  }
+  async findByUid(uid) {
+    for (const e of this.map.values()) if (e.payload.uid === uid && e.until >= Date.now()) return e.payload;
+    return undefined;
+  }
+  async findByUserCode() {
+    return undefined;
+  }
+  async consume(id) {
+    const e = this.map.get(id);
+    if (e) e.payload.consumed = Math.floor(Date.now() / 1000);
+  }
+  async destroy(id) {
+    this.map.delete(id);
+  }
+  async revokeByGrantId(grantId) {
+    for (const [map, id] of this.grants.get(grantId) ?? []) map.delete(id);
+    this.grants.delete(grantId);
+  }
+}
+
 const provider = new Provider(url, {
+  adapter: MemoryStore,
+  cookies: { keys: ['bench-cookie-key-of-the-bare-provider'] },
   clients: [
     {
       client_id: 'bench',
