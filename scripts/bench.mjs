@@ -13,13 +13,13 @@
 //        npm run bench -- --pg postgres://postgres@127.0.0.1:5432/test [--instances 2]
 //   (PostgreSQL mode: a fresh database is created on that server for the run and dropped after;
 //    with --instances 2, two servers share it and every load is split evenly between them)
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import bcrypt from 'bcrypt';
+import { rssOf, spawnJsonLine, stop } from './process.mjs';
 import { bareOidcTokenFigures, oidcTokenFigures } from './oidc-load.mjs';
 import { scalingTable } from './scale.mjs';
 import { startupFigures } from './startup.mjs';
@@ -66,7 +66,6 @@ async function tokenCheckCost(n = 3000) {
   const hit = time(() => cache.get(token));
   return { verify, hit };
 }
-const rssOf = (pid) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
 
 /** bcrypt verifications per second at COST with every core busy: the ceiling for signin/s. */
 async function bcryptCeiling(seconds = 5) {
@@ -82,31 +81,6 @@ async function bcryptCeiling(seconds = 5) {
     }),
   );
   return done / seconds;
-}
-
-function spawnJsonLine(cmd, args, pattern) {
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  const ready = new Promise((resolve, reject) => {
-    let buf = '';
-    const onData = (chunk) => {
-      buf += chunk;
-      const m = pattern.exec(buf);
-      if (m) {
-        child.stdout.off('data', onData);
-        child.stdout.resume(); // keep draining the request log
-        resolve(m[1]);
-      }
-    };
-    child.stdout.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${path.basename(cmd)} exited with ${code}`)));
-  });
-  return { child, ready };
-}
-
-async function stop(child) {
-  if (child.exitCode !== null) return;
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
 }
 
 async function json(url, method, body, token) {
@@ -179,12 +153,14 @@ async function main() {
   }
   console.log(`store: ${pgDb ? 'PostgreSQL' : 'SQLite'}, ${INSTANCES} instance${INSTANCES > 1 ? 's' : ''}`);
   const serveArgs = ['serve', '--port', '0', '--data-dir', dataDir, '--bcrypt-cost', String(COST), '--no-rate-limits', ...(pgDb ? ['--db', pgDb.url] : [])];
-  const servers = [];
-  for (let i = 0; i < INSTANCES; i++) servers.push(spawnJsonLine(exe, serveArgs, /"event":"listening","url":"([^"]+)"/));
+  // The first instance's URL is every instance's issuer: a token from one is good on all (as behind a load balancer).
+  const servers = [spawnJsonLine(exe, serveArgs)];
   const server = servers[0];
   let baseline;
   let figures;
   try {
+    const first = await server.ready;
+    for (let i = 1; i < INSTANCES; i++) servers.push(spawnJsonLine(exe, [...serveArgs, '--public-url', first]));
     urls = await Promise.all(servers.map((s) => s.ready));
     const url = urls[0];
     await new Promise((r) => setTimeout(r, 300));

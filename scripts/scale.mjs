@@ -5,13 +5,13 @@
 // group and memberships, as signup makes them, all with the first account's password hash), then
 // signin, signup, an authenticated get, a list filtered to one row and a list page of 100 under
 // load, the store's size on disk and the server's RSS.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import knexFactory from 'knex';
+import { rssOf, spawnJsonLine, stop } from './process.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PASSWORD = 'benchmark password 1234';
@@ -59,33 +59,7 @@ export async function seedAccounts(knex, dialect, count) {
   await knex.raw(dialect === 'sqlite' ? 'ANALYZE' : 'ANALYZE');
 }
 
-const rssOf = (pid) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
 const mib = (b) => `${(b / 1048576).toFixed(1)} MiB`;
-
-function start(exe, args) {
-  const child = spawn(exe, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = new Promise((resolve, reject) => {
-    let buf = '';
-    const onData = (c) => {
-      buf += c;
-      const m = /"event":"listening","url":"([^"]+)"/.exec(buf);
-      if (m) {
-        child.stdout.off('data', onData);
-        child.stdout.resume();
-        resolve(m[1]);
-      }
-    };
-    child.stdout.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`gatehouse exited with ${code}`)));
-  });
-  return { child, url };
-}
-
-async function stop(child) {
-  if (child.exitCode !== null) return;
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
-}
 
 async function call(url, method, body, token) {
   const res = await fetch(url, {
@@ -143,19 +117,20 @@ async function measure({ exe, size, pg, instances, duration, connections, cost }
     db = { name, url: u.toString() };
   }
   const args = ['serve', '--port', '0', '--data-dir', dataDir, '--bcrypt-cost', String(cost), '--no-rate-limits', ...(db ? ['--db', db.url] : [])];
-  const servers = [start(exe, args)];
+  const servers = [spawnJsonLine(exe, args)];
   const knex = knexFactory(
     db ? { client: 'pg', connection: db.url } : { client: 'sqlite3', connection: { filename: path.join(dataDir, 'gatehouse.sqlite') }, useNullAsDefault: true },
   );
   try {
-    const url = await servers[0].url;
+    const url = await servers[0].ready;
     const first = { email: 'admin@scale.example', name: 'Admin', password: PASSWORD, passwordConfirm: PASSWORD };
     await call(`${url}/action/user_account/signup`, 'POST', { attributes: first });
     const seedStarted = performance.now();
     if (size > 1) await seedAccounts(knex, db ? 'postgres' : 'sqlite', size - 1);
     const seedSeconds = (performance.now() - seedStarted) / 1000;
-    for (let i = 1; i < instances; i++) servers.push(start(exe, args));
-    const urls = await Promise.all(servers.map((s) => s.url));
+    // One issuer for all: a token from one instance is good on every other (as behind a load balancer).
+    for (let i = 1; i < instances; i++) servers.push(spawnJsonLine(exe, [...args, '--public-url', url]));
+    const urls = await Promise.all(servers.map((s) => s.ready));
     const signin = async (email) =>
       (await call(`${url}/action/user_account/signin`, 'POST', { attributes: { email, password: PASSWORD } })).body[0].Attributes.value;
     const adminToken = await signin(first.email);

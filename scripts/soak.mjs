@@ -1,8 +1,8 @@
 // A mixed soak against the packaged server (signin, signup, list and get reads, PATCH), sampling
 // RSS and open file descriptors; prints them and the count of 5xx answers (expected: 0).
 // Usage: node scripts/soak.mjs [--minutes 5] [--cost 11]
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { spawnJsonLine } from './process.mjs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,23 +18,18 @@ const PW = 'soak test password 1';
 const mib = (b) => (b / 1048576).toFixed(1);
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-soak-'));
-const child = spawn(path.join(root, 'dist', 'gatehouse'), ['serve', '--port', '0', '--data-dir', dataDir, '--bcrypt-cost', String(COST), '--no-rate-limits'], {
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
-const url = await new Promise((resolve, reject) => {
-  let buf = '';
-  const onData = (d) => {
-    buf += d;
-    const m = /"event":"listening","url":"([^"]+)"/.exec(buf);
-    if (m) {
-      child.stdout.off('data', onData);
-      child.stdout.resume();
-      resolve(m[1]);
-    }
-  };
-  child.stdout.on('data', onData);
-  child.once('exit', (c) => reject(new Error(`server exited ${c}`)));
-});
+const server = spawnJsonLine(path.join(root, 'dist', 'gatehouse'), [
+  'serve',
+  '--port',
+  '0',
+  '--data-dir',
+  dataDir,
+  '--bcrypt-cost',
+  String(COST),
+  '--no-rate-limits',
+]);
+const child = server.child;
+const url = await server.ready;
 
 const counts = { total: 0, s5xx: 0, s4xx: 0, errors: 0 };
 async function call(method, p, body, token) {
