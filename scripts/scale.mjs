@@ -56,7 +56,7 @@ export async function seedAccounts(knex, dialect, count) {
     }
   });
   if (dialect === 'sqlite') await knex.raw('PRAGMA wal_checkpoint(TRUNCATE)');
-  await knex.raw(dialect === 'sqlite' ? 'ANALYZE' : 'ANALYZE');
+  await knex.raw('ANALYZE');
 }
 
 const mib = (b) => `${(b / 1048576).toFixed(1)} MiB`;
