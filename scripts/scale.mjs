@@ -176,7 +176,8 @@ async function measure({ exe, size, pg, instances, duration, connections, cost }
       },
       opts,
     );
-    // Last: a substring filter reads every row (see the README), and its queue drains slowly.
+    // A substring filter (the trigram indexes serve it; every seeded address shares most of its
+    // trigrams with this one, so this is their hard case).
     const one = await load(urls, { path: `/api/user_account?filter=${encodeURIComponent(middle)}`, ...auth(adminToken) }, opts);
     const rss = Math.max(...servers.map((s) => rssOf(s.child.pid)));
     let bytes;

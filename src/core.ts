@@ -45,7 +45,7 @@ import { createRecord, deleteRecord, getRecord, listRecords, RecordPage, RecordV
 import { RECORD_TYPES, recordType } from './records/types';
 import type { Query } from './records/query';
 import { accountStats, dbStats, storeStats } from './stats';
-import { poolStats, storePing } from './store/stats';
+import { filterIndexed, poolStats, storePing } from './store/stats';
 import { changeMembers, listMembers, MemberChange } from './groups/members';
 import { changeShares, listShares, SharedGroup } from './groups/sharing';
 import { createGroup, GroupDetail, GroupView, groupPermission, parseGroupName, resolveGroup, showGroup, listGroupViews } from './groups/manage';
@@ -225,6 +225,8 @@ export interface Core {
    */
   metrics(caller: Caller): Promise<MetricsSnapshot>;
   signupStatus(): Promise<{ open: boolean; closedBy: SignupCheck | null }>;
+  /** Whether filter= on accounts and groups is served by trigram indexes (not a scan). */
+  filterIndexed(): Promise<boolean>;
   schema(): Promise<SchemaStatus>;
   /** Where the store is, for logs (no credentials). */
   readonly storeLocation: string;
@@ -559,6 +561,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       };
     },
     signupStatus: () => signupStatus(store.root),
+    filterIndexed: () => filterIndexed(store.root),
     schema: () => schemaStatus(store.root),
     async prune() {
       await Promise.all([

@@ -27,6 +27,11 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
     // Since the process started (Node's own start included).
     started_in_ms: Math.round(performance.now()),
   });
+  if (!(await core.filterIndexed())) {
+    logger.warn('filter_unindexed', {
+      message: 'pg_trgm could not be created in this database: filter= on accounts and groups reads every row (see the README, "Filters on PostgreSQL")',
+    });
+  }
 
   // Old counters (failed emails and addresses) and long-expired tokens would otherwise pile up.
   const pruner = setInterval(() => core.prune().catch(() => logger.warn('prune_failed', {})), PRUNE_EVERY_MS);

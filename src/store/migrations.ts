@@ -10,6 +10,7 @@ import * as audit from '../../migrations/20261122000300_audit';
 import * as signingKeys from '../../migrations/20261123000000_signing_keys';
 import * as sessions from '../../migrations/20261123000100_sessions';
 import * as oidc from '../../migrations/20261123000200_oidc';
+import * as filterTrigrams from '../../migrations/20261124000000_filter_trigrams';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -24,6 +25,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261123000000_signing_keys', signingKeys],
   ['20261123000100_sessions', sessions],
   ['20261123000200_oidc', oidc],
+  ['20261124000000_filter_trigrams', filterTrigrams],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

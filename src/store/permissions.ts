@@ -8,6 +8,7 @@ import { bit, Operation } from '../permission/bits';
 import type { Guarded, Principal } from '../permission/check';
 import { Handle, op, Row, Tx } from './handle';
 import { decodeRow, SCHEMA, TableName } from './schema';
+import { TRIGRAM_INDEXED } from '../../migrations/20261124000000_filter_trigrams';
 
 /** An allow-listed identifier, quoted. Anything not in the schema is a programming error. */
 export function ident(table: TableName, column?: string): string {
@@ -199,6 +200,25 @@ export function likePattern(text: string): string {
   return '%' + text.replace(/[!%_]/g, (c) => '!' + c) + '%';
 }
 
+/** Past this many trigram candidates a pattern is common, and reading in page order finds its rows sooner. */
+export const TRIGRAM_CANDIDATES = 2000;
+
+/**
+ * On SQLite, the ids of rows whose filtered columns may contain `text`, from the table's FTS5
+ * trigram index (migrations/20261124000000_filter_trigrams.ts): a superset, since the index
+ * folds case more widely than lower(), so the exact match still follows. Null when the index
+ * cannot help: text under three characters (no trigram), a table without one, or a pattern so
+ * common that it has more than TRIGRAM_CANDIDATES rows. PostgreSQL's planner makes this choice
+ * itself from pg_trgm's statistics (PgStatements plans LIKE statements with their values).
+ */
+async function trigramCandidates(h: Handle, table: GuardedTable, columns: readonly string[], text: string): Promise<number[] | null> {
+  if (h.dialect !== 'sqlite' || TRIGRAM_INDEXED[table]?.join() !== columns.join() || [...text].length < 3) return null;
+  const fts = `${table}_fts`; // table: one of GuardedTable, never from input
+  // A quoted FTS5 phrase: its trigrams in a row, i.e. a substring.
+  const rows = await h.all(`SELECT rowid AS id FROM ${fts} WHERE ${fts} MATCH ? LIMIT ?`, [`"${text.replace(/"/g, '""')}"`, TRIGRAM_CANDIDATES + 1]);
+  return rows.length > TRIGRAM_CANDIDATES ? null : rows.map((r) => Number(r.id));
+}
+
 /**
  * How far past the page a total is counted. A count over a whole table would make every full
  * page cost as much as the table is large; beyond this, the total is a lower bound.
@@ -215,8 +235,14 @@ export const listReadable = op(async (h, l: ListQuery): Promise<{ rows: Row[]; t
   let where = permitted.sql;
   const params = [...permitted.params];
   if (l.filter && l.filter.text !== '') {
+    const text = l.filter.text.toLowerCase();
+    const candidates = await trigramCandidates(h, l.table, l.filter.columns, text);
+    if (candidates) {
+      where += ' AND t.id IN (SELECT value FROM json_each(?))';
+      params.push(JSON.stringify(candidates));
+    }
     where += ` AND (${l.filter.columns.map((c) => `lower(t.${ident(l.table, c)}) LIKE ? ESCAPE '!'`).join(' OR ')})`;
-    const pattern = likePattern(l.filter.text.toLowerCase());
+    const pattern = likePattern(text);
     for (let i = 0; i < l.filter.columns.length; i++) params.push(pattern);
   }
   const order = [...l.sort.map((s) => `t.${ident(l.table, s.column)} ${s.order === 'desc' ? 'DESC' : 'ASC'}`), 't.id ASC'].join(', ');

@@ -4,6 +4,7 @@
  * PostgreSQL parses and plans each SQL shape once per connection instead of on every request;
  * node-postgres keeps the statement names per connection. The SQL shapes are few (allow-listed
  * columns); past MAX_NAMED distinct shapes, further ones run unnamed, so nothing grows unbounded.
+ * Statements with LIKE always run unnamed (below).
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -30,7 +31,11 @@ export class PgStatements {
     let shape = this.shapes.get(sql);
     if (!shape) {
       const text = numbered(sql);
-      const name = this.shapes.size < MAX_NAMED ? `gh_${createHash('sha256').update(text).digest('hex').slice(0, 24)}` : undefined;
+      // A LIKE pattern's selectivity decides the plan (a trigram index for a rare substring, the
+      // primary key's order for a common one), and a prepared statement's generic plan cannot
+      // see it: those are planned with their values each time.
+      const named = this.shapes.size < MAX_NAMED && !/ LIKE /.test(sql);
+      const name = named ? `gh_${createHash('sha256').update(text).digest('hex').slice(0, 24)}` : undefined;
       shape = { name, text };
       if (name) this.shapes.set(sql, shape);
     }

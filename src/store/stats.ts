@@ -52,3 +52,13 @@ export async function storeBytes(store: Store, dataDir: string): Promise<number>
     }
   }, 0);
 }
+
+/**
+ * Whether `filter=` on accounts and groups has its trigram indexes: always on SQLite (FTS5 is
+ * built in); on PostgreSQL only where the pg_trgm extension could be created at migration.
+ */
+export const filterIndexed = op(async (h): Promise<boolean> => {
+  if (h.dialect === 'sqlite') return true;
+  const rows = await h.all("SELECT count(*) AS n FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'user_account_email_trgm'", []);
+  return Number(rows[0].n) > 0;
+});

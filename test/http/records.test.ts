@@ -1,7 +1,7 @@
 // The record API: permissions, hidden fields, allow-lists, paging, the id/type match rule.
 import { randomUUID } from 'node:crypto';
 import t, { Test } from 'tap';
-import { countRows, errorCode, setSignup, withAdmin } from '../helpers/server';
+import { countRows, errorCode, setSignup, TEST_STORE, withAdmin } from '../helpers/server';
 
 async function withTwoUsers(t: Test) {
   const s = await withAdmin(t);
@@ -149,6 +149,44 @@ t.test('filter is a literal substring match; paging and sort are checked', async
   t.equal((await s.call('GET', '/api/usergroup/not-a-uuid', { token: s.adminToken })).status, 404);
 });
 
+t.test('a filter served by the trigram index matches what a scan matches, through renames and deletes', async (t) => {
+  const s = await withAdmin(t);
+  const made = new Map<string, string>();
+  for (const name of ['Alpha Team', 'alphabet soup', 'the "quoted" ones', 'Gamma 100%', 'beta_alpha', 'ALP', 'xyz']) {
+    const r = await s.call('POST', '/api/usergroup', { token: s.adminToken, body: { data: { type: 'usergroup', attributes: { name } } } });
+    t.equal(r.status, 201, `created ${name}`);
+    made.set(name, r.body.data.id);
+  }
+  const names = async (filter: string) => {
+    const r = await s.call('GET', `/api/usergroup?filter=${encodeURIComponent(filter)}&page[size]=100`, { token: s.adminToken });
+    t.equal(r.status, 200, `filter ${filter}`);
+    return r.body.data.map((d: { attributes: { name: string } }) => d.attributes.name).sort();
+  };
+  const expect = async (filter: string) => {
+    const all = await s.db('usergroup').select('name');
+    const want = all.map((r: { name: string }) => r.name).filter((n: string) => n.toLowerCase().includes(filter.toLowerCase()));
+    t.same(await names(filter), want.sort(), `filter ${JSON.stringify(filter)} matches as a scan would`);
+  };
+  for (const f of ['alp', 'ALPHA', 'pha te', '"quoted"', '"quo', '100%', 'a_a', 'nothing here', 'xy', 'z']) await expect(f);
+
+  const rename = await s.call('PATCH', `/api/usergroup/${made.get('xyz')}`, {
+    token: s.adminToken,
+    body: patchBody('usergroup', made.get('xyz')!, { name: 'renamed alpha' }),
+  });
+  t.equal(rename.status, 200);
+  t.equal((await s.call('DELETE', `/api/usergroup/${made.get('Alpha Team')}`, { token: s.adminToken })).status, 204);
+  for (const f of ['alpha', 'xyz', 'renamed', 'team']) await expect(f);
+
+  if (TEST_STORE === 'sqlite') {
+    // The index itself follows the table (its triggers), not only the final exact match.
+    const hits = await s.db.raw(`SELECT rowid FROM usergroup_fts WHERE usergroup_fts MATCH '"alpha"'`);
+    t.equal(hits.length, 3, 'alphabet soup, beta_alpha, renamed alpha');
+  } else {
+    const rows = await s.db('pg_indexes').whereIn('indexname', ['user_account_email_trgm', 'user_account_name_trgm', 'usergroup_name_trgm']);
+    t.equal(rows.length, 3, 'pg_trgm indexes on PostgreSQL');
+  }
+});
+
 t.test('totals are counted to 10,000 rows past the page: a large table gives a lower bound, no last link', async (t) => {
   const s = await withAdmin(t);
   // Accounts written straight into the store (the list reads rows; how they came is not its business).
@@ -173,6 +211,14 @@ t.test('totals are counted to 10,000 rows past the page: a large table gives a l
 
   const few = await s.call('GET', '/api/user_account?filter=bulk1234', { token: s.adminToken });
   t.same(few.body.meta, { total: 1, total_exact: true, page: { size: 10, number: 1 } });
+  // bulk1, bulk10…19, bulk100…199, bulk1000…1999, bulk10000…10149: 1,261 rows, under the trigram index's candidate bound.
+  const some = await s.call('GET', '/api/user_account?filter=bulk1&page[size]=500&page[number]=3', { token: s.adminToken });
+  t.same(some.body.meta, { total: 1261, total_exact: true, page: { size: 500, number: 3 } });
+  t.equal(some.body.data.length, 261);
+  // Every row matches: past the bound, the rows are read in page order instead; same answers.
+  const common = await s.call('GET', '/api/user_account?filter=BULK&sort=-email', { token: s.adminToken });
+  t.same(common.body.meta, { total: 10_010, total_exact: false, page: { size: 10, number: 1 } });
+  t.equal(common.body.data[0].attributes.email, 'bulk9@example.com', "'@' sorts after every digit");
 });
 
 t.test('guests: list needs sign-in; rows are not found; built-in records cannot be created', async (t) => {
