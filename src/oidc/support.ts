@@ -5,7 +5,7 @@
  * auth_version or when it is disabled (store/oidc.ts findPayload).
  */
 import type { Services } from '../services';
-import { authVersionOf, claimGroupNames, consumePayload, destroyPayload, findClient, findPayload, revokeGrant, upsertPayload } from '../store/oidc';
+import { claimGroupNames, consumePayload, destroyPayload, findClient, findPayload, revokeGrant, upsertPayload } from '../store/oidc';
 import { findAccountByReference, groupsOf } from '../store/accounts';
 import { clientMetadata } from './clients';
 
@@ -25,18 +25,17 @@ export function adapterFor(s: Services, model: string): ProviderAdapter {
   return {
     async upsert(id, payload, expiresIn) {
       if (model === 'Client') return; // clients come from the shell only
-      const account = typeof payload.accountId === 'string' ? payload.accountId : null;
-      await upsertPayload(s.store.root, {
+      const row = {
         model,
         id,
         payload: JSON.stringify(payload),
         grant_id: typeof payload.grantId === 'string' ? payload.grantId : null,
         uid: typeof payload.uid === 'string' ? payload.uid : null,
         client_id: model === 'Grant' && typeof payload.clientId === 'string' ? payload.clientId : null,
-        account,
-        auth_version: account === null ? null : await authVersionOf(s.store.root, account),
+        account: typeof payload.accountId === 'string' ? payload.accountId : null,
         expires_at: expiresIn ? s.clock.now() + expiresIn * 1000 : null,
-      });
+      };
+      await upsertPayload(s.store.root, row);
     },
     async find(id) {
       if (model === 'Client') return clientMetadata(s, id);

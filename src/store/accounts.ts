@@ -30,14 +30,15 @@ export type AccountChanges = Partial<Omit<AccountRow, 'id' | 'reference_id' | 'u
 
 const emailTaken = () => new AppError('email_taken', 'an account with this email already exists');
 
-async function first(h: Handle, where: Record<string, unknown>): Promise<AccountRow | undefined> {
-  const raw = await h.k('user_account').where(where).first();
+/** One account by a unique column: on the root, a read-pool statement (the writer stays free). */
+async function first(h: Handle, column: 'email_key' | 'id' | 'reference_id', value: string | number): Promise<AccountRow | undefined> {
+  const [raw] = await h.all(`SELECT * FROM user_account WHERE ${column} = ?`, [value]);
   return raw ? decodeRow<AccountRow>('user_account', raw) : undefined;
 }
 
-export const findAccountByEmailKey = op((h, emailKey: string) => first(h, { email_key: emailKey }));
-export const findAccountById = op((h, id: number) => first(h, { id }));
-export const findAccountByReference = op((h, referenceId: string) => first(h, { reference_id: referenceId }));
+export const findAccountByEmailKey = op((h, emailKey: string) => first(h, 'email_key', emailKey));
+export const findAccountById = op((h, id: number) => first(h, 'id', id));
+export const findAccountByReference = op((h, referenceId: string) => first(h, 'reference_id', referenceId));
 
 /** Whether an account uses this email key (a fast pre-check on the read pool; the transaction re-checks). */
 export const emailKeyTaken = op(async (h, emailKey: string) => (await h.all('SELECT 1 AS one FROM user_account WHERE email_key = ?', [emailKey])).length > 0);

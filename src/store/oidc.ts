@@ -26,12 +26,18 @@ export interface OidcClientRow {
   created_at: number;
 }
 
-export const upsertPayload = op(async (h, row: Omit<OidcPayloadRow, 'consumed_at'>): Promise<void> => {
-  await h
-    .k('oidc_payload')
-    .insert({ ...row, consumed_at: null })
-    .onConflict(['model', 'id'])
-    .merge(['payload', 'grant_id', 'uid', 'client_id', 'account', 'auth_version', 'expires_at']);
+/**
+ * Writes a payload; the account's auth_version is read in the same statement (a later bump or
+ * disabling ends the payload, see findPayload).
+ */
+export const upsertPayload = op(async (h, row: Omit<OidcPayloadRow, 'consumed_at' | 'auth_version'>): Promise<void> => {
+  await h.k.raw(
+    `INSERT INTO oidc_payload (model, id, payload, grant_id, uid, client_id, account, auth_version, expires_at, consumed_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT auth_version FROM user_account WHERE reference_id = ?), ?, NULL)
+     ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id, uid = excluded.uid,
+       client_id = excluded.client_id, account = excluded.account, auth_version = excluded.auth_version, expires_at = excluded.expires_at`,
+    [row.model, row.id, row.payload, row.grant_id, row.uid, row.client_id, row.account, row.account, row.expires_at],
+  );
 });
 
 /**
@@ -77,13 +83,9 @@ export const prunePayloads = op(async (h): Promise<void> => {
   await h.k('oidc_payload').where('expires_at', '<', h.clock.now()).del();
 });
 
-export const authVersionOf = op(async (h, referenceId: string): Promise<number | null> => {
-  const row = await h.k('user_account').where({ reference_id: referenceId }).first('auth_version');
-  return row ? Number(row.auth_version) : null;
-});
-
+// A read of every token request: on the read pool (h.all), not the writer's connection.
 export const findClient = op(async (h, clientId: string): Promise<OidcClientRow | undefined> => {
-  const row = await h.k('oidc_client').where({ client_id: clientId }).first();
+  const [row] = await h.all('SELECT * FROM oidc_client WHERE client_id = ?', [clientId]);
   return row ? decodeRow<OidcClientRow>('oidc_client', row) : undefined;
 });
 
