@@ -576,6 +576,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     async close() {
       await s.tasks.drain();
       s.mailer.close();
+      await s.passwords.close();
       await store.close();
     },
   };

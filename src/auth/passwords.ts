@@ -1,9 +1,10 @@
 /**
- * Password hashing: bcrypt off the event loop (the native `bcrypt` package runs on libuv's
- * pool), imported argon2id hashes verified too (@node-rs/argon2). At most `concurrency` hashes run at once so database reads,
- * which share the same thread pool, keep flowing during a signin burst.
+ * Password hashing: bcrypt off the event loop, on worker threads that yield to the rest of the
+ * server (hash-workers.ts), imported argon2id hashes verified too (@node-rs/argon2). At most
+ * `concurrency` hashes run at once, in FIFO order, so a signin burst queues instead of taking
+ * every core.
  */
-import bcrypt from 'bcrypt';
+import { HashWorkers } from './hash-workers';
 import { Semaphore } from './semaphore';
 
 export const MAX_PASSWORD_BYTES = 72;
@@ -18,6 +19,7 @@ export interface VerifyResult {
 
 export class PasswordHasher {
   private readonly gate: Semaphore;
+  private readonly workers: HashWorkers;
   private readonly dummy: string;
 
   constructor(
@@ -25,12 +27,14 @@ export class PasswordHasher {
     concurrency: number,
   ) {
     this.gate = new Semaphore(concurrency);
+    this.workers = new HashWorkers(concurrency);
     this.dummy = `$2b$${String(cost).padStart(2, '0')}$${DUMMY_SALT_AND_HASH}`;
   }
 
   /** Passwords are hashed NFC-normalized: "é" typed as one code point or as e + accent is one password. */
   hash(password: string): Promise<string> {
-    return this.gate.run(() => bcrypt.hash(password.normalize('NFC'), this.cost));
+    const job = { op: 'hash', password: password.normalize('NFC'), cost: this.cost } as const;
+    return this.gate.run(() => this.workers.run(job) as Promise<string>);
   }
 
   async verify(password: string, stored: string): Promise<VerifyResult> {
@@ -54,8 +58,9 @@ export class PasswordHasher {
     }
     const candidate = tooLong ? password.slice(0, 1) : password;
     if (!/^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/.test(stored)) return { ok: false, needsRehash: false };
-    const ok = await this.gate.run(() => bcrypt.compare(candidate, stored));
-    return { ok: ok && !tooLong, needsRehash: bcrypt.getRounds(stored) !== this.cost };
+    const ok = await this.gate.run(() => this.workers.run({ op: 'compare', password: candidate, hash: stored }) as Promise<boolean>);
+    // The cost is the two digits after $2b$ (the pattern above has checked them).
+    return { ok: ok === true && !tooLong, needsRehash: Number(stored.slice(4, 6)) !== this.cost };
   }
 
   /**
@@ -74,5 +79,10 @@ export class PasswordHasher {
 
   get running(): number {
     return this.gate.running;
+  }
+
+  /** Ends the hashing workers (a hash still running is rejected). */
+  close(): Promise<void> {
+    return this.workers.close();
   }
 }

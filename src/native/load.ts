@@ -104,9 +104,19 @@ function materialize(sea: Sea, name: string): string {
   return temp;
 }
 
-export function loadNative(name: string): unknown {
+/** An addon's file: the executable's copy (materialized), or native/ beside a plain bundle. */
+function addonFile(name: string): string {
   const executable = sea();
-  const file = executable ? materialize(executable, name) : path.join(__dirname, 'native', name);
+  return executable ? materialize(executable, name) : path.join(__dirname, 'native', name);
+}
+
+/** The file of an addon built into the bundle, for a worker thread to open; undefined when not running from the bundle. */
+export function bundledAddonFile(name: string): string | undefined {
+  return typeof GATEHOUSE_NATIVE_DIGESTS === 'undefined' ? undefined : addonFile(name);
+}
+
+export function loadNative(name: string): unknown {
+  const file = addonFile(name);
   const mod = { exports: {} as unknown };
   process.dlopen(mod, file, os.constants.dlopen.RTLD_NOW);
   return mod.exports;
