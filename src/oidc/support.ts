@@ -5,7 +5,7 @@
  * auth_version or when it is disabled (store/oidc.ts findPayload).
  */
 import type { Services } from '../services';
-import { claimGroupNames, consumePayload, destroyPayload, findClient, findPayload, revokeGrant, upsertPayload } from '../store/oidc';
+import { accountClaims, consumePayload, destroyPayload, findClient, findPayload, revokeGrant, upsertPayload } from '../store/oidc';
 import { findAccountByReference, groupsOf } from '../store/accounts';
 import { clientMetadata } from './clients';
 
@@ -63,9 +63,9 @@ export interface OidcClaims {
 
 /** An enabled account's claims (groups: names, its dedicated group excluded), or undefined. */
 export async function claimsOf(s: Services, sub: string): Promise<OidcClaims | undefined> {
-  const account = await findAccountByReference(s.store.root, sub);
+  const account = await accountClaims(s.store.root, sub);
   if (!account || account.disabled) return undefined;
-  return { sub, email: account.email, email_verified: account.email_verified, name: account.name, groups: await claimGroupNames(s.store.root, account.id) };
+  return { sub, email: account.email, email_verified: account.email_verified, name: account.name, groups: account.groups };
 }
 
 /** Whether the client skips consent, and whether `sub` may sign in to it. */

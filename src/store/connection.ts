@@ -9,7 +9,8 @@ import knexFactory, { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Clock } from '../clock';
 import { AppError } from '../errors';
-import { Dialect, Handle, isUnavailable, op, rawRows, seal, storeError, Tx } from './handle';
+import { Dialect, Handle, isUnavailable, op, seal, storeError, transactionHandle, Tx } from './handle';
+import { GroupCommit } from './group-commit';
 import { LATEST_MIGRATION, migrationSource } from './migrations';
 import { ReadPool } from './read-pool';
 import { PgStatements } from './pg-statements';
@@ -160,14 +161,16 @@ export async function openStore(config: Config, clock: Clock): Promise<Store> {
     clock,
     inTransaction: false,
     all: pool ? (sql, params) => pool.all(sql, params) : (sql, params) => prepared!.all(sql, params),
+    batch: (fn) => writes.run(fn),
   };
+  const writes = new GroupCommit(root, (fn) => knex.transaction((trx) => fn(transactionHandle(root, trx))));
   const store: Store = {
     dialect,
     location: describeLocation(config),
     root: seal(root),
     async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
       try {
-        return await knex.transaction((trx) => fn(seal({ k: trx, dialect, clock, inTransaction: true, all: (sql, params) => rawRows(trx, sql, params) })));
+        return await knex.transaction((trx) => fn(seal(transactionHandle(root, trx))));
       } catch (err) {
         throw storeError(err);
       }

@@ -29,6 +29,12 @@ export interface Handle {
    * transaction, on the transaction's connection.
    */
   all(sql: string, params: readonly unknown[]): Promise<Row[]>;
+  /**
+   * An idempotent write that may share a transaction with others arriving at the same time
+   * (group-commit.ts): on the root, batched and resolved once committed; in a transaction, run
+   * in it.
+   */
+  batch<T>(fn: (h: Handle) => Promise<T>): Promise<T>;
 }
 
 export const open = (tx: Tx): Handle => tx as unknown as Handle;
@@ -40,10 +46,16 @@ export async function rawRows(k: Knex | Knex.Transaction, sql: string, params: r
   return (Array.isArray(result) ? result : result.rows) as Row[];
 }
 
+/** The handle of a transaction: every statement, batched writes too, on its connection. */
+export function transactionHandle(h: Pick<Handle, 'dialect' | 'clock'>, trx: Knex.Transaction): Handle {
+  const t: Handle = { k: trx, dialect: h.dialect, clock: h.clock, inTransaction: true, all: (sql, params) => rawRows(trx, sql, params), batch: (fn) => fn(t) };
+  return t;
+}
+
 /** Runs `fn` atomically: in the caller's transaction, or in a new one on the root. */
 export async function atomically<T>(h: Handle, fn: (h: Handle) => Promise<T>): Promise<T> {
   if (h.inTransaction) return fn(h);
-  return (h.k as Knex).transaction((trx) => fn({ ...h, k: trx, inTransaction: true, all: (sql, params) => rawRows(trx, sql, params) }));
+  return (h.k as Knex).transaction((trx) => fn(transactionHandle(h, trx)));
 }
 
 /** A store function: `fn` gets the open handle; driver failures leave as AppErrors. */

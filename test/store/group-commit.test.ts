@@ -1,0 +1,68 @@
+// Group commit (store/group-commit.ts): writes arriving together share one transaction, each is
+// answered only once committed, and one failing write does not take the others of its batch down.
+import t, { type Test } from 'tap';
+import { loadConfig } from '../../src/config';
+import { open } from '../../src/store/handle';
+import { findPayload, upsertPayload, consumePayload, destroyPayload } from '../../src/store/oidc';
+import { storeFlags, tempDir } from '../helpers/server';
+import { inspectionDb, openTestStore } from '../helpers/db';
+
+async function setup(t: Test) {
+  const config = loadConfig({ ...(await storeFlags(t, tempDir(t))) }, {});
+  const store = await openTestStore(t, config);
+  return { store, db: inspectionDb(t, config), h: open(store.root) };
+}
+
+const row = (id: string) => ({
+  model: 'AccessToken',
+  id,
+  payload: JSON.stringify({ jti: id }),
+  grant_id: null,
+  uid: null,
+  client_id: null,
+  account: null,
+  expires_at: null,
+});
+
+t.test('writes made together share transactions, and each is stored when it resolves', async (t) => {
+  const { store, db, h } = await setup(t);
+  const connections = new Set<unknown>();
+  // 200 writes started in one turn: they run in far fewer transactions than writes.
+  await Promise.all(Array.from({ length: 200 }, (_, i) => h.batch((b) => (connections.add(b.k), b.k('oidc_payload').insert(row(`t${i}`))))));
+  t.equal(Number((await db('oidc_payload').count({ n: '*' }).first())?.n), 200, 'every write stored');
+  t.ok(connections.size <= 2, `200 writes in ${connections.size} transaction(s)`);
+  // Through the provider's store functions: upsert, consume, destroy, each visible once resolved.
+  await Promise.all([upsertPayload(store.root, row('a')), upsertPayload(store.root, row('b')), upsertPayload(store.root, row('c'))]);
+  await Promise.all([consumePayload(store.root, 'AccessToken', 'a'), destroyPayload(store.root, 'AccessToken', 'b')]);
+  t.ok((await findPayload(store.root, 'AccessToken', { id: 'a' }))?.consumed_at, 'consumed');
+  t.equal(await findPayload(store.root, 'AccessToken', { id: 'b' }), undefined, 'destroyed');
+  t.ok(await findPayload(store.root, 'AccessToken', { id: 'c' }), 'upserted');
+});
+
+t.test('a failing write in a batch fails alone; the others are stored', async (t) => {
+  const { db, h } = await setup(t);
+  await db('oidc_payload').insert(row('taken'));
+  const results = await Promise.allSettled([
+    h.batch((b) => b.k('oidc_payload').insert(row('one'))),
+    h.batch((b) => b.k('oidc_payload').insert(row('taken'))), // primary key (model, id) already there
+    h.batch((b) => b.k('oidc_payload').insert(row('two'))),
+  ]);
+  t.same(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
+  const ids = (await db('oidc_payload').orderBy('id').select('id')).map((r: { id: string }) => r.id);
+  t.same(ids, ['one', 'taken', 'two'], 'nothing half-written, nothing lost');
+});
+
+t.test('inside a transaction a batched write is part of it (and rolls back with it)', async (t) => {
+  const { store, db } = await setup(t);
+  await t.rejects(
+    store.transaction(async (tx) => {
+      await upsertPayload(tx, row('inside'));
+      throw new Error('abort');
+    }),
+    /abort/,
+  );
+  t.equal(Number((await db('oidc_payload').count({ n: '*' }).first())?.n), 0);
+});
