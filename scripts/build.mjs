@@ -3,6 +3,7 @@
 // Node single executable application (postject into a copy of this node binary). pkg cannot be
 // used here: it downloads patched Node binaries, and only the npm registry is reachable.
 import { execFileSync } from 'node:child_process';
+import { builtinModules } from 'node:module';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,6 +15,7 @@ const dist = path.join(root, 'dist');
 const nm = (...p) => path.join(root, 'node_modules', ...p);
 fs.rmSync(dist, { recursive: true, force: true });
 fs.mkdirSync(path.join(dist, 'native'), { recursive: true });
+fs.mkdirSync(path.join(dist, 'lazy'), { recursive: true });
 
 const platform = `${process.platform}-${process.arch}`;
 const natives = {
@@ -58,6 +60,26 @@ const nativePlugin = {
 };
 
 /**
+ * Libraries that only some requests need, each bundled into a file of its own (src/native/lazy.ts):
+ * the main bundle's `import('koa-body')` becomes loadLazy('koa-body.cjs'), run at that first
+ * import. An idle server then neither holds their source nor reads their code cache.
+ */
+const LAZY = ['oidc-provider', 'koa-body', 'nodemailer', 'qrcode'];
+const lazyLoader = path.join(root, 'src', 'native', 'lazy.ts').replaceAll('\\', '/');
+const lazyPlugin = {
+  name: 'gatehouse-lazy',
+  setup(build) {
+    const names = new RegExp(`^(${LAZY.join('|')})$`);
+    build.onResolve({ filter: names }, (args) => ({ path: args.path, namespace: 'lazy-shim' }));
+    build.onLoad({ filter: /.*/, namespace: 'lazy-shim' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(lazyLoader)}).loadLazy(${JSON.stringify(`${args.path}.cjs`)});`,
+      resolveDir: root,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
  * V8 keeps the bundle's source in memory as one string: one byte per character if every
  * character is Latin-1, two otherwise. esbuild escapes non-ASCII in strings but leaves regular
  * expression literals and tagged templates as written, so those few are escaped here.
@@ -72,23 +94,50 @@ const asciiPlugin = {
   },
 };
 
+// Drivers knex and pg may load but Gatehouse never uses.
+const external = [
+  'mysql',
+  'mysql2',
+  'mariadb',
+  'mariadb/callback',
+  'oracledb',
+  'tedious',
+  'better-sqlite3',
+  'pg-query-stream',
+  'pg-native',
+  'cloudflare:sockets',
+];
+const common = { bundle: true, platform: 'node', format: 'cjs', target: 'node20', legalComments: 'none', logLevel: 'warning', external };
+for (const pkg of LAZY) {
+  await esbuild
+    .build({
+      ...common,
+      stdin: { contents: `module.exports = require(${JSON.stringify(pkg)});`, resolveDir: root, loader: 'js' },
+      outfile: path.join(dist, 'lazy', `${pkg}.cjs`),
+      minifyWhitespace: true,
+      plugins: [nativePlugin, asciiPlugin],
+      metafile: true,
+    })
+    .then(({ metafile }) => {
+      // A chunk is compiled with the executable's require, which knows only Node's own modules.
+      const imports = Object.values(metafile.outputs).flatMap((o) =>
+        o.imports.filter((i) => i.external && !i.path.startsWith('node:') && !builtinModules.includes(i.path)),
+      );
+      const unknown = imports.filter((i) => !external.includes(i.path));
+      if (unknown.length > 0) throw new Error(`the lazy chunk ${pkg} requires ${unknown.map((i) => i.path).join(', ')}`);
+    });
+}
+
 await esbuild.build({
+  ...common,
   entryPoints: [path.join(root, 'bin', 'gatehouse.ts')],
   outfile: path.join(dist, 'gatehouse.cjs'),
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node20',
   // A smaller source to hold and parse at start: whitespace only. Syntax and identifier
   // minification would rename or drop class names, and oidc-provider finds its models' settings
   // by constructor.name (its token endpoint then fails); stack traces also stay readable.
   minifyWhitespace: true,
   sourcemap: false,
-  legalComments: 'none',
-  logLevel: 'warning',
-  plugins: [nativePlugin, asciiPlugin],
-  // Drivers knex and pg may load but Gatehouse never uses.
-  external: ['mysql', 'mysql2', 'mariadb', 'mariadb/callback', 'oracledb', 'tedious', 'better-sqlite3', 'pg-query-stream', 'pg-native', 'cloudflare:sockets'],
+  plugins: [nativePlugin, asciiPlugin, lazyPlugin],
   define: {
     'process.env.NODE_ENV': '"production"',
     // A cached addon is checked against these without reading the embedded copy (src/native/load.ts).
@@ -105,10 +154,15 @@ await esbuild.build({
   },
 });
 
-const bundled = fs.readFileSync(path.join(dist, 'gatehouse.cjs'), 'latin1');
-const wide = /[\x80-\xff]/.exec(bundled);
-if (wide)
-  throw new Error(`the bundle is not ASCII (it would be held as a two-byte string): ${JSON.stringify(bundled.slice(wide.index - 60, wide.index + 20))}`);
+const lazyFiles = LAZY.map((pkg) => [`${pkg}.cjs`, path.join(dist, 'lazy', `${pkg}.cjs`)]);
+for (const file of [path.join(dist, 'gatehouse.cjs'), ...lazyFiles.map(([, f]) => f)]) {
+  const bundled = fs.readFileSync(file, 'latin1');
+  const wide = /[\x80-\xff]/.exec(bundled);
+  if (wide)
+    throw new Error(
+      `${path.basename(file)} is not ASCII (it would be held as a two-byte string): ${JSON.stringify(bundled.slice(wide.index - 60, wide.index + 20))}`,
+    );
+}
 
 // Single executable: blob from the bundle + assets, injected into a copy of node.
 const seaConfig = {
@@ -116,7 +170,7 @@ const seaConfig = {
   output: path.join(dist, 'sea-prep.blob'),
   disableExperimentalSEAWarning: true,
   useCodeCache: true,
-  assets: Object.fromEntries(Object.keys(natives).map((n) => [n, path.join(dist, 'native', n)])),
+  assets: Object.fromEntries([...Object.keys(natives).map((n) => [n, path.join(dist, 'native', n)]), ...lazyFiles]),
 };
 fs.writeFileSync(path.join(dist, 'sea-config.json'), JSON.stringify(seaConfig, null, 2));
 execFileSync(process.execPath, ['--experimental-sea-config', path.join(dist, 'sea-config.json')], { stdio: 'inherit' });

@@ -1,0 +1,32 @@
+/**
+ * Libraries that only some requests need (the OIDC provider, the body parser, mail, QR codes)
+ * are bundled by scripts/build.mjs into files of their own, not into the main bundle: V8 keeps a
+ * script's whole source in memory while any of its functions may still be compiled, so code
+ * that an idle server never runs would otherwise cost memory and start-up time in every process.
+ * `import('oidc-provider')` in the bundle lands here and compiles that file on first use.
+ *
+ * Inside the executable the files are SEA assets; beside a plain bundle they are in lazy/.
+ * A chunk needs nothing but Node's built-in modules (the build checks this).
+ */
+import path from 'node:path';
+import vm from 'node:vm';
+
+type Sea = { isSea(): boolean; getAsset(key: string, encoding: string): string };
+
+export function loadLazy(name: string): unknown {
+  let sea: Sea | null = null;
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const mod = require('node:sea') as Sea;
+    if (mod.isSea()) sea = mod;
+  } catch {
+    // an older Node without node:sea: never an executable
+  }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  if (!sea) return require(path.join(__dirname, 'lazy', name));
+  const source = sea.getAsset(name, 'utf8');
+  const wrapper = vm.compileFunction(source, ['exports', 'require', 'module', '__filename', '__dirname'], { filename: `gatehouse/lazy/${name}` });
+  const module = { exports: {} as unknown };
+  wrapper.call(module.exports, module.exports, require, module, `gatehouse/lazy/${name}`, 'gatehouse/lazy');
+  return module.exports;
+}
