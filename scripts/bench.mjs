@@ -19,7 +19,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import bcrypt from 'bcrypt';
-import { rssOf, spawnJsonLine, stop } from './process.mjs';
+import { cpuOf, rssOf, rssPartsOf, spawnJsonLine, stop } from './process.mjs';
 import { bareOidcTokenFigures, oidcTokenFigures } from './oidc-load.mjs';
 import { scalingTable } from './scale.mjs';
 import { startupFigures } from './startup.mjs';
@@ -98,7 +98,7 @@ async function json(url, method, body, token) {
 function loadOne(opts) {
   return new Promise((resolve, reject) => {
     autocannon({ duration: DURATION, connections: CONNECTIONS, ...opts }, (err, r) =>
-      err ? reject(err) : resolve({ rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors }),
+      err ? reject(err) : resolve({ rps: r.requests.average, n: r.requests.total, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors }),
     );
   });
 }
@@ -112,6 +112,15 @@ async function load(opts) {
   const parts = await Promise.all(urls.map((u) => loadOne({ ...opts, connections, url: u + opts.url.slice(base.length) })));
   return parts.reduce((a, b) => ({ rps: a.rps + b.rps, p99: Math.max(a.p99, b.p99), non2xx: a.non2xx + b.non2xx, errors: a.errors + b.errors }));
 }
+
+/** `run`'s figures with the CPU that process `pid` spent per request: its main thread, its other threads. */
+async function withCpu(pid, run) {
+  const before = cpuOf(pid);
+  const r = await run();
+  const after = cpuOf(pid);
+  return { ...r, cpu: { main: ((after.main - before.main) * 1000) / r.n, others: ((after.others - before.others) * 1000) / r.n } };
+}
+const cpuText = (r) => (r.cpu ? `  CPU/request ${r.cpu.main.toFixed(0)} µs main thread + ${r.cpu.others.toFixed(0)} µs other threads` : '');
 
 const signinOpts = (url, email, connections) => ({
   url: `${url}/action/user_account/signin`,
@@ -164,7 +173,7 @@ async function main() {
     urls = await Promise.all(servers.map((s) => s.ready));
     const url = urls[0];
     await new Promise((r) => setTimeout(r, 300));
-    const rssIdle = rssOf(server.child.pid);
+    const rssIdle = rssPartsOf(server.child.pid);
     const admin = { email: 'admin@bench.example', name: 'Admin', password: PASSWORD, passwordConfirm: PASSWORD };
     await json(`${url}/action/user_account/signup`, 'POST', { attributes: admin });
     const token = (await json(`${url}/action/user_account/signin`, 'POST', { attributes: { email: admin.email, password: PASSWORD } })).body[0].Attributes
@@ -177,7 +186,7 @@ async function main() {
     await json(`${url}/action/user_account/signup`, 'POST', { attributes: { ...admin, email: 'storm@bench.example' } });
 
     const auth = { authorization: `Bearer ${token}` };
-    let peakRss = rssIdle;
+    let peakRss = rssIdle.rss;
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, ...servers.map((s) => rssOf(s.child.pid)))), 200);
 
     // The baseline reads SQLite; in PostgreSQL mode it is left out (the ratios are then to SQLite's run).
@@ -189,11 +198,13 @@ async function main() {
         /"url":"([^"]+)"/,
       );
       const baseUrl = await baseline.ready;
-      base = await loadOne({ url: `${baseUrl}/`, headers: auth });
+      base = await withCpu(baseline.child.pid, () => loadOne({ url: `${baseUrl}/`, headers: auth }));
       await stop(baseline.child);
     }
-    const listIdle = await load({ url: `${url}/api/action?filter=signup`, headers: auth });
-    const getIdle = await load({ url: `${url}/api/user_account/${me}`, headers: auth });
+    // CPU per request is measured with one instance (with two, the load is split between them).
+    const measured = (run) => (servers.length === 1 ? withCpu(server.child.pid, run) : run());
+    const listIdle = await measured(() => load({ url: `${url}/api/action?filter=signup`, headers: auth }));
+    const getIdle = await measured(() => load({ url: `${url}/api/user_account/${me}`, headers: auth }));
 
     // Reads while 16 signins are in flight. After each storm, wait until the server has hashed
     // what autocannon left queued, so the next figure starts from an idle server.
@@ -261,9 +272,9 @@ async function main() {
 
     console.log('');
     const ofBase = (r) => (base ? `  = ${(r.rps / base.rps).toFixed(2)} of baseline` : '');
-    if (base) row('baseline: bare Koa + JWT + 1 prepared read', base);
-    row('GET /api/action?filter=signup', listIdle, ofBase(listIdle));
-    row('GET /api/user_account/<own id>', getIdle, ofBase(getIdle));
+    if (base) row('baseline: bare Koa + JWT + 1 prepared read', base, cpuText(base));
+    row('GET /api/action?filter=signup', listIdle, ofBase(listIdle) + cpuText(listIdle));
+    row('GET /api/user_account/<own id>', getIdle, ofBase(getIdle) + cpuText(getIdle));
     row('  same list, 16 signins in flight', listBusy, `  = ${(listBusy.rps / listIdle.rps).toFixed(2)} of idle`);
     row('  same get, 16 signins in flight', getBusy, `  = ${(getBusy.rps / getIdle.rps).toFixed(2)} of idle`);
     row('/ping, idle (4 connections)', pingIdle);
@@ -275,7 +286,9 @@ async function main() {
     const ofBare = (r, b) => `  = ${(r.rps / b.rps).toFixed(2)} of bare oidc-provider (${b.rps.toFixed(1)} req/s)`;
     tokenRow('OIDC token endpoint: code exchange', oidcToken.exchange, ofBare(oidcToken.exchange, bareToken.exchange));
     tokenRow('OIDC token endpoint: refresh (rotating)', oidcToken.refresh, ofBare(oidcToken.refresh, bareToken.refresh));
-    console.log(`RSS idle ${mib(rssIdle)}, peak under load ${mib(peakRss)} (largest instance)`);
+    console.log(
+      `RSS idle ${mib(rssIdle.rss)} (anonymous ${mib(rssIdle.anon)}, file-backed ${mib(rssIdle.file)}: the executable's pages), peak under load ${mib(peakRss)} (largest instance)`,
+    );
     figures = { base, listIdle, getIdle, listBusy, getBusy, signins, ceiling, oidcToken, bareToken, rssIdle };
   } finally {
     if (baseline) await stop(baseline.child);
@@ -301,7 +314,7 @@ function summary(f, start) {
     ['reads during a signin storm / idle (list, get)', `${r(f.listBusy.rps, f.listIdle.rps)}, ${r(f.getBusy.rps, f.getIdle.rps)}`, '>= 0.5'],
     ['start to first /ping, existing store (bare Node floor)', `${start.restart.toFixed(0)} ms (${start.floor.toFixed(0)} ms)`, '<= 200 ms'],
     ['start to first /ping, fresh store', `${start.fresh.toFixed(0)} ms`, ''],
-    ['idle RSS after start', mib(f.rssIdle), '<= 70 MiB'],
+    ['idle RSS after start (anonymous + file-backed)', `${mib(f.rssIdle.rss)} (${mib(f.rssIdle.anon)} + ${mib(f.rssIdle.file)})`, '<= 70 MiB'],
     ['reads, req/s (list, get)', `${f.listIdle.rps.toFixed(0)}, ${f.getIdle.rps.toFixed(0)}`, PG ? '>= 2x 1,141 / 1,719' : ''],
     [
       'OIDC token endpoint / bare oidc-provider (exchange, refresh)',

@@ -33,4 +33,33 @@ export async function stop(child) {
   await new Promise((r) => child.once('exit', r));
 }
 
-export const rssOf = (pid) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
+const statusField = (status, name) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
+export const rssOf = (pid) => statusField(fs.readFileSync(`/proc/${pid}/status`, 'utf8'), 'VmRSS');
+
+/**
+ * RSS and its two parts: anonymous memory (the heap, stacks: what the process allocated) and
+ * file-backed pages (the executable's code it has touched, shared with the page cache; how many
+ * are mapped depends on the kernel's page cache, e.g. large folios for a file just written).
+ */
+export function rssPartsOf(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return { rss: statusField(status, 'VmRSS'), anon: statusField(status, 'RssAnon'), file: statusField(status, 'RssFile') };
+}
+
+/** CPU time (ms) a process has used so far: its main thread, and all its other threads together. */
+export function cpuOf(pid) {
+  const ticks = (file) => {
+    const f = fs.readFileSync(file, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) * (1000 / 100); // utime + stime, in clock ticks of 1/100 s
+  };
+  let others = 0;
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    if (tid === String(pid)) continue;
+    try {
+      others += ticks(`/proc/${pid}/task/${tid}/stat`);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return { main: ticks(`/proc/${pid}/task/${pid}/stat`), others };
+}
