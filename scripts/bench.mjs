@@ -266,6 +266,7 @@ async function main() {
       password: PASSWORD,
       connections: CONNECTIONS,
       seconds: DURATION,
+      pid: servers.length === 1 ? server.child.pid : undefined,
     });
     clearInterval(sampler);
     const bareToken = await bareOidcTokenFigures({ connections: CONNECTIONS, seconds: DURATION });
@@ -283,7 +284,8 @@ async function main() {
     row('signup (new email each)', signups, `  = ${(signups.rps / ceiling).toFixed(2)} of bcrypt ceiling`);
     const tokenRow = (name, r, extra) =>
       console.log(`${name.padEnd(46)} ${r.rps.toFixed(1).padStart(8)} req/s  p99 ${String(Math.round(r.p99)).padStart(5)} ms  (${r.n} requests)${extra}`);
-    const ofBare = (r, b) => `  = ${(r.rps / b.rps).toFixed(2)} of bare oidc-provider (${b.rps.toFixed(1)} req/s)`;
+    const ofBare = (r, b) =>
+      `  = ${(r.rps / b.rps).toFixed(2)} of bare oidc-provider (${b.rps.toFixed(1)} req/s${b.cpu ? `, CPU/request ${b.cpu.main.toFixed(0)} + ${b.cpu.others.toFixed(0)} µs` : ''})${cpuText(r)}`;
     tokenRow('OIDC token endpoint: code exchange', oidcToken.exchange, ofBare(oidcToken.exchange, bareToken.exchange));
     tokenRow('OIDC token endpoint: refresh (rotating)', oidcToken.refresh, ofBare(oidcToken.refresh, bareToken.refresh));
     console.log(

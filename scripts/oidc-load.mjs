@@ -6,6 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cpuOf } from './process.mjs';
 
 export const REDIRECT = 'http://localhost:3999/callback';
 export const BARE_SECRET = 'bench-secret-of-the-bare-provider-0123456789';
@@ -62,7 +63,13 @@ async function authorizationCode(b, clientId) {
 }
 
 /** Codes first (their cost is the authorization steps, not the token endpoint), then the load. */
-async function tokenEndpointLoad({ url, b, clientId, clientSecret, connections, seconds }) {
+async function tokenEndpointLoad({ url, b, clientId, clientSecret, connections, seconds, pid }) {
+  /** CPU (µs) the server's threads spent per request since `before` (when its pid is known). */
+  const cpuSince = (before, n) => {
+    if (!pid) return undefined;
+    const after = cpuOf(pid);
+    return { main: ((after.main - before.main) * 1000) / n, others: ((after.others - before.others) * 1000) / n };
+  };
   const basic = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`;
   const token = async (body) => {
     const started = performance.now();
@@ -84,6 +91,7 @@ async function tokenEndpointLoad({ url, b, clientId, clientSecret, connections, 
 
   let next = 0;
   const exchangeMs = [];
+  const cpu0 = pid ? cpuOf(pid) : null;
   const refreshTokens = [];
   const t0 = performance.now();
   await Promise.all(
@@ -96,9 +104,10 @@ async function tokenEndpointLoad({ url, b, clientId, clientSecret, connections, 
       }
     }),
   );
-  const exchange = { rps: codes.length / ((performance.now() - t0) / 1000), p99: p99(exchangeMs), n: codes.length };
+  const exchange = { rps: codes.length / ((performance.now() - t0) / 1000), p99: p99(exchangeMs), n: codes.length, cpu: cpuSince(cpu0, codes.length) };
 
   const refreshMs = [];
+  const cpu1 = pid ? cpuOf(pid) : null;
   const until = performance.now() + seconds * 1000;
   const t1 = performance.now();
   await Promise.all(
@@ -111,12 +120,17 @@ async function tokenEndpointLoad({ url, b, clientId, clientSecret, connections, 
       }
     }),
   );
-  const refresh = { rps: refreshMs.length / ((performance.now() - t1) / 1000), p99: p99(refreshMs), n: refreshMs.length };
+  const refresh = {
+    rps: refreshMs.length / ((performance.now() - t1) / 1000),
+    p99: p99(refreshMs),
+    n: refreshMs.length,
+    cpu: cpuSince(cpu1, refreshMs.length),
+  };
   return { exchange, refresh };
 }
 
 /** Gatehouse's provider: a first-party client added from the shell, the account signed in on the pages. */
-export async function oidcTokenFigures({ exe, cliArgs, env, url, email, password, connections, seconds }) {
+export async function oidcTokenFigures({ exe, cliArgs, env, url, email, password, connections, seconds, pid }) {
   const added = JSON.parse(
     execFileSync(exe, [...cliArgs, '--json', 'client', 'add', '--name', 'Bench', '--redirect-uri', REDIRECT, '--first-party'], { env, encoding: 'utf8' }),
   );
@@ -128,7 +142,7 @@ export async function oidcTokenFigures({ exe, cliArgs, env, url, email, password
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ csrf, email, password }).toString(),
   });
-  return tokenEndpointLoad({ url, b, clientId: added.client_id, clientSecret: added.client_secret, connections, seconds });
+  return tokenEndpointLoad({ url, b, clientId: added.client_id, clientSecret: added.client_secret, connections, seconds, pid });
 }
 
 /**
@@ -145,7 +159,7 @@ export async function bareOidcTokenFigures({ connections, seconds }) {
       child.stdout.once('data', (c) => resolve(JSON.parse(c).url));
       child.once('exit', (code) => reject(new Error(`the bare provider exited with ${code}`)));
     });
-    return await tokenEndpointLoad({ url, b: browser(url), clientId: 'bench', clientSecret: BARE_SECRET, connections, seconds });
+    return await tokenEndpointLoad({ url, b: browser(url), clientId: 'bench', clientSecret: BARE_SECRET, connections, seconds, pid: child.pid });
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
