@@ -41,7 +41,7 @@ import { actionCatalog, findAction, runAction } from './actions/registry';
 import { ColumnType, SCHEMA } from './store/schema';
 import type { ActionItem } from './actions/types';
 import { getActionView, listActionViews, PermissionChange, setActionPermissionByName, ActionPermissionView } from './records/action-permissions';
-import { createRecord, deleteRecord, getRecord, listRecords, RecordPage, RecordView, updateRecord, viewOf } from './records/service';
+import { createRecord, deleteRecord, getRecordOf, listRecords, RecordPage, RecordView, updateRecord, viewOf } from './records/service';
 import { RECORD_TYPES, recordType } from './records/types';
 import type { Query } from './records/query';
 import { accountStats, dbStats, storeStats } from './stats';
@@ -377,11 +377,8 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     records: {
       assertType: (type) => void recordType(type),
       list: (caller, typeName, query) => listRecords(s, caller.authorization, recordType(typeName), query),
-      // The token check and the row read run side by side; getRecord decides once both are in.
-      get: (caller, typeName, id) => {
-        const type = recordType(typeName);
-        return getRecord(s, principalOf(caller), type, id);
-      },
+      // The token check and the row read are one statement; getRecordOf decides once both are in.
+      get: (caller, typeName, id) => getRecordOf(s, caller.authorization, recordType(typeName), id),
       create: (actor, typeName, attributes) => createRecord(s, actor, recordType(typeName), attributes),
       update: (actor, typeName, id, attributes) => updateRecord(s, actor, recordType(typeName), id, attributes),
       remove: (actor, typeName, id) => deleteRecord(s, actor, recordType(typeName), id),

@@ -5,7 +5,7 @@
  */
 import type { Services } from '../services';
 import { GUEST, Guarded, Principal } from '../permission/check';
-import { readRequestFacts, type RequestFacts } from '../store/permissions';
+import { readRequestFacts, readRequestFactsWith, type RequestFacts, type Ride } from '../store/permissions';
 import { invalidToken, type Verified } from './tokens';
 
 /** Some clients send these instead of leaving the header out. */
@@ -68,8 +68,21 @@ export async function authenticateWith<T>(
   return { ...result, value: settled.value };
 }
 
+/**
+ * authenticate(), with a read that does not depend on who asks (a row by id) made in the same
+ * statement as the token's store check: one round trip instead of two (PostgreSQL's get).
+ */
+export async function authenticateAlong<T>(s: Services, header: string | null, ride: Ride<T>): Promise<{ principal: Principal; value: T }> {
+  const token = bearerToken(header);
+  const verified = token === null ? null : await s.tokens.verify(token);
+  const { facts, value } = await readRequestFactsWith(s.store.root, subjectOf(verified), null, ride);
+  return { principal: decide(verified, facts).principal, value };
+}
+
+const subjectOf = (verified: Verified | null) => verified && { referenceId: verified.claims.sub, kid: verified.kid, sid: verified.claims.sid ?? null };
+
 function factsFor(s: Services, verified: Verified | null, table: string | null) {
-  return readRequestFacts(s.store.root, verified && { referenceId: verified.claims.sub, kid: verified.kid, sid: verified.claims.sid ?? null }, table);
+  return readRequestFacts(s.store.root, subjectOf(verified), table);
 }
 
 function decide(verified: Verified | null, facts: RequestFacts): { principal: Principal; table?: Guarded; session: string | null } {

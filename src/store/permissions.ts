@@ -6,7 +6,7 @@
  */
 import { bit, Operation } from '../permission/bits';
 import type { Guarded, Principal } from '../permission/check';
-import { Handle, op, Row, Tx } from './handle';
+import { Handle, op, open, Row, Tx } from './handle';
 import { decodeRow, SCHEMA, TableName } from './schema';
 import { TRIGRAM_INDEXED } from '../../migrations/20261124000000_filter_trigrams';
 
@@ -27,15 +27,19 @@ export interface GuardedRow<T> {
   guard: Guarded;
 }
 
-/** One row (by unique columns) with the groups it is shared with (a group row belongs to itself). */
-async function readGuardedRow<T>(h: Handle, table: GuardedTable, where: Readonly<Record<string, string>>): Promise<GuardedRow<T> | undefined> {
+/** The statement of one row (by unique columns) with the groups it is shared with. */
+function guardedRowSql(table: GuardedTable, where: Readonly<Record<string, string>>): { sql: string; params: unknown[] } {
   const columns = Object.keys(where);
-  const rows = await h.all(
-    `SELECT t.*, rg.usergroup_id AS rg_usergroup_id FROM ${ident(table)} t
+  return {
+    sql: `SELECT t.*, rg.usergroup_id AS rg_usergroup_id FROM ${ident(table)} t
      LEFT JOIN record_usergroup rg ON rg.record_type = ? AND rg.record_id = t.id
      WHERE ${columns.map((c) => `t.${ident(table, c)} = ?`).join(' AND ')}`,
-    [table, ...columns.map((c) => where[c])],
-  );
+    params: [table, ...columns.map((c) => where[c])],
+  };
+}
+
+/** The row and its guard (a group row belongs to itself), from guardedRowSql's rows. */
+function guardedFrom<T>(table: GuardedTable, rows: Row[]): GuardedRow<T> | undefined {
   if (rows.length === 0) return undefined;
   const { rg_usergroup_id: _shared, ...raw } = rows[0];
   void _shared;
@@ -45,8 +49,46 @@ async function readGuardedRow<T>(h: Handle, table: GuardedTable, where: Readonly
   return { row, guard: { permission: row.permission, ownerId: row.user_account_id, groupIds } };
 }
 
+/** One row (by unique columns) with the groups it is shared with (a group row belongs to itself). */
+async function readGuardedRow<T>(h: Handle, table: GuardedTable, where: Readonly<Record<string, string>>): Promise<GuardedRow<T> | undefined> {
+  const q = guardedRowSql(table, where);
+  return guardedFrom<T>(table, await h.all(q.sql, q.params));
+}
+
 export function readGuarded<T>(tx: Tx, table: GuardedTable, where: Readonly<Record<string, string>>): Promise<GuardedRow<T> | undefined> {
   return op(readGuardedRow<T>)(tx, table, where);
+}
+
+/**
+ * A read that rides along in the statement of a request's facts (readRequestFactsWith): its rows
+ * come back as one JSON text value, so the token check and the read are one statement and one
+ * round trip to the store instead of two. `decode` turns that text into the read's answer.
+ */
+export interface Ride<T> {
+  readonly sql: string;
+  readonly params: readonly unknown[];
+  decode(json: string | null): Promise<T>;
+}
+
+/**
+ * `sql`'s rows as one JSON array (text), a scalar subquery; `columns` are its column names
+ * (allow-listed identifiers). The order of the rows is not kept (the rides read one row).
+ */
+function jsonRows(h: Handle, sql: string, columns: readonly string[]): string {
+  if (h.dialect === 'postgres') return `(SELECT COALESCE(json_agg(j), '[]')::text FROM (${sql}) j)`;
+  return `(SELECT json_group_array(json_object(${columns.map((c) => `'${c}', j."${c}"`).join(', ')})) FROM (${sql}) j)`;
+}
+
+const parsed = (json: string | null): Row[] => (json === null ? [] : (JSON.parse(json) as Row[]));
+
+/** readGuarded as a Ride: the row does not depend on who asks, so it can be read with the token's facts. */
+export function guardedRide<T>(tx: Tx, table: GuardedTable, where: Readonly<Record<string, string>>): Ride<GuardedRow<T> | undefined> {
+  const q = guardedRowSql(table, where);
+  return {
+    sql: jsonRows(open(tx), q.sql, [...Object.keys(SCHEMA[table]), 'rg_usergroup_id']),
+    params: q.params,
+    decode: async (json) => guardedFrom<T>(table, parsed(json)),
+  };
 }
 
 /** A record type's table-level row (its world row). */
@@ -129,7 +171,8 @@ export interface RequestFacts {
  * The facts a request needs before anything else, in one round trip: the token's account
  * (auth_version, state, groups) and, for record API requests, the table's permission.
  */
-export const readRequestFacts = op(async (h, subject: TokenSubjectRef | null, table: string | null): Promise<RequestFacts> => {
+/** The facts statement (null when there is nothing to ask: a guest outside the record API). */
+function factsStatement(h: Handle, subject: TokenSubjectRef | null, table: string | null): { sql: string; params: unknown[] } | null {
   const parts: string[] = [];
   const params: unknown[] = [];
   if (subject !== null) {
@@ -141,8 +184,10 @@ export const readRequestFacts = op(async (h, subject: TokenSubjectRef | null, ta
     parts.push(TABLE_GUARD);
     params.push(table);
   }
-  if (parts.length === 0) return {};
-  const rows = await h.all(parts.join('\nUNION ALL\n'), params);
+  return parts.length === 0 ? null : { sql: parts.join('\nUNION ALL\n'), params };
+}
+
+function factsFrom(subject: TokenSubjectRef | null, rows: Row[]): RequestFacts {
   const facts: RequestFacts = {};
   for (const r of rows) {
     if (r.kind === 'a') {
@@ -158,13 +203,39 @@ export const readRequestFacts = op(async (h, subject: TokenSubjectRef | null, ta
       };
       if (r.group_id !== null && r.group_id !== undefined) facts.account.groupIds.add(Number(r.group_id));
       if (r.system_role === 'administrators') facts.account.isAdmin = true;
-    } else {
+    } else if (r.kind === 'w') {
       facts.table ??= { permission: Number(r.permission), ownerId: num(r.owner_id), groupIds: [] };
       if (r.group_id !== null && r.group_id !== undefined) (facts.table.groupIds as number[]).push(Number(r.group_id));
     }
   }
   return facts;
+}
+
+/**
+ * The facts a request needs before anything else, in one round trip: the token's account
+ * (auth_version, state, groups) and, for record API requests, the table's permission.
+ */
+export const readRequestFacts = op(async (h, subject: TokenSubjectRef | null, table: string | null): Promise<RequestFacts> => {
+  const q = factsStatement(h, subject, table);
+  return q === null ? {} : factsFrom(subject, await h.all(q.sql, q.params));
 });
+
+/** The facts and one more read (a Ride), in one statement: the ride is a last row of kind 'r'. */
+const readFactsAndRide = op(async (h, subject: TokenSubjectRef | null, table: string | null, ride: Ride<unknown>) => {
+  const q = factsStatement(h, subject, table);
+  const sql =
+    q === null
+      ? `SELECT 'r' AS kind, ${ride.sql} AS ride`
+      : `SELECT f.*, CAST(NULL AS TEXT) AS ride FROM (${q.sql}) f UNION ALL SELECT 'r', ${'NULL, '.repeat(9)}${ride.sql}`;
+  const rows = await h.all(sql, [...(q?.params ?? []), ...ride.params]);
+  const r = rows.find((row) => row.kind === 'r');
+  return { facts: factsFrom(subject, rows), json: r?.ride === null || r?.ride === undefined ? null : String(r.ride) };
+});
+
+export async function readRequestFactsWith<T>(tx: Tx, subject: TokenSubjectRef | null, table: string | null, ride: Ride<T>): Promise<{ facts: RequestFacts; value: T }> {
+  const { facts, json } = await readFactsAndRide(tx, subject, table, ride as Ride<unknown>);
+  return { facts, value: await ride.decode(json) };
+}
 
 /** "principal may `op` rows of t" as SQL: the same rule as can(), evaluated per row. */
 export function permittedSql(table: GuardedTable, principal: Principal, operation: Operation): { sql: string; params: unknown[] } {
