@@ -232,7 +232,12 @@ const readFactsAndRide = op(async (h, subject: TokenSubjectRef | null, table: st
   return { facts: factsFrom(subject, rows), json: r?.ride === null || r?.ride === undefined ? null : String(r.ride) };
 });
 
-export async function readRequestFactsWith<T>(tx: Tx, subject: TokenSubjectRef | null, table: string | null, ride: Ride<T>): Promise<{ facts: RequestFacts; value: T }> {
+export async function readRequestFactsWith<T>(
+  tx: Tx,
+  subject: TokenSubjectRef | null,
+  table: string | null,
+  ride: Ride<T>,
+): Promise<{ facts: RequestFacts; value: T }> {
   const { facts, json } = await readFactsAndRide(tx, subject, table, ride as Ride<unknown>);
   return { facts, value: await ride.decode(json) };
 }

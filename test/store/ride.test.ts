@@ -15,7 +15,16 @@ t.test('a row read along with the facts equals the same read on its own', async 
   const store = await openTestStore(t, config);
   const db = inspectionDb(t, config);
   const now = Date.now();
-  const account = { reference_id: randomUUID(), email: 'o@example.com', email_key: 'o@example.com', name: 'Owner', password: 'x', permission: 0, created_at: now, updated_at: now };
+  const account = {
+    reference_id: randomUUID(),
+    email: 'o@example.com',
+    email_key: 'o@example.com',
+    name: 'Owner',
+    password: 'x',
+    permission: 0,
+    created_at: now,
+    updated_at: now,
+  };
   await db('user_account').insert(account);
   const ownerId = Number((await db('user_account').where({ email_key: 'o@example.com' }).first('id')).id);
   const groupRef = randomUUID();
