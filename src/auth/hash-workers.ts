@@ -78,18 +78,20 @@ export class HashWorkers {
     slot.busy = true;
     if (slot.idle) clearTimeout(slot.idle);
     return new Promise((resolve, reject) => {
-      const done = (fn: () => void) => {
+      /** `alive`: the worker answered and can take the next job (a failed or exited one is dropped). */
+      const done = (alive: boolean, fn: () => void) => {
         slot.worker.off('message', onMessage);
         slot.worker.off('error', onError);
         slot.worker.off('exit', onExit);
         slot.busy = false;
-        slot.idle = setTimeout(() => this.stop(slot), IDLE_MS).unref();
+        if (alive && !this.closed) slot.idle = setTimeout(() => this.stop(slot), IDLE_MS).unref();
+        else this.slots.delete(slot);
         fn();
       };
       const onMessage = (m: { result?: unknown; error?: string }) =>
-        done(() => (m.error !== undefined ? reject(new Error(`bcrypt: ${m.error}`)) : resolve(m.result)));
-      const onError = (err: Error) => done(() => (this.slots.delete(slot), reject(err)));
-      const onExit = (code: number) => done(() => (this.slots.delete(slot), reject(new Error(`a hashing worker exited (${code})`))));
+        done(true, () => (m.error !== undefined ? reject(new Error(`bcrypt: ${m.error}`)) : resolve(m.result)));
+      const onError = (err: Error) => done(false, () => reject(err));
+      const onExit = (code: number) => done(false, () => reject(new Error(`a hashing worker exited (${code})`)));
       slot.worker.on('message', onMessage);
       slot.worker.on('error', onError);
       slot.worker.on('exit', onExit);

@@ -10,21 +10,13 @@
  */
 import path from 'node:path';
 import vm from 'node:vm';
-
-type Sea = { isSea(): boolean; getAsset(key: string, encoding: string): string };
+import { sea } from './load';
 
 export function loadLazy(name: string): unknown {
-  let sea: Sea | null = null;
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const mod = require('node:sea') as Sea;
-    if (mod.isSea()) sea = mod;
-  } catch {
-    // an older Node without node:sea: never an executable
-  }
+  const executable = sea();
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  if (!sea) return require(path.join(__dirname, 'lazy', name));
-  const source = sea.getAsset(name, 'utf8');
+  if (!executable) return require(path.join(__dirname, 'lazy', name));
+  const source = executable.getAsset(name, 'utf8');
   const wrapper = vm.compileFunction(source, ['exports', 'require', 'module', '__filename', '__dirname'], { filename: `gatehouse/lazy/${name}` });
   const module = { exports: {} as unknown };
   wrapper.call(module.exports, module.exports, require, module, `gatehouse/lazy/${name}`, 'gatehouse/lazy');

@@ -17,8 +17,9 @@ import path from 'node:path';
 /** SHA-256 of each embedded addon, written into the bundle by scripts/build.mjs. */
 declare const GATEHOUSE_NATIVE_DIGESTS: Record<string, string> | undefined;
 
-type Sea = { isSea(): boolean; getAsset(key: string): ArrayBuffer };
-function sea(): Sea | null {
+type Sea = { isSea(): boolean; getAsset(key: string): ArrayBuffer; getAsset(key: string, encoding: 'utf8'): string };
+/** node:sea when running as the single executable, else null (a plain bundle, or the sources). */
+export function sea(): Sea | null {
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const mod = require('node:sea') as Sea;
