@@ -413,7 +413,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
         requireAdministrator(actor, 'create groups from here');
         const name = parseGroupName(input.name);
         const ownerId = input.owner === undefined ? null : (await findAccountByEmail(s, input.owner)).id;
-        const group = await createGroup(s, actor, { name, ownerId, permission: groupPermission(input.permission), uniqueName: true });
+        const group = await createGroup(s, actor, { name, ownerId, permission: groupPermission(input.permission) });
         return showGroup(s, group.reference_id);
       },
       async remove(actor, group) {
@@ -579,7 +579,8 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
   };
 }
 
-export { backupStore, restoreStore, inspectSnapshot, runningServer, claimDataDir } from './store/backup';
+export { backupStore, restoreStore, inspectSnapshot } from './store/backup';
+export { holdDataDir } from './store/serve-lock';
 export type { SnapshotFacts, RestoreReport } from './store/backup';
 
 /**

@@ -9,11 +9,12 @@ import { can } from '../permission/check';
 import { parsePermission } from '../permission/bits';
 import type { Tx } from '../store/connection';
 import { insertGroup } from '../store/accounts';
-import { findGroupByReference, findGroupsByName, listGroups, membersOf, type GroupRow, type GroupSummary } from '../store/groups';
+import { findGroupByReference, findGroupsByName, listGroups, managedGroups, membersOf, type GroupRow, type GroupSummary } from '../store/groups';
 import { readWorld } from '../store/permissions';
 import { findAccountById } from '../store/accounts';
 import { validateName } from '../accounts/validate';
 import { isReference } from '../records/query';
+import { assertGroupNameFree } from './names';
 
 const RESERVED_GROUP_NAMES = new Set(['administrators', 'users']);
 
@@ -30,8 +31,6 @@ export interface NewGroup {
   /** The owning account (its owner bits apply); null: only administrators manage it. */
   ownerId: number | null;
   permission?: number;
-  /** The shell names groups by name, so it refuses a second group of one name. */
-  uniqueName?: boolean;
 }
 
 /** Creates a group (table create permission, the table's default permission unless given). */
@@ -39,7 +38,7 @@ export async function createGroup(s: Services, actor: Actor, input: NewGroup): P
   const group = await s.store.transaction(async (tx) => {
     const world = await readWorld(tx, 'usergroup');
     if (!can(actor.principal, 'create', world.guard)) throw denied(false, 'create usergroup records');
-    if (input.uniqueName && (await findGroupsByName(tx, input.name)).length > 0) throw new AppError('name_taken', `a group named ${input.name} exists`);
+    await assertGroupNameFree(tx, input.name, null);
     const { referenceId } = await insertGroup(tx, { name: input.name, ownerId: input.ownerId, permission: input.permission ?? world.row.default_permission });
     return (await findGroupByReference(tx, referenceId))!;
   });
@@ -53,7 +52,10 @@ export async function resolveGroup(tx: Tx, nameOrId: string): Promise<GroupRow> 
     const group = await findGroupByReference(tx, nameOrId.toLowerCase());
     if (group) return group;
   }
-  const groups = await findGroupsByName(tx, nameOrId.trim());
+  const named = await findGroupsByName(tx, nameOrId.trim());
+  // Several groups of one name: the shell means the managed one (accounts may name theirs alike).
+  const managed = named.length > 1 ? (await managedGroups(tx)).filter((g) => named.some((n) => n.id === g.id)) : [];
+  const groups = managed.length === 1 ? managed : named;
   if (groups.length === 0) throw new AppError('not_found', `no group named ${nameOrId.trim().slice(0, 100)}`);
   if (groups.length > 1) {
     throw new AppError(
@@ -62,6 +64,21 @@ export async function resolveGroup(tx: Tx, nameOrId: string): Promise<GroupRow> 
     );
   }
   return groups[0];
+}
+
+/**
+ * A group that decides access (a client's allowed groups, a forward-auth rule): by name or id,
+ * and only a managed one, since any account can make a group of any name.
+ */
+export async function resolveGateGroup(tx: Tx, nameOrId: string): Promise<GroupRow> {
+  const group = await resolveGroup(tx, nameOrId);
+  if (!(await managedGroups(tx)).some((g) => g.id === group.id)) {
+    throw new AppError(
+      'invalid_input',
+      `the group ${group.name} is managed by an account that is not an administrator; only groups made from the shell or by administrators can grant access`,
+    );
+  }
+  return group;
 }
 
 export interface GroupView {

@@ -1,22 +1,35 @@
 /** `gatehouse serve`: open the core, listen, prune periodically, stop gracefully on SIGTERM/SIGINT. */
+import fs from 'node:fs';
 import type { Config } from '../config';
-import { claimDataDir, openCore } from '../core';
+import { holdDataDir, openCore } from '../core';
 import { createLogger, Logger } from '../log';
 import { startServer } from './server';
 
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
 
+async function holdDataDirFor(config: Config) {
+  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  return holdDataDir(config.dataDir, config.busyTimeoutMs);
+}
+
 export async function serve(config: Config, logger: Logger = createLogger(undefined, config.logLevel)): Promise<void> {
-  const core = await openCore(config, { logger });
+  // Held for the server's life (SQLite stores): `gatehouse restore` refuses while any server holds it.
+  const release = config.db ? async () => {} : await holdDataDirFor(config);
+  let core;
+  try {
+    core = await openCore(config, { logger });
+  } catch (err) {
+    await release();
+    throw err;
+  }
   let running;
   try {
     running = await startServer(core);
   } catch (err) {
     await core.close();
+    await release();
     throw err;
   }
-  // `gatehouse restore` refuses while this file names a live process.
-  const release = claimDataDir(config);
   const signup = await core.signupStatus();
   logger.info('listening', {
     url: running.url,

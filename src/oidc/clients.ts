@@ -8,7 +8,8 @@ import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { deleteClient, findClient, insertClient, listClients, OidcClientRow, setClientSecret } from '../store/oidc';
-import { resolveGroup } from '../groups/manage';
+import { resolveGateGroup } from '../groups/manage';
+import { findGroupsByReference } from '../store/groups';
 
 export interface NewClient {
   name: string;
@@ -26,7 +27,9 @@ export interface ClientView {
   first_party: boolean;
   redirect_uris: string[];
   post_logout_redirect_uris: string[];
+  /** Names, for people; the gate itself holds the ids. */
   allowed_groups: string[];
+  allowed_group_ids: string[];
   created_at: string;
 }
 
@@ -49,8 +52,11 @@ function redirectUri(raw: string, what: string): string {
   return raw;
 }
 
-export function clientView(row: OidcClientRow): ClientView {
+/** A client as the shell shows it; its gate's groups by name (a deleted group shows as such). */
+async function clientView(s: Services, row: OidcClientRow): Promise<ClientView> {
   const m = JSON.parse(row.metadata) as Metadata;
+  const ids = JSON.parse(row.allowed_groups) as string[];
+  const names = new Map((await findGroupsByReference(s.store.root, ids)).map((g) => [g.reference_id, g.name]));
   return {
     client_id: row.client_id,
     name: row.name,
@@ -58,7 +64,8 @@ export function clientView(row: OidcClientRow): ClientView {
     first_party: row.first_party,
     redirect_uris: m.redirect_uris,
     post_logout_redirect_uris: m.post_logout_redirect_uris,
-    allowed_groups: JSON.parse(row.allowed_groups) as string[],
+    allowed_groups: ids.map((id) => names.get(id) ?? `(deleted group ${id})`),
+    allowed_group_ids: ids,
     created_at: new Date(row.created_at).toISOString(),
   };
 }
@@ -92,7 +99,7 @@ export async function addClient(s: Services, actor: Actor, input: NewClient): Pr
     token_endpoint_auth_method: input.public ? 'none' : 'client_secret_basic',
   };
   const groups: string[] = [];
-  for (const g of input.allowedGroups ?? []) groups.push((await resolveGroup(s.store.root, g)).name);
+  for (const g of input.allowedGroups ?? []) groups.push((await resolveGateGroup(s.store.root, g)).reference_id);
   const clientId = randomBytes(12).toString('base64url');
   const secret = input.public ? null : newSecret();
   await insertClient(s.store.root, {
@@ -104,18 +111,18 @@ export async function addClient(s: Services, actor: Actor, input: NewClient): Pr
     allowed_groups: JSON.stringify(groups),
   });
   await s.audit.record('client_added', actor, { account: null, client_id: clientId, name });
-  const view = clientView((await findClient(s.store.root, clientId))!);
+  const view = await clientView(s, (await findClient(s.store.root, clientId))!);
   return secret ? { ...view, client_secret: secret } : view;
 }
 
 export async function showClient(s: Services, clientId: string): Promise<ClientView> {
   const row = await findClient(s.store.root, clientId);
   if (!row) throw new AppError('not_found', `no client ${clientId.slice(0, 64)}`);
-  return clientView(row);
+  return clientView(s, row);
 }
 
 export async function listClientViews(s: Services): Promise<ClientView[]> {
-  return (await listClients(s.store.root)).map(clientView);
+  return Promise.all((await listClients(s.store.root)).map((row) => clientView(s, row)));
 }
 
 export async function removeClient(s: Services, actor: Actor, clientId: string): Promise<ClientView> {

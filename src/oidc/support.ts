@@ -6,7 +6,7 @@
  */
 import type { Services } from '../services';
 import { accountClaims, consumePayload, destroyPayload, findClient, findPayload, revokeGrant, upsertPayload } from '../store/oidc';
-import { findAccountByReference, groupsOf } from '../store/accounts';
+import { memberOfManaged } from '../store/groups';
 import { clientMetadata } from './clients';
 
 export interface ProviderAdapter {
@@ -68,16 +68,15 @@ export async function claimsOf(s: Services, sub: string): Promise<OidcClaims | u
   return { sub, email: account.email, email_verified: account.email_verified, name: account.name, groups: account.groups };
 }
 
-/** Whether the client skips consent, and whether `sub` may sign in to it. */
+/**
+ * Whether the client skips consent, and whether `sub` may sign in to it: with allowed groups,
+ * only members of those groups, named by id and counted only while managed (a group any account
+ * could make or rename never opens a gate).
+ */
 export async function clientPolicy(s: Services, clientId: string, sub: string | null): Promise<{ firstParty: boolean; allowed: boolean; name: string }> {
   const client = await findClient(s.store.root, clientId);
   if (!client) return { firstParty: false, allowed: false, name: '' };
   const allowedGroups = JSON.parse(client.allowed_groups) as string[];
-  let allowed = allowedGroups.length === 0;
-  if (!allowed && sub !== null) {
-    const account = await findAccountByReference(s.store.root, sub);
-    const names = account ? (await groupsOf(s.store.root, account.id)).map((g) => g.name.toLowerCase()) : [];
-    allowed = allowedGroups.some((g) => names.includes(g.toLowerCase()));
-  }
+  const allowed = allowedGroups.length === 0 || (sub !== null && (await memberOfManaged(s.store.root, sub, allowedGroups)));
   return { firstParty: client.first_party, allowed, name: client.name };
 }

@@ -18,6 +18,7 @@ import { AccountRow, deleteAccount } from '../store/accounts';
 import { deleteRow, updateRow } from '../store/records';
 import type { GuardedTable } from '../store/permissions';
 import { createGroup, parseGroupName } from '../groups/manage';
+import { assertGroupNameFree } from '../groups/names';
 
 export type RecordTypeName = 'user_account' | 'usergroup' | 'action' | 'world';
 export type RecordRow = Record<string, unknown> & { id: number; reference_id: string; permission: number; user_account_id: number | null };
@@ -153,6 +154,12 @@ const usergroup: RecordType = {
   },
   async guard(_tx, row, op) {
     if (row.system_role) throw new AppError('forbidden', `system groups cannot be ${op === 'update' ? 'changed' : 'deleted'}`);
+  },
+  async update(tx, row, changes) {
+    // A rename (a dedicated group's too) may not take a managed group's name or a look-alike of it.
+    if (typeof changes.name === 'string') await assertGroupNameFree(tx, changes.name, row.id);
+    await updateRow(tx, 'usergroup', row.id, changes);
+    return [];
   },
   async remove(tx, row) {
     await deleteRow(tx, 'usergroup', row.id);

@@ -14,6 +14,7 @@ import { AppError } from '../errors';
 import type { Config } from '../config';
 import { MIGRATIONS } from './migrations';
 import { SQLITE_FILE, sqliteFileKnex } from './connection';
+import { withDataDirExclusive } from './serve-lock';
 
 export interface SnapshotFacts {
   /** The file checked. */
@@ -23,9 +24,6 @@ export interface SnapshotFacts {
   schemaVersion: number;
   accounts: number;
 }
-
-/** Where a running server writes its pid, so that restore can refuse while it runs. */
-export const PID_FILE = 'gatehouse.pid';
 
 const openFile = (filename: string, busyTimeoutMs: number) => sqliteFileKnex(filename, `PRAGMA busy_timeout = ${busyTimeoutMs};`, busyTimeoutMs);
 
@@ -86,12 +84,19 @@ export async function backupStore(config: Config, to: string, force: boolean): P
   const target = path.resolve(to);
   if (target === source) throw new AppError('invalid_input', '--to names the store itself');
   if (!force && fs.existsSync(target)) throw new AppError('conflict', `${target} exists; give --force to replace it`);
-  const partial = path.join(path.dirname(target), `.${path.basename(target)}.partial-${randomBytes(6).toString('hex')}`);
+  // The snapshot holds password hashes, TOTP secrets and signing keys: it is written inside a
+  // fresh directory only this user can enter (0700, made atomically by mkdtemp, on the target's
+  // filesystem so the final rename is atomic). A file name in a shared folder could be planted
+  // by another local user between our check and SQLite's open, and they would read or own it.
+  let scratch: string;
+  try {
+    scratch = fs.mkdtempSync(path.join(path.dirname(target), `.${path.basename(target)}.partial-`));
+  } catch (err) {
+    throw new AppError('unavailable', `could not write the backup to ${target} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const partial = path.join(scratch, 'snapshot.sqlite');
   const k = openFile(source, config.busyTimeoutMs);
   try {
-    // The snapshot holds password hashes, TOTP secrets and signing keys: private from its first byte.
-    fs.closeSync(fs.openSync(partial, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY, 0o600));
-    fs.unlinkSync(partial); // VACUUM INTO wants no file there; the name stays ours (random, in the target's folder)
     const umask = process.umask(0o077); // so SQLite creates it 0600 too
     try {
       await k.raw('VACUUM INTO ?', [partial]);
@@ -103,46 +108,14 @@ export async function backupStore(config: Config, to: string, force: boolean): P
     fs.renameSync(partial, target);
     return { ...facts, file: target };
   } catch (err) {
-    fs.rmSync(partial, { force: true });
     if (err instanceof AppError) throw err;
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
     if (code === 'SQLITE_BUSY') throw new AppError('unavailable', `the store is busy; try again (${code})`, { retryAfter: 2 });
     throw new AppError('unavailable', `could not write the backup to ${target} (${code})`);
   } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
     await k.destroy();
   }
-}
-
-/** The pid of a live server on this data directory, or null (a stale pid file is ignored). */
-export function runningServer(dataDir: string): number | null {
-  let pid: number;
-  try {
-    pid = Number(fs.readFileSync(path.join(dataDir, PID_FILE), 'utf8').trim());
-  } catch {
-    return null;
-  }
-  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return null;
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch (err) {
-    // EPERM: it exists and belongs to someone else: still a running process.
-    return (err as NodeJS.ErrnoException).code === 'EPERM' ? pid : null;
-  }
-}
-
-/** Marks the data directory as served by this process until the returned function runs. */
-export function claimDataDir(config: Config): () => void {
-  if (config.db) return () => {};
-  const file = path.join(config.dataDir, PID_FILE);
-  fs.writeFileSync(file, `${process.pid}\n`, { mode: 0o600 });
-  return () => {
-    try {
-      if (fs.readFileSync(file, 'utf8').trim() === String(process.pid)) fs.unlinkSync(file);
-    } catch {
-      // already gone
-    }
-  };
 }
 
 export interface RestoreReport extends SnapshotFacts {
@@ -158,12 +131,14 @@ export async function restoreStore(config: Config, from: string, now: Date): Pro
   requireSqlite(config, 'restore');
   const snapshot = path.resolve(from);
   const facts = await inspectSnapshot(snapshot);
-  const pid = runningServer(config.dataDir);
-  if (pid !== null) throw new AppError('conflict', `a server (pid ${pid}) is running on ${config.dataDir}; stop it first`);
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const target = storeFile(config);
   if (snapshot === target) throw new AppError('invalid_input', '--from names the store itself');
+  // Held until the new store is in place: no server runs on the store meanwhile, or starts.
+  return withDataDirExclusive(config.dataDir, () => replaceStore(config, snapshot, target, facts, now));
+}
 
+async function replaceStore(config: Config, snapshot: string, target: string, facts: SnapshotFacts, now: Date): Promise<RestoreReport> {
   // Copy first (under a temporary name), so a failure leaves the current store untouched.
   const incoming = path.join(config.dataDir, `.${SQLITE_FILE}.restoring-${randomBytes(6).toString('hex')}`);
   fs.copyFileSync(snapshot, incoming, fs.constants.COPYFILE_EXCL);

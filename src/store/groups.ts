@@ -90,3 +90,40 @@ export const shareRecord = op(async (h, table: GuardedTable, recordId: number, g
 export const unshareRecord = op(async (h, table: GuardedTable, recordId: number, groupId: number): Promise<boolean> => {
   return (await h.k('record_usergroup').where({ record_type: table, record_id: recordId, usergroup_id: groupId }).del()) > 0;
 });
+
+/**
+ * A managed group: one no ordinary account controls. Its owner is nobody (made from the shell)
+ * or an administrator, and it is nobody's dedicated group. Only managed groups count where a
+ * group decides access or roles (client gates, the `groups` claim, forward-auth rules): any
+ * signed-in account can make a group and name it anything, so a name alone proves nothing.
+ * `g` is the usergroup row's alias in the statement.
+ */
+export const managedGroupSql = (g: string) =>
+  `(${g}.system_role IS NOT NULL OR (
+     (${g}.user_account_id IS NULL OR ${g}.user_account_id IN (
+        SELECT am.account_id FROM membership am JOIN usergroup ag ON ag.id = am.usergroup_id WHERE ag.system_role = 'administrators'))
+     AND ${g}.id <> COALESCE((SELECT MIN(d.id) FROM usergroup d WHERE d.user_account_id = ${g}.user_account_id AND d.system_role IS NULL), 0)))`;
+
+/** Every managed group (see managedGroupSql). */
+export const managedGroups = op(async (h): Promise<GroupRow[]> => {
+  const rows = await h.all(`SELECT * FROM usergroup g WHERE ${managedGroupSql('g')} ORDER BY g.id`, []);
+  return rows.map((r) => decodeRow<GroupRow>('usergroup', r));
+});
+
+/** Whether the account (reference_id) is a member of any of these managed groups (reference_ids). */
+export const memberOfManaged = op(async (h, accountReference: string, groupReferences: readonly string[]): Promise<boolean> => {
+  if (groupReferences.length === 0) return false;
+  const rows = await h.all(
+    `SELECT 1 AS one FROM membership m JOIN usergroup g ON g.id = m.usergroup_id JOIN user_account a ON a.id = m.account_id
+     WHERE a.reference_id = ? AND g.reference_id IN (${groupReferences.map(() => '?').join(', ')}) AND ${managedGroupSql('g')}`,
+    [accountReference, ...groupReferences],
+  );
+  return rows.length > 0;
+});
+
+/** Groups by reference_id (missing ones are left out). */
+export const findGroupsByReference = op(async (h, referenceIds: readonly string[]): Promise<GroupRow[]> => {
+  if (referenceIds.length === 0) return [];
+  const rows = await h.all(`SELECT * FROM usergroup WHERE reference_id IN (${referenceIds.map(() => '?').join(', ')}) ORDER BY id`, [...referenceIds]);
+  return rows.map((r) => decodeRow<GroupRow>('usergroup', r));
+});

@@ -11,6 +11,7 @@ import * as signingKeys from '../../migrations/20261123000000_signing_keys';
 import * as sessions from '../../migrations/20261123000100_sessions';
 import * as oidc from '../../migrations/20261123000200_oidc';
 import * as filterTrigrams from '../../migrations/20261124000000_filter_trigrams';
+import * as groupGates from '../../migrations/20261125000000_group_gates';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -26,6 +27,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261123000100_sessions', sessions],
   ['20261123000200_oidc', oidc],
   ['20261124000000_filter_trigrams', filterTrigrams],
+  ['20261125000000_group_gates', groupGates],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

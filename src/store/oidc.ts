@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { op } from './handle';
 import { decodeRow } from './schema';
+import { managedGroupSql } from './groups';
 
 export interface OidcPayloadRow {
   model: string;
@@ -137,8 +138,9 @@ export interface ClaimsRow {
  * for it, left out), in one statement: every code exchange and refresh asks for them.
  */
 export const accountClaims = op(async (h, referenceId: string): Promise<ClaimsRow | undefined> => {
-  const names = `SELECT g.name FROM membership m JOIN usergroup g ON g.id = m.usergroup_id
-     WHERE m.account_id = a.id AND g.id <> COALESCE((SELECT MIN(o.id) FROM usergroup o WHERE o.user_account_id = a.id AND o.system_role IS NULL), 0)`;
+  // Managed groups only (dedicated groups are never managed): apps map these names to roles,
+  // and a name any account could give its own group would be a role anyone could take.
+  const names = `SELECT g.name FROM membership m JOIN usergroup g ON g.id = m.usergroup_id WHERE m.account_id = a.id AND ${managedGroupSql('g')}`;
   const groups =
     h.dialect === 'postgres'
       ? `(SELECT COALESCE(json_agg(n.name ORDER BY n.name), '[]'::json) FROM (${names}) n)`
