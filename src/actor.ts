@@ -15,6 +15,8 @@ export interface Actor {
   readonly userAgent: string | null;
   /** The session of the caller's token; null for guests and the shell. */
   readonly session: string | null;
+  /** The browser's device cookie (pages only): a device that signed in before is familiar. */
+  readonly device?: string | null;
 }
 
 /** The operator at the shell. */

@@ -12,6 +12,7 @@ import { createLogger, Logger } from './log';
 import { SHELL, type Actor } from './actor';
 import type { Services } from './services';
 import { dataDirWarning, openStore, schemaStatus, SchemaStatus, Store } from './store/connection';
+export { assertStoreExists, prepareDataDir } from './store/connection';
 import { groupsOf } from './store/accounts';
 import { prune as pruneCounters } from './store/counters';
 import { pruneTokens } from './store/account-tokens';
@@ -19,7 +20,7 @@ import { copyStore, CopyReport } from './store/copy';
 import { PasswordHasher } from './auth/passwords';
 import { TokenService } from './auth/tokens';
 import { KeyRing, keyView, KeyView, PublicJwk, rotateKeys, SIGNING_ALGS, SigningAlg } from './auth/keys';
-import { listSigningKeys, pruneSigningKeys, retireSigningKey } from './store/keys';
+import { listSigningKeys, pruneLegacySecret, pruneSigningKeys, retireSigningKey } from './store/keys';
 import { Limiter } from './auth/limits';
 import { authenticate } from './auth/authenticate';
 import { createMailer } from './mail/mailer';
@@ -36,7 +37,7 @@ import { listSessions, revokeSession, SessionView, SESSION_IDLE_MS } from './acc
 import { pruneSessions } from './store/sessions';
 import { latestGrant, oidcCookieKey, prunePayloads } from './store/oidc';
 import { addClient, ClientView, listClientViews, NewClient, removeClient, rotateClientSecret, showClient } from './oidc/clients';
-import { adapterFor, claimsOf, clientPolicy, OidcClaims, ProviderAdapter } from './oidc/support';
+import { adapterFor, claimsOf, clientPolicy, OidcClaims, pageSessionOf, ProviderAdapter } from './oidc/support';
 import { actionCatalog, findAction, runAction } from './actions/registry';
 import { ColumnType, SCHEMA } from './store/schema';
 import type { ActionItem } from './actions/types';
@@ -45,7 +46,7 @@ import { createRecord, deleteRecord, getRecordOf, listRecords, RecordPage, Recor
 import { RECORD_TYPES, recordType } from './records/types';
 import type { Query } from './records/query';
 import { accountStats, dbStats, storeStats } from './stats';
-import { filterIndexed, poolStats, storePing } from './store/stats';
+import { filterIndexed, poolStats, storeWritable } from './store/stats';
 import { changeMembers, listMembers, MemberChange } from './groups/members';
 import { changeShares, listShares, SharedGroup } from './groups/sharing';
 import { createGroup, GroupDetail, GroupView, groupPermission, parseGroupName, resolveGroup, showGroup, listGroupViews } from './groups/manage';
@@ -73,6 +74,8 @@ export interface Caller {
   readonly authorization: string | null;
   readonly client: string;
   readonly userAgent: string | null;
+  /** The pages' long-lived device cookie, when the request came from a browser that has one. */
+  readonly device?: string | null;
 }
 
 /** What the HTTP API serves, described from the definitions the handlers use (/openapi.json). */
@@ -204,6 +207,8 @@ export interface Core {
     clientPolicy(clientId: string, sub: string | null): Promise<{ firstParty: boolean; allowed: boolean; name: string }>;
     /** The account's live grant to a client, from any earlier session. */
     latestGrant(sub: string, clientId: string): Promise<string | undefined>;
+    /** The account behind a page session and when it signed in (seconds), or null. */
+    pageSession(caller: Caller): Promise<{ sub: string; authTime: number } | null>;
     /** The signing keys as private JWKs (never served), and a version that changes with them. */
     signingKeys(): Promise<{ version: string; keys: ReadonlyArray<Record<string, unknown>> }>;
     cookieKey(): Promise<string>;
@@ -272,7 +277,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
   if (dirWarning) logger.warn('data_dir_open', { message: dirWarning });
   let s: Services;
   try {
-    const keys = new KeyRing(store.root, clock);
+    const keys = new KeyRing(store.root, clock, config.tokenTtlSeconds);
     await keys.open();
     const tokens = new TokenService(keys, () => s.config.publicUrl, config.tokenTtlSeconds, clock);
     const passwords = new PasswordHasher(config.bcryptCost, config.hashConcurrency);
@@ -297,7 +302,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
 
   const actorOf = async (caller: Caller): Promise<Actor> => {
     const { principal, session } = await authenticate(s, caller.authorization);
-    return { principal, via: 'http', client: caller.client, userAgent: caller.userAgent, session };
+    return { principal, via: 'http', client: caller.client, userAgent: caller.userAgent, session, device: caller.device ?? null };
   };
   const principalOf = async (caller: Caller): Promise<Principal> => (await authenticate(s, caller.authorization)).principal;
   const view = async (email: string) => viewAccount(s, await findAccountByEmail(s, email));
@@ -487,6 +492,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       claims: (sub) => claimsOf(s, sub),
       clientPolicy: (clientId, sub) => clientPolicy(s, clientId, sub),
       latestGrant: (sub, clientId) => latestGrant(store.root, sub, clientId),
+      pageSession: async (caller) => pageSessionOf(s, await actorOf(caller)),
       signingKeys: () => s.keys.privateJwks(),
       cookieKey: () => oidcCookieKey(store.root),
     },
@@ -533,7 +539,8 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
       try {
         return await Promise.race([
-          storePing(store.root).then(
+          // Ready means a write can happen now (contract section 10), not only a read.
+          storeWritable(store.root).then(
             () => true,
             () => false,
           ),
@@ -565,6 +572,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
         pruneCounters(store.root, KEEP_COUNTERS_MS),
         pruneTokens(store.root),
         pruneSigningKeys(store.root, KEEP_RETIRED_KEYS_MS),
+        pruneLegacySecret(store.root, (config.tokenTtlSeconds + 60) * 1000),
         pruneSessions(store.root, SESSION_IDLE_MS, KEEP_COUNTERS_MS),
         prunePayloads(store.root),
       ]);

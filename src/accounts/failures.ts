@@ -6,6 +6,8 @@
 import type { Actor } from '../actor';
 import type { LogFields } from '../log';
 import type { Services } from '../services';
+import { findAccountByReference } from '../store/accounts';
+import { sendUnlock } from '../actions/unlock';
 
 /** A wrong password (or unknown email): counts per email and address, per email, and per address. */
 export async function passwordFailure(
@@ -21,6 +23,11 @@ export async function passwordFailure(
   if (locked) {
     s.counters.lockouts++;
     await s.audit.record('lockout', actor, { account, kind: locked === 'account' ? 'signin' : 'signin_address' }, 'warn');
+  }
+  // The account's failures reached the ceiling: its owner gets the link that lifts the delay.
+  if (locked === 'account' && account !== null) {
+    const row = await findAccountByReference(s.store.root, account);
+    if (row) sendUnlock(s, row);
   }
 }
 

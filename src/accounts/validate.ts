@@ -44,6 +44,9 @@ export function normalizeEmail(raw: string): NormalizedEmail {
     WHITESPACE.test(email) ||
     CONTROL.test(email) ||
     INVISIBLE.test(email) ||
+    // Mail syntax that names another mailbox or a list: a display name (<>), a comment (()),
+    // a second address (, ;), quoting and routes. "ceo<mallory@evil.example>" is not an address.
+    /[<>()[\]\\,;:"]/.test(email) ||
     // "a@example.com." and "a@example..com" would be look-alikes of a@example.com
     /(^|\.)$|^\.|\.\./.test(email.slice(at + 1))
   ) {

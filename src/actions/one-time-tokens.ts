@@ -8,7 +8,7 @@ import { AccountRow, findAccountById } from '../store/accounts';
 import { consumeToken, issueToken, TokenPurpose, voidTokens } from '../store/account-tokens';
 import type { MailMessage } from '../mail/mailer';
 
-const LABEL: Record<TokenPurpose, string> = { verify_email: 'verification', reset_password: 'reset' };
+const LABEL: Record<TokenPurpose, string> = { verify_email: 'verification', reset_password: 'reset', unlock_signin: 'unlock' };
 
 /** Cheap shape check, before any store work. */
 export function checkTokenShape(token: string, purpose: TokenPurpose): void {

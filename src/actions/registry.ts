@@ -11,6 +11,7 @@ import { changeEmail, changePassword, signoutEverywhere } from './credentials';
 import { resetPassword, resetPasswordRequest } from './password-reset';
 import { totpConfirm, totpDisable, totpEnroll } from './totp';
 import { requestVerification, verifyEmail } from './verification';
+import { unlockSignin } from './unlock';
 import { listSessionsAction, refresh, revokeSessionAction, signout } from './sessions';
 import type { ActionDef, ActionItem } from './types';
 
@@ -25,6 +26,7 @@ const ACTIONS: readonly ActionDef[] = [
   verifyEmail,
   resetPasswordRequest,
   resetPassword,
+  unlockSignin,
   totpEnroll,
   totpConfirm,
   totpDisable,
@@ -48,11 +50,11 @@ export async function runAction(
   s: Services,
   def: ActionDef,
   resolve: () => Promise<Actor>,
-  caller: { client: string; userAgent: string | null },
+  caller: { client: string; userAgent: string | null; device?: string | null },
   attributes: Record<string, unknown>,
 ): Promise<ActionItem[]> {
   const actor: Actor = def.ignoresToken
-    ? { principal: GUEST, via: 'http', client: caller.client, userAgent: caller.userAgent, session: null }
+    ? { principal: GUEST, via: 'http', client: caller.client, userAgent: caller.userAgent, session: null, device: caller.device ?? null }
     : await resolve();
   if (!def.checksOwnPermission) {
     const action = await readAction(s.store.root, def.onType, def.name);

@@ -23,7 +23,7 @@ export const signin: ActionDef = {
     const email = stringField(attributes, 'email')!;
     const password = stringField(attributes, 'password')!;
     const key = emailKeyOrNull(email);
-    await s.limiter.assertSigninAllowed(key, actor.client ?? 'shell');
+    await s.limiter.assertSigninAllowed(key, actor.client ?? 'shell', actor.device ?? null);
 
     const failed = async (reason: string, account: string | null) => {
       s.counters.signinsFailed++;
@@ -51,7 +51,7 @@ export const signin: ActionDef = {
       await s.audit.record('signin_failed', actor, { account: account.reference_id, reason: 'unverified' });
       throw new AppError('email_unverified', 'confirm your email address first (request_verification sends a new link)');
     }
-    await s.limiter.signinSucceeded(account.email_key, actor.client ?? 'shell');
+    await s.limiter.signinSucceeded(account.email_key, actor.client ?? 'shell', actor.device ?? null);
     if (check.needsRehash) {
       // Upgrade imported argon2id or old-cost hashes; a failure here must not fail the signin.
       try {

@@ -11,7 +11,16 @@ import { createPrivateKey, createPublicKey, createSecretKey, generateKeyPair, Ke
 import { promisify } from 'node:util';
 import type { Clock } from '../clock';
 import type { Tx } from '../store/connection';
-import { insertFirstSigningKey, keyListVersion, legacySecret, listSigningKeys, NewSigningKey, rotateSigningKey, SigningKeyRow } from '../store/keys';
+import {
+  insertFirstSigningKey,
+  keyListVersion,
+  legacySecret,
+  listSigningKeys,
+  NewSigningKey,
+  recordTokenTtl,
+  rotateSigningKey,
+  SigningKeyRow,
+} from '../store/keys';
 
 export type SigningAlg = 'RS256' | 'ES256';
 export const SIGNING_ALGS: readonly SigningAlg[] = ['RS256', 'ES256'];
@@ -57,6 +66,8 @@ export class KeyRing {
   constructor(
     private readonly root: Tx,
     private readonly clock: Clock,
+    /** This instance's token lifetime, recorded with each key it signs with (rotation reads it). */
+    private readonly tokenTtlSeconds: number,
   ) {}
 
   /** Loads the keys, making the first one if the store has none. */
@@ -73,11 +84,18 @@ export class KeyRing {
     if (!active) throw new Error('the store has no signing key: run any gatehouse command to make one');
     const verifiers = new Map<string, Verifier>();
     for (const r of live) verifiers.set(r.kid, { alg: r.alg as SigningAlg, key: createPublicKey(createPrivateKey(r.private_key)) });
+    if (active.max_token_ttl === null || active.max_token_ttl < this.tokenTtlSeconds) await recordTokenTtl(this.root, active.kid, this.tokenTtlSeconds);
     this.signer = { kid: active.kid, alg: active.alg as SigningAlg, key: createPrivateKey(active.private_key) };
     this.verifiers = verifiers;
     this.published = live.map((r) => JSON.parse(r.public_jwk) as PublicJwk);
     this.verifyUntil = new Map(live.filter((r) => r.verify_until !== null).map((r) => [r.kid, r.verify_until!]));
-    this.privateKeys = live.map((r) => ({ ...createPrivateKey(r.private_key).export({ format: 'jwk' }), kid: r.kid, alg: r.alg, use: 'sig' }));
+    // The signing key first: the OIDC provider signs ID tokens with the first key of their algorithm.
+    this.privateKeys = [active, ...live.filter((r) => r !== active)].map((r) => ({
+      ...createPrivateKey(r.private_key).export({ format: 'jwk' }),
+      kid: r.kid,
+      alg: r.alg,
+      use: 'sig',
+    }));
     this.legacy = legacy && { key: createSecretKey(legacy.secret), issuedBefore: legacy.issuedBefore };
     this.version = version;
   }
@@ -130,8 +148,9 @@ export class KeyRing {
 /** Starts signing with a new key; the old ones verify until every token they signed expired. */
 export async function rotateKeys(root: Tx, clock: Clock, alg: SigningAlg, tokenTtlSeconds: number): Promise<{ kid: string; retired: string[] }> {
   const key = await newSigningKey(alg);
-  // A token another instance signed with the old key in the same instant still lives its full TTL.
-  const verifyUntil = clock.now() + tokenTtlSeconds * 1000 + ROTATION_GRACE_MS;
+  // A token another instance signed with the old key in the same instant still lives its full
+  // TTL: the longest any instance recorded for that key (its --token-ttl), or this process's.
+  const verifyUntil = (recorded: number | null) => clock.now() + Math.max(recorded ?? 0, tokenTtlSeconds) * 1000 + ROTATION_GRACE_MS;
   return { kid: key.kid, retired: await rotateSigningKey(root, key, verifyUntil) };
 }
 

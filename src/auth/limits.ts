@@ -1,21 +1,55 @@
 /**
- * Rate limits and lockouts (CONTRACT §3 Limits). Failed signins are counted per email and client
- * address (so a hostile address cannot lock the owner out from another one), per email across
- * all addresses (a higher ceiling that bounds distributed guessing), and per client address; an
- * unknown email locks exactly like a known one, so the answer never tells them apart; TOTP failures per account; reset requests per account. Per-address limits can
- * be turned off (--no-rate-limits); per-account ones always apply.
+ * Rate limits and lockouts (the contract's Limits). Failed signins are counted per email and
+ * client address (a hostile address cannot lock the owner out from another one), per email across
+ * all addresses, and per client address. IPv6 addresses count by their /64 (one host commonly
+ * holds the whole prefix). An unknown email locks exactly like a known one, so the answer never
+ * tells them apart. TOTP failures are counted per account; reset requests per account.
+ * Per-address limits can be turned off (--no-rate-limits); per-account ones always apply.
+ *
+ * Past the account-wide ceiling there is no hard lock (which let anyone lock the owner out
+ * everywhere with 100 failures from 10 addresses). Instead, as NIST SP 800-63B 5.2.2 and
+ * Keycloak's brute-force detection do: each further attempt from an unfamiliar address waits a
+ * delay that doubles with every failure (1 s, 2 s, 4 s … at most the window), the owner is mailed
+ * a link that lifts it, and an address the account signed in from successfully in the last 90
+ * days, or a browser that did (the pages' device cookie), is not held back at all (its own
+ * per-pair limit still applies). The trade-off: a guesser
+ * on an address the owner used (a shared network) is bounded by the pair limit only.
  */
+import { createHash } from 'node:crypto';
 import { AppError } from '../errors';
 import type { Config } from '../config';
 import type { Clock } from '../clock';
 import type { Tx } from '../store/connection';
-import { clear, clearPrefix, Count, hit, peek } from '../store/counters';
+import { clear, clearPrefix, Count, hit, knownSignin, peek, rememberSignin } from '../store/counters';
+
+/** How long a successful signin keeps its address familiar. */
+export const KNOWN_SIGNIN_MS = 90 * 24 * 60 * 60 * 1000;
+
+/** A browser's device cookie as it is kept (a hash: the store never holds the cookie itself). */
+const deviceKey = (device: string) => `device:${createHash('sha256').update(device).digest('base64url')}`;
+
+/** The unit addresses are counted in: an IPv4 address, or an IPv6 address's /64. */
+export function addressGroup(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1];
+  if (!address.includes(':')) return address;
+  const [head, tail = ''] = address.toLowerCase().split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === '' ? [] : tail.split(':');
+  const groups = [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}
 
 export const keys = {
   /** Failures for an account from one client address: what locks that pair. */
   signinPair: (emailKey: string, address: string) => `signin_pair:${emailKey}|${address}`,
   /** Failures for an account from every address: the higher ceiling that locks it everywhere. */
   signinEmail: (emailKey: string) => `signin_email:${emailKey}`,
+  /** The time of the account's latest failure (its window_start), for the growing delay. */
+  signinLast: (emailKey: string) => `signin_last:${emailKey}`,
   signinAddress: (address: string) => `signin_addr:${address}`,
   signupAddress: (address: string) => `signup_addr:${address}`,
   totpAccount: (referenceId: string) => `totp_account:${referenceId}`,
@@ -39,47 +73,75 @@ export class Limiter {
   }
 
   /** Refuses before any password work when the email or the address is locked out. */
-  async assertSigninAllowed(emailKey: string | null, address: string): Promise<void> {
+  async assertSigninAllowed(emailKey: string | null, address: string, device: string | null = null): Promise<void> {
     const { limits } = this.config;
+    const group = addressGroup(address);
     if (this.config.rateLimits) {
-      const byAddress = await peek(this.db, keys.signinAddress(address), this.windowMs);
+      const byAddress = await peek(this.db, keys.signinAddress(group), this.windowMs);
       if (byAddress.hits >= limits.signinFailuresPerAddress) throw limited(byAddress, this.windowMs, this.clock.now(), 'failed signins from this address');
     }
-    if (emailKey !== null) {
-      const [pair, total] = await Promise.all([
-        peek(this.db, keys.signinPair(emailKey, address), this.windowMs),
-        peek(this.db, keys.signinEmail(emailKey), this.windowMs),
-      ]);
-      if (pair.hits >= limits.signinFailuresPerAccount)
-        throw limited(pair, this.windowMs, this.clock.now(), 'failed signins for this account from this address');
-      if (total.hits >= limits.signinFailuresPerAccountTotal) throw limited(total, this.windowMs, this.clock.now(), 'failed signins for this account');
-    }
+    if (emailKey === null) return;
+    const [pair, total, last] = await Promise.all([
+      peek(this.db, keys.signinPair(emailKey, group), this.windowMs),
+      peek(this.db, keys.signinEmail(emailKey), this.windowMs),
+      peek(this.db, keys.signinLast(emailKey), this.windowMs),
+    ]);
+    if (pair.hits >= limits.signinFailuresPerAccount) throw limited(pair, this.windowMs, this.clock.now(), 'failed signins for this account from this address');
+    if (total.hits < limits.signinFailuresPerAccountTotal) return;
+    // Past the ceiling: a growing delay since the latest failure, except where the owner signed in before.
+    const waitUntil = last.windowStart + this.delayMs(total.hits);
+    const now = this.clock.now();
+    if (now >= waitUntil) return;
+    const places = [group, ...(device ? [deviceKey(device)] : [])];
+    if ((await Promise.all(places.map((p) => knownSignin(this.db, emailKey, p, KNOWN_SIGNIN_MS)))).some(Boolean)) return;
+    const retryAfter = Math.max(1, Math.ceil((waitUntil - now) / 1000));
+    throw new AppError('rate_limited', `too many failed signins for this account; try again in ${retryAfter} s, or use the link mailed to its owner`, {
+      retryAfter,
+    });
+  }
+
+  /** 1 s at the ceiling, doubling with each failure past it, at most the window. */
+  private delayMs(hits: number): number {
+    const past = hits - this.config.limits.signinFailuresPerAccountTotal;
+    return Math.min(1000 * 2 ** Math.min(past, 30), this.windowMs);
   }
 
   /**
-   * Counts a failed signin per address, per account and address, and per account; returns
-   * what this failure locked, if anything (the pair, or the account everywhere).
+   * Counts a failed signin per address, per account and address, and per account; returns what
+   * this failure started, if anything (the pair's lock, or the account's growing delay).
    */
   async signinFailed(emailKey: string | null, address: string): Promise<'pair' | 'account' | null> {
-    if (this.config.rateLimits) await hit(this.db, keys.signinAddress(address), this.windowMs);
+    const group = addressGroup(address);
+    if (this.config.rateLimits) await hit(this.db, keys.signinAddress(group), this.windowMs);
     if (emailKey === null) return null;
     const [pair, total] = await Promise.all([
-      hit(this.db, keys.signinPair(emailKey, address), this.windowMs),
+      hit(this.db, keys.signinPair(emailKey, group), this.windowMs),
       hit(this.db, keys.signinEmail(emailKey), this.windowMs),
+      hit(this.db, keys.signinLast(emailKey), 0),
     ]);
     if (total.hits === this.config.limits.signinFailuresPerAccountTotal) return 'account';
     return pair.hits === this.config.limits.signinFailuresPerAccount ? 'pair' : null;
   }
 
-  /** The right password from this address: its pair starts over (the account-wide count does not). */
-  async signinSucceeded(emailKey: string, address: string): Promise<void> {
-    await clear(this.db, [keys.signinPair(emailKey, address)]);
+  /** The right password from this address: its pair starts over, and the address becomes familiar. */
+  async signinSucceeded(emailKey: string, address: string, device: string | null = null): Promise<void> {
+    const group = addressGroup(address);
+    await Promise.all([
+      clear(this.db, [keys.signinPair(emailKey, group)]),
+      rememberSignin(this.db, emailKey, group),
+      ...(device ? [rememberSignin(this.db, emailKey, deviceKey(device))] : []),
+    ]);
   }
 
-  /** A new password (reset): every failure counted against the old one is cleared. */
+  /** A new password (reset), or the owner's unlock link: every failure counted so far is cleared. */
   async passwordReplaced(emailKey: string): Promise<void> {
-    await clear(this.db, [keys.signinEmail(emailKey)]);
+    await clear(this.db, [keys.signinEmail(emailKey), keys.signinLast(emailKey)]);
     await clearPrefix(this.db, keys.signinPair(emailKey, ''));
+  }
+
+  /** The owner proved the mailbox from this address (the unlock link): it becomes familiar. */
+  async rememberAddress(emailKey: string, address: string): Promise<void> {
+    await rememberSignin(this.db, emailKey, addressGroup(address));
   }
 
   async signupAttempt(address: string): Promise<void> {
@@ -110,7 +172,7 @@ export class Limiter {
    * address, everywhere, and on the second factor. True when there was anything to clear.
    */
   async unlock(emailKey: string, referenceId: string): Promise<boolean> {
-    const cleared = await clear(this.db, [keys.signinEmail(emailKey), keys.totpAccount(referenceId)]);
+    const cleared = await clear(this.db, [keys.signinEmail(emailKey), keys.signinLast(emailKey), keys.totpAccount(referenceId)]);
     return cleared + (await clearPrefix(this.db, keys.signinPair(emailKey, ''))) > 0;
   }
 

@@ -23,6 +23,8 @@ export interface TokenSubject {
 
 export interface Claims {
   iss: string;
+  /** The audience: Gatehouse's public URL (its API, and the apps that accept its access tokens). */
+  aud?: string;
   sub: string;
   email: string;
   name: string;
@@ -46,6 +48,8 @@ const CLOCK_TOLERANCE_SECONDS = 30;
 const LEGACY_ISSUER = 'gatehouse';
 const FOREIGN_KEY_HEADERS = ['jku', 'jwk', 'x5u', 'x5c', 'crit'];
 const CACHE_SIZE = 4096;
+const ACCESS_TOKEN_TYPE = 'at+jwt';
+const ACCESS_TOKEN_TYPES = new Set(['at+jwt', 'application/at+jwt']);
 
 export class TokenService {
   /** token → what verifying it gave; oldest entries leave first. */
@@ -63,6 +67,7 @@ export class TokenService {
     const iat = Math.floor(this.clock.now() / 1000);
     const claims: Claims = {
       iss: this.issuerOf(),
+      aud: this.issuerOf(),
       sub: subject.referenceId,
       email: subject.email,
       name: subject.name,
@@ -74,7 +79,9 @@ export class TokenService {
       sid: subject.sessionId,
     };
     const signer = await this.keys.signing();
-    return jwt.sign(claims, signer.key, { algorithm: signer.alg, keyid: signer.kid });
+    // typ at+jwt and an audience (RFC 9068): an ID token shares issuer, key and sub with these, and
+    // a backend that checks typ and aud (as the README's recipe does) never takes one for the other.
+    return jwt.sign(claims, signer.key, { algorithm: signer.alg, keyid: signer.kid, header: { alg: signer.alg, typ: ACCESS_TOKEN_TYPE } });
   }
 
   /** Signature, algorithm, issuer and times; the caller checks the rest against the store. */
@@ -103,7 +110,9 @@ export class TokenService {
     if (typeof header.kid === 'string') {
       const verifier = await this.keys.verifier(header.kid);
       if (!verifier || header.alg !== verifier.alg) throw invalidToken();
-      claims = this.check(token, verifier.key, verifier.alg, this.issuerOf(), now);
+      // Only access tokens: an ID token (typ JWT, aud a client) is refused here.
+      if (typeof header.typ !== 'string' || !ACCESS_TOKEN_TYPES.has(header.typ.toLowerCase())) throw invalidToken();
+      claims = this.check(token, verifier.key, verifier.alg, this.issuerOf(), now, this.issuerOf());
       if (typeof claims.sid !== 'string') throw invalidToken();
       kid = header.kid;
     } else {
@@ -112,15 +121,24 @@ export class TokenService {
       if (!legacy || header.alg !== 'HS256' || header.kid !== undefined) throw invalidToken();
       claims = this.check(token, legacy.key, 'HS256', LEGACY_ISSUER, now);
       if (claims.iat * 1000 >= legacy.issuedBefore + CLOCK_TOLERANCE_SECONDS * 1000) throw invalidToken();
+      // Nothing the old release signed lived longer than a token's lifetime: an exp further out
+      // (ten years, say) is not one of its tokens, or one no longer to be honoured.
+      if (claims.exp * 1000 > legacy.issuedBefore + (this.ttlSeconds + CLOCK_TOLERANCE_SECONDS) * 1000) throw invalidToken();
       kid = null;
     }
     return { claims, kid };
   }
 
-  private check(token: string, key: Parameters<typeof jwt.verify>[1], alg: jwt.Algorithm, issuer: string, now: number): Claims {
+  private check(token: string, key: Parameters<typeof jwt.verify>[1], alg: jwt.Algorithm, issuer: string, now: number, audience?: string): Claims {
     let payload: unknown;
     try {
-      payload = jwt.verify(token, key, { algorithms: [alg], issuer, clockTolerance: CLOCK_TOLERANCE_SECONDS, clockTimestamp: now });
+      payload = jwt.verify(token, key, {
+        algorithms: [alg],
+        issuer,
+        ...(audience === undefined ? {} : { audience }),
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        clockTimestamp: now,
+      });
     } catch {
       throw invalidToken();
     }
@@ -141,5 +159,5 @@ export class TokenService {
 }
 
 export function invalidToken(): AppError {
-  return new AppError('invalid_token', 'the access token is not valid; sign in again');
+  return new AppError('invalid_token', 'the access token is not valid or has expired; refresh it (refresh action) or sign in again');
 }

@@ -13,22 +13,27 @@ export function registerBootstrapAdmin(program: Command, io: Io): void {
     .option('--name <name>', 'display name (default: the part of the email before @)');
   addPasswordOptions(cmd).action(async (opts: PasswordFlags & { email: string; name?: string }, c: Command) => {
     const password = await readPassword(opts, io);
-    await withCore(c, io, async (core) => {
-      const result = await core.accounts.bootstrapAdmin(core.shell, { email: opts.email, name: opts.name, password });
-      const signup = await core.signupStatus();
-      emit(
-        io,
-        wantsJson(c),
-        { outcome: result.outcome, account: { reference_id: result.referenceId, email: opts.email.trim() }, signup_open: signup.open },
-        () => {
-          const what = {
-            created: 'created the administrator',
-            promoted: 'made the existing account an administrator',
-            unchanged: 'already the administrator; nothing changed',
-          }[result.outcome];
-          return `${opts.email.trim()}: ${what}\nguest signup: ${signup.open ? 'open' : 'closed'}\n`;
-        },
-      );
-    });
+    await withCore(
+      c,
+      io,
+      async (core) => {
+        const result = await core.accounts.bootstrapAdmin(core.shell, { email: opts.email, name: opts.name, password });
+        const signup = await core.signupStatus();
+        emit(
+          io,
+          wantsJson(c),
+          { outcome: result.outcome, account: { reference_id: result.referenceId, email: opts.email.trim() }, signup_open: signup.open },
+          () => {
+            const what = {
+              created: 'created the administrator',
+              promoted: 'made the existing account an administrator',
+              unchanged: 'already the administrator; nothing changed',
+            }[result.outcome];
+            return `${opts.email.trim()}: ${what}\nguest signup: ${signup.open ? 'open' : 'closed'}\n`;
+          },
+        );
+      },
+      { createsStore: true },
+    );
   });
 }

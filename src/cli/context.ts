@@ -1,7 +1,7 @@
 /** Shared by the commands: global flags → config → one core, closed when the command ends. */
 import type { Command } from 'commander';
 import { Flags, loadConfig } from '../config';
-import { Core, openCore } from '../core';
+import { assertStoreExists, Core, openCore } from '../core';
 import { silentLogger } from '../log';
 import type { Io } from './io';
 
@@ -15,9 +15,16 @@ export function wantsJson(cmd: Command): boolean {
   return globalFlags(cmd).json === true;
 }
 
-export async function withCore<T>(cmd: Command, io: Io, fn: (core: Core) => Promise<T>): Promise<T> {
+/**
+ * Opens the core for one command. Only the commands that make a store (`bootstrap-admin`,
+ * `migrate`; `serve` opens its own) may find none: for any other, a data directory without a
+ * store is a mistyped path, and making an empty store there would answer "no accounts" (exit 4).
+ */
+export async function withCore<T>(cmd: Command, io: Io, fn: (core: Core) => Promise<T>, o: { createsStore?: boolean } = {}): Promise<T> {
   const { dataDir, db } = globalFlags(cmd);
-  const core = await openCore(loadConfig({ dataDir, db }, io.env), { logger: silentLogger });
+  const config = loadConfig({ dataDir, db }, io.env);
+  if (!o.createsStore) assertStoreExists(config);
+  const core = await openCore(config, { logger: silentLogger });
   try {
     return await fn(core);
   } finally {

@@ -33,6 +33,8 @@ export function buildProgram(io: Io, servers: Servers): Command {
     .option('--json', 'print one JSON document')
     // Usage errors are reported by run() in Gatehouse's one-line form (JSON under --json).
     .configureOutput({ writeOut: io.out, writeErr: io.err, outputError: () => {} })
+    // Every command's --help lists --data-dir, --db and --json too (they go before or after it).
+    .configureHelp({ showGlobalOptions: true })
     .exitOverride();
 
   program
@@ -69,7 +71,10 @@ export function buildProgram(io: Io, servers: Servers): Command {
     .option('--reset-ttl <duration>', 'password reset link lifetime (default 30m) [env GATEHOUSE_RESET_TTL]')
     .option('--limit-window <duration>', 'window of the signin, signup and TOTP limits (default 15m) [env GATEHOUSE_LIMIT_WINDOW]')
     .option('--signin-failures-per-account <n>', 'failed signins for one account from one address before that pair locks (default 10)')
-    .option('--signin-failures-per-account-total <n>', 'failed signins for one account from all addresses before it locks everywhere (default 100)')
+    .option(
+      '--signin-failures-per-account-total <n>',
+      'failed signins for one account from all addresses before signins from unfamiliar places wait longer after each failure (default 100)',
+    )
     .option('--signin-failures-per-address <n>', 'failed signins per client address (default 100)')
     .option('--signups-per-address <n>', 'signup attempts per client address (default 100)')
     .option('--totp-failures-per-account <n>', 'failed codes before the second factor locks (default 5)')
@@ -107,6 +112,8 @@ export async function run(argv: string[], servers: Servers, io: Io = processIo):
     const json = program.opts().json === true || argv.includes('--json');
     if (thrown instanceof CommanderError) {
       if (thrown.exitCode === 0) return EXIT.ok; // --help, --version
+      // `gatehouse` or `gatehouse user` alone: commander has printed the help; a usage error, no message.
+      if (thrown.code === 'commander.help') return EXIT.usage;
       // "error: unknown option '--bogus'" → "gatehouse: unknown option '--bogus' (see gatehouse --help)"
       const message = `${thrown.message.replace(/^error: /, '')} (see gatehouse --help)`;
       io.err(json ? JSON.stringify({ error: { code: 'invalid_input', message } }) + '\n' : `gatehouse: ${message}\n`);

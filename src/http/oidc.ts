@@ -10,8 +10,8 @@ import type { Context, Next } from 'koa';
 // Types only: the library (the largest part of the executable) is loaded when /oidc is first used.
 import type { default as Provider, Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { Core } from '../core';
-import { errorPage, html, page, raw } from './pages/html';
-import { clearTokens, cookieNames, readCookie, tokenCaller } from './pages/session';
+import { errorPage, html, page, PAGE_CSP, raw } from './pages/html';
+import { clearTokens, cookieNames, pageCaller, readCookie, tokenCaller } from './pages/session';
 
 const ROUTES = {
   authorization: '/oidc/auth',
@@ -27,6 +27,9 @@ const ROUTES = {
   device_authorization: '/oidc/device/auth',
   backchannel_authentication: '/oidc/backchannel',
 };
+
+/** The pages' policy, with script-src spelled out so the provider can add its form_post script's hash. */
+const OIDC_CSP = `${PAGE_CSP}; script-src 'self'`;
 
 export const INTERACTION_PATH = /^\/oidc\/interaction\/[A-Za-z0-9_-]{1,64}$/;
 
@@ -53,6 +56,35 @@ export class OidcProvider {
   private async build(keys: { version: string; keys: ReadonlyArray<Record<string, unknown>> }): Promise<Provider> {
     const core = this.core;
     const cookieKey = await core.oidc.cookieKey();
+    const { default: Provider, interactionPolicy } = await import('oidc-provider');
+    const names = cookieNames(core.config.publicUrl);
+    const { Check } = interactionPolicy;
+    /** The account of this browser's page session (renewed with its refresh token if needed), or null. */
+    const pageSession = async (ctx: KoaContextWithOIDC) => {
+      const caller = await pageCaller(ctx as unknown as Context, core, names);
+      return caller ? core.oidc.pageSession(caller) : null;
+    };
+    const policy = interactionPolicy.base();
+    const login = policy.get('login')!;
+    // The provider's session lives only as long as the pages' session of the same account: after
+    // a sign-out on the pages (or a revoked session, or another person signing in on this
+    // browser), the next authorization asks again, prompt=none included (login_required).
+    login.checks.add(
+      new Check('gatehouse_session', 'the Gatehouse session ended or belongs to another account', 'login_required', async (ctx) => {
+        const accountId = ctx.oidc.session?.accountId;
+        if (!accountId) return Check.NO_NEED_TO_PROMPT; // no_session asks already
+        return (await pageSession(ctx))?.sub === accountId ? Check.NO_NEED_TO_PROMPT : Check.REQUEST_PROMPT;
+      }),
+    );
+    // The client's allowed groups, checked at every authorization (membership can end at any time):
+    // the interaction then ends at the client with access_denied.
+    login.checks.add(
+      new Check('gatehouse_allowed_groups', 'this account may not sign in to this application', 'access_denied', async (ctx) => {
+        const accountId = ctx.oidc.session?.accountId;
+        if (!accountId || !ctx.oidc.client) return Check.NO_NEED_TO_PROMPT;
+        return (await core.oidc.clientPolicy(ctx.oidc.client.clientId, accountId)).allowed ? Check.NO_NEED_TO_PROMPT : Check.REQUEST_PROMPT;
+      }),
+    );
     class StoreAdapter {
       constructor(model: string) {
         return core.oidc.adapter(model);
@@ -61,9 +93,13 @@ export class OidcProvider {
     const configuration: Configuration = {
       adapter: StoreAdapter as never,
       clients: [],
-      findAccount: async (_ctx, sub) => {
+      findAccount: async (ctx, sub) => {
         const claims = await core.oidc.claims(sub);
         if (!claims) return undefined;
+        // Every code exchange, refresh and userinfo call checks the client's allowed groups again:
+        // leaving the group ends the access its grants gave.
+        const client = ctx.oidc?.client;
+        if (client && !(await core.oidc.clientPolicy(client.clientId, sub)).allowed) return undefined;
         return { accountId: sub, claims: async () => ({ ...claims }) };
       },
       claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
@@ -85,7 +121,9 @@ export class OidcProvider {
       features: {
         devInteractions: { enabled: false },
         revocation: { enabled: true },
-        introspection: { enabled: true },
+        // A token's own client may introspect it, no other: one client must not learn whether
+        // another client's token is live, nor whose it is.
+        introspection: { enabled: true, allowedPolicy: async (ctx, client, token) => token.clientId === client.clientId },
         rpInitiatedLogout: {
           enabled: true,
           // Gatehouse's own pages, not the library's samples.
@@ -117,7 +155,8 @@ export class OidcProvider {
         userinfo: { enabled: true },
       },
       routes: ROUTES,
-      interactions: { url: (_ctx, interaction) => `/oidc/interaction/${interaction.uid}` },
+      interactions: { policy, url: (_ctx, interaction) => `/oidc/interaction/${interaction.uid}` },
+      enabledJWA: { idTokenSigningAlgValues: ['RS256', 'ES256'] },
       jwks: { keys: keys.keys as never },
       cookies: {
         keys: [cookieKey],
@@ -140,7 +179,6 @@ export class OidcProvider {
         ctx.body = errorPage(`${String(out.error)}: ${String(out.error_description ?? 'the request could not be completed')}`);
       },
     };
-    const { default: Provider } = await import('oidc-provider');
     const provider = new Provider(core.config.publicUrl, configuration);
     provider.proxy = core.config.trustProxy !== null;
     // The provider answers its own failures (500 server_error); the log keeps what they were.
@@ -150,9 +188,16 @@ export class OidcProvider {
       core.logger.error('oidc_server_error', { request_id: requestId, name: err?.name ?? 'unknown', code: err?.code ?? null });
     });
     // "Yes, sign me out" also ends the Gatehouse session of the pages (their cookie and the session).
-    const names = cookieNames(core.config.publicUrl);
+    // Only after that click: without a provider session the library confirms the logout with a
+    // self-submitting form, which a cross-site link could trigger (logout CSRF).
+    // Nor when the library ends its session on its own because the pages' session now belongs to
+    // another account (its logout then returns to the authorization being resumed): the pages'
+    // session is the new person's.
+    const resuming = `${new URL(core.config.publicUrl).pathname.replace(/\/$/, '')}/oidc/auth/`;
     provider.on('end_session.success', (ctx: KoaContextWithOIDC) => {
-      if (!ctx.oidc.params?.logout) return;
+      if (!ctx.oidc.params?.logout || !ctx.oidc.session?.accountId) return;
+      const back = (ctx.oidc.session.state as { postLogoutRedirectUri?: string } | undefined)?.postLogoutRedirectUri;
+      if (back && new URL(back, core.config.publicUrl).pathname.startsWith(resuming)) return;
       const token = (readCookie(ctx as unknown as Context, names.session) ?? '').split('~')[0];
       clearTokens(ctx as unknown as Context, names);
       if (token) {
@@ -170,6 +215,11 @@ export class OidcProvider {
       const ours = path === '/.well-known/openid-configuration' || (path.startsWith('/oidc/') && !path.startsWith('/oidc/interaction/'));
       if (!ours) return next();
       const handle = await this.handler();
+      // The provider answers on its own (HTML too: errors, logout, form_post): the pages' headers.
+      // It adds the hash of its own inline form_post script to script-src.
+      ctx.res.setHeader('Content-Security-Policy', OIDC_CSP);
+      ctx.res.setHeader('X-Frame-Options', 'DENY');
+      ctx.res.setHeader('Referrer-Policy', 'same-origin');
       ctx.respond = false;
       await handle(ctx.req, ctx.res);
     };

@@ -1,14 +1,13 @@
 /** `gatehouse serve`: open the core, listen, prune periodically, stop gracefully on SIGTERM/SIGINT. */
-import fs from 'node:fs';
 import type { Config } from '../config';
-import { holdDataDir, openCore } from '../core';
+import { holdDataDir, openCore, prepareDataDir } from '../core';
 import { createLogger, Logger } from '../log';
 import { startServer } from './server';
 
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
 
 async function holdDataDirFor(config: Config) {
-  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  prepareDataDir(config.dataDir);
   return holdDataDir(config.dataDir, config.busyTimeoutMs);
 }
 
@@ -30,6 +29,18 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
     await release();
     throw err;
   }
+  if (config.db && !config.publicUrlSet) {
+    // Tokens name their issuer: instances that each take their own address refuse each other's.
+    logger.warn('public_url_unset', {
+      message: 'several instances on one PostgreSQL database must share one --public-url (the token issuer); set --public-url to the address people use',
+    });
+  }
+  if (!(await core.filterIndexed())) {
+    logger.warn('filter_unindexed', {
+      message: 'pg_trgm could not be created in this database: filter= on accounts and groups reads every row (see the README, "Filters on PostgreSQL")',
+    });
+  }
+
   const signup = await core.signupStatus();
   logger.info('listening', {
     url: running.url,
@@ -40,11 +51,6 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
     // Since the process started (Node's own start included).
     started_in_ms: Math.round(performance.now()),
   });
-  if (!(await core.filterIndexed())) {
-    logger.warn('filter_unindexed', {
-      message: 'pg_trgm could not be created in this database: filter= on accounts and groups reads every row (see the README, "Filters on PostgreSQL")',
-    });
-  }
 
   // Old counters (failed emails and addresses) and long-expired tokens would otherwise pile up.
   const pruner = setInterval(() => core.prune().catch(() => logger.warn('prune_failed', {})), PRUNE_EVERY_MS);

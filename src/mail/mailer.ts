@@ -31,13 +31,23 @@ function lazyTransport<T extends { close(): void }>(make: (nodemailer: Nodemaile
   };
 }
 
+/**
+ * The message for nodemailer with its envelope spelled out: the one stored address is the one
+ * recipient, never a list or a display name parsed out of it (an address such as
+ * `ceo<mallory@evil.example>` would otherwise send the mail to Mallory).
+ */
+function message(config: Config, m: { to: string; subject: string; text: string }) {
+  const from = /<([^<>]+)>\s*$/.exec(config.mailFrom)?.[1] ?? config.mailFrom;
+  return { from: config.mailFrom, to: { name: '', address: m.to }, subject: m.subject, text: m.text, envelope: { from, to: [m.to] } };
+}
+
 export function createMailer(config: Config): Mailer {
   if (config.smtpUrl) {
     const smtp = lazyTransport((nodemailer) => nodemailer.createTransport(config.smtpUrl!, { from: config.mailFrom }));
     return {
       kind: 'smtp',
       async send(m) {
-        await (await smtp.get()).sendMail({ from: config.mailFrom, to: m.to, subject: m.subject, text: m.text });
+        await (await smtp.get()).sendMail(message(config, m));
       },
       close: smtp.close,
     };
@@ -47,7 +57,7 @@ export function createMailer(config: Config): Mailer {
   return {
     kind: 'outbox',
     async send(m) {
-      const info = await (await builder.get()).sendMail({ from: config.mailFrom, to: m.to, subject: m.subject, text: m.text });
+      const info = await (await builder.get()).sendMail(message(config, m));
       await fs.promises.mkdir(outbox, { recursive: true, mode: 0o700 });
       const file = path.join(outbox, `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID()}.eml`);
       // Written then renamed: a reader of the outbox never sees half a message.

@@ -6,10 +6,14 @@
 import type { MailMessage } from './mailer';
 
 /** The link a mail carries: the app's template (--verify-url, --reset-url) or Gatehouse's own page. */
-export function mailLink(config: { publicUrl: string; verifyUrl: string | null; resetUrl: string | null }, kind: 'verify' | 'reset', token: string): string {
-  const template = kind === 'verify' ? config.verifyUrl : config.resetUrl;
+export function mailLink(
+  config: { publicUrl: string; verifyUrl: string | null; resetUrl: string | null },
+  kind: 'verify' | 'reset' | 'unlock',
+  token: string,
+): string {
+  const template = kind === 'verify' ? config.verifyUrl : kind === 'reset' ? config.resetUrl : null;
   if (template !== null) return template.split('{token}').join(encodeURIComponent(token));
-  return `${config.publicUrl}/${kind === 'verify' ? 'verify-email' : 'reset-password'}#token=${token}`;
+  return `${config.publicUrl}/${{ verify: 'verify-email', reset: 'reset-password', unlock: 'unlock' }[kind]}#token=${token}`;
 }
 
 export function verificationMessage(link: string, to: string, name: string, token: string, ttlSeconds: number): MailMessage {
@@ -50,6 +54,30 @@ export function resetMessage(link: string, to: string, name: string, token: stri
       '',
       `The link works once and expires in ${humanDuration(ttlSeconds)}. Your current sessions end when the password changes.`,
       'If you did not ask for this, ignore this message: your password stays as it is.',
+    ].join('\n'),
+  };
+}
+
+export function unlockMessage(link: string, to: string, name: string, token: string, ttlSeconds: number): MailMessage {
+  return {
+    to,
+    subject: 'Someone is trying to sign in to your account',
+    text: [
+      `Hello ${name},`,
+      '',
+      'Many signins to your account failed in the last minutes, from places you have not signed in from.',
+      'Signins from new places now wait longer after each failure; where you signed in before, nothing changes.',
+      '',
+      'If this was you and you are held up, open this link to sign in at once:',
+      '',
+      `  ${link}`,
+      '',
+      'or send this code to the unlock_signin action:',
+      '',
+      `  ${token}`,
+      '',
+      `The link works once and expires in ${humanDuration(ttlSeconds)}.`,
+      'If it was not you, your password held. Consider a longer password and two-factor authentication.',
     ].join('\n'),
   };
 }

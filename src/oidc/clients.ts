@@ -82,6 +82,10 @@ export async function clientMetadata(s: Services, clientId: string): Promise<Rec
     redirect_uris: m.redirect_uris,
     post_logout_redirect_uris: m.post_logout_redirect_uris,
     token_endpoint_auth_method: m.token_endpoint_auth_method,
+    // ID tokens follow the signing key's algorithm: after `keys rotate --alg ES256` and the old
+    // RSA key's retirement there may be no RS256 key left to sign with. Relying parties read the
+    // algorithms from discovery (id_token_signing_alg_values_supported lists both).
+    id_token_signed_response_alg: (await s.keys.signing()).alg,
     grant_types: ['authorization_code', 'refresh_token'],
     response_types: ['code'],
   };

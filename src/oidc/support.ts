@@ -7,6 +7,8 @@
 import type { Services } from '../services';
 import { accountClaims, consumePayload, destroyPayload, findClient, findPayload, revokeGrant, upsertPayload } from '../store/oidc';
 import { memberOfManaged } from '../store/groups';
+import { findSession } from '../store/sessions';
+import type { Actor } from '../actor';
 import { clientMetadata } from './clients';
 
 export interface ProviderAdapter {
@@ -49,7 +51,7 @@ export function adapterFor(s: Services, model: string): ProviderAdapter {
     },
     consume: (id) => consumePayload(s.store.root, model, id),
     destroy: (id) => destroyPayload(s.store.root, model, id),
-    revokeByGrantId: (grantId) => revokeGrant(s.store.root, grantId),
+    revokeByGrantId: (grantId) => revokeGrant(s.store.root, model, grantId),
   };
 }
 
@@ -79,4 +81,16 @@ export async function clientPolicy(s: Services, clientId: string, sub: string | 
   const allowedGroups = JSON.parse(client.allowed_groups) as string[];
   const allowed = allowedGroups.length === 0 || (sub !== null && (await memberOfManaged(s.store.root, sub, allowedGroups)));
   return { firstParty: client.first_party, allowed, name: client.name };
+}
+
+/**
+ * The account and sign-in time of a page session (the caller carries its live access token): the
+ * provider's sessions follow the pages' session, so a sign-out or another person's sign-in on the
+ * pages ends what the provider would otherwise still answer for.
+ */
+export async function pageSessionOf(s: Services, actor: Actor): Promise<{ sub: string; authTime: number } | null> {
+  if (actor.session === null || actor.principal.referenceId === null) return null;
+  const session = await findSession(s.store.root, actor.session);
+  if (!session || session.ended_at !== null) return null;
+  return { sub: actor.principal.referenceId, authTime: Math.floor(session.created_at / 1000) };
 }

@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { op } from './handle';
 
-export type TokenPurpose = 'verify_email' | 'reset_password';
+export type TokenPurpose = 'verify_email' | 'reset_password' | 'unlock_signin';
 
 const hashOf = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 

@@ -32,7 +32,22 @@ const SQLITE_READERS = Number(process.env.GH_READERS ?? 8);
 
 export const SQLITE_FILE = 'gatehouse.sqlite';
 
-function prepareDataDir(dir: string): void {
+/** Refuses a SQLite data directory that holds no store (not_found, naming the path). */
+export function assertStoreExists(config: Config): void {
+  if (config.db) return;
+  const file = path.join(config.dataDir, SQLITE_FILE);
+  let missing: boolean;
+  try {
+    missing = !fs.statSync(file, { throwIfNoEntry: false }) && (fs.statSync(config.dataDir, { throwIfNoEntry: false })?.isDirectory() ?? true);
+  } catch {
+    missing = false; // not a directory, or no access: opening the store says what is wrong
+  }
+  if (missing) {
+    throw new AppError('not_found', `no Gatehouse store at ${file}: check --data-dir (gatehouse serve, bootstrap-admin or migrate make a new one)`);
+  }
+}
+
+export function prepareDataDir(dir: string): void {
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     fs.accessSync(dir, fs.constants.R_OK | fs.constants.W_OK | fs.constants.X_OK);
@@ -137,6 +152,15 @@ export function internalsOf(store: Store): { knex: Knex; root: Handle } {
   return i;
 }
 
+/** PostgreSQL's answers when a connection is refused: the database, the role or its password. */
+const CONNECTION_REFUSALS: Record<string, string> = {
+  '3D000': 'the database does not exist',
+  '28000': 'the role or its password was refused',
+  '28P01': 'the role or its password was refused',
+  '42501': 'the role may not connect to this database',
+  '3F000': 'the schema does not exist',
+};
+
 export async function openStore(config: Config, clock: Clock): Promise<Store> {
   const dialect: Dialect = config.db ? 'postgres' : 'sqlite';
   const knex = config.db ? postgresKnex(config, config.db) : sqliteKnex(config);
@@ -147,9 +171,13 @@ export async function openStore(config: Config, clock: Clock): Promise<Store> {
     if (dialect === 'sqlite') readers = await ReadPool.open(path.join(config.dataDir, SQLITE_FILE), SQLITE_READERS, config.busyTimeoutMs);
   } catch (err) {
     await knex.destroy().catch(() => {});
+    const code = (err as { code?: string }).code;
+    // PostgreSQL's refusals at connection, said plainly (the server's own text can name more).
+    const refused = code === undefined ? undefined : CONNECTION_REFUSALS[code];
+    if (refused)
+      throw new AppError('unavailable', `the store at ${describeLocation(config)} could not be opened: ${refused} (${code})`, { retryAfter: 2, cause: err });
     if (isUnavailable(err)) {
-      const reason = (err as { code?: string }).code ?? 'timed out';
-      throw new AppError('unavailable', `the store at ${describeLocation(config)} could not be opened (${reason})`, { retryAfter: 2, cause: err });
+      throw new AppError('unavailable', `the store at ${describeLocation(config)} could not be opened (${code ?? 'timed out'})`, { retryAfter: 2, cause: err });
     }
     throw err;
   }

@@ -26,6 +26,7 @@ export const COPIED_TABLES: readonly TableName[] = [
   'oidc_client',
   'oidc_payload',
   'rate_counter',
+  'known_signin',
   'recovery_code',
   'audit_event',
 ];
@@ -33,7 +34,8 @@ export const COPIED_TABLES: readonly TableName[] = [
 const WITH_ID = new Set(['user_account', 'usergroup', 'membership', 'world', 'action', 'record_usergroup', 'account_token', 'recovery_code', 'audit_event']);
 const BATCH = 200;
 /** The unique column paging orders by, for tables without an id (default: name). */
-const ORDER_KEY: Partial<Record<TableName, string>> = {
+const ORDER_KEY: Partial<Record<TableName, string | string[]>> = {
+  known_signin: ['account_id', 'signin_key'],
   rate_counter: 'counter_key',
   signing_key: 'kid',
   session: 'id',
@@ -73,7 +75,7 @@ async function copy(from: Knex, to: Knex, toDialect: Store['dialect']): Promise<
         // Keyset paging where there is an id; the others are small (settings, locks, counters).
         const rows: Array<Record<string, unknown>> = WITH_ID.has(table)
           ? await q.where('id', '>', lastId).orderBy('id')
-          : await q.orderBy(ORDER_KEY[table] ?? 'name').offset(offset);
+          : await q.orderBy([ORDER_KEY[table] ?? 'name'].flat()).offset(offset);
         if (rows.length === 0) break;
         await trx(table).insert(rows.map((r) => decodeRow<Record<string, unknown>>(table, r)));
         if (WITH_ID.has(table)) lastId = Number(rows[rows.length - 1].id);

@@ -69,3 +69,31 @@ export const countLockedAccounts = op(async (h, prefix: string, limit: number, w
   );
   return Number(row?.n ?? 0);
 });
+
+/** Records a successful signin of the account (by email key) from `signinKey` (an address group). */
+export const rememberSignin = op(async (h, emailKey: string, signinKey: string): Promise<void> => {
+  const now = h.clock.now();
+  await rawRows(
+    h.k,
+    `INSERT INTO known_signin (account_id, signin_key, last_at) SELECT id, ?, ? FROM user_account WHERE email_key = ?
+     ON CONFLICT (account_id, signin_key) DO UPDATE SET last_at = excluded.last_at RETURNING account_id`,
+    [signinKey, now, emailKey],
+  );
+});
+
+/** Whether the account (by email key) signed in from `signinKey` within `withinMs`. */
+export const knownSignin = op(async (h, emailKey: string, signinKey: string, withinMs: number): Promise<boolean> => {
+  const rows = await h.all(
+    `SELECT 1 AS one FROM known_signin k JOIN user_account a ON a.id = k.account_id WHERE a.email_key = ? AND k.signin_key = ? AND k.last_at > ?`,
+    [emailKey, signinKey, h.clock.now() - withinMs],
+  );
+  return rows.length > 0;
+});
+
+/** Forgets places not signed in from for `olderThanMs`. */
+export const pruneKnownSignins = op(async (h, olderThanMs: number): Promise<number> =>
+  h
+    .k('known_signin')
+    .where('last_at', '<', h.clock.now() - olderThanMs)
+    .del(),
+);

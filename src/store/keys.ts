@@ -11,6 +11,8 @@ export interface SigningKeyRow {
   created_at: number;
   retired_at: number | null;
   verify_until: number | null;
+  /** The longest token lifetime (seconds) an instance signs with it; null: none recorded. */
+  max_token_ttl: number | null;
 }
 
 export interface NewSigningKey {
@@ -52,16 +54,35 @@ export const insertFirstSigningKey = op((root, key: NewSigningKey) =>
 );
 
 /** `key` signs from now on; the keys before it verify until `verifyUntil`. */
-export const rotateSigningKey = op((root, key: NewSigningKey, verifyUntil: number) =>
+/**
+ * Signs with `key` from now on; each key it replaces verifies until `verifyUntil(ttl)`, given the
+ * longest token lifetime recorded for it (null: none recorded).
+ */
+export const rotateSigningKey = op((root, key: NewSigningKey, verifyUntil: (maxTokenTtl: number | null) => number) =>
   atomically(root, async (h): Promise<string[]> => {
     await lockKeys(h);
     const now = h.clock.now();
-    const previous: Array<{ kid: string }> = await h.k('signing_key').whereNull('retired_at').select('kid');
-    await h.k('signing_key').whereNull('retired_at').update({ retired_at: now, verify_until: verifyUntil });
+    const previous: Array<{ kid: string; max_token_ttl: number | null }> = await h.k('signing_key').whereNull('retired_at').select('kid', 'max_token_ttl');
+    for (const p of previous) {
+      const ttl = p.max_token_ttl === null ? null : Number(p.max_token_ttl);
+      await h
+        .k('signing_key')
+        .where({ kid: p.kid })
+        .update({ retired_at: now, verify_until: verifyUntil(ttl) });
+    }
     await h.k('signing_key').insert(keyRow(key, now));
     return previous.map((p) => String(p.kid));
   }),
 );
+
+/** Records that an instance signs tokens of `ttlSeconds` with the key `kid` (kept: the longest). */
+export const recordTokenTtl = op(async (h, kid: string, ttlSeconds: number): Promise<void> => {
+  await h
+    .k('signing_key')
+    .where({ kid })
+    .andWhere((q) => q.whereNull('max_token_ttl').orWhere('max_token_ttl', '<', ttlSeconds))
+    .update({ max_token_ttl: ttlSeconds });
+});
 
 /** Withdraws a key that no longer signs: its tokens are refused from now on. */
 export const retireSigningKey = op((root, kid: string) =>
@@ -86,6 +107,13 @@ export const pruneSigningKeys = op(async (h, keepMs: number): Promise<void> => {
     .del();
 });
 
+/** Deletes the HS256 secret of an upgraded store once nothing it signed can be valid (`lifetimeMs` after the upgrade). */
+export const pruneLegacySecret = op(async (h, lifetimeMs: number): Promise<void> => {
+  const [row] = await h.k('gatehouse_setting').where({ name: 'jwt_secret_issued_before' }).select('value');
+  if (!row || Number(row.value) + lifetimeMs >= h.clock.now()) return;
+  await h.k('gatehouse_setting').whereIn('name', ['jwt_secret', 'jwt_secret_issued_before']).del();
+});
+
 /** The HS256 secret of a store upgraded from it, and the time before which its tokens were issued. */
 export const legacySecret = op(async (h): Promise<{ secret: Buffer; issuedBefore: number } | null> => {
   const rows: Array<{ name: string; value: string }> = await h.k('gatehouse_setting').whereIn('name', ['jwt_secret', 'jwt_secret_issued_before']);
@@ -97,5 +125,14 @@ export const legacySecret = op(async (h): Promise<{ secret: Buffer; issuedBefore
 });
 
 function keyRow(key: NewSigningKey, now: number) {
-  return { kid: key.kid, alg: key.alg, private_key: key.privateKey, public_jwk: key.publicJwk, created_at: now, retired_at: null, verify_until: null };
+  return {
+    kid: key.kid,
+    alg: key.alg,
+    private_key: key.privateKey,
+    public_jwk: key.publicJwk,
+    created_at: now,
+    retired_at: null,
+    verify_until: null,
+    max_token_ttl: null,
+  };
 }

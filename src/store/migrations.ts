@@ -12,6 +12,8 @@ import * as sessions from '../../migrations/20261123000100_sessions';
 import * as oidc from '../../migrations/20261123000200_oidc';
 import * as filterTrigrams from '../../migrations/20261124000000_filter_trigrams';
 import * as groupGates from '../../migrations/20261125000000_group_gates';
+import * as keyTokenTtl from '../../migrations/20261125000100_key_token_ttl';
+import * as knownSignins from '../../migrations/20261125000200_known_signins';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -28,6 +30,8 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261123000200_oidc', oidc],
   ['20261124000000_filter_trigrams', filterTrigrams],
   ['20261125000000_group_gates', groupGates],
+  ['20261125000100_key_token_ttl', keyTokenTtl],
+  ['20261125000200_known_signins', knownSignins],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

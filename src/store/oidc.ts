@@ -80,8 +80,13 @@ export const destroyPayload = op(async (h, model: string, id: string): Promise<v
   await h.batch((b) => b.k('oidc_payload').where({ model, id }).del());
 });
 
-export const revokeGrant = op(async (h, grantId: string): Promise<void> => {
-  await h.batch((b) => b.k('oidc_payload').where({ grant_id: grantId }).del());
+/**
+ * Revokes one model's payloads of a grant (the provider asks each token model in turn). Only that
+ * model: an Interaction carries its grant's id too, and must survive the revocation of a grant
+ * that its own sign-in is replacing.
+ */
+export const revokeGrant = op(async (h, model: string, grantId: string): Promise<void> => {
+  await h.batch((b) => b.k('oidc_payload').where({ model, grant_id: grantId }).del());
 });
 
 export const prunePayloads = op(async (h): Promise<void> => {

@@ -26,6 +26,12 @@ export const insertSession = op(async (h, session: Omit<SessionRow, 'ended_at'>,
   await h.k('refresh_token').insert({ token_hash: refreshHash, session_id: session.id, created_at: session.created_at, spent_at: null });
 });
 
+/** A session by id (ended or not). */
+export const findSession = op(async (h, id: string): Promise<SessionRow | undefined> => {
+  const row = await h.k('session').where({ id }).first();
+  return row ? decodeRow<SessionRow>('session', row) : undefined;
+});
+
 /** A refresh token with its session. */
 export const findRefresh = op(async (h, tokenHash: string): Promise<{ refresh: RefreshRow; session: SessionRow } | undefined> => {
   const refresh = await h.k('refresh_token').where({ token_hash: tokenHash }).first();

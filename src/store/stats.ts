@@ -20,8 +20,13 @@ export const accountCounts = op(async (h) => {
 });
 
 /** The cheapest statement that still reads the store (readiness checks): one row of a small table. */
-export const storePing = op(async (h): Promise<void> => {
-  await h.all('SELECT id FROM world LIMIT 1', []);
+/**
+ * A write that changes nothing: it needs the store's write lock (SQLite: another process holding
+ * it makes this wait; PostgreSQL: a read-only standby refuses it, 25006), so it succeeds only
+ * where a write could.
+ */
+export const storeWritable = op(async (h): Promise<void> => {
+  await h.k.raw("UPDATE write_lock SET counter = counter WHERE name = 'readiness'");
 });
 
 export interface PoolStats {

@@ -68,3 +68,17 @@ t.test('audit shows short account ids in its table and whole ones under --json',
   t.match(text.out, new RegExp(`  ${id.slice(0, 8)}…  `));
   t.notMatch(text.out, id, 'the whole id is not in the table');
 });
+
+t.test('no subcommand: the help and exit 2, without commander’s "(outputHelp)"; every --help shows the global flags', async (t) => {
+  const dir = tempDir(t);
+  for (const args of [[], ['user'], ['group']]) {
+    const r = await cli(dir, args);
+    t.equal(r.code, 2, `${args.join(' ') || '(none)'}: usage`);
+    t.match(r.out + r.err, /Usage: gatehouse/);
+    t.notMatch(r.out + r.err, /outputHelp/);
+  }
+  const help = await cli(dir, ['user', 'list', '--help']);
+  t.equal(help.code, 0);
+  t.match(help.out, /Global Options:[\s\S]*--data-dir[\s\S]*--db[\s\S]*--json/);
+  t.equal((help.out.match(/Usage:/g) ?? []).length, 1, 'one help, not two');
+});

@@ -20,6 +20,8 @@ t.test('no writable home: the addons go to a private temporary folder, removed a
   const version = await runExe(exe, ['--version'], { env, cwd: dir });
   t.equal(version.code, 0, version.stderr);
   t.equal(version.stderr, '');
+  // migrate makes the store (stats, like every admin command, refuses a directory without one).
+  t.equal((await runExe(exe, ['migrate', '--data-dir', path.join(dir, 'data')], { env, cwd: dir })).code, 0);
   const stats = await runExe(exe, ['stats', '--data-dir', path.join(dir, 'data')], { env, cwd: dir });
   t.equal(stats.code, 0, stats.stderr);
   t.match(stats.stdout, /accounts/);
@@ -40,7 +42,7 @@ t.test('a cached addon is loaded only if its hash and owner are right; anything 
   const planted = path.join(slot, 'node_sqlite3.node');
   fs.writeFileSync(planted, 'not the addon: loading this would crash or run foreign code', { mode: 0o500 });
 
-  const r = await runExe(exe, ['stats', '--data-dir', path.join(dir, 'data')], { env: { ...env, XDG_CACHE_HOME: cache }, cwd: dir });
+  const r = await runExe(exe, ['migrate', '--data-dir', path.join(dir, 'data')], { env: { ...env, XDG_CACHE_HOME: cache }, cwd: dir });
   t.equal(r.code, 0, r.stderr);
   t.equal(digestOf(fs.readFileSync(planted)), digest, 'the planted file was replaced by the embedded addon');
 

@@ -130,14 +130,8 @@ t.test('wrong password and unknown email are indistinguishable', async (t) => {
   }
   t.same(unknown.body, wrong.body, 'same body');
   t.same(malformed.body, wrong.body, 'same body');
-  // Both pay a bcrypt verification (the unknown one against a dummy hash): time a few of each.
-  const time = async (email: string) => {
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < 5; i++) await s.action('user_account', 'signin', { email, password: 'not the password' });
-    return Number(process.hrtime.bigint() - start) / 5e6;
-  };
-  const [known, unknownMs] = [await time('admin@example.com'), await time('nobody@example.com')];
-  t.comment(`mean signin failure: known ${known.toFixed(2)} ms, unknown ${unknownMs.toFixed(2)} ms`);
+  // Both pay a bcrypt verification (the unknown one against a dummy hash); the time each takes is
+  // measured by the benchmark (scripts/bench.mjs), never asserted here.
 });
 
 t.test('ping answers pong without the store; statistics is for administrators', async (t) => {

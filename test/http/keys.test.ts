@@ -100,7 +100,7 @@ t.test('a store upgraded from HS256 accepts its earlier tokens until they expire
       name: 'admin',
       iat: now,
       nbf: now,
-      exp: now + 86400,
+      exp: now + 3000,
       jti: 'x',
       auth_version: 1,
       ...claims,
@@ -113,7 +113,31 @@ t.test('a store upgraded from HS256 accepts its earlier tokens until they expire
     'issued after the upgrade': legacy({ iat: now + 3600, nbf: now + 3600 }),
     'with a kid': legacy({}, { alg: 'HS256', typ: 'JWT', kid: 'x' }),
     'the new issuer': legacy({ iss: s.config.publicUrl }),
+    // Attack review, item 11: an exp ten years out was honoured.
+    'exp ten years out': legacy({ exp: now + 10 * 365 * 86400 }),
+    'exp past the upgrade plus the token lifetime': legacy({ exp: Math.floor(issuedBefore / 1000) + 3600 + 120 }),
   };
   for (const [what, token] of Object.entries(refused)) t.equal((await s.call('GET', '/api/me', { token })).status, 401, `${what}: refused`);
   t.equal(decodeProtectedHeader(await s.signin('admin@example.com')).alg, 'RS256', 'signin issues RS256');
+
+  // Once nothing it signed can be valid, the secret is deleted.
+  await s.core.prune();
+  t.equal((await s.db('gatehouse_setting').where({ name: 'jwt_secret' })).length, 1, 'kept while its tokens may live');
+  await s
+    .db('gatehouse_setting')
+    .where({ name: 'jwt_secret_issued_before' })
+    .update({ value: String(issuedBefore - 2 * 3600 * 1000) });
+  await s.core.prune();
+  t.equal((await s.db('gatehouse_setting').where({ name: 'jwt_secret' })).length, 0, 'deleted after');
+});
+
+t.test('a rotation keeps the old key verifying for the longest --token-ttl any instance signs with (newcomer item 17)', async (t) => {
+  const s = await withAdmin(t, { tokenTtl: '24h' });
+  const before = Date.now();
+  // The shell runs with the default lifetime (1 h); the server signs day-long tokens.
+  const r = await cli(s.dataDir, ['--json', 'keys', 'rotate']);
+  t.equal(r.code, 0, r.err);
+  const old = (await cli(s.dataDir, ['--json', 'keys', 'list'])).json.keys.find((k: { kid: string }) => k.kid === r.json.retired[0]);
+  t.ok(Date.parse(old.verify_until) >= before + 24 * 3600 * 1000, `verifies until ${old.verify_until}, a day on`);
+  t.equal((await s.call('GET', '/api/me', { token: s.adminToken })).status, 200, 'the day-long token still works');
 });

@@ -2,6 +2,8 @@
 import t from 'tap';
 import { cli } from '../helpers/cli';
 import { errorCode, PASSWORD, setSignup, startTestServer, tempDir } from '../helpers/server';
+import { manualClock } from '../helpers/clock';
+import { startSmtp, tokenIn } from '../helpers/smtp';
 
 const wrong = (s: Awaited<ReturnType<typeof startTestServer>>, email: string) => s.action('user_account', 'signin', { email, password: 'definitely wrong pw' });
 
@@ -73,23 +75,66 @@ t.test('a wrong current password in change_password counts toward the lockout', 
   t.equal((await s.action('user_account', 'signin', { email: 'max@example.com', password: PASSWORD })).status, 429);
 });
 
-t.test('one hostile address cannot lock the owner out from another; the ceiling across addresses still holds', async (t) => {
-  const s = await startTestServer(t, { trustProxy: '1', signinFailuresPerAccount: '3', signinFailuresPerAccountTotal: '7' });
+t.test('one hostile address cannot lock the owner out from another; past the ceiling, unfamiliar addresses wait longer and longer', async (t) => {
+  // Attack review, item 7: 100 failures from 10 addresses locked the owner out everywhere for 15 minutes.
+  const clock = manualClock();
+  const smtp = await startSmtp(t);
+  const s = await startTestServer(t, { trustProxy: '1', signinFailuresPerAccount: '3', signinFailuresPerAccountTotal: '7', smtpUrl: smtp.url }, undefined, {
+    clock,
+  });
   await s.signup('own@example.com');
   const from = (address: string, password: string) =>
     s.call('POST', '/action/user_account/signin', { body: { attributes: { email: 'own@example.com', password } }, headers: { 'x-forwarded-for': address } });
   for (let i = 0; i < 3; i++) t.equal((await from('203.0.113.66', 'wrong guess ' + i)).status, 401);
   t.equal((await from('203.0.113.66', PASSWORD)).status, 429, 'the hostile address is locked for this account, even with the right password');
-  t.equal((await from('198.51.100.7', PASSWORD)).status, 200, 'the owner, from elsewhere, signs in');
-  // Spread guessing: every address stays under its own limit, the account-wide ceiling stops it.
+  t.equal((await from('198.51.100.7', PASSWORD)).status, 200, 'the owner, from elsewhere, signs in (and that address becomes familiar)');
+
+  // Spread guessing: every address stays under its own limit; the account-wide ceiling (7) is reached.
   for (let i = 0; i < 4; i++) await from(`192.0.2.${i}`, 'wrong guess');
-  const r = await from('198.51.100.7', PASSWORD);
-  t.equal(r.status, 429, '7 failures from all addresses lock the account everywhere');
-  t.match(errorCode(r), 'rate_limited');
+  t.equal((await from('198.51.100.7', PASSWORD)).status, 200, 'the owner’s familiar address is not held back');
+  const held = await from('192.0.2.77', PASSWORD);
+  t.equal(held.status, 429, 'an unfamiliar address waits, even with the right password');
+  t.equal(errorCode(held), 'rate_limited');
+  t.equal(held.headers.get('retry-after'), '1', 'one second at the ceiling');
+  // Every further failure doubles the wait.
+  clock.advance(1000);
+  t.equal((await from('192.0.2.78', 'wrong guess')).status, 401, 'after the wait, one more try');
+  t.equal((await from('192.0.2.79', 'wrong guess')).headers.get('retry-after'), '2', 'then two seconds');
+  clock.advance(2000);
+  await from('192.0.2.80', 'wrong guess');
+  t.equal((await from('192.0.2.81', PASSWORD)).headers.get('retry-after'), '4', 'then four');
   t.equal((await cli(s.dataDir, ['--json', 'stats'], { env: { GATEHOUSE_SIGNIN_FAILURES_PER_ACCOUNT_TOTAL: '7' } })).json.locked, 1, 'stats counts it');
-  const unlock = await cli(s.dataDir, ['--json', 'user', 'unlock', 'own@example.com']);
-  t.equal(unlock.json.changed, true);
-  t.equal((await from('203.0.113.66', PASSWORD)).status, 200, 'unlock clears the account and every pair');
+
+  // The owner was mailed a link that lifts the wait, once.
+  await s.core.settle();
+  const mail = await smtp.next('own@example.com', 2); // after the verification mail of the signup
+  t.match(mail.raw, /Subject: Someone is trying to sign in to your account/);
+  t.match(mail.text, /\/unlock#token=/);
+  const lifted = await s.call('POST', '/action/user_account/unlock_signin', {
+    body: { attributes: { token: tokenIn(mail) } },
+    headers: { 'x-forwarded-for': '192.0.2.200' },
+  });
+  t.equal(lifted.status, 200, 'the link works');
+  t.equal((await from('192.0.2.200', PASSWORD)).status, 200, 'and the owner signs in from where the link was opened');
+  t.equal((await from('203.0.113.66', PASSWORD)).status, 200, 'every pair was cleared too');
+  const again = await s.call('POST', '/action/user_account/unlock_signin', { body: { attributes: { token: tokenIn(mail) } } });
+  t.equal(again.status, 400, 'once');
+});
+
+t.test('IPv6 addresses count by their /64', async (t) => {
+  const s = await startTestServer(t, { trustProxy: '1', signinFailuresPerAccount: '3' });
+  await s.signup('six@example.com');
+  const from = (address: string, password: string) =>
+    s.call('POST', '/action/user_account/signin', { body: { attributes: { email: 'six@example.com', password } }, headers: { 'x-forwarded-for': address } });
+  // One host holds a whole /64: a new address per guess is no way around the pair limit.
+  for (const address of ['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2:ffff:ffff:ffff:ffff']) t.equal((await from(address, 'wrong guess')).status, 401);
+  t.equal((await from('2001:db8:1:2:aaaa::9', PASSWORD)).status, 429, 'the /64 is locked for this account');
+  t.equal((await from('2001:db8:1:3::1', PASSWORD)).status, 200, 'the next /64 is another place');
+  const { addressGroup } = await import('../../src/auth/limits');
+  t.equal(addressGroup('2001:0db8:0001:0002:0000:0000:0000:0001'), '2001:db8:1:2::/64');
+  t.equal(addressGroup('::ffff:192.0.2.1'), '192.0.2.1');
+  t.equal(addressGroup('::1'), '0:0:0:0::/64');
+  t.equal(addressGroup('192.0.2.1'), '192.0.2.1');
 });
 
 t.test('--trust-proxy takes the first untrusted address from the right of X-Forwarded-For', async (t) => {
@@ -128,4 +173,33 @@ t.test('--trust-proxy values are checked', async (t) => {
   t.equal(loadConfig({}, {}).trustProxy, null);
   for (const bad of ['10.0.0.0/33', 'proxy.example.com', '10.0.0.0/8/1', '99'])
     t.throws(() => loadConfig({ trustProxy: bad }, {}), { code: 'invalid_input' }, bad);
+});
+
+t.test('a browser that signed in before (the pages’ device cookie) is not held back by failures elsewhere', async (t) => {
+  const s = await startTestServer(t, { trustProxy: '1', signinFailuresPerAccountTotal: '4' });
+  await s.signup('dev@example.com');
+  const cookiesOf = (r: Response) => r.headers.getSetCookie().map((c) => c.split(';')[0]);
+  const start = await fetch(`${s.url}/signin`);
+  const jar = cookiesOf(start);
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await start.text())![1];
+  t.ok(
+    jar.some((c) => c.startsWith('gatehouse_device=')),
+    'the sign-in page gives the browser a device cookie',
+  );
+  const pageSignin = (address: string, cookies: string[]) =>
+    fetch(`${s.url}/signin`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookies.join('; '), 'x-forwarded-for': address },
+      body: new URLSearchParams({ csrf, email: 'dev@example.com', password: PASSWORD }).toString(),
+    });
+  t.equal((await pageSignin('198.51.100.1', jar)).status, 303, 'signed in once from this browser');
+  for (let i = 0; i < 4; i++)
+    await s.call('POST', '/action/user_account/signin', {
+      body: { attributes: { email: 'dev@example.com', password: 'wrong guess' } },
+      headers: { 'x-forwarded-for': `192.0.2.${i}` },
+    });
+  const elsewhere = jar.filter((c) => !c.startsWith('gatehouse_device='));
+  t.equal((await pageSignin('203.0.113.5', elsewhere)).status, 429, 'a new place without the device waits');
+  t.equal((await pageSignin('203.0.113.6', jar)).status, 303, 'the same browser on a new network signs in');
 });

@@ -85,13 +85,7 @@ t.test('unknown email: the same answer, no mail', async (t) => {
     smtp.mails.some((m) => m.to.includes('nobody@example.com')),
     'no mail to an unknown address',
   );
-  // Timing: the answer is sent before any lookup, so both take the same path.
-  const time = async (email: string) => {
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < 3; i++) await request(s, email);
-    return Number(process.hrtime.bigint() - start) / 3e6;
-  };
-  t.comment(`reset request answer: known ${(await time('jo@example.com')).toFixed(2)} ms, unknown ${(await time('nobody@example.com')).toFixed(2)} ms`);
+  // The answer is sent before any lookup, so known and unknown addresses take the same path.
 });
 
 t.test('at most 3 reset requests per account per hour', async (t) => {

@@ -135,3 +135,32 @@ t.test('common passwords: a published breach list of 30,000, dressed-up words, k
     t.equal((await s.signup(`strong${i}@example.com`, password)).status, 200, password);
   }
 });
+
+t.test('pages say the rules as configured and in words, not attribute names', async (t) => {
+  const s = await startTestServer(t, { passwordMinLength: '12' });
+  const signup = await (await fetch(`${s.url}/signup`)).text();
+  t.match(signup, /At least 12 characters/, 'the hint follows --password-min-length');
+  t.notMatch(signup, /At least 8 characters/);
+  const start = await fetch(`${s.url}/signup`);
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await start.text())![1];
+  const cookie = start.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  const r = await fetch(`${s.url}/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+    body: new URLSearchParams({
+      csrf,
+      name: 'Pat',
+      email: 'pat@example.com',
+      password: 'a long enough phrase',
+      passwordConfirm: 'another long phrase',
+    }).toString(),
+  });
+  const text = await r.text();
+  t.match(text, /The two passwords differ/);
+  t.notMatch(text, /passwordConfirm differ/, 'no attribute name in the message');
+  const expired = await s.call('GET', '/api/me', { token: 'x.y.z' });
+  t.match(expired.text, /refresh it/, 'an invalid or expired token says a refresh may work');
+});

@@ -34,7 +34,7 @@ t.test('bad tokens are refused with 401 invalid_token and a WWW-Authenticate hea
   const [h, p, sig] = s.adminToken.split('.');
   const tampered = [h, b64({ ...good, email: 'evil@example.com' }), sig].join('.');
   const sign = (claims: Record<string, unknown>, header: Record<string, unknown> = {}) =>
-    jwt.sign(claims, key.privateKey, { algorithm: 'RS256', keyid: key.kid, header: { alg: 'RS256', ...header } });
+    jwt.sign(claims, key.privateKey, { algorithm: 'RS256', keyid: key.kid, header: { alg: 'RS256', typ: 'at+jwt', ...header } });
   const attacker = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const attackerJwk = { ...attacker.publicKey.export({ format: 'jwk' }), kid: key.kid, alg: 'RS256' };
   // HS256 with the public key as the HMAC secret: the classic algorithm confusion.
@@ -65,6 +65,11 @@ t.test('bad tokens are refused with 401 invalid_token and a WWW-Authenticate hea
     expired: sign({ ...good, iat: now - 7200, nbf: now - 7200, exp: now - 3600 }),
     'no exp': sign(Object.fromEntries(Object.entries(good).filter(([k]) => k !== 'exp'))),
     'wrong issuer': sign({ ...good, iss: 'someone-else' }),
+    // An ID token has our issuer, key and sub: its typ (JWT) and audience (a client) tell it apart.
+    'typ JWT, as an ID token': sign({ ...good }, { typ: 'JWT' }),
+    'no typ': sign({ ...good }, { typ: undefined }),
+    "a client's audience": sign({ ...good, aud: 'some-client-id' }),
+    'no audience': sign(Object.fromEntries(Object.entries(good).filter(([k]) => k !== 'aud'))),
     'the old issuer': sign({ ...good, iss: 'gatehouse' }),
     'future auth_version': sign({ ...good, auth_version: 2 }),
     'unknown account': sign({ ...good, sub: '00000000-0000-4000-8000-000000000000' }),

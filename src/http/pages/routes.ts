@@ -14,7 +14,7 @@ import { lazyKoaBody } from '../body';
 import { SCRIPT, STYLESHEET } from './assets';
 import { field, form, html, Html, notice, page, PAGE_CSP, raw } from './html';
 import { INTERACTION_PATH, type OidcProvider } from '../oidc';
-import { assertSameSite, clearTokens, cookieNames, csrfToken, guestCaller, pageCaller, storeTokens, tokenCaller, tokensIn } from './session';
+import { assertSameSite, clearTokens, cookieNames, csrfToken, ensureDevice, guestCaller, pageCaller, storeTokens, tokenCaller, tokensIn } from './session';
 
 type Item = { ResponseType: string; Attributes: Record<string, unknown> };
 
@@ -37,10 +37,15 @@ const str = (body: unknown, key: string): string => {
   return typeof v === 'string' ? v : '';
 };
 
+/** Refusals whose API message names attributes (passwordConfirm): what a page says instead. */
+const PAGE_MESSAGES: Partial<Record<string, string>> = {
+  password_mismatch: 'The two passwords differ; type the same one twice.',
+};
+
 /** An action's refusal as the page shows it; anything else is not ours to explain. */
 const message = (err: unknown): string => {
   if (!isAppError(err)) throw err;
-  return err.message.charAt(0).toUpperCase() + err.message.slice(1);
+  return PAGE_MESSAGES[err.code] ?? err.message.charAt(0).toUpperCase() + err.message.slice(1);
 };
 
 /** A refusal's status and message, for a form shown again with it. */
@@ -62,6 +67,8 @@ const DONE: Record<string, string> = {
 export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
   const router = new Router();
   const names = cookieNames(core.config.publicUrl);
+  // The rule as the server applies it (--password-min-length), not a copy of its default.
+  const passwordHint = `At least ${core.config.passwordMinLength} characters; a long phrase is best.`;
   const parseForm = lazyKoaBody({ urlencoded: true, json: false, multipart: false, text: false, formLimit: '16kb' });
   const run = (caller: Caller, name: string, attributes: Record<string, unknown>) => core.actions.run(caller, 'user_account', name, attributes);
   const html_ = errorStyle('html');
@@ -88,6 +95,7 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
   const signupOpen = async () => (await core.signupStatus()).open;
   const signinPage = async (ctx: Context, o: { status?: number; error?: string; info?: string; email?: string; otp?: boolean; returnTo?: string } = {}) => {
     const csrf = csrfToken(ctx, names);
+    ensureDevice(ctx, names);
     const fields: Html[] = [
       o.returnTo ? html`<input type="hidden" name="return_to" value="${o.returnTo}" />` : raw(''),
       field('email', 'Email', { type: 'email', autocomplete: 'username', value: o.email, autofocus: !o.email }),
@@ -133,8 +141,12 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
     // Back to an OpenID Connect sign-in after signing in; nowhere else (no open redirect).
     const returnTo = INTERACTION_PATH.test(str(body, 'return_to')) ? str(body, 'return_to') : undefined;
     try {
+      const previous = await pageCaller(ctx, core, names);
       const tokens = tokensIn(await run(guestCaller(ctx), 'signin', attributes));
       if (tokens) storeTokens(ctx, names, tokens);
+      // Signing in again on this browser (another person, or again for prompt=login) ends the
+      // session the cookie held: one browser, one page session.
+      if (previous) await run(previous, 'signout', {}).catch(() => undefined);
       return see(ctx, returnTo ?? '/account');
     } catch (err) {
       const code = isAppError(err) ? err.code : null;
@@ -155,7 +167,7 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
     const fields = [
       field('name', 'Name', { autocomplete: 'name', value: o.name, autofocus: true, maxlength: 100 }),
       field('email', 'Email', { type: 'email', autocomplete: 'email', value: o.email }),
-      field('password', 'Password', { type: 'password', autocomplete: 'new-password', hint: 'At least 8 characters; a long phrase is best.' }),
+      field('password', 'Password', { type: 'password', autocomplete: 'new-password', hint: passwordHint }),
       field('passwordConfirm', 'Password again', { type: 'password', autocomplete: 'new-password' }),
     ];
     send(
@@ -231,6 +243,31 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
     }
   });
 
+  // ---- Lifting the signin delay (the owner's mailed link) ------------------------------------
+  const unlockPage = (ctx: Context, o: { status?: number; error?: string; done?: boolean } = {}) => {
+    const csrf = csrfToken(ctx, names);
+    const body = o.done
+      ? html`${notice('success', 'Signin is unlocked for you. Sign in now.')}
+          <section>
+            <p class="links"><a href="/signin">Sign in</a></p>
+          </section>`
+      : html`${notice('error', o.error)}
+          <section data-with-token>
+            <p>Many signins to your account failed from other places. Lift the delay for yourself:</p>
+            ${form('/unlock', csrf, 'Let me sign in', [field('token', 'Code from the email', { autocomplete: 'off', hint: 'The link in the email fills this in.' })])}
+          </section>`;
+    send(ctx, o.status ?? 200, page({ title: 'Sign in again', csrf, script: !o.done }, body));
+  };
+  router.get('/unlock', html_, (ctx) => unlockPage(ctx));
+  post('/unlock', async (ctx) => {
+    try {
+      await run(guestCaller(ctx), 'unlock_signin', { token: str(ctx.request.body, 'token').trim() });
+      unlockPage(ctx, { done: true });
+    } catch (err) {
+      unlockPage(ctx, refusal(err));
+    }
+  });
+
   // ---- Password reset ------------------------------------------------------------------------
   const resetPage = (ctx: Context, o: { status?: number; error?: string; info?: string } = {}) => {
     const csrf = csrfToken(ctx, names);
@@ -242,7 +279,7 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
       <h2>Choose a new password</h2>
       ${form('/reset-password', csrf, 'Set the new password', [
         field('token', 'Code from the email', { autocomplete: 'off', hint: 'The link in the email fills this in.' }),
-        field('password', 'New password', { type: 'password', autocomplete: 'new-password', hint: 'At least 8 characters; a long phrase is best.' }),
+        field('password', 'New password', { type: 'password', autocomplete: 'new-password', hint: passwordHint }),
         field('passwordConfirm', 'New password again', { type: 'password', autocomplete: 'new-password' }),
       ])}
     </section>`;
@@ -544,13 +581,26 @@ function registerInteractions(router: Router, core: Core, oidc: OidcProvider, t:
     const clientId = String(details.params.client_id);
     if (details.prompt.name === 'login') {
       const caller = await pageCaller(ctx, core, t.names);
-      if (!caller) {
+      const session = caller && (await core.oidc.pageSession(caller));
+      // prompt=login wants a sign-in made after this request began; max_age one at most that old.
+      // An older page session does not answer them: the person signs in again (password, TOTP).
+      const reasons = details.prompt.reasons;
+      const maxAge = Number(details.params.max_age);
+      const notBefore = Math.max(
+        reasons.includes('login_prompt') ? Number(details.iat) : 0,
+        reasons.includes('max_age') && Number.isFinite(maxAge) ? Math.floor(core.clock.now() / 1000) - maxAge : 0,
+      );
+      if (!session || session.authTime < notBefore) {
         const policy = await core.oidc.clientPolicy(clientId, null);
-        return t.signinPage(ctx, { info: `Sign in to continue to ${policy.name}.`, returnTo: `/oidc/interaction/${details.uid}` });
+        const again = session !== null;
+        return t.signinPage(ctx, {
+          info: again ? `Sign in again to continue to ${policy.name}.` : `Sign in to continue to ${policy.name}.`,
+          returnTo: `/oidc/interaction/${details.uid}`,
+        });
       }
-      const me = await core.records.me(caller);
-      if (!(await core.oidc.clientPolicy(clientId, me.view.id)).allowed) return denied(ctx);
-      return finish(ctx, { login: { accountId: me.view.id } });
+      if (!(await core.oidc.clientPolicy(clientId, session.sub)).allowed) return denied(ctx);
+      // The real time of the sign-in, for auth_time and later max_age checks (not "now").
+      return finish(ctx, { login: { accountId: session.sub, ts: session.authTime } });
     }
     const policy = await core.oidc.clientPolicy(clientId, details.session?.accountId ?? null);
     if (!policy.allowed) return denied(ctx);

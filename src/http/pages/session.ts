@@ -15,13 +15,16 @@ const NINETY_DAYS_S = 90 * 24 * 60 * 60;
 export interface PageCookies {
   session: string;
   csrf: string;
+  /** A random id per browser: one that signed in before is not held back by failures elsewhere. */
+  device: string;
   secure: boolean;
 }
 
 /** Under https the cookies take the __Host- prefix: Secure, Path=/, no Domain, by the browser's rule. */
 export function cookieNames(publicUrl: string): PageCookies {
   const secure = publicUrl.startsWith('https:');
-  return { session: secure ? '__Host-gatehouse_session' : 'gatehouse_session', csrf: secure ? '__Host-gatehouse_csrf' : 'gatehouse_csrf', secure };
+  const name = (base: string) => (secure ? `__Host-${base}` : base);
+  return { session: name('gatehouse_session'), csrf: name('gatehouse_csrf'), device: name('gatehouse_device'), secure };
 }
 
 export function readCookie(ctx: Context, name: string): string | undefined {
@@ -36,6 +39,15 @@ function setCookie(ctx: Context, names: PageCookies, name: string, value: string
   const attributes = [`${name}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${maxAge}`];
   if (names.secure) attributes.push('Secure');
   ctx.append('Set-Cookie', attributes.join('; '));
+}
+
+const FOUR_HUNDRED_DAYS_S = 400 * 24 * 60 * 60;
+const RANDOM_ID = /^[A-Za-z0-9_-]{43}$/;
+
+/** Gives this browser a device cookie if it has none (the sign-in page does, before any signin). */
+export function ensureDevice(ctx: Context, names: PageCookies): void {
+  const existing = readCookie(ctx, names.device);
+  if (!existing || !RANDOM_ID.test(existing)) setCookie(ctx, names, names.device, randomBytes(32).toString('base64url'), FOUR_HUNDRED_DAYS_S);
 }
 
 /** The CSRF token of this browser (made and set on first sight). */
@@ -89,7 +101,12 @@ export function tokensIn(items: ReadonlyArray<{ ResponseType: string; Attributes
   return typeof token === 'string' && typeof refresh === 'string' ? { token, refresh } : null;
 }
 
-export const guestCaller = (ctx: Context): Caller => ({ authorization: null, client: ctx.ip, userAgent: ctx.get('user-agent') || null });
+const deviceOf = (ctx: Context): string | null => {
+  const value = readCookie(ctx, '__Host-gatehouse_device') ?? readCookie(ctx, 'gatehouse_device');
+  return value && RANDOM_ID.test(value) ? value : null;
+};
+
+export const guestCaller = (ctx: Context): Caller => ({ authorization: null, client: ctx.ip, userAgent: ctx.get('user-agent') || null, device: deviceOf(ctx) });
 
 /** This browser's request, carrying a page session's access token. */
 export const tokenCaller = (ctx: Context, token: string): Caller => ({ ...guestCaller(ctx), authorization: `Bearer ${token}` });
