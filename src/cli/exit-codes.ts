@@ -1,4 +1,4 @@
-/** Error code → process exit code (the exit codes the README documents): every code chosen here, or it does not compile. */
+/** Error code → process exit code (the exit codes docs/cli.md documents): every code chosen here, or it does not compile. */
 import type { ErrorCode } from '../errors';
 
 export const EXIT = { ok: 0, failure: 1, usage: 2, refused: 3, notFound: 4, unavailable: 5 } as const;

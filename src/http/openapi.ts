@@ -354,7 +354,7 @@ export function openApiDocument(catalog: ApiCatalog, publicUrl: string): Schema 
       title: 'Gatehouse',
       version: '0.1.0',
       description:
-        'Accounts, permissions and tokens. The OpenID Connect provider (/oidc/*, /.well-known/openid-configuration) and the HTML pages (/signin, /signup, /account, …) are described by their own standards and the README.',
+        'Accounts, permissions and tokens. The OpenID Connect provider (/oidc/*, /.well-known/openid-configuration) and the HTML pages (/signin, /signup, /account, …) are described by their own standards and docs/oidc.md.',
     },
     servers: [{ url: publicUrl }],
     tags: [{ name: 'actions' }, { name: 'records' }, { name: 'groups' }],

@@ -37,7 +37,8 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
   }
   if (!(await core.filterIndexed())) {
     logger.warn('filter_unindexed', {
-      message: 'pg_trgm could not be created in this database: filter= on accounts and groups reads every row (see the README, "Filters on PostgreSQL")',
+      message:
+        'pg_trgm could not be created in this database: filter= on accounts and groups reads every row (see docs/operations.md, "Filters on PostgreSQL")',
     });
   }
 

@@ -98,7 +98,7 @@ async function readPage(s: Services, principal: Principal, type: RecordType, par
  * GET /api/<type>/<id>. On PostgreSQL the row is read in the same statement as the token's store
  * check (a round trip saved: ~10-30 % more gets per second). On SQLite the two statements run
  * side by side instead: there the combined statement cost more CPU than the two (measured with
- * scripts/bench.mjs; README, Performance).
+ * scripts/bench.mjs; docs/performance.md).
  */
 export async function getRecordOf(s: Services, header: string | null, type: RecordType, id: string): Promise<RecordView> {
   if (s.store.dialect !== 'postgres' || !isReference(id)) {

@@ -1,4 +1,4 @@
-// The layers stay as the README draws them: only src/store knows knex; the front ends (http,
+// The layers stay as docs/architecture.md draws them: only src/store knows knex; the front ends (http,
 // cli) reach the domain through the core; koa lives in http, commander in cli; errors.ts knows
 // no HTTP status. (ESLint checks the same while editing; this keeps it true in every test run.)
 import fs from 'node:fs';
