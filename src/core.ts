@@ -13,6 +13,9 @@ import { SHELL, type Actor } from './actor';
 import type { Services } from './services';
 import { dataDirWarning, openStore, schemaStatus, SchemaStatus, Store } from './store/connection';
 export { assertStoreExists, prepareDataDir } from './store/connection';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './records/query';
+/** The record API's page sizes, for documents that state them (/openapi.json). */
+export const PAGE_SIZE = { default: DEFAULT_PAGE_SIZE, max: MAX_PAGE_SIZE } as const;
 import { groupsOf } from './store/accounts';
 import { prune as pruneCounters } from './store/counters';
 import { pruneTokens } from './store/account-tokens';

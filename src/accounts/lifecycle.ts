@@ -4,6 +4,7 @@
  * rule, writes, and audits with the actor's `via`. Only administrators (and the operator at the
  * shell) may act on another account.
  */
+import { replacePassword } from './replace-password';
 import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
@@ -59,10 +60,8 @@ export async function setPassword(s: Services, actor: Actor, email: string, pass
   requireAdministrator(actor);
   const account = await findAccountByEmail(s, email);
   validatePassword(password, undefined, account.email_key, s.config.passwordMinLength);
-  const hash = await s.passwords.hash(password);
-  // A new password ends every session issued under the old one.
-  await bumpAuthVersion(s.store.root, account.id, { password: hash });
-  await s.audit.record('password_set', actor, { account: account.reference_id });
+  // A new password ends every session issued under the old one, and its lockouts.
+  await replacePassword(s, actor, account, await s.passwords.hash(password), 'password_set');
   return account;
 }
 

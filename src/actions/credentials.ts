@@ -2,6 +2,7 @@
  * Credential changes: each bumps auth_version, so every token issued before is refused at once,
  * and answers a fresh token for the caller.
  */
+import { replacePassword } from '../accounts/replace-password';
 import { normalizeEmail, stringField, validatePassword } from '../accounts/validate';
 import { reloadAccount, revokeSessions } from '../accounts/lifecycle';
 import { AppError } from '../errors';
@@ -22,9 +23,7 @@ export const changePassword: ActionDef = {
     const account = await callerAccount(ctx);
     validatePassword(password, confirm, account.email_key, s.config.passwordMinLength);
     await confirmPassword(ctx, account, current);
-    const hash = await s.passwords.hash(password);
-    await bumpAuthVersion(s.store.root, account.id, { password: hash });
-    await s.audit.record('password_changed', ctx.actor, { account: account.reference_id });
+    await replacePassword(s, ctx.actor, account, await s.passwords.hash(password), 'password_changed');
     return [...(await sessionItems(ctx, await reloadAccount(s, account.id))), notify('password changed; other sessions are signed out')];
   },
 };

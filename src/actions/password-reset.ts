@@ -2,9 +2,10 @@
  * Password recovery. The request answers at once and the same way whether or not the email
  * exists: the lookup, the token and the mail happen after the answer, so its timing says nothing.
  */
+import { replacePassword } from '../accounts/replace-password';
 import { AppError } from '../errors';
 import { emailKeyOrNull, stringField, validatePassword } from '../accounts/validate';
-import { bumpAuthVersion, findAccountByEmailKey } from '../store/accounts';
+import { findAccountByEmailKey } from '../store/accounts';
 import { tokenAccountEmailKey, voidTokens } from '../store/account-tokens';
 import { checkTokenShape, mailToken, redeemToken } from './one-time-tokens';
 import { mailLink, resetMessage } from '../mail/messages';
@@ -58,13 +59,8 @@ export const resetPassword: ActionDef = {
     validatePassword(password, confirm, emailKey, s.config.passwordMinLength);
     const hash = await s.passwords.hash(password);
     const account = await redeemToken(s, token, 'reset_password');
-    await s.store.transaction(async (tx) => {
-      // Sessions issued before the reset end here; TOTP stays as it was.
-      await bumpAuthVersion(tx, account.id, { password: hash });
-      await voidTokens(tx, account.id, 'reset_password');
-    });
-    await s.limiter.passwordReplaced(account.email_key);
-    await s.audit.record('password_reset', actor, { account: account.reference_id });
+    // Sessions issued before the reset end here; TOTP stays as it was.
+    await replacePassword(s, actor, account, hash, 'password_reset', (tx) => voidTokens(tx, account.id, 'reset_password'));
     return [notify('password changed; sign in with the new password')];
   },
 };

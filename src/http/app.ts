@@ -62,7 +62,15 @@ export function createApp(core: Core): { app: Koa; web: WebStats; metrics: Metri
   // Nothing answered: a path with other methods got 405 and Allow from allowedMethods; else 404.
   app.use(async (ctx, next) => {
     await next();
-    if (ctx.status === 404 && ctx.body == null) throw new AppError('not_found', 'no such endpoint');
+    if (ctx.status === 404 && ctx.body == null) {
+      // A person's mistyped address (/acount) gets a page, not JSON; programs get the JSON error.
+      const api = /^\/(api|action|oidc|\.well-known)(\/|$)/.test(ctx.path);
+      if (core.config.pages && !api && ['GET', 'HEAD'].includes(ctx.method) && ctx.accepts('json', 'html') === 'html') {
+        ctx.state.errorStyle = 'html';
+        throw new AppError('not_found', 'There is no page at this address.');
+      }
+      throw new AppError('not_found', 'no such endpoint');
+    }
     if (ctx.status === 405 && ctx.body == null) throw new AppError('method_not_allowed', `this endpoint takes ${ctx.response.get('Allow')}`);
   });
   app.use(router.routes());

@@ -59,7 +59,7 @@ export function toAppError(err: unknown): AppError | null {
 }
 
 export function errorBody(style: ErrorStyle, err: AppError): unknown {
-  if (style === 'html') return errorPage(err.message);
+  if (style === 'html') return errorPage(err.message, err.code === 'not_found' ? 'Page not found' : undefined);
   if (style === 'action') {
     return [{ ResponseType: 'client.notify', Attributes: { type: 'error', title: 'failed', message: err.message, code: err.code } }];
   }

@@ -4,7 +4,7 @@
  * serialized columns with their store types, its filter and sort columns, its writable and
  * creatable attributes, and the error catalogue with its statuses. Nothing here is written twice.
  */
-import type { ApiCatalog } from '../core';
+import { PAGE_SIZE, type ApiCatalog } from '../core';
 import { ERROR_CODES } from '../errors';
 import { STATUS } from './errors';
 import { JSONAPI } from './jsonapi';
@@ -306,7 +306,7 @@ export function openApiDocument(catalog: ApiCatalog, publicUrl: string): Schema 
         parameters: [
           { name: 'filter', in: 'query', schema: { type: 'string' }, description: `substring of ${r.filterColumns.join(' or ')}` },
           { name: 'sort', in: 'query', schema: { type: 'string' }, description: `${r.sortColumns.join(', ')}; a leading - sorts descending` },
-          { name: 'page[size]', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100 } },
+          { name: 'page[size]', in: 'query', schema: { type: 'integer', minimum: 1, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default } },
           { name: 'page[number]', in: 'query', schema: { type: 'integer', minimum: 1 } },
         ],
         responses: { 200: { description: 'a page', ...page }, ...readErrors },

@@ -203,3 +203,19 @@ t.test('a browser that signed in before (the pages’ device cookie) is not held
   t.equal((await pageSignin('203.0.113.5', elsewhere)).status, 429, 'a new place without the device waits');
   t.equal((await pageSignin('203.0.113.6', jar)).status, 303, 'the same browser on a new network signs in');
 });
+
+t.test('every way of replacing a password clears the lockouts of the old one (set-password too)', async (t) => {
+  const s = await startTestServer(t, { signinFailuresPerAccount: '3' });
+  await s.signup('pat@example.com');
+  for (let i = 0; i < 3; i++) await wrong(s, 'pat@example.com');
+  t.equal((await s.action('user_account', 'signin', { email: 'pat@example.com', password: PASSWORD })).status, 429, 'locked out');
+  const set = await cli(s.dataDir, ['user', 'set-password', 'pat@example.com', '--password-stdin'], { stdin: 'a brand new pass phrase' });
+  t.equal(set.code, 0, set.err);
+  t.equal(
+    (await s.action('user_account', 'signin', { email: 'pat@example.com', password: 'a brand new pass phrase' })).status,
+    200,
+    'the new password signs in at once',
+  );
+  const events = ((await cli(s.dataDir, ['--json', 'audit'])).json.events as Array<{ event: string }>).map((e) => e.event);
+  t.ok(events.includes('password_set'), 'audited');
+});

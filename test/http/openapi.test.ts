@@ -159,3 +159,14 @@ t.test('/openapi.json describes every answer of a journey through the API', asyn
   t.ok(seen.length >= 50, `${seen.length} answers checked`);
   for (const status of [200, 201, 204, 400, 401, 403, 404, 409]) t.ok(statuses.has(status), `answers with ${status} were among them`);
 });
+
+t.test('the document states the bounds the server applies (page[size] up to 500, not 100)', async (t) => {
+  const s = await withAdmin(t);
+  const doc = (await s.call('GET', '/openapi.json')).body;
+  const size = doc.paths['/api/user_account'].get.parameters.find((p: { name: string }) => p.name === 'page[size]');
+  t.equal(size.schema.maximum, 500);
+  t.equal(size.schema.default, 10);
+  const big = await s.call('GET', '/api/user_account?page[size]=500', { token: s.adminToken });
+  t.equal(big.status, 200, 'the maximum it states is accepted');
+  t.equal((await s.call('GET', '/api/user_account?page[size]=501', { token: s.adminToken })).status, 400, 'and one more is not');
+});

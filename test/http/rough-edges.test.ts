@@ -164,3 +164,23 @@ t.test('pages say the rules as configured and in words, not attribute names', as
   const expired = await s.call('GET', '/api/me', { token: 'x.y.z' });
   t.match(expired.text, /refresh it/, 'an invalid or expired token says a refresh may work');
 });
+
+t.test('a mistyped page address shows a page to a browser, JSON to a program; a favicon exists', async (t) => {
+  const s = await startTestServer(t);
+  const browser = await fetch(`${s.url}/acount`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+  t.equal(browser.status, 404);
+  t.match(browser.headers.get('content-type'), /^text\/html/);
+  const text = await browser.text();
+  t.match(text, /There is no page at this address/);
+  t.match(text, /href="\/signin"/, 'with a way on');
+  t.match(browser.headers.get('content-security-policy'), /default-src 'self'/);
+  const program = await s.call('GET', '/acount');
+  t.equal(program.status, 404);
+  t.equal(program.body.errors[0].code, 'not_found', 'a program gets the JSON error');
+  const api = await fetch(`${s.url}/api/nosuch/x/y`, { headers: { accept: 'text/html' } });
+  t.match(api.headers.get('content-type'), /json/, 'API paths answer JSON whatever they accept');
+  const icon = await fetch(`${s.url}/favicon.ico`);
+  t.equal(icon.status, 200);
+  t.match(icon.headers.get('content-type'), /image\/svg\+xml/);
+  t.match(await (await fetch(`${s.url}/signin`)).text(), /rel="icon" href="\/assets\/favicon.svg"/);
+});

@@ -50,6 +50,7 @@ export function page(o: PageOptions, body: Html): string {
 <meta name="referrer" content="same-origin">
 <title>${escape(o.title)} · Gatehouse</title>
 <link rel="stylesheet" href="/assets/gatehouse.css">
+<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
 ${o.script ? '<script src="/assets/gatehouse.js" defer></script>' : ''}
 </head>
 <body>
@@ -112,9 +113,9 @@ export function form(action: string, csrf: string, submit: string, fields: Html 
 export const PAGE_CSP = "default-src 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /** A refusal or failure outside a form (the error handler's HTML answer). */
-export function errorPage(text: string): string {
+export function errorPage(text: string, title = 'Something went wrong'): string {
   return page(
-    { title: 'Something went wrong' },
+    { title },
     html`${notice('error', text)}
       <section>
         <p class="links"><a href="/account">Your account</a><a href="/signin">Sign in</a></p>

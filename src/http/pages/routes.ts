@@ -11,7 +11,7 @@ import { AppError, isAppError } from '../../errors';
 import type { Caller, Core, SessionView } from '../../core';
 import { errorStyle, STATUS } from '../errors';
 import { lazyKoaBody } from '../body';
-import { SCRIPT, STYLESHEET } from './assets';
+import { FAVICON, SCRIPT, STYLESHEET } from './assets';
 import { field, form, html, Html, notice, page, PAGE_CSP, raw } from './html';
 import { INTERACTION_PATH, type OidcProvider } from '../oidc';
 import { assertSameSite, clearTokens, cookieNames, csrfToken, ensureDevice, guestCaller, pageCaller, storeTokens, tokenCaller, tokensIn } from './session';
@@ -89,6 +89,13 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
     ctx.set('Cache-Control', 'public, max-age=3600');
     ctx.body = SCRIPT;
   });
+  for (const path of ['/assets/favicon.svg', '/favicon.ico']) {
+    router.get(path, (ctx) => {
+      ctx.type = 'image/svg+xml';
+      ctx.set('Cache-Control', 'public, max-age=86400');
+      ctx.body = FAVICON;
+    });
+  }
   router.get('/', html_, (ctx) => see(ctx, '/account'));
 
   // ---- Sign in -------------------------------------------------------------------------------
