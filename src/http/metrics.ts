@@ -21,9 +21,27 @@ export interface Metrics {
 function routeOf(ctx: Context): string {
   const matched = (ctx as Context & { _matchedRoute?: string | RegExp })._matchedRoute;
   if (typeof matched === 'string') return matched;
-  if (ctx.path.startsWith('/oidc/') || ctx.path === '/.well-known/openid-configuration') return '/oidc';
+  const path = ctx.path;
+  if (path === '/.well-known/openid-configuration') return path;
+  if (path.startsWith('/oidc/')) return OIDC_ROUTES.find(([, pattern]) => pattern.test(path))?.[0] ?? '/oidc/*';
   return 'unmatched';
 }
+
+/** The provider's endpoints (it routes them itself): one label each, ids replaced by :uid. */
+const OIDC_ROUTES: ReadonlyArray<[string, RegExp]> = [
+  ['/oidc/auth', /^\/oidc\/auth$/],
+  ['/oidc/auth/:uid', /^\/oidc\/auth\/[^/]+$/],
+  ['/oidc/interaction/:uid', /^\/oidc\/interaction\/[^/]+$/],
+  ['/oidc/interaction/:uid/:step', /^\/oidc\/interaction\/[^/]+\/[^/]+$/],
+  ['/oidc/token', /^\/oidc\/token$/],
+  ['/oidc/token/revocation', /^\/oidc\/token\/revocation$/],
+  ['/oidc/token/introspection', /^\/oidc\/token\/introspection$/],
+  ['/oidc/me', /^\/oidc\/me$/],
+  ['/oidc/jwks', /^\/oidc\/jwks$/],
+  ['/oidc/session/end', /^\/oidc\/session\/end$/],
+  ['/oidc/session/end/confirm', /^\/oidc\/session\/end\/confirm$/],
+  ['/oidc/session/end/success', /^\/oidc\/session\/end\/success$/],
+];
 
 export function createMetrics(core: Core): Metrics {
   const register = new client.Registry();

@@ -20,8 +20,8 @@ export interface SnapshotFacts {
   /** The file checked. */
   file: string;
   bytes: number;
-  /** Migrations the file has applied (its schema version). */
-  schemaVersion: number;
+  /** The newest migration the file has applied: its schema version, named as `stats` names it. */
+  schemaVersion: string;
   accounts: number;
 }
 
@@ -67,7 +67,11 @@ export async function inspectSnapshot(file: string): Promise<SnapshotFacts> {
     const unknown = applied.filter((n) => !known.has(n));
     if (unknown.length > 0) throw new AppError('invalid_input', `${file} was written by a newer Gatehouse (schema ${unknown.join(', ')}); upgrade first`);
     const [{ n }] = (await k('user_account').count({ n: '*' })) as Array<{ n: number }>;
-    return { file, bytes: stat.size, schemaVersion: applied.length, accounts: Number(n) };
+    const newest =
+      MIGRATIONS.map(([name]) => name)
+        .filter((name) => applied.includes(name))
+        .pop() ?? 'none';
+    return { file, bytes: stat.size, schemaVersion: newest, accounts: Number(n) };
   } catch (err) {
     if (err instanceof AppError) throw err;
     throw new AppError('invalid_input', `${file} cannot be read as a SQLite database (${(err as { code?: string }).code ?? 'error'})`);

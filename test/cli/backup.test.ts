@@ -153,3 +153,14 @@ t.test('on PostgreSQL, backup and restore point to pg_dump and pg_restore (exit 
   t.equal(r.code, 2);
   t.match(r.err, /pg_restore/);
 });
+
+t.test('backup names its schema version as stats does (the newest migration), not a count', async (t) => {
+  const data = tempDir(t);
+  await startTestServer(t, { db: '' }, data);
+  const file = path.join(tempDir(t), 'snap.sqlite');
+  const r = await sqliteCli(data, ['--json', 'backup', '--to', file]);
+  t.equal(r.code, 0, r.err);
+  const stats = await sqliteCli(data, ['--json', 'stats']);
+  t.equal(r.json.schema_version, stats.json.store.schema_version);
+  t.match(r.json.schema_version, /^\d{14}_/);
+});

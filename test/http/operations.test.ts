@@ -81,3 +81,16 @@ t.test('--log-level warn: no request lines, warnings still', async (t) => {
   t.notMatch(s.logs.join(''), /"level":"info"/, 'no info lines (requests, signins)');
   t.match(s.logs.join(''), /"level":"warn","event":"lockout"/, 'the lockout is logged');
 });
+
+t.test('/metrics labels each OpenID Connect endpoint by its own route, ids left out', async (t) => {
+  const s = await withAdmin(t, { publicMetrics: true });
+  await s.call('GET', '/.well-known/openid-configuration');
+  await s.call('POST', '/oidc/token', { raw: 'grant_type=authorization_code&code=x', contentType: 'application/x-www-form-urlencoded' });
+  await s.call('GET', '/oidc/auth/some-interaction-uid');
+  const text = (await s.call('GET', '/metrics')).text;
+  t.match(text, /gatehouse_http_requests_total\{route="\/\.well-known\/openid-configuration"/);
+  t.match(text, /route="\/oidc\/token"/);
+  t.match(text, /route="\/oidc\/auth\/:uid"/);
+  t.notMatch(text, /route="\/oidc"[,}]/, 'no longer one label for all of them');
+  t.notMatch(text, /some-interaction-uid/, 'no ids in labels');
+});
