@@ -16,7 +16,8 @@ export { assertStoreExists, prepareDataDir } from './store/connection';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './records/query';
 /** The record API's page sizes, for documents that state them (/openapi.json). */
 export const PAGE_SIZE = { default: DEFAULT_PAGE_SIZE, max: MAX_PAGE_SIZE } as const;
-import { groupsOf } from './store/accounts';
+import { findAccountById, groupsOf } from './store/accounts';
+import { totpUri } from './auth/totp';
 import { prune as pruneCounters } from './store/counters';
 import { pruneTokens } from './store/account-tokens';
 import { copyStore, CopyReport } from './store/copy';
@@ -138,6 +139,8 @@ export interface Core {
     resetTotp(actor: Actor, email: string): Promise<{ account: AccountView; changed: boolean }>;
     promote(actor: Actor, email: string): Promise<{ account: AccountView; changed: boolean }>;
     demote(actor: Actor, email: string): Promise<{ account: AccountView; changed: boolean }>;
+    /** The caller's TOTP enrolment in progress (enrolled, not yet confirmed), or null. */
+    pendingTotp(caller: Caller): Promise<{ secret: string; uri: string } | null>;
     /** The account's open sessions, newest first. */
     sessions(actor: Actor, email: string): Promise<{ account: AccountView; sessions: SessionView[] }>;
     /** Ends one session: its tokens are refused on the next request, on every instance. */
@@ -357,6 +360,12 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       resetTotp: (actor, email) => changed(email, resetTotp(s, actor, email)),
       promote: (actor, email) => changed(email, promote(s, actor, email)),
       demote: (actor, email) => changed(email, demote(s, actor, email)),
+      async pendingTotp(caller) {
+        const { principal } = await actorOf(caller);
+        const account = principal.accountId === null ? undefined : await findAccountById(store.root, principal.accountId);
+        if (!account || account.totp_enabled || !account.totp_secret) return null;
+        return { secret: account.totp_secret, uri: totpUri(account.totp_secret, account.email) };
+      },
       async sessions(actor, email) {
         requireAdministrator(actor, 'list the sessions of other accounts');
         const account = await findAccountByEmail(s, email);

@@ -121,6 +121,13 @@ t.test('enrol TOTP from the QR page, sign in with a code, end another session', 
   const secret = (await page.locator('#totp-secret').textContent())!.trim();
   t.match(secret, /^[A-Z2-7]{16,}$/);
   await screenshots(page, 'account-totp-qr');
+  // A mistyped code keeps the same enrolment: the QR code and the key stay, no new secret.
+  await page.getByLabel('Code from the app').fill('000000');
+  await page.getByRole('button', { name: 'Turn on' }).click();
+  t.ok(await page.getByRole('alert').isVisible(), 'the wrong code is refused');
+  t.ok(await page.locator('.qr svg').isVisible(), 'the QR code is still shown');
+  t.equal((await page.locator('#totp-secret').textContent())!.trim(), secret, 'with the same key');
+  await screenshots(page, 'account-totp-mistyped');
   const step = Math.floor(clock.now() / 30000);
   await page.getByLabel('Code from the app').fill(await generate({ secret, epoch: step * 30 }));
   await page.getByRole('button', { name: 'Turn on' }).click();

@@ -499,7 +499,14 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
     return { enrolment: { secret: secret.secret, uri: secret.uri } };
   });
   accountPost('/account/totp/confirm', async (ctx, caller, body) => {
-    const items = await run(caller, 'totp_confirm', { otp: str(body, 'otp').trim() });
+    let items: Item[];
+    try {
+      items = await run(caller, 'totp_confirm', { otp: str(body, 'otp').trim() });
+    } catch (err) {
+      // A mistyped code keeps the enrolment in progress: the same QR code and key, not a new secret.
+      const pending = await core.accounts.pendingTotp(caller);
+      return { ...refusal(err), ...(pending ? { enrolment: pending } : {}) };
+    }
     keep(ctx, items);
     return { recoveryCodes: items.find((i: Item) => i.ResponseType === 'totp.recovery_codes')!.Attributes.codes as string[] };
   });
