@@ -1,0 +1,216 @@
+/** The account page: profile, password, email, two-factor authentication, sessions. */
+import type { Context } from 'koa';
+import type { Caller } from '../../core';
+import { field, form, html, Html, notice, page, raw } from './html';
+import { DONE, type Item, type PageKit, refusal, see, send, str } from './kit';
+import { clearTokens, csrfToken, pageCaller, storeTokens, tokenCaller, tokensIn } from './session';
+import type { SessionView } from '../../core';
+
+export function registerAccount(kit: PageKit) {
+  const { core, router, names, run, html_, post } = kit;
+  // ---- Account -------------------------------------------------------------------------------
+  interface AccountState {
+    status?: number;
+    error?: string;
+    info?: string;
+    enrolment?: { secret: string; uri: string };
+    recoveryCodes?: string[];
+  }
+
+  const accountPage = async (ctx: Context, caller: Caller, o: AccountState = {}) => {
+    const csrf = csrfToken(ctx, names);
+    const me = await core.records.me(caller);
+    const a = me.view.attributes as { email: string; name: string; email_verified: boolean; totp_enabled: boolean };
+    const sessions = (await run(caller, 'list_sessions', {})).find((i: Item) => i.ResponseType === 'sessions')!.Attributes.sessions as SessionView[];
+    const profile = html`<section aria-labelledby="h-profile">
+      <h2 id="h-profile">Profile</h2>
+      <dl>
+        <dt>Name</dt>
+        <dd>${a.name}</dd>
+        <dt>Email</dt>
+        <dd>${a.email}</dd>
+        <dt>Confirmed</dt>
+        <dd>${a.email_verified ? 'yes' : 'not yet'}</dd>
+        <dt>Administrator</dt>
+        <dd>${me.meta.administrator ? 'yes' : 'no'}</dd>
+      </dl>
+      ${a.email_verified ? '' : form('/account/request-verification', csrf, 'Send a confirmation link', [], { secondary: true })}
+    </section>`;
+    const password = html`<section aria-labelledby="h-password">
+      <h2 id="h-password">Password</h2>
+      ${form('/account/password', csrf, 'Change password', [
+        field('currentPassword', 'Current password', { type: 'password', autocomplete: 'current-password' }),
+        field('password', 'New password', { type: 'password', autocomplete: 'new-password' }),
+        field('passwordConfirm', 'New password again', { type: 'password', autocomplete: 'new-password' }),
+      ])}
+    </section>`;
+    const email = html`<section aria-labelledby="h-email">
+      <h2 id="h-email">Email address</h2>
+      ${form('/account/email', csrf, 'Change email', [
+        field('email', 'New email', { type: 'email', autocomplete: 'email' }),
+        field('emailPassword', 'Password', { type: 'password', autocomplete: 'current-password' }),
+      ])}
+    </section>`;
+    let totp: Html;
+    if (o.recoveryCodes) {
+      totp = html`<section aria-labelledby="h-totp">
+        <h2 id="h-totp">Two-factor authentication</h2>
+        ${notice('success', 'Two-factor authentication is on.')}
+        <p><strong>Your recovery codes</strong> (each works once if you lose your authenticator). They are shown only this time: store them somewhere safe.</p>
+        <ol class="codes" id="recovery-codes">
+          ${o.recoveryCodes.map((c) => html`<li>${c}</li>`)}
+        </ol>
+      </section>`;
+    } else if (o.enrolment) {
+      const { default: QRCode } = await import('qrcode');
+      const svg = await QRCode.toString(o.enrolment.uri, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
+      totp = html`<section aria-labelledby="h-totp">
+        <h2 id="h-totp">Two-factor authentication</h2>
+        <p>Scan this code with your authenticator app, or type the key in.</p>
+        <figure class="qr" role="img" aria-label="QR code of the authenticator key">${raw(svg)}</figure>
+        <p>Key: <span class="secret" id="totp-secret">${o.enrolment.secret}</span></p>
+        ${form('/account/totp/confirm', csrf, 'Turn on', [field('otp', 'Code from the app', { inputmode: 'numeric', autocomplete: 'one-time-code', autofocus: true })])}
+      </section>`;
+    } else if (a.totp_enabled) {
+      totp = html`<section aria-labelledby="h-totp">
+        <h2 id="h-totp">Two-factor authentication</h2>
+        <p>On: signing in asks for a code from your app.</p>
+        ${form(
+          '/account/totp/disable',
+          csrf,
+          'Turn off',
+          [
+            field('totpPassword', 'Password', { type: 'password', autocomplete: 'current-password' }),
+            field('otp', 'Code from the app (or a recovery code)', { autocomplete: 'one-time-code' }),
+          ],
+          { secondary: true },
+        )}
+      </section>`;
+    } else {
+      totp = html`<section aria-labelledby="h-totp">
+        <h2 id="h-totp">Two-factor authentication</h2>
+        <p>Off. With it on, signing in also asks for a code from an authenticator app.</p>
+        ${form('/account/totp/enroll', csrf, 'Set up', [field('totpPassword', 'Password', { type: 'password', autocomplete: 'current-password' })])}
+      </section>`;
+    }
+    sessions.sort((x, y) => Number(y.current) - Number(x.current));
+    const sessionList = html`<section aria-labelledby="h-sessions">
+      <h2 id="h-sessions">Sessions</h2>
+      <ul class="sessions">
+        ${sessions.map(
+          (x) =>
+            html`<li>
+              <div>
+                <div>${x.current ? 'This browser' : (x.user_agent ?? 'Unknown device').slice(0, 80)}</div>
+                <div class="meta">from ${x.client ?? 'unknown'} &middot; last used ${x.last_used_at.replace('T', ' ').slice(0, 16)} UTC</div>
+              </div>
+              ${
+                x.current
+                  ? ''
+                  : html`<form method="post" action="/account/sessions/revoke">
+                      <input type="hidden" name="csrf" value="${csrf}" /><input type="hidden" name="session_id" value="${x.id}" /><button
+                        type="submit"
+                        class="secondary"
+                        aria-label="Sign out the session from ${x.client ?? 'unknown'}"
+                      >
+                        Sign out
+                      </button>
+                    </form>`
+              }
+            </li>`,
+        )}
+      </ul>
+      <p class="links">${form('/account/signout-everywhere', csrf, 'Sign out everywhere', [], { secondary: true })}</p>
+    </section>`;
+    send(
+      ctx,
+      o.status ?? 200,
+      page(
+        { title: 'Your account', signedIn: true, csrf },
+        html`${notice('error', o.error)}${notice('success', o.info)}${profile}${totp}${password}${email}${sessionList}`,
+      ),
+    );
+  };
+
+  router.get('/account', html_, async (ctx) => {
+    const caller = await pageCaller(ctx, core, names);
+    if (!caller) return see(ctx, '/signin');
+    await accountPage(ctx, caller, { info: DONE[String(ctx.query.done)] });
+  });
+
+  /** An account form: signed in, or off to the sign-in page; errors show on the account page. */
+  const accountPost = (path: string, handler: (ctx: Context, caller: Caller, body: unknown) => Promise<AccountState | string>) =>
+    post(path, async (ctx) => {
+      const caller = await pageCaller(ctx, core, names);
+      if (!caller) return see(ctx, '/signin');
+      let outcome: AccountState | string;
+      try {
+        outcome = await handler(ctx, caller, ctx.request.body);
+      } catch (err) {
+        return accountPage(ctx, caller, refusal(err));
+      }
+      if (typeof outcome === 'string') return see(ctx, outcome);
+      // A handler that opened a new session (keep) reads the page with its token.
+      await accountPage(ctx, (ctx.state.renewed as Caller | undefined) ?? caller, outcome);
+    });
+
+  /** Actions that answer a new session (password, email, TOTP): keep this browser signed in. */
+  const keep = (ctx: Context, items: Item[]) => {
+    const tokens = tokensIn(items);
+    if (!tokens) return;
+    storeTokens(ctx, names, tokens);
+    ctx.state.renewed = tokenCaller(ctx, tokens.token);
+  };
+
+  accountPost('/account/request-verification', async (_ctx, caller) => {
+    await run(caller, 'request_verification', {});
+    return '/account?done=verification';
+  });
+  accountPost('/account/password', async (ctx, caller, body) => {
+    keep(
+      ctx,
+      await run(caller, 'change_password', {
+        currentPassword: str(body, 'currentPassword'),
+        password: str(body, 'password'),
+        passwordConfirm: str(body, 'passwordConfirm'),
+      }),
+    );
+    return '/account?done=password';
+  });
+  accountPost('/account/email', async (ctx, caller, body) => {
+    keep(ctx, await run(caller, 'change_email', { email: str(body, 'email'), password: str(body, 'emailPassword') }));
+    return '/account?done=email';
+  });
+  accountPost('/account/totp/enroll', async (_ctx, caller, body) => {
+    const items = await run(caller, 'totp_enroll', { password: str(body, 'totpPassword') });
+    const secret = items.find((i: Item) => i.ResponseType === 'totp.secret')!.Attributes as { secret: string; uri: string };
+    return { enrolment: { secret: secret.secret, uri: secret.uri } };
+  });
+  accountPost('/account/totp/confirm', async (ctx, caller, body) => {
+    let items: Item[];
+    try {
+      items = await run(caller, 'totp_confirm', { otp: str(body, 'otp').trim() });
+    } catch (err) {
+      // A mistyped code keeps the enrolment in progress: the same QR code and key, not a new secret.
+      const pending = await core.accounts.pendingTotp(caller);
+      return { ...refusal(err), ...(pending ? { enrolment: pending } : {}) };
+    }
+    keep(ctx, items);
+    return { recoveryCodes: items.find((i: Item) => i.ResponseType === 'totp.recovery_codes')!.Attributes.codes as string[] };
+  });
+  accountPost('/account/totp/disable', async (ctx, caller, body) => {
+    const code = str(body, 'otp').trim();
+    const second = /^\d{6}$/.test(code) ? { otp: code } : { recovery_code: code };
+    keep(ctx, await run(caller, 'totp_disable', { password: str(body, 'totpPassword'), ...second }));
+    return '/account?done=totp_off';
+  });
+  accountPost('/account/sessions/revoke', async (_ctx, caller, body) => {
+    await run(caller, 'revoke_session', { session_id: str(body, 'session_id') });
+    return '/account?done=revoked';
+  });
+  accountPost('/account/signout-everywhere', async (ctx, caller) => {
+    await run(caller, 'signout_everywhere', {});
+    clearTokens(ctx, names);
+    return '/signin?done=everywhere';
+  });
+}

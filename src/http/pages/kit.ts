@@ -1,0 +1,101 @@
+/**
+ * What every page file shares: how an HTML answer is sent, how a form post is checked (same
+ * site, CSRF) before it runs, how an action's refusal reads on a page, and the kit each page
+ * registers its routes with. A page shows the core's answers; it decides no rule.
+ */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { AppError, isAppError } from '../../errors';
+import type { Caller, Core } from '../../core';
+import { errorStyle, STATUS } from '../errors';
+import { lazyKoaBody } from '../body';
+import { PAGE_CSP } from './html';
+import { assertSameSite, cookieNames, type PageCookies } from './session';
+
+export type Item = { ResponseType: string; Attributes: Record<string, unknown> };
+
+export function send(ctx: Context, status: number, body: string): void {
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.set('Content-Security-Policy', PAGE_CSP);
+  ctx.set('X-Frame-Options', 'DENY');
+  ctx.set('Referrer-Policy', 'same-origin');
+  ctx.body = body;
+}
+
+export const see = (ctx: Context, location: string) => {
+  ctx.status = 303;
+  ctx.redirect(location);
+};
+
+export const str = (body: unknown, key: string): string => {
+  const v = (body as Record<string, unknown> | undefined)?.[key];
+  return typeof v === 'string' ? v : '';
+};
+
+/** Refusals whose API message names attributes (passwordConfirm): what a page says instead. */
+const PAGE_MESSAGES: Partial<Record<string, string>> = {
+  password_mismatch: 'The two passwords differ; type the same one twice.',
+};
+
+/** An action's refusal as the page shows it; anything else is not ours to explain. */
+export const message = (err: unknown): string => {
+  if (!isAppError(err)) throw err;
+  return PAGE_MESSAGES[err.code] ?? err.message.charAt(0).toUpperCase() + err.message.slice(1);
+};
+
+/** A refusal's status and message, for a form shown again with it. */
+export const refusal = (err: unknown): { status: number; error: string } => ({ error: message(err), status: STATUS[(err as AppError).code] });
+
+/** Fixed success messages by name (redirects carry only the name: no reflected text). */
+export const DONE: Record<string, string> = {
+  welcome: 'Your account is ready.',
+  password: 'Password changed. Other sessions are signed out.',
+  email: 'Email address changed. Other sessions are signed out; confirm the new address with the link we sent.',
+  verification: 'A confirmation link is on its way to your address.',
+  totp_off: 'Two-factor authentication is off.',
+  revoked: 'The session is signed out.',
+  signed_out: 'You are signed out.',
+  everywhere: 'Every session is signed out.',
+  reset: 'Your password is changed. Sign in with the new one.',
+};
+
+/** The sign-in form as other pages show it (the OIDC login, signup's "account created"). */
+export type SigninPage = (
+  ctx: Context,
+  o?: { status?: number; error?: string; info?: string; email?: string; otp?: boolean; returnTo?: string },
+) => Promise<void>;
+
+export interface PageKit {
+  readonly core: Core;
+  readonly router: Router;
+  readonly names: PageCookies;
+  /** The rule as the server applies it (--password-min-length), not a copy of its default. */
+  readonly passwordHint: string;
+  /** Runs a user_account action for the caller, as the API would. */
+  run(caller: Caller, name: string, attributes: Record<string, unknown>): Promise<Item[]>;
+  /** Errors of this route answer as a page. */
+  readonly html_: ReturnType<typeof errorStyle>;
+  /** A form post: same site and CSRF token checked before anything runs. */
+  post(path: string, handler: (ctx: Context) => Promise<void>): void;
+}
+
+export function pageKit(core: Core, router: Router): PageKit {
+  const names = cookieNames(core.config.publicUrl);
+  const parseForm = lazyKoaBody({ urlencoded: true, json: false, multipart: false, text: false, formLimit: '16kb' });
+  const html_ = errorStyle('html');
+  return {
+    core,
+    router,
+    names,
+    passwordHint: `At least ${core.config.passwordMinLength} characters; a long phrase is best.`,
+    run: (caller, name, attributes) => core.actions.run(caller, 'user_account', name, attributes) as Promise<Item[]>,
+    html_,
+    post(path, handler) {
+      router.post(path, html_, parseForm, async (ctx) => {
+        assertSameSite(ctx, names, core.config.publicUrl, str(ctx.request.body, 'csrf'));
+        await handler(ctx);
+      });
+    },
+  };
+}

@@ -1,0 +1,114 @@
+/**
+ * The OpenID Connect provider's login and consent steps on Gatehouse's pages. Login is the page
+ * session (signed in through the signin action, with every rule); the client's allowed groups are
+ * checked here; consent is asked once per client and scope set, never for first-party clients.
+ */
+import { AppError } from '../../errors';
+import type { Context } from 'koa';
+import type { OidcProvider } from '../oidc';
+import { form, html, page } from './html';
+import { type PageKit, see, send, type SigninPage } from './kit';
+import { csrfToken, pageCaller } from './session';
+const SCOPE_TEXT: Record<string, string> = {
+  openid: 'know who you are on this server (a stable id)',
+  email: 'see your email address and whether it is confirmed',
+  profile: 'see your name',
+  groups: 'see the names of your groups',
+  offline_access: 'stay signed in when you are away (a refresh token)',
+};
+
+export function registerInteractions(kit: PageKit, oidc: OidcProvider, signinPage: SigninPage): void {
+  const { core, router, names, html_, post } = kit;
+  const t = { names, post, send, see, signinPage, html_ };
+  type Details = Awaited<ReturnType<Awaited<ReturnType<OidcProvider['provider']>>['interactionDetails']>>;
+  const finish = async (ctx: Context, result: Record<string, unknown>) => {
+    const provider = await oidc.provider();
+    t.see(ctx, await provider.interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: false }));
+  };
+  const denied = (ctx: Context) => finish(ctx, { error: 'access_denied', error_description: 'this account may not sign in to this application' });
+
+  const grantAll = async (details: Details) => {
+    const provider = await oidc.provider();
+    const { prompt, params, session } = details;
+    const grant = details.grantId
+      ? await provider.Grant.find(details.grantId)
+      : new provider.Grant({ accountId: session!.accountId, clientId: String(params.client_id) });
+    const missing = prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> };
+    if (missing.missingOIDCScope) grant!.addOIDCScope(missing.missingOIDCScope.join(' '));
+    if (missing.missingOIDCClaims) grant!.addOIDCClaims(missing.missingOIDCClaims);
+    for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant!.addResourceScope(indicator, scopes.join(' '));
+    return grant!.save();
+  };
+
+  /** The sign-in in progress (its cookie), or a clear 400: the provider's errors are not ours to leak. */
+  const detailsOf = async (ctx: Context): Promise<Details> => {
+    const provider = await oidc.provider();
+    try {
+      return await provider.interactionDetails(ctx.req, ctx.res);
+    } catch {
+      throw new AppError('invalid_input', 'this sign-in has expired or belongs to another browser; start again from the application');
+    }
+  };
+
+  router.get('/oidc/interaction/:uid', t.html_, async (ctx) => {
+    const details = await detailsOf(ctx);
+    const clientId = String(details.params.client_id);
+    if (details.prompt.name === 'login') {
+      const caller = await pageCaller(ctx, core, t.names);
+      const session = caller && (await core.oidc.pageSession(caller));
+      // prompt=login wants a sign-in made after this request began; max_age one at most that old.
+      // An older page session does not answer them: the person signs in again (password, TOTP).
+      const reasons = details.prompt.reasons;
+      const maxAge = Number(details.params.max_age);
+      const notBefore = Math.max(
+        reasons.includes('login_prompt') ? Number(details.iat) : 0,
+        reasons.includes('max_age') && Number.isFinite(maxAge) ? Math.floor(core.clock.now() / 1000) - maxAge : 0,
+      );
+      if (!session || session.authTime < notBefore) {
+        const policy = await core.oidc.clientPolicy(clientId, null);
+        const again = session !== null;
+        return t.signinPage(ctx, {
+          info: again ? `Sign in again to continue to ${policy.name}.` : `Sign in to continue to ${policy.name}.`,
+          returnTo: `/oidc/interaction/${details.uid}`,
+        });
+      }
+      if (!(await core.oidc.clientPolicy(clientId, session.sub)).allowed) return denied(ctx);
+      // The real time of the sign-in, for auth_time and later max_age checks (not "now").
+      return finish(ctx, { login: { accountId: session.sub, ts: session.authTime } });
+    }
+    const policy = await core.oidc.clientPolicy(clientId, details.session?.accountId ?? null);
+    if (!policy.allowed) return denied(ctx);
+    if (policy.firstParty) return finish(ctx, { consent: { grantId: await grantAll(details) } });
+    const csrf = csrfToken(ctx, t.names);
+    const scopes = String(details.params.scope ?? 'openid')
+      .split(' ')
+      .filter((x) => x in SCOPE_TEXT);
+    t.send(
+      ctx,
+      200,
+      page(
+        { title: `Allow ${policy.name}?`, csrf, signedIn: true },
+        html`<section>
+          <p><strong>${policy.name}</strong> asks to:</p>
+          <ul>
+            ${scopes.map((x) => html`<li>${SCOPE_TEXT[x]}</li>`)}
+          </ul>
+          <div class="links">
+            ${form(`/oidc/interaction/${details.uid}/consent`, csrf, 'Allow', [])}${form(`/oidc/interaction/${details.uid}/deny`, csrf, 'Deny', [], { secondary: true })}
+          </div>
+        </section>`,
+      ),
+    );
+  });
+
+  t.post('/oidc/interaction/:uid/consent', async (ctx) => {
+    const details = await detailsOf(ctx);
+    if (details.prompt.name !== 'consent') return finish(ctx, {});
+    if (!(await core.oidc.clientPolicy(String(details.params.client_id), details.session?.accountId ?? null)).allowed) return denied(ctx);
+    await finish(ctx, { consent: { grantId: await grantAll(details) } });
+  });
+  t.post('/oidc/interaction/:uid/deny', async (ctx) => {
+    await detailsOf(ctx);
+    await finish(ctx, { error: 'access_denied', error_description: 'the account holder did not allow it' });
+  });
+}

@@ -1,0 +1,89 @@
+/** The sign-in page (and the TOTP step after the password), and signing out. */
+import type { Context } from 'koa';
+import { isAppError } from '../../errors';
+import { field, form, html, Html, notice, page, raw } from './html';
+import { DONE, type PageKit, refusal, see, send, str, message } from './kit';
+import { clearTokens, csrfToken, ensureDevice, guestCaller, pageCaller, storeTokens, tokensIn } from './session';
+import { INTERACTION_PATH } from '../oidc';
+
+export function registerSignin(kit: PageKit) {
+  const { core, router, names, run, html_, post } = kit;
+  // ---- Sign in -------------------------------------------------------------------------------
+  const signupOpen = async () => (await core.signupStatus()).open;
+  const signinPage = async (ctx: Context, o: { status?: number; error?: string; info?: string; email?: string; otp?: boolean; returnTo?: string } = {}) => {
+    const csrf = csrfToken(ctx, names);
+    ensureDevice(ctx, names);
+    const fields: Html[] = [
+      o.returnTo ? html`<input type="hidden" name="return_to" value="${o.returnTo}" />` : raw(''),
+      field('email', 'Email', { type: 'email', autocomplete: 'username', value: o.email, autofocus: !o.email }),
+      field('password', 'Password', { type: 'password', autocomplete: 'current-password', autofocus: Boolean(o.email) && !o.otp }),
+    ];
+    if (o.otp) {
+      fields.push(
+        field('otp', 'Authentication code', {
+          inputmode: 'numeric',
+          autocomplete: 'one-time-code',
+          required: false,
+          autofocus: true,
+          hint: 'The 6-digit code from your authenticator app. Lost it? Enter a recovery code below instead.',
+        }),
+        field('recovery_code', 'Recovery code', { required: false, autocomplete: 'off' }),
+      );
+    }
+    const links = html`<p class="links">
+      ${(await signupOpen()) ? html`<a href="/signup">Create an account</a>` : ''}<a href="/reset-password">Forgot your password?</a>
+    </p>`;
+    send(
+      ctx,
+      o.status ?? 200,
+      page(
+        { title: 'Sign in', csrf },
+        html`${notice('error', o.error)}${notice('info', o.info)}
+          <section>${form('/signin', csrf, 'Sign in', fields)}${links}</section>`,
+      ),
+    );
+  };
+
+  router.get('/signin', html_, async (ctx) => {
+    if (await pageCaller(ctx, core, names)) return see(ctx, '/account');
+    await signinPage(ctx, { info: DONE[String(ctx.query.done)] });
+  });
+
+  post('/signin', async (ctx) => {
+    const body = ctx.request.body;
+    const email = str(body, 'email');
+    const attributes: Record<string, unknown> = { email, password: str(body, 'password') };
+    if (str(body, 'otp')) attributes.otp = str(body, 'otp').trim();
+    if (str(body, 'recovery_code')) attributes.recovery_code = str(body, 'recovery_code').trim();
+    // Back to an OpenID Connect sign-in after signing in; nowhere else (no open redirect).
+    const returnTo = INTERACTION_PATH.test(str(body, 'return_to')) ? str(body, 'return_to') : undefined;
+    try {
+      const previous = await pageCaller(ctx, core, names);
+      const tokens = tokensIn(await run(guestCaller(ctx), 'signin', attributes));
+      if (tokens) storeTokens(ctx, names, tokens);
+      // Signing in again on this browser (another person, or again for prompt=login) ends the
+      // session the cookie held: one browser, one page session.
+      if (previous) await run(previous, 'signout', {}).catch(() => undefined);
+      return see(ctx, returnTo ?? '/account');
+    } catch (err) {
+      const code = isAppError(err) ? err.code : null;
+      const needsCode = code === 'otp_required' || code === 'otp_invalid';
+      await signinPage(ctx, {
+        ...refusal(err),
+        ...(code === 'otp_required' ? { error: 'Enter the code from your authenticator app (and your password again).' } : {}),
+        email,
+        otp: needsCode,
+        returnTo,
+      });
+    }
+  });
+
+  post('/signout', async (ctx) => {
+    const caller = await pageCaller(ctx, core, names);
+    if (caller) await run(caller, 'signout', {}).catch((err: unknown) => void message(err));
+    clearTokens(ctx, names);
+    see(ctx, '/signin?done=signed_out');
+  });
+
+  return signinPage;
+}
