@@ -3,18 +3,13 @@
 import t from 'tap';
 import * as oidc from 'openid-client';
 import { createRemoteJWKSet, jwtVerify, decodeJwt, decodeProtectedHeader } from 'jose';
-import { freePort, launch } from '../helpers/browser';
+import { launch } from '../helpers/browser';
 import { cli } from '../helpers/cli';
-import { addClientFor, authorizationRequest, fillSignin, reachApp, relyingParty, startApp } from '../helpers/oidc';
-import { setSignup, startTestServer } from '../helpers/server';
+import { addClientFor, authorizationRequest, fillSignin, providerWith, reachApp, relyingParty, startApp } from '../helpers/oidc';
+import type { startTestServer } from '../helpers/server';
 
 async function setUp(t: Parameters<typeof startTestServer>[0]) {
-  const port = await freePort();
-  const s = await startTestServer(t, { port, publicUrl: `http://127.0.0.1:${port}` });
-  await s.signup('admin@example.com');
-  await setSignup(s, await s.signin('admin@example.com'), 2097057);
-  await s.signup('ada@example.com');
-  await s.signup('bob@example.com');
+  const s = await providerWith(t, 'ada@example.com', 'bob@example.com');
   const app = await startApp(t);
   const browser = await launch(t);
   /** A first-party client of the app (no consent page), as the relying party sees it. */

@@ -8,7 +8,8 @@ import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import type { Test } from 'tap';
 import { cli } from './cli';
-import { PASSWORD, type TestServer } from './server';
+import { PASSWORD, setSignup, startTestServer, type TestServer } from './server';
+import { freePort } from './browser';
 
 export const APP = 'http://localhost:3999';
 export const REDIRECT = `${APP}/callback`;
@@ -78,4 +79,17 @@ export async function reachApp(page: Page): Promise<void> {
     .catch(async (err) => {
       throw new Error(`${err.message}\nat ${page.url()}: ${(await page.locator('body').textContent())?.slice(0, 300)}`);
     });
+}
+
+/**
+ * A provider on its own public URL (a free port, named before it listens), with an administrator,
+ * guest signup open, and these accounts signed up.
+ */
+export async function providerWith(t: Test, ...emails: string[]): Promise<TestServer> {
+  const port = await freePort();
+  const s = await startTestServer(t, { port, publicUrl: `http://127.0.0.1:${port}` });
+  await s.signup('admin@example.com');
+  await setSignup(s, await s.signin('admin@example.com'), 2097057);
+  for (const email of emails) await s.signup(email);
+  return s;
 }

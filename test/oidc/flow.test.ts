@@ -9,14 +9,10 @@ import { cli } from '../helpers/cli';
 import { manualClock } from '../helpers/clock';
 import { generate } from 'otplib';
 import { PASSWORD, setSignup, startTestServer } from '../helpers/server';
-import { addClient, APP, authorizationRequest, REDIRECT, relyingParty } from '../helpers/oidc';
+import { addClient, APP, authorizationRequest, providerWith, REDIRECT, relyingParty } from '../helpers/oidc';
 
 async function setUp(t: Parameters<typeof startTestServer>[0]) {
-  const port = await freePort();
-  const s = await startTestServer(t, { port, publicUrl: `http://127.0.0.1:${port}` });
-  await s.signup('admin@example.com');
-  await setSignup(s, await s.signin('admin@example.com'), 2097057);
-  await s.signup('ada@example.com');
+  const s = await providerWith(t, 'ada@example.com');
   const browser = await launch(t);
   return { s, browser };
 }
