@@ -20,7 +20,9 @@ t.test('headers on every kind of response', async (t) => {
     t.equal(r.headers.get('cache-control'), 'no-store', `${name}: no-store`);
     t.equal(r.headers.get('x-powered-by'), null, `${name}: no X-Powered-By`);
     t.equal(r.headers.get('server'), null, `${name}: no Server banner`);
-    t.notMatch(r.text, /koa|node\.js|v\d+\.\d+\.\d+/i, `${name}: no version in the body`);
+    // (Random token values are left out: one holds "KoA" or "v1.2.3" by chance now and then.)
+    const text = r.text.replace(/"(value|secret|uri)":"[^"]*"/g, '"$1":""');
+    t.notMatch(text, /koa|node\.js|v\d+\.\d+\.\d+/i, `${name}: no version in the body`);
   }
   t.match(replies.signin.headers.get('content-type'), /^application\/json/);
   t.match(replies.error.headers.get('content-type'), /^application\/json/);
