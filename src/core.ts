@@ -18,14 +18,14 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './records/query';
 export const PAGE_SIZE = { default: DEFAULT_PAGE_SIZE, max: MAX_PAGE_SIZE } as const;
 import { findAccountById, groupsOf } from './store/accounts';
 import { totpUri } from './auth/totp';
-import { prune as pruneCounters } from './store/counters';
+import { prune as pruneCounters, pruneKnownSignins } from './store/counters';
 import { pruneTokens } from './store/account-tokens';
 import { copyStore, CopyReport } from './store/copy';
 import { PasswordHasher } from './auth/passwords';
 import { TokenService } from './auth/tokens';
 import { KeyRing, keyView, KeyView, PublicJwk, rotateKeys, SIGNING_ALGS, SigningAlg } from './auth/keys';
 import { listSigningKeys, pruneLegacySecret, pruneSigningKeys, retireSigningKey } from './store/keys';
-import { Limiter } from './auth/limits';
+import { KNOWN_SIGNIN_MS, Limiter } from './auth/limits';
 import { authenticate } from './auth/authenticate';
 import { createMailer } from './mail/mailer';
 import { Tasks } from './tasks';
@@ -587,6 +587,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
         pruneLegacySecret(store.root, (config.tokenTtlSeconds + 60) * 1000),
         pruneSessions(store.root, SESSION_IDLE_MS, KEEP_COUNTERS_MS),
         prunePayloads(store.root),
+        pruneKnownSignins(store.root, KNOWN_SIGNIN_MS),
       ]);
     },
     settle: () => s.tasks.drain(),

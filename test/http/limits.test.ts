@@ -219,3 +219,16 @@ t.test('every way of replacing a password clears the lockouts of the old one (se
   const events = ((await cli(s.dataDir, ['--json', 'audit'])).json.events as Array<{ event: string }>).map((e) => e.event);
   t.ok(events.includes('password_set'), 'audited');
 });
+
+t.test('familiar places are forgotten 90 days after the last signin from them (prune)', async (t) => {
+  const clock = manualClock();
+  const s = await startTestServer(t, {}, undefined, { clock });
+  await s.signup('old@example.com');
+  await s.signin('old@example.com');
+  t.equal((await s.db('known_signin')).length, 1, 'the address is remembered');
+  await s.core.prune();
+  t.equal((await s.db('known_signin')).length, 1, 'kept while recent');
+  clock.advance(91 * 24 * 3600 * 1000);
+  await s.core.prune();
+  t.equal((await s.db('known_signin')).length, 0, 'forgotten after 90 days');
+});
