@@ -4,11 +4,12 @@
  */
 import type { Knex } from 'knex';
 import { randomUUID } from 'node:crypto';
-import { encode, OPERATIONS, SIGNUP_OPEN } from '../src/permission/bits';
-
-const ALL = OPERATIONS;
+// The 21-bit values are written out: a migration is frozen, and must not change if src/permission/bits.ts
+// ever does (test/unit/migrations-frozen.test.ts checks each value against its meaning today).
+/** The signup action open to guests: guest peek+execute, owner and group everything. */
+const SIGNUP_OPEN = 2097057;
 /** Self-service actions: every signed-in account (through the `users` group), no guest. */
-const SELF_SERVICE = encode({ guest: ['peek'], owner: ALL, group: ['peek', 'read', 'execute'] });
+const SELF_SERVICE = 589697; // guest peek; owner all; group peek, read, execute
 /** Guest-executable actions (signin, password recovery, email verification). */
 const GUEST_ACTION = SIGNUP_OPEN;
 
@@ -101,36 +102,36 @@ export async function up(knex: Knex): Promise<void> {
   await knex('write_lock').insert([{ name: 'accounts', counter: 0 }]);
 
   await knex('usergroup').insert([
-    row({ name: 'administrators', system_role: 'administrators', permission: encode({ group: ['peek', 'read'] }) }),
-    row({ name: 'users', system_role: 'users', permission: encode({ group: ['peek'] }) }),
+    row({ name: 'administrators', system_role: 'administrators', permission: 49152 /* group peek, read */ }),
+    row({ name: 'users', system_role: 'users', permission: 16384 /* group peek */ }),
   ]);
   const users = await knex('usergroup').where({ system_role: 'users' }).first('id');
 
   const worlds = [
     {
       table_name: 'user_account',
-      permission: encode({ guest: ['create'], owner: ALL, group: ['peek', 'read', 'create', 'update'] }),
-      default_permission: encode({ owner: ['peek', 'read', 'update'] }),
+      permission: 262020, // guest create; owner all; group peek, read, create, update
+      default_permission: 1408, // owner peek, read, update
     },
     {
       table_name: 'usergroup',
-      permission: encode({ guest: ['create'], owner: ALL, group: ['peek', 'read', 'create', 'update', 'delete'] }),
-      default_permission: encode({ owner: ['peek', 'read', 'update', 'delete', 'refer'], group: ['peek', 'read'] }),
+      permission: 524164, // guest create; owner all; group peek, read, create, update, delete
+      default_permission: 60800, // owner peek, read, update, delete, refer; group peek, read
     },
     {
       table_name: 'membership',
-      permission: encode({ guest: ['refer'], owner: ALL, group: ['peek', 'read', 'refer'] }),
-      default_permission: encode({ owner: ['peek', 'read', 'delete'], group: ['peek', 'read'] }),
+      permission: 1114048, // guest refer; owner all; group peek, read, refer
+      default_permission: 51584, // owner peek, read, delete; group peek, read
     },
     {
       table_name: 'action',
-      permission: encode({ owner: ALL, group: ['peek', 'read'] }),
-      default_permission: encode({ guest: ['peek'], owner: ALL, group: ALL }),
+      permission: 65408, // owner all; group peek, read
+      default_permission: 2097025, // guest peek; owner all; group all
     },
     {
       table_name: 'world',
-      permission: encode({ owner: ALL, group: ['peek', 'read'] }),
-      default_permission: encode({ owner: ALL, group: ['peek', 'read'] }),
+      permission: 65408, // owner all; group peek, read
+      default_permission: 65408, // owner all; group peek, read
     },
   ];
   await knex('world').insert(worlds.map(row));

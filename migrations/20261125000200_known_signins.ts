@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { SIGNUP_OPEN } from '../src/permission/bits';
+// Permission value written out: a migration is frozen (see 20261122000000_initial.ts).
+const SIGNUP_OPEN = 2097057;
 
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('known_signin', (t) => {

@@ -21,3 +21,13 @@ export interface Actor {
 
 /** The operator at the shell. */
 export const SHELL: Actor = Object.freeze({ principal: OPERATOR, via: 'cli', client: null, userAgent: null, session: null });
+
+/** A request as the core sees it: the bearer token it carries (never a raw header) and where it came from. */
+export interface Caller {
+  /** The access token the request carries, or null for a guest. */
+  readonly token: string | null;
+  readonly client: string;
+  readonly userAgent: string | null;
+  /** The pages' long-lived device cookie, when the request came from a browser that has one. */
+  readonly device?: string | null;
+}

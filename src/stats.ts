@@ -1,6 +1,6 @@
 /** Figures for GET /statistics and `gatehouse stats`: counts from the store, none of its secrets. */
 import type { Services } from './services';
-import { keys } from './auth/limits';
+import { keys } from './access/limits';
 import { signupStatus } from './accounts/signup-status';
 import { schemaStatus } from './store/connection';
 import { countLockedAccounts } from './store/counters';
@@ -33,7 +33,7 @@ export async function storeStats(s: Services) {
     accounts: accounts.total,
     administrators: accounts.administrators,
     groups: accounts.groups,
-    totp_enabled: accounts.with_totp,
+    with_totp: accounts.with_totp,
     unverified: accounts.unverified,
     disabled: accounts.disabled,
     locked: accounts.locked,

@@ -13,7 +13,7 @@ import { can, Principal } from '../permission/check';
 import type { Operation } from '../permission/bits';
 import type { Tx } from '../store/connection';
 import { addMembership, emailKeyTaken, findAccountByEmailKey, insertAccount, insertGroup, lockAccounts, systemGroupId } from '../store/accounts';
-import { readAction, readWorld } from '../store/permissions';
+import { readAction, readWorld } from '../store/guarded-rows';
 import { claimFirstAdministrator } from './administrators';
 import { normalizeEmail, stringField, validateName, validatePassword } from './validate';
 

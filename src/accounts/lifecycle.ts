@@ -6,6 +6,7 @@
  */
 import { replacePassword } from './replace-password';
 import { AppError } from '../errors';
+import { requireAdministrator } from '../access/caller';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import type { Tx } from '../store/connection';
@@ -13,10 +14,6 @@ import { AccountRow, bumpAuthVersion, findAccountByEmailKey, findAccountById, is
 import { disableTotp } from '../store/totp';
 import { assertNotLastAdministrator, makeAdministrator, removeAdministrator } from './administrators';
 import { normalizeEmail, validatePassword } from './validate';
-
-function requireAdministrator(actor: Actor): void {
-  if (!actor.principal.isAdmin) throw new AppError('forbidden', 'only administrators may change other accounts');
-}
 
 export async function findAccountByEmail(s: Services, email: string, tx: Tx = s.store.root): Promise<AccountRow> {
   const account = await findAccountByEmailKey(tx, normalizeEmail(email).key);
@@ -46,7 +43,7 @@ export function auditDisabled(s: Services, actor: Actor, account: AccountRow, di
 }
 
 export async function setDisabled(s: Services, actor: Actor, email: string, disabled: boolean): Promise<{ account: AccountRow; changed: boolean }> {
-  requireAdministrator(actor);
+  requireAdministrator(actor, 'change other accounts');
   const { account, changed } = await s.store.transaction(async (tx) => {
     await lockAccounts(tx);
     const found = await findAccountByEmail(s, email, tx);
@@ -57,7 +54,7 @@ export async function setDisabled(s: Services, actor: Actor, email: string, disa
 }
 
 export async function setPassword(s: Services, actor: Actor, email: string, password: string): Promise<AccountRow> {
-  requireAdministrator(actor);
+  requireAdministrator(actor, 'change other accounts');
   const account = await findAccountByEmail(s, email);
   validatePassword(password, undefined, account.email_key, s.config.passwordMinLength);
   // A new password ends every session issued under the old one, and its lockouts.
@@ -67,13 +64,13 @@ export async function setPassword(s: Services, actor: Actor, email: string, pass
 
 /** Ends every session of an account: the caller's own (sign out everywhere) or, for administrators, anyone's. */
 export async function revokeSessions(s: Services, actor: Actor, account: AccountRow): Promise<void> {
-  if (account.id !== actor.principal.accountId) requireAdministrator(actor);
+  if (account.id !== actor.principal.accountId) requireAdministrator(actor, 'change other accounts');
   await bumpAuthVersion(s.store.root, account.id);
   await s.audit.record('sessions_revoked', actor, { account: account.reference_id });
 }
 
 export async function unlockAccount(s: Services, actor: Actor, email: string): Promise<{ account: AccountRow; unlocked: boolean }> {
-  requireAdministrator(actor);
+  requireAdministrator(actor, 'change other accounts');
   const account = await findAccountByEmail(s, email);
   const unlocked = await s.limiter.unlock(account.email_key, account.reference_id);
   // Nothing was locked: nothing happened, so nothing to audit.
@@ -93,7 +90,7 @@ export async function turnOffTotp(s: Services, actor: Actor, account: AccountRow
 }
 
 export async function resetTotp(s: Services, actor: Actor, email: string): Promise<{ account: AccountRow; changed: boolean }> {
-  requireAdministrator(actor);
+  requireAdministrator(actor, 'change other accounts');
   const account = await findAccountByEmail(s, email);
   const changed = account.totp_enabled || account.totp_secret !== null;
   if (changed) await turnOffTotp(s, actor, account, 'totp_reset');
@@ -102,7 +99,7 @@ export async function resetTotp(s: Services, actor: Actor, email: string): Promi
 
 /** Makes an account an administrator (several are normal), owning what bootstrap gives. */
 export async function promote(s: Services, actor: Actor, email: string): Promise<{ account: AccountRow; changed: boolean }> {
-  requireAdministrator(actor);
+  requireAdministrator(actor, 'change other accounts');
   const r = await s.store.transaction(async (tx) => {
     await lockAccounts(tx);
     const account = await findAccountByEmail(s, email, tx);
@@ -116,7 +113,7 @@ export async function promote(s: Services, actor: Actor, email: string): Promise
 
 /** Ends an account's administration; never the last administrator's (409 last_administrator). */
 export async function demote(s: Services, actor: Actor, email: string): Promise<{ account: AccountRow; changed: boolean }> {
-  requireAdministrator(actor);
+  requireAdministrator(actor, 'change other accounts');
   const r = await s.store.transaction(async (tx) => {
     await lockAccounts(tx);
     const account = await findAccountByEmail(s, email, tx);

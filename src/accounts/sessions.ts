@@ -34,7 +34,7 @@ async function sign(s: Services, account: AccountRow, sessionId: string): Promis
 }
 
 /** Opens a session for `account` (as it is now: its auth_version) and issues its first pair. */
-export async function openSession(s: Services, actor: Actor, account: AccountRow): Promise<Issued> {
+export async function openSession(s: Services, actor: Actor, account: AccountRow, twoFactor = false): Promise<Issued> {
   const now = s.clock.now();
   const sessionId = randomBytes(16).toString('base64url');
   const refreshToken = newRefreshToken();
@@ -49,6 +49,7 @@ export async function openSession(s: Services, actor: Actor, account: AccountRow
       expires_at: now + SESSION_ABSOLUTE_MS,
       client: actor.client?.slice(0, 64) ?? null,
       user_agent: actor.userAgent?.slice(0, 200) ?? null,
+      two_factor: twoFactor,
     },
     hash(refreshToken),
   );

@@ -1,7 +1,7 @@
 /** Whether a guest could sign up now, and if not, which check of the signup chain closes it. */
 import { can, GUEST } from '../permission/check';
 import type { Tx } from '../store/connection';
-import { readAction, readWorld } from '../store/permissions';
+import { readAction, readWorld } from '../store/guarded-rows';
 
 export type SignupCheck = 'signup_action_execute' | 'user_account_create' | 'usergroup_create' | 'membership_refer';
 

@@ -1,7 +1,8 @@
 /** What the self-service actions share: the caller's account, its password check, a fresh token. */
 import { AppError } from '../errors';
-import type { ActionContext, ActionItem } from './types';
+import type { ActionContext } from './types';
 import { AccountRow, findAccountById } from '../store/accounts';
+import { findSession } from '../store/sessions';
 import { passwordFailure } from '../accounts/failures';
 import { Issued, openSession } from '../accounts/sessions';
 
@@ -27,15 +28,15 @@ export async function confirmPassword(ctx: ActionContext, account: AccountRow, p
   }
 }
 
-/** The items that hand a client its tokens: `token` (as clients of the original system read it) and `refresh_token`. */
-export function tokenItems(issued: Issued): ActionItem[] {
-  return [
-    { ResponseType: 'client.store.set', Attributes: { key: 'token', value: issued.token } },
-    { ResponseType: 'client.store.set', Attributes: { key: 'refresh_token', value: issued.refreshToken } },
-  ];
-}
+/** A session's tokens as an action answers them. */
+export const sessionOf = (issued: Issued) => ({ token: issued.token, refreshToken: issued.refreshToken });
 
-/** Opens a new session for the account as it is now and answers its tokens. */
-export async function sessionItems(ctx: ActionContext, account: AccountRow): Promise<ActionItem[]> {
-  return tokenItems(await openSession(ctx.s, ctx.actor, account));
+/**
+ * Opens a new session for the account as it is now: its tokens. `twoFactor`: whether it passed a
+ * second factor; left out, the new session keeps what the caller's session had (a password change
+ * does not turn a two-factor session into a password-only one, nor the reverse).
+ */
+export async function newSession(ctx: ActionContext, account: AccountRow, twoFactor?: boolean): Promise<{ token: string; refreshToken: string }> {
+  const inherited = twoFactor ?? (ctx.actor.session ? ((await findSession(ctx.s.store.root, ctx.actor.session))?.two_factor ?? false) : false);
+  return sessionOf(await openSession(ctx.s, ctx.actor, account, inherited));
 }

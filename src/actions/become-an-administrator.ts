@@ -2,7 +2,7 @@
 import { AppError } from '../errors';
 import { claimFirstAdministrator } from '../accounts/administrators';
 import { isAdministrator, lockAccounts } from '../store/accounts';
-import { ActionDef, notify } from './types';
+import { ActionDef, said } from './types';
 
 export const becomeAnAdministrator: ActionDef = {
   onType: 'world',
@@ -18,6 +18,6 @@ export const becomeAnAdministrator: ActionDef = {
     });
     if (outcome === 'refused') throw new AppError('forbidden', 'an administrator already exists');
     if (outcome === 'became') await s.audit.record('bootstrap', actor, { account: actor.principal.referenceId, outcome: 'promoted' });
-    return [notify(outcome === 'became' ? 'you are now the administrator; guest signup is closed' : 'you are already an administrator')];
+    return said(outcome === 'became' ? 'you are now the administrator; guest signup is closed' : 'you are already an administrator');
   },
 };

@@ -7,9 +7,9 @@ import { normalizeEmail, stringField, validatePassword } from '../accounts/valid
 import { reloadAccount, revokeSessions } from '../accounts/lifecycle';
 import { AppError } from '../errors';
 import { bumpAuthVersion, findAccountByEmailKey, lockAccounts } from '../store/accounts';
-import { callerAccount, confirmPassword, sessionItems } from './account-helpers';
+import { callerAccount, confirmPassword, newSession } from './account-helpers';
 import { sendVerification } from './verification';
-import { ActionDef, notify } from './types';
+import { ActionDef, said } from './types';
 
 export const changePassword: ActionDef = {
   onType: 'user_account',
@@ -24,7 +24,7 @@ export const changePassword: ActionDef = {
     validatePassword(password, confirm, account.email_key, s.config.passwordMinLength);
     await confirmPassword(ctx, account, current);
     await replacePassword(s, ctx.actor, account, await s.passwords.hash(password), 'password_changed');
-    return [...(await sessionItems(ctx, await reloadAccount(s, account.id))), notify('password changed; other sessions are signed out')];
+    return { session: await newSession(ctx, await reloadAccount(s, account.id)), message: 'password changed; other sessions are signed out' };
   },
 };
 
@@ -38,7 +38,7 @@ export const changeEmail: ActionDef = {
     const { email, key } = normalizeEmail(stringField(attributes, 'email')!);
     const account = await callerAccount(ctx);
     await confirmPassword(ctx, account, password);
-    if (key === account.email_key && email === account.email) return [notify('the email address is unchanged')];
+    if (key === account.email_key && email === account.email) return said('the email address is unchanged');
     await s.store.transaction(async (tx) => {
       await lockAccounts(tx);
       const other = await findAccountByEmailKey(tx, key);
@@ -49,7 +49,7 @@ export const changeEmail: ActionDef = {
     await s.audit.record('email_changed', ctx.actor, { account: account.reference_id });
     const fresh = await reloadAccount(s, account.id);
     if (!fresh.email_verified) sendVerification(s, fresh);
-    return [...(await sessionItems(ctx, fresh)), notify('email changed; other sessions are signed out')];
+    return { session: await newSession(ctx, fresh), message: 'email changed; other sessions are signed out' };
   },
 };
 
@@ -59,6 +59,6 @@ export const signoutEverywhere: ActionDef = {
   input: {},
   async run(ctx) {
     await revokeSessions(ctx.s, ctx.actor, await callerAccount(ctx));
-    return [notify('every session, this one included, is signed out')];
+    return said('every session, this one included, is signed out');
   },
 };

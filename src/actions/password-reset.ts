@@ -9,7 +9,7 @@ import { findAccountByEmailKey } from '../store/accounts';
 import { tokenAccountEmailKey, voidTokens } from '../store/account-tokens';
 import { checkTokenShape, mailToken, redeemToken } from './one-time-tokens';
 import { mailLink, resetMessage } from '../mail/messages';
-import { ActionDef, notify } from './types';
+import { ActionDef, said } from './types';
 
 const SAME_ANSWER = 'if an account uses this address, a reset link is on its way';
 
@@ -37,7 +37,7 @@ export const resetPasswordRequest: ActionDef = {
         await s.audit.record('reset_requested', actor, { account: account.reference_id });
       });
     }
-    return [notify(SAME_ANSWER)];
+    return said(SAME_ANSWER);
   },
 };
 
@@ -61,6 +61,6 @@ export const resetPassword: ActionDef = {
     const account = await redeemToken(s, token, 'reset_password');
     // Sessions issued before the reset end here; TOTP stays as it was.
     await replacePassword(s, actor, account, hash, 'password_reset', (tx) => voidTokens(tx, account.id, 'reset_password'));
-    return [notify('password changed; sign in with the new password')];
+    return said('password changed; sign in with the new password');
   },
 };

@@ -3,7 +3,7 @@ import { AppError, denied } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { can, GUEST, isGuest } from '../permission/check';
-import { readAction } from '../store/permissions';
+import { readAction } from '../store/guarded-rows';
 import { becomeAnAdministrator } from './become-an-administrator';
 import { signin } from './signin';
 import { signup } from './signup';
@@ -13,7 +13,7 @@ import { totpConfirm, totpDisable, totpEnroll } from './totp';
 import { requestVerification, verifyEmail } from './verification';
 import { unlockSignin } from './unlock';
 import { listSessionsAction, refresh, revokeSessionAction, signout } from './sessions';
-import type { ActionDef, ActionItem } from './types';
+import type { ActionDef, ActionResult } from './types';
 
 const ACTIONS: readonly ActionDef[] = [
   signup,
@@ -52,7 +52,7 @@ export async function runAction(
   resolve: () => Promise<Actor>,
   caller: { client: string; userAgent: string | null; device?: string | null },
   attributes: Record<string, unknown>,
-): Promise<ActionItem[]> {
+): Promise<ActionResult> {
   const actor: Actor = def.ignoresToken
     ? { principal: GUEST, via: 'http', client: caller.client, userAgent: caller.userAgent, session: null, device: caller.device ?? null }
     : await resolve();

@@ -6,15 +6,19 @@
 import { AppError } from '../errors';
 import { stringField } from '../accounts/validate';
 import { secondFactorFailure } from '../accounts/failures';
-import { hashRecoveryCode, matchTotp } from '../auth/totp';
+import { hashRecoveryCode, isTotpCode, matchTotp } from '../auth/totp';
 import { acceptTotpStep, useRecoveryCode } from '../store/totp';
 import type { AccountRow } from '../store/accounts';
 import type { ActionContext } from './types';
 
 export async function verifySecondFactor(ctx: ActionContext, account: AccountRow): Promise<'otp' | 'recovery_code'> {
   const { s, actor, attributes } = ctx;
-  const otp = stringField(attributes, 'otp', false);
-  const recovery = stringField(attributes, 'recovery_code', false);
+  const given = stringField(attributes, 'otp', false);
+  // One box for both: a value in `otp` that is not a six-digit code is tried as a recovery code
+  // (forms need not guess which one a person typed).
+  const asRecovery = given !== undefined && !isTotpCode(given) && attributes.recovery_code === undefined;
+  const otp = asRecovery ? undefined : given;
+  const recovery = asRecovery ? given : stringField(attributes, 'recovery_code', false);
   if (otp === undefined && recovery === undefined) {
     throw new AppError('otp_required', 'this account has a second factor: send otp (or recovery_code) with the password');
   }

@@ -2,8 +2,8 @@
 import { AppError } from '../errors';
 import { stringField } from '../accounts/validate';
 import { listSessions, refreshSession, revokeSession } from '../accounts/sessions';
-import { callerAccount, tokenItems } from './account-helpers';
-import { ActionDef, notify } from './types';
+import { callerAccount, sessionOf } from './account-helpers';
+import { ActionDef, said } from './types';
 
 export const refresh: ActionDef = {
   onType: 'user_account',
@@ -13,7 +13,7 @@ export const refresh: ActionDef = {
   async run(ctx) {
     const token = stringField(ctx.attributes, 'refresh_token')!;
     if (token.length === 0 || token.length > 200) throw new AppError('invalid_token', 'the refresh token is not valid; sign in again');
-    return tokenItems(await refreshSession(ctx.s, ctx.actor, token));
+    return { session: sessionOf(await refreshSession(ctx.s, ctx.actor, token)) };
   },
 };
 
@@ -23,7 +23,7 @@ export const listSessionsAction: ActionDef = {
   input: {},
   async run(ctx) {
     const account = await callerAccount(ctx);
-    return [{ ResponseType: 'sessions', Attributes: { sessions: await listSessions(ctx.s, account.id, ctx.actor.session) } }];
+    return { sessions: await listSessions(ctx.s, account.id, ctx.actor.session) };
   },
 };
 
@@ -35,7 +35,7 @@ export const revokeSessionAction: ActionDef = {
     const account = await callerAccount(ctx);
     const id = stringField(ctx.attributes, 'session_id')!;
     await revokeSession(ctx.s, ctx.actor, account.id, id.slice(0, 64));
-    return [notify(id === ctx.actor.session ? 'this session is signed out' : 'the session is signed out')];
+    return said(id === ctx.actor.session ? 'this session is signed out' : 'the session is signed out');
   },
 };
 
@@ -47,6 +47,6 @@ export const signout: ActionDef = {
     const account = await callerAccount(ctx);
     if (ctx.actor.session === null) throw new AppError('invalid_input', 'this token belongs to no session; use signout_everywhere');
     await revokeSession(ctx.s, ctx.actor, account.id, ctx.actor.session, 'signout');
-    return [notify('signed out')];
+    return said('signed out');
   },
 };

@@ -7,9 +7,9 @@ import { AppError } from '../errors';
 import { emailKeyOrNull, stringField } from '../accounts/validate';
 import { passwordFailure } from '../accounts/failures';
 import { findAccountByEmailKey, updateAccount } from '../store/accounts';
-import { sessionItems } from './account-helpers';
+import { newSession } from './account-helpers';
 import { verifySecondFactor } from './second-factor';
-import { ActionDef, notify } from './types';
+import type { ActionDef } from './types';
 
 const refused = () => new AppError('invalid_credentials', 'wrong email or password');
 
@@ -62,6 +62,6 @@ export const signin: ActionDef = {
     }
     s.counters.signinsOk++;
     await s.audit.record('signin_ok', actor, { account: account.reference_id });
-    return [...(await sessionItems(ctx, account)), notify('signed in')];
+    return { session: await newSession(ctx, account, account.totp_enabled), message: 'signed in' };
   },
 };

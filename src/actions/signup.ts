@@ -2,7 +2,7 @@
 import { assertSignupOpen, createAccount, parseNewAccount } from '../accounts/create';
 import { findAccountById } from '../store/accounts';
 import { sendVerification } from './verification';
-import { ActionDef, notify } from './types';
+import type { ActionDef } from './types';
 
 export const signup: ActionDef = {
   onType: 'user_account',
@@ -19,9 +19,9 @@ export const signup: ActionDef = {
       const row = await findAccountById(s.store.root, account.id);
       if (row) sendVerification(s, row);
     }
-    return [
-      notify('account created; you can sign in now'),
-      { ResponseType: 'account.created', Attributes: { reference_id: account.referenceId, email: account.email, usergroup_id: account.usergroupReferenceId } },
-    ];
+    return {
+      message: 'account created; you can sign in now',
+      created: { referenceId: account.referenceId, email: account.email, usergroupId: account.usergroupReferenceId },
+    };
   },
 };

@@ -11,9 +11,9 @@ import { reloadAccount, turnOffTotp } from '../accounts/lifecycle';
 import { hashRecoveryCode, matchTotp, newRecoveryCodes, newTotpSecret, totpUri } from '../auth/totp';
 import { updateAccount } from '../store/accounts';
 import { enableTotp, replaceRecoveryCodes } from '../store/totp';
-import { callerAccount, confirmPassword, sessionItems } from './account-helpers';
+import { callerAccount, confirmPassword, newSession } from './account-helpers';
 import { verifySecondFactor } from './second-factor';
-import { ActionDef, notify } from './types';
+import type { ActionDef } from './types';
 
 export const totpEnroll: ActionDef = {
   onType: 'user_account',
@@ -28,10 +28,10 @@ export const totpEnroll: ActionDef = {
     // Pending until totp_confirm: signin does not ask for a code yet.
     await updateAccount(ctx.s.store.root, account.id, { totp_secret: secret, totp_last_step: null });
     ctx.s.logger.info('totp_enroll_started', { account: account.reference_id });
-    return [
-      { ResponseType: 'totp.secret', Attributes: { secret, uri: totpUri(secret, account.email) } },
-      notify('scan the code in your authenticator app, then confirm with a current code'),
-    ];
+    return {
+      totpSecret: { secret, uri: totpUri(secret, account.email) },
+      message: 'scan the code in your authenticator app, then confirm with a current code',
+    };
   },
 };
 
@@ -60,11 +60,11 @@ export const totpConfirm: ActionDef = {
     });
     if (!applied) throw new AppError('otp_invalid', 'the enrolment changed meanwhile; start again with totp_enroll');
     await s.audit.record('totp_enabled', ctx.actor, { account: account.reference_id });
-    return [
-      ...(await sessionItems(ctx, await reloadAccount(s, account.id))),
-      { ResponseType: 'totp.recovery_codes', Attributes: { codes } },
-      notify('TOTP is on; keep the recovery codes somewhere safe: they are shown only once'),
-    ];
+    return {
+      session: await newSession(ctx, await reloadAccount(s, account.id), true),
+      recoveryCodes: codes,
+      message: 'TOTP is on; keep the recovery codes somewhere safe: they are shown only once',
+    };
   },
 };
 
@@ -80,6 +80,6 @@ export const totpDisable: ActionDef = {
     await confirmPassword(ctx, account, password);
     await verifySecondFactor(ctx, account);
     await turnOffTotp(s, ctx.actor, account, 'totp_disabled');
-    return [...(await sessionItems(ctx, await reloadAccount(s, account.id))), notify('TOTP is off')];
+    return { session: await newSession(ctx, await reloadAccount(s, account.id), false), message: 'TOTP is off' };
   },
 };

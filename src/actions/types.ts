@@ -1,9 +1,25 @@
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 
-export interface ActionItem {
-  ResponseType: string;
-  Attributes: Record<string, unknown>;
+import type { SessionView } from '../accounts/sessions';
+
+/**
+ * What an action answers, typed. The HTTP front end turns it into the Daptin-shaped list of
+ * `{ResponseType, Attributes}` items (http/action-items.ts); the pages read it as it is.
+ */
+export interface ActionResult {
+  /** A new session's tokens. */
+  readonly session?: { readonly token: string; readonly refreshToken: string };
+  /** A TOTP enrolment begun: the secret and its otpauth:// URI. */
+  readonly totpSecret?: { readonly secret: string; readonly uri: string };
+  /** Recovery codes, shown once. */
+  readonly recoveryCodes?: readonly string[];
+  /** The caller's open sessions. */
+  readonly sessions?: readonly SessionView[];
+  /** What was done, in words. */
+  readonly message?: string;
+  /** A new account (signup). */
+  readonly created?: { readonly referenceId: string; readonly email: string; readonly usergroupId: string };
 }
 
 export interface ActionContext {
@@ -24,10 +40,8 @@ export interface ActionDef {
    * non-string before the action runs, and /openapi.json documents them from here.
    */
   readonly input: Readonly<Record<string, 'required' | 'optional'>>;
-  run(ctx: ActionContext): Promise<ActionItem[]>;
+  run(ctx: ActionContext): Promise<ActionResult>;
 }
 
-export const notify = (message: string, type: 'success' | 'error' = 'success'): ActionItem => ({
-  ResponseType: 'client.notify',
-  Attributes: { type, title: type === 'success' ? 'success' : 'failed', message },
-});
+/** A result that only says what was done. */
+export const said = (message: string): ActionResult => ({ message });

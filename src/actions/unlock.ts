@@ -9,7 +9,7 @@ import type { AccountRow } from '../store/accounts';
 import { voidTokens } from '../store/account-tokens';
 import { mailLink, unlockMessage } from '../mail/messages';
 import { checkTokenShape, mailToken, redeemToken } from './one-time-tokens';
-import { ActionDef, notify } from './types';
+import { ActionDef, said } from './types';
 
 const UNLOCK_TTL_SECONDS = 3600;
 
@@ -36,6 +36,6 @@ export const unlockSignin: ActionDef = {
     await s.limiter.passwordReplaced(account.email_key);
     if (actor.client) await s.limiter.rememberAddress(account.email_key, actor.client);
     await s.audit.record('signin_unlocked', actor, { account: account.reference_id });
-    return [notify('signin is unlocked: sign in now')];
+    return said('signin is unlocked: sign in now');
   },
 };

@@ -7,7 +7,7 @@ import { voidTokens } from '../store/account-tokens';
 import { checkTokenShape, mailToken, redeemToken } from './one-time-tokens';
 import { mailLink, verificationMessage } from '../mail/messages';
 import { callerAccount } from './account-helpers';
-import { ActionDef, notify } from './types';
+import { ActionDef, said } from './types';
 
 async function issueAndSend(s: Services, account: AccountRow): Promise<void> {
   const ttl = s.config.verificationTtlSeconds;
@@ -28,7 +28,7 @@ export const requestVerification: ActionDef = {
   input: {},
   async run(ctx) {
     const account = await callerAccount(ctx);
-    if (account.email_verified) return [notify('your email address is already verified')];
+    if (account.email_verified) return said('your email address is already verified');
     try {
       await issueAndSend(ctx.s, account);
     } catch (err) {
@@ -36,7 +36,7 @@ export const requestVerification: ActionDef = {
       ctx.s.logger.error('verification_mail_failed', { account: account.reference_id, error: (err as { code?: string }).code ?? 'error' });
       throw new AppError('unavailable', 'the verification email could not be sent; try again later', { retryAfter: 60 });
     }
-    return [notify('a verification link is on its way')];
+    return said('a verification link is on its way');
   },
 };
 
@@ -52,6 +52,6 @@ export const verifyEmail: ActionDef = {
     await updateAccount(s.store.root, account.id, { email_verified: true });
     await voidTokens(s.store.root, account.id, 'verify_email');
     await s.audit.record('email_verified', actor, { account: account.reference_id });
-    return [notify('email address verified')];
+    return said('email address verified');
   },
 };

@@ -10,7 +10,15 @@ import { randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { AppError } from '../errors';
 import type { Clock } from '../clock';
-import type { KeyRing } from './keys';
+import type { KeyObject } from 'node:crypto';
+import type { SigningAlg } from './keys';
+
+/** Where tokens get their keys (keys/ring.ts keeps them in the store). */
+export interface KeySource {
+  signing(): Promise<{ kid: string; alg: SigningAlg; key: KeyObject }>;
+  verifier(kid: string): Promise<{ alg: SigningAlg; key: KeyObject } | undefined>;
+  legacyKey(): { key: KeyObject; issuedBefore: number } | null;
+}
 
 export interface TokenSubject {
   referenceId: string;
@@ -56,7 +64,7 @@ export class TokenService {
   private readonly cache = new Map<string, Verified>();
 
   constructor(
-    private readonly keys: KeyRing,
+    private readonly keys: KeySource,
     /** The issuer (the public URL), read at each use: it is known only once the server is bound. */
     private readonly issuerOf: () => string,
     private readonly ttlSeconds: number,

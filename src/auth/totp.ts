@@ -8,6 +8,9 @@ import { generateSecret, generateURI, verify } from 'otplib';
 export const TOTP_PERIOD = 30;
 export const RECOVERY_CODE_COUNT = 10;
 
+/** Whether a typed value has the shape of a TOTP code (six digits); anything else may be a recovery code. */
+export const isTotpCode = (value: string): boolean => /^\d{6}$/.test(value.trim());
+
 export function newTotpSecret(): string {
   return generateSecret({ length: 20 });
 }

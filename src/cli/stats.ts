@@ -16,7 +16,7 @@ export function registerStats(program: Command, io: Io): void {
             ['accounts', s.accounts],
             ['administrators', s.administrators],
             ['groups', s.groups],
-            ['TOTP enabled', s.totp_enabled],
+            ['with TOTP', s.with_totp],
             ['unverified', s.unverified],
             ['disabled', s.disabled],
             ['locked', s.locked],

@@ -10,10 +10,10 @@ import { parsePermission } from '../permission/bits';
 import type { Tx } from '../store/connection';
 import { insertGroup } from '../store/accounts';
 import { findGroupByReference, findGroupsByName, listGroups, managedGroups, membersOf, type GroupRow, type GroupSummary } from '../store/groups';
-import { readWorld } from '../store/permissions';
+import { readWorld } from '../store/guarded-rows';
 import { findAccountById } from '../store/accounts';
 import { validateName } from '../accounts/validate';
-import { isReference } from '../records/query';
+import { isReference } from '../records/reference';
 import { assertGroupNameFree } from './names';
 
 const RESERVED_GROUP_NAMES = new Set(['administrators', 'users']);

@@ -13,9 +13,9 @@ import { can, isGuest, type Principal } from '../permission/check';
 import type { Tx } from '../store/connection';
 import { addMembership, findAccountByReference, lockAccounts, removeMembership } from '../store/accounts';
 import { isMember, membersOf, type GroupRow, type MemberRow } from '../store/groups';
-import { readGuarded, readWorld, type GuardedRow } from '../store/permissions';
+import { readGuarded, readWorld, type GuardedRow } from '../store/guarded-rows';
 import { makeAdministrator, removeAdministrator } from '../accounts/administrators';
-import { isReference } from '../records/query';
+import { isReference } from '../records/reference';
 
 export type MemberChange = 'add' | 'remove';
 

@@ -10,9 +10,9 @@ import type { Services } from '../services';
 import { can, isGuest, type Principal } from '../permission/check';
 import type { Tx } from '../store/connection';
 import { shareRecord, sharesOf, unshareRecord, type GroupRow } from '../store/groups';
-import { readGuarded, type GuardedRow } from '../store/permissions';
+import { readGuarded, type GuardedRow } from '../store/guarded-rows';
 import { loadForWrite, readRow } from '../records/service';
-import { isReference } from '../records/query';
+import { isReference } from '../records/reference';
 import type { RecordType } from '../records/types';
 
 export type ShareChange = 'add' | 'remove';

@@ -7,6 +7,7 @@ import { AppError } from '../errors';
 import { errorMiddleware } from './errors';
 import { clientAddress } from './client-address';
 import { createRouter } from './routes';
+import { registerForward } from './forward';
 import { createPageRouter } from './pages/routes';
 import { OidcProvider } from './oidc';
 import { createWebStats, recordRequest, WebStats } from './statistics';
@@ -19,6 +20,7 @@ export function createApp(core: Core): { app: Koa; web: WebStats; metrics: Metri
   const web = createWebStats();
   const metrics = createMetrics(core);
   const router = createRouter(core, web, metrics);
+  registerForward(router, core, metrics);
 
   app.use(async (ctx, next) => {
     const started = performance.now();

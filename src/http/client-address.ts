@@ -52,3 +52,11 @@ export function clientAddress(peer: string, forwardedFor: string, trust: TrustPr
   }
   return chain[i];
 }
+
+/** Whether the direct peer is one of the trusted proxies (any peer when trusted by hop count). */
+export function peerTrusted(peer: string, trust: TrustProxy | null): boolean {
+  if (!trust) return false;
+  if ('hops' in trust) return true;
+  const a = plain(peer);
+  return net.isIP(a) !== 0 && blockListOf(trust.networks).check(a, net.isIPv6(a) ? 'ipv6' : 'ipv4');
+}

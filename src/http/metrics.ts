@@ -13,6 +13,8 @@ import { callerOf } from './caller';
 export interface Metrics {
   /** Counts one answered request. */
   observe(ctx: Context, seconds: number): void;
+  /** Counts one forward-authentication answer by outcome (allowed, unauthenticated, denied_…). */
+  forward(outcome: string): void;
   handler(ctx: Context): Promise<void>;
   stop(): void;
 }
@@ -109,7 +111,17 @@ export function createMetrics(core: Core): Metrics {
     },
   });
 
+  const forwards = new client.Counter({
+    name: 'gatehouse_forward_auth_total',
+    help: 'Forward-authentication answers, by outcome (allowed, unauthenticated, denied_no_app, denied_not_member, denied_two_factor, bad_request, untrusted)',
+    labelNames: ['outcome'] as const,
+    registers: [register],
+  });
+
   return {
+    forward(outcome) {
+      forwards.inc({ outcome });
+    },
     observe(ctx, seconds) {
       const route = routeOf(ctx);
       requests.inc({ route, method: ctx.method, status: String(ctx.status) });

@@ -57,7 +57,7 @@ export class OidcProvider {
     const core = this.core;
     const cookieKey = await core.oidc.cookieKey();
     const { default: Provider, interactionPolicy } = await import('oidc-provider');
-    const names = cookieNames(core.config.publicUrl);
+    const names = cookieNames(core.config.publicUrl, core.config.cookieDomain);
     const { Check } = interactionPolicy;
     /** The account of this browser's page session (renewed with its refresh token if needed), or null. */
     const pageSession = async (ctx: KoaContextWithOIDC) => {

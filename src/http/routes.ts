@@ -4,6 +4,7 @@ import type { Context } from 'koa';
 import { AppError } from '../errors';
 import type { Core } from '../core';
 import { callerOf } from './caller';
+import { actionItems } from './action-items';
 import { linkageIds, objectBody, objectField, parseJson, requireJsonBody } from './body';
 import { errorStyle } from './errors';
 import { JSONAPI, pageDocument, toResource } from './jsonapi';
@@ -63,7 +64,7 @@ export function createRouter(core: Core, web: WebStats, metrics: Metrics): Route
     const attributes = objectField(objectBody(ctx, '"attributes"'), 'attributes')!;
     ctx.set('Cache-Control', 'no-store');
     ctx.type = 'application/json';
-    ctx.body = await core.actions.run(callerOf(ctx), type, name, attributes);
+    ctx.body = actionItems(await core.actions.run(callerOf(ctx), type, name, attributes));
   });
 
   const api = new Router({ prefix: '/api' });

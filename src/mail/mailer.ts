@@ -41,6 +41,23 @@ function message(config: Config, m: { to: string; subject: string; text: string 
   return { from: config.mailFrom, to: { name: '', address: m.to }, subject: m.subject, text: m.text, envelope: { from, to: [m.to] } };
 }
 
+/**
+ * The outbox's copy is read by people, who copy links out of it: a quoted-printable body (which
+ * nodemailer picks for any line over 76 characters) is decoded and labelled 8bit, so a link is
+ * one unbroken line and `=` is not `=3D`. Mail sent by SMTP keeps nodemailer's encoding.
+ */
+export function readable(eml: Buffer): Buffer {
+  const text = eml.toString('latin1');
+  const split = text.indexOf('\n\n');
+  const head = text.slice(0, split);
+  if (split < 0 || !/^Content-Transfer-Encoding: quoted-printable$/im.test(head) || /^Content-Type: multipart\//im.test(head)) return eml;
+  const body = text
+    .slice(split + 2)
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  return Buffer.from(head.replace(/^Content-Transfer-Encoding: quoted-printable$/im, 'Content-Transfer-Encoding: 8bit') + '\n\n' + body, 'latin1');
+}
+
 export function createMailer(config: Config): Mailer {
   if (config.smtpUrl) {
     const smtp = lazyTransport((nodemailer) => nodemailer.createTransport(config.smtpUrl!, { from: config.mailFrom }));
@@ -61,7 +78,7 @@ export function createMailer(config: Config): Mailer {
       await fs.promises.mkdir(outbox, { recursive: true, mode: 0o700 });
       const file = path.join(outbox, `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID()}.eml`);
       // Written then renamed: a reader of the outbox never sees half a message.
-      await fs.promises.writeFile(file + '.tmp', info.message as Buffer, { mode: 0o600 });
+      await fs.promises.writeFile(file + '.tmp', readable(info.message as Buffer), { mode: 0o600 });
       await fs.promises.rename(file + '.tmp', file);
     },
     close: builder.close,

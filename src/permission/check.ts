@@ -1,6 +1,6 @@
 /**
  * can(principal, op, row): the one permission decision (its SQL twin for lists is
- * store/permissions.ts permittedSql; a property test holds them to the same answers).
+ * store/readable.ts permittedSql; a property test holds them to the same answers).
  * Guest bits apply to every caller; owner bits to the row's owner (never to a guest, even on rows
  * without an owner); group bits to callers who share a group with the row; administrators pass.
  */

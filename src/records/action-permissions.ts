@@ -1,9 +1,10 @@
 /** Reading and setting action permissions by name (the operator's `gatehouse action …`). */
 import { AppError } from '../errors';
+import { requireAdministrator } from '../access/caller';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { bit, decode, Decoded, parsePermission } from '../permission/bits';
-import type { ActionRow } from '../store/permissions';
+import type { ActionRow } from '../store/guarded-rows';
 import { listActions, updateRow } from '../store/records';
 
 export interface ActionPermissionView {
@@ -43,7 +44,7 @@ export async function setActionPermissionByName(
   name: string,
   change: PermissionChange,
 ): Promise<{ before: ActionPermissionView; after: ActionPermissionView; changed: boolean }> {
-  if (!actor.principal.isAdmin) throw new AppError('forbidden', 'only administrators may change action permissions');
+  requireAdministrator(actor, 'change action permissions');
   const row = await findActionByName(s, name);
   const next =
     'guest' in change

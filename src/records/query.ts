@@ -1,6 +1,7 @@
 /** Parsing list query parameters against an allow-list: anything else is refused with 400. */
 import { AppError } from '../errors';
 import type { RecordType } from './types';
+export { isReference } from './reference';
 
 export const DEFAULT_PAGE_SIZE = 10;
 export const MAX_PAGE_SIZE = 500;
@@ -52,8 +53,3 @@ export function parseListParams(type: RecordType, query: Query): ListParams {
   }
   return { filter, size, number, sort };
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Whether a string can be a reference_id (anything else names no row: 404 without a query). */
-export const isReference = (id: string): boolean => UUID.test(id);

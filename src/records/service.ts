@@ -11,9 +11,10 @@ import { can, isGuest, Principal } from '../permission/check';
 import type { Operation } from '../permission/bits';
 import type { Tx } from '../store/connection';
 import { lockAccounts } from '../store/accounts';
-import { guardedRide, GuardedRow, listReadable, readGuarded, readWorld } from '../store/permissions';
+import { guardedRide, GuardedRow, readGuarded, readWorld } from '../store/guarded-rows';
+import { listReadable } from '../store/readable';
 import { updateRow } from '../store/records';
-import { authenticate, authenticateAlong, authenticateWith } from '../auth/authenticate';
+import { authenticate, authenticateRiding, authenticateWith } from '../access/authenticate';
 import { isReference, ListParams, parseListParams, Query } from './query';
 import type { RecordRow, RecordType, WriteEvent } from './types';
 
@@ -66,7 +67,7 @@ export async function readRow(tx: Tx, type: RecordType, id: string): Promise<Gua
  * (authenticateWith); the table's peek permission is decided once both are in. Bad query
  * parameters are still reported after a bad token: a 401 comes first.
  */
-export async function listRecords(s: Services, header: string | null, type: RecordType, query: Query): Promise<RecordPage> {
+export async function listRecords(s: Services, token: string | null, type: RecordType, query: Query): Promise<RecordPage> {
   let params: ListParams | null = null;
   let invalid: unknown = null;
   try {
@@ -75,7 +76,7 @@ export async function listRecords(s: Services, header: string | null, type: Reco
     invalid = err;
   }
   const page = (principal: Principal) => (params === null ? Promise.resolve(null) : readPage(s, principal, type, params));
-  const { principal, table, value } = await authenticateWith(s, header, type.name, page);
+  const { principal, table, value } = await authenticateWith(s, token, type.name, page);
   if (invalid !== null) throw invalid;
   if (!table) throw new Error(`record type ${type.name} has no world row: the store was not migrated`);
   if (!can(principal, 'peek', table)) throw denied(isGuest(principal), `peek ${type.name} records`);
@@ -100,16 +101,18 @@ async function readPage(s: Services, principal: Principal, type: RecordType, par
  * side by side instead: there the combined statement cost more CPU than the two (measured with
  * scripts/bench.mjs; docs/performance.md).
  */
-export async function getRecordOf(s: Services, header: string | null, type: RecordType, id: string): Promise<RecordView> {
+export async function getRecordOf(s: Services, token: string | null, type: RecordType, id: string): Promise<RecordView> {
   if (s.store.dialect !== 'postgres' || !isReference(id)) {
     return getRecord(
       s,
-      authenticate(s, header).then((r) => r.principal),
+      authenticate(s, token).then((r) => r.principal),
       type,
       id,
     );
   }
-  const { principal, value: found } = await authenticateAlong(s, header, guardedRide<RecordRow>(s.store.root, type.name, { reference_id: id.toLowerCase() }));
+  const { principal, value: found } = await authenticateRiding(s, token, () =>
+    guardedRide<RecordRow>(s.store.root, type.name, { reference_id: id.toLowerCase() }),
+  );
   if (!found || !can(principal, 'read', found.guard)) throw notFound(type);
   return viewOf(type, found.row);
 }

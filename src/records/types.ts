@@ -16,7 +16,7 @@ import { validateName } from '../accounts/validate';
 import type { Tx } from '../store/connection';
 import { AccountRow, deleteAccount } from '../store/accounts';
 import { deleteRow, updateRow } from '../store/records';
-import type { GuardedTable } from '../store/permissions';
+import type { GuardedTable } from '../store/guarded-rows';
 import { createGroup, parseGroupName } from '../groups/manage';
 import { assertGroupNameFree } from '../groups/names';
 

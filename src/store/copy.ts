@@ -25,13 +25,25 @@ export const COPIED_TABLES: readonly TableName[] = [
   'refresh_token',
   'oidc_client',
   'oidc_payload',
+  'forward_app',
   'rate_counter',
   'known_signin',
   'recovery_code',
   'audit_event',
 ];
 
-const WITH_ID = new Set(['user_account', 'usergroup', 'membership', 'world', 'action', 'record_usergroup', 'account_token', 'recovery_code', 'audit_event']);
+const WITH_ID = new Set([
+  'user_account',
+  'usergroup',
+  'membership',
+  'world',
+  'action',
+  'record_usergroup',
+  'account_token',
+  'recovery_code',
+  'audit_event',
+  'forward_app',
+]);
 const BATCH = 200;
 /** The unique column paging orders by, for tables without an id (default: name). */
 const ORDER_KEY: Partial<Record<TableName, string | string[]>> = {

@@ -1,7 +1,7 @@
 /** Queries on groups: who is in one, which rows are shared with one, and groups by name. */
 import { op } from './handle';
 import { decodeRow } from './schema';
-import type { GuardedTable } from './permissions';
+import type { GuardedTable } from './guarded-rows';
 
 export interface GroupRow {
   id: number;

@@ -14,6 +14,7 @@ import * as filterTrigrams from '../../migrations/20261124000000_filter_trigrams
 import * as groupGates from '../../migrations/20261125000000_group_gates';
 import * as keyTokenTtl from '../../migrations/20261125000100_key_token_ttl';
 import * as knownSignins from '../../migrations/20261125000200_known_signins';
+import * as forwardAuth from '../../migrations/20261126000000_forward_auth';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -32,6 +33,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261125000000_group_gates', groupGates],
   ['20261125000100_key_token_ttl', keyTokenTtl],
   ['20261125000200_known_signins', knownSignins],
+  ['20261126000000_forward_auth', forwardAuth],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

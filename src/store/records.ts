@@ -1,8 +1,8 @@
 /** Writes of the record API on allow-listed tables and columns (the record types decide which). */
 import { AppError } from '../errors';
 import { atomically, op } from './handle';
-import { ident, GuardedTable } from './permissions';
-import type { ActionRow } from './permissions';
+import { ident, GuardedTable } from './guarded-rows';
+import type { ActionRow } from './guarded-rows';
 import { decodeRow } from './schema';
 
 /** Sets allow-listed columns of one row. */

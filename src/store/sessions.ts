@@ -12,6 +12,8 @@ export interface SessionRow {
   ended_at: number | null;
   client: string | null;
   user_agent: string | null;
+  /** The session passed a second factor (TOTP) when it opened. */
+  two_factor: boolean;
 }
 
 export interface RefreshRow {

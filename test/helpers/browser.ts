@@ -11,7 +11,7 @@ import type { Test } from 'tap';
 export const CHROMIUM = process.env.GATEHOUSE_TEST_CHROMIUM || '/usr/bin/chromium';
 export const SCREENS = path.join(__dirname, '..', '..', 'test-results', 'pages');
 
-export async function launch(t: Test): Promise<Browser> {
+export async function launch(t: Test, extraArgs: readonly string[] = []): Promise<Browser> {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -22,6 +22,7 @@ export async function launch(t: Test): Promise<Browser> {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...extraArgs,
     ],
   });
   t.teardown(() => browser.close());

@@ -37,6 +37,8 @@ export interface CallOptions {
   token?: string;
   headers?: Record<string, string>;
   contentType?: string;
+  /** 'manual' to see a redirect instead of following it. */
+  redirect?: 'follow' | 'manual' | 'error';
 }
 
 export interface Reply {
@@ -103,7 +105,7 @@ export async function startTestServer(t: Test, flags: Flags = {}, dataDir = temp
     if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
       headers['content-type'] = o.contentType ?? (urlPath.startsWith('/api/') ? 'application/vnd.api+json' : 'application/json');
     }
-    const res = await fetch(url + urlPath, { method, headers, body });
+    const res = await fetch(url + urlPath, { method, headers, body, redirect: o.redirect });
     const text = await res.text();
     let parsed: unknown = text;
     try {

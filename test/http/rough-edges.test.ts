@@ -30,6 +30,9 @@ t.test('--port 0: links, mailed links and the issuer name the bound port, never 
     'utf8',
   );
   t.match(eml, `${s.url}/verify-email#token=`, 'the mailed link');
+  // One unbroken line a person can copy: no quoted-printable soft breaks or =3D.
+  t.match(eml, new RegExp(`^ *${s.url.replace(/[.]/g, '\\.')}/verify-email#token=[A-Za-z0-9_-]{20,}$`, 'm'), 'the link is whole');
+  t.match(eml, /^Content-Transfer-Encoding: 8bit$/m);
   t.notMatch(eml, ':0/');
 
   const given = await startTestServer(t, { publicUrl: 'https://id.example.org' });

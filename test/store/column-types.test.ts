@@ -30,6 +30,8 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
   const grants = s.core.oidc.adapter('Grant');
   await grants.upsert('g1', { accountId: kimRef, grantId: 'g1', uid: 'u1' }, 600);
   await grants.consume('g1');
+  // An app behind forward authentication.
+  t.equal((await cli(s.dataDir, ['app', 'add', '--host', 'app.example.com', '--two-factor', '--path', '/x'])).code, 0);
   // A rotated key (retired_at, verify_until) and the settings of a store upgraded from HS256.
   t.equal((await cli(s.dataDir, ['keys', 'rotate'])).code, 0);
   await s.db('gatehouse_setting').insert([

@@ -6,7 +6,8 @@ import fc from 'fast-check';
 import { loadConfig } from '../../src/config';
 import { can, Principal } from '../../src/permission/check';
 import { MAX_PERMISSION, OPERATIONS } from '../../src/permission/bits';
-import { permittedSql, readGuarded, GuardedTable } from '../../src/store/permissions';
+import { permittedSql } from '../../src/store/readable';
+import { readGuarded, GuardedTable } from '../../src/store/guarded-rows';
 import { openTestStore, inspectionDb } from '../helpers/db';
 import { storeFlags, tempDir } from '../helpers/server';
 

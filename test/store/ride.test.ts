@@ -1,4 +1,4 @@
-// A read that rides along in the token check's statement (store/permissions.ts Ride: rows as one
+// A read that rides along in the token check's statement (store/request-facts.ts Ride: rows as one
 // JSON value; PostgreSQL's GET /api/<type>/<id>) answers exactly what the same read made on its
 // own answers: every column decoded to the same value and type, the groups a row is shared with,
 // a missing row. Run on both dialects (the JSON is built differently); the facts come back too.
@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { loadConfig } from '../../src/config';
 import { MAX_PERMISSION } from '../../src/permission/bits';
-import { guardedRide, readGuarded, readRequestFacts, readRequestFactsWith } from '../../src/store/permissions';
+import { guardedRide, readGuarded } from '../../src/store/guarded-rows';
+import { readRequestFacts, readRequestFactsWith } from '../../src/store/request-facts';
 import { openTestStore, inspectionDb } from '../helpers/db';
 import { storeFlags, tempDir } from '../helpers/server';
 

@@ -1,8 +1,8 @@
 /** The account page: profile, password, email, two-factor authentication, sessions. */
 import type { Context } from 'koa';
-import type { Caller } from '../../core';
+import type { ActionResult, Caller } from '../../core';
 import { field, form, html, Html, notice, page, raw } from './html';
-import { DONE, type Item, type PageKit, refusal, see, send, str } from './kit';
+import { DONE, type PageKit, refusal, see, send, str } from './kit';
 import { clearTokens, csrfToken, pageCaller, storeTokens, tokenCaller, tokensIn } from './session';
 import type { SessionView } from '../../core';
 
@@ -21,7 +21,7 @@ export function registerAccount(kit: PageKit) {
     const csrf = csrfToken(ctx, names);
     const me = await core.records.me(caller);
     const a = me.view.attributes as { email: string; name: string; email_verified: boolean; totp_enabled: boolean };
-    const sessions = (await run(caller, 'list_sessions', {})).find((i: Item) => i.ResponseType === 'sessions')!.Attributes.sessions as SessionView[];
+    const sessions: SessionView[] = [...((await run(caller, 'list_sessions', {})).sessions ?? [])];
     const profile = html`<section aria-labelledby="h-profile">
       <h2 id="h-profile">Profile</h2>
       <dl>
@@ -155,8 +155,8 @@ export function registerAccount(kit: PageKit) {
     });
 
   /** Actions that answer a new session (password, email, TOTP): keep this browser signed in. */
-  const keep = (ctx: Context, items: Item[]) => {
-    const tokens = tokensIn(items);
+  const keep = (ctx: Context, result: ActionResult) => {
+    const tokens = tokensIn(result);
     if (!tokens) return;
     storeTokens(ctx, names, tokens);
     ctx.state.renewed = tokenCaller(ctx, tokens.token);
@@ -182,26 +182,24 @@ export function registerAccount(kit: PageKit) {
     return '/account?done=email';
   });
   accountPost('/account/totp/enroll', async (_ctx, caller, body) => {
-    const items = await run(caller, 'totp_enroll', { password: str(body, 'totpPassword') });
-    const secret = items.find((i: Item) => i.ResponseType === 'totp.secret')!.Attributes as { secret: string; uri: string };
-    return { enrolment: { secret: secret.secret, uri: secret.uri } };
+    const { totpSecret } = await run(caller, 'totp_enroll', { password: str(body, 'totpPassword') });
+    return { enrolment: totpSecret };
   });
   accountPost('/account/totp/confirm', async (ctx, caller, body) => {
-    let items: Item[];
+    let result: ActionResult;
     try {
-      items = await run(caller, 'totp_confirm', { otp: str(body, 'otp').trim() });
+      result = await run(caller, 'totp_confirm', { otp: str(body, 'otp').trim() });
     } catch (err) {
       // A mistyped code keeps the enrolment in progress: the same QR code and key, not a new secret.
       const pending = await core.accounts.pendingTotp(caller);
       return { ...refusal(err), ...(pending ? { enrolment: pending } : {}) };
     }
-    keep(ctx, items);
-    return { recoveryCodes: items.find((i: Item) => i.ResponseType === 'totp.recovery_codes')!.Attributes.codes as string[] };
+    keep(ctx, result);
+    return { recoveryCodes: [...(result.recoveryCodes ?? [])] };
   });
   accountPost('/account/totp/disable', async (ctx, caller, body) => {
-    const code = str(body, 'otp').trim();
-    const second = /^\d{6}$/.test(code) ? { otp: code } : { recovery_code: code };
-    keep(ctx, await run(caller, 'totp_disable', { password: str(body, 'totpPassword'), ...second }));
+    // The core tells a code from a recovery code.
+    keep(ctx, await run(caller, 'totp_disable', { password: str(body, 'totpPassword'), otp: str(body, 'otp').trim() }));
     return '/account?done=totp_off';
   });
   accountPost('/account/sessions/revoke', async (_ctx, caller, body) => {

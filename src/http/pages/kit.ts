@@ -6,13 +6,11 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { AppError, isAppError } from '../../errors';
-import type { Caller, Core } from '../../core';
+import type { ActionResult, Caller, Core } from '../../core';
 import { errorStyle, STATUS } from '../errors';
 import { lazyKoaBody } from '../body';
 import { PAGE_CSP } from './html';
 import { assertSameSite, cookieNames, type PageCookies } from './session';
-
-export type Item = { ResponseType: string; Attributes: Record<string, unknown> };
 
 export function send(ctx: Context, status: number, body: string): void {
   ctx.status = status;
@@ -73,7 +71,7 @@ export interface PageKit {
   /** The rule as the server applies it (--password-min-length), not a copy of its default. */
   readonly passwordHint: string;
   /** Runs a user_account action for the caller, as the API would. */
-  run(caller: Caller, name: string, attributes: Record<string, unknown>): Promise<Item[]>;
+  run(caller: Caller, name: string, attributes: Record<string, unknown>): Promise<ActionResult>;
   /** Errors of this route answer as a page. */
   readonly html_: ReturnType<typeof errorStyle>;
   /** A form post: same site and CSRF token checked before anything runs. */
@@ -81,7 +79,7 @@ export interface PageKit {
 }
 
 export function pageKit(core: Core, router: Router): PageKit {
-  const names = cookieNames(core.config.publicUrl);
+  const names = cookieNames(core.config.publicUrl, core.config.cookieDomain);
   const parseForm = lazyKoaBody({ urlencoded: true, json: false, multipart: false, text: false, formLimit: '16kb' });
   const html_ = errorStyle('html');
   return {
@@ -89,7 +87,7 @@ export function pageKit(core: Core, router: Router): PageKit {
     router,
     names,
     passwordHint: `At least ${core.config.passwordMinLength} characters; a long phrase is best.`,
-    run: (caller, name, attributes) => core.actions.run(caller, 'user_account', name, attributes) as Promise<Item[]>,
+    run: (caller, name, attributes) => core.actions.run(caller, 'user_account', name, attributes),
     html_,
     post(path, handler) {
       router.post(path, html_, parseForm, async (ctx) => {

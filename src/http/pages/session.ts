@@ -8,7 +8,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import { AppError } from '../../errors';
-import type { Caller, Core } from '../../core';
+import type { ActionResult, Caller, Core } from '../../core';
 
 const NINETY_DAYS_S = 90 * 24 * 60 * 60;
 
@@ -18,13 +18,21 @@ export interface PageCookies {
   /** A random id per browser: one that signed in before is not held back by failures elsewhere. */
   device: string;
   secure: boolean;
+  /** The session cookie's Domain (--cookie-domain), or null for a host-only cookie. */
+  sessionDomain: string | null;
 }
 
-/** Under https the cookies take the __Host- prefix: Secure, Path=/, no Domain, by the browser's rule. */
-export function cookieNames(publicUrl: string): PageCookies {
+/**
+ * Under https the cookies take the __Host- prefix: Secure, Path=/, no Domain, by the browser's
+ * rule. With --cookie-domain the session cookie is set on that parent domain instead (so every
+ * app on its subdomains sees it, for forward authentication) and takes the __Secure- prefix; the
+ * CSRF and device cookies stay on Gatehouse's host.
+ */
+export function cookieNames(publicUrl: string, cookieDomain: string | null = null): PageCookies {
   const secure = publicUrl.startsWith('https:');
   const name = (base: string) => (secure ? `__Host-${base}` : base);
-  return { session: name('gatehouse_session'), csrf: name('gatehouse_csrf'), device: name('gatehouse_device'), secure };
+  const session = cookieDomain === null ? name('gatehouse_session') : secure ? '__Secure-gatehouse_session' : 'gatehouse_session';
+  return { session, csrf: name('gatehouse_csrf'), device: name('gatehouse_device'), secure, sessionDomain: cookieDomain };
 }
 
 export function readCookie(ctx: Context, name: string): string | undefined {
@@ -38,6 +46,7 @@ export function readCookie(ctx: Context, name: string): string | undefined {
 function setCookie(ctx: Context, names: PageCookies, name: string, value: string, maxAge: number): void {
   const attributes = [`${name}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${maxAge}`];
   if (names.secure) attributes.push('Secure');
+  if (name === names.session && names.sessionDomain !== null) attributes.push(`Domain=${names.sessionDomain}`);
   ctx.append('Set-Cookie', attributes.join('; '));
 }
 
@@ -87,18 +96,15 @@ export function clearTokens(ctx: Context, names: PageCookies): void {
   setCookie(ctx, names, names.session, '', 0);
 }
 
-function tokensOf(ctx: Context, names: PageCookies): Tokens | null {
+export function tokensOf(ctx: Context, names: PageCookies): Tokens | null {
   const value = readCookie(ctx, names.session);
   const [token, refresh] = (value ?? '').split('~');
   return token && refresh ? { token, refresh } : null;
 }
 
-/** The tokens in a list of action items (signin, refresh, password change answer them). */
-export function tokensIn(items: ReadonlyArray<{ ResponseType: string; Attributes: Record<string, unknown> }>): Tokens | null {
-  const get = (key: string) => items.find((i) => i.ResponseType === 'client.store.set' && i.Attributes.key === key)?.Attributes.value;
-  const token = get('token');
-  const refresh = get('refresh_token');
-  return typeof token === 'string' && typeof refresh === 'string' ? { token, refresh } : null;
+/** The session an action opened (signin, refresh, password change), as the cookie keeps it. */
+export function tokensIn(result: ActionResult): Tokens | null {
+  return result.session ? { token: result.session.token, refresh: result.session.refreshToken } : null;
 }
 
 const deviceOf = (ctx: Context): string | null => {
@@ -106,10 +112,10 @@ const deviceOf = (ctx: Context): string | null => {
   return value && RANDOM_ID.test(value) ? value : null;
 };
 
-export const guestCaller = (ctx: Context): Caller => ({ authorization: null, client: ctx.ip, userAgent: ctx.get('user-agent') || null, device: deviceOf(ctx) });
+export const guestCaller = (ctx: Context): Caller => ({ token: null, client: ctx.ip, userAgent: ctx.get('user-agent') || null, device: deviceOf(ctx) });
 
 /** This browser's request, carrying a page session's access token. */
-export const tokenCaller = (ctx: Context, token: string): Caller => ({ ...guestCaller(ctx), authorization: `Bearer ${token}` });
+export const tokenCaller = (ctx: Context, token: string): Caller => ({ ...guestCaller(ctx), token });
 
 /**
  * The signed-in caller of a page, or null: an expired access token is renewed with the refresh

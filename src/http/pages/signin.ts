@@ -1,5 +1,6 @@
 /** The sign-in page (and the TOTP step after the password), and signing out. */
 import type { Context } from 'koa';
+import { safeReturn } from '../../core';
 import { isAppError } from '../../errors';
 import { field, form, html, Html, notice, page, raw } from './html';
 import { DONE, type PageKit, refusal, see, send, str, message } from './kit';
@@ -10,11 +11,17 @@ export function registerSignin(kit: PageKit) {
   const { core, router, names, run, html_, post } = kit;
   // ---- Sign in -------------------------------------------------------------------------------
   const signupOpen = async () => (await core.signupStatus()).open;
-  const signinPage = async (ctx: Context, o: { status?: number; error?: string; info?: string; email?: string; otp?: boolean; returnTo?: string } = {}) => {
+  /** Where to go after signing in, for forward authentication: only addresses safeReturn allows. */
+  const returnAddress = (raw: unknown) => safeReturn(raw, core.config.publicUrl, core.config.cookieDomain);
+  const signinPage = async (
+    ctx: Context,
+    o: { status?: number; error?: string; info?: string; email?: string; otp?: boolean; returnTo?: string; rd?: string | null } = {},
+  ) => {
     const csrf = csrfToken(ctx, names);
     ensureDevice(ctx, names);
     const fields: Html[] = [
       o.returnTo ? html`<input type="hidden" name="return_to" value="${o.returnTo}" />` : raw(''),
+      o.rd ? html`<input type="hidden" name="rd" value="${o.rd}" />` : raw(''),
       field('email', 'Email', { type: 'email', autocomplete: 'username', value: o.email, autofocus: !o.email }),
       field('password', 'Password', { type: 'password', autocomplete: 'current-password', autofocus: Boolean(o.email) && !o.otp }),
     ];
@@ -45,8 +52,10 @@ export function registerSignin(kit: PageKit) {
   };
 
   router.get('/signin', html_, async (ctx) => {
-    if (await pageCaller(ctx, core, names)) return see(ctx, '/account');
-    await signinPage(ctx, { info: DONE[String(ctx.query.done)] });
+    const rd = returnAddress(ctx.query.rd);
+    // Already signed in (the cookie renewed if its access token had expired): straight back to the app.
+    if (await pageCaller(ctx, core, names)) return see(ctx, rd ?? '/account');
+    await signinPage(ctx, { info: DONE[String(ctx.query.done)], rd });
   });
 
   post('/signin', async (ctx) => {
@@ -57,6 +66,8 @@ export function registerSignin(kit: PageKit) {
     if (str(body, 'recovery_code')) attributes.recovery_code = str(body, 'recovery_code').trim();
     // Back to an OpenID Connect sign-in after signing in; nowhere else (no open redirect).
     const returnTo = INTERACTION_PATH.test(str(body, 'return_to')) ? str(body, 'return_to') : undefined;
+    // Or back to an app behind forward authentication, on the cookie domain.
+    const rd = returnAddress(str(body, 'rd'));
     try {
       const previous = await pageCaller(ctx, core, names);
       const tokens = tokensIn(await run(guestCaller(ctx), 'signin', attributes));
@@ -64,7 +75,7 @@ export function registerSignin(kit: PageKit) {
       // Signing in again on this browser (another person, or again for prompt=login) ends the
       // session the cookie held: one browser, one page session.
       if (previous) await run(previous, 'signout', {}).catch(() => undefined);
-      return see(ctx, returnTo ?? '/account');
+      return see(ctx, returnTo ?? rd ?? '/account');
     } catch (err) {
       const code = isAppError(err) ? err.code : null;
       const needsCode = code === 'otp_required' || code === 'otp_invalid';
@@ -74,6 +85,7 @@ export function registerSignin(kit: PageKit) {
         email,
         otp: needsCode,
         returnTo,
+        rd,
       });
     }
   });

@@ -1,24 +1,12 @@
 /**
- * Bearer token → Principal. No credentials makes a guest; a token that is present but not
+ * Bearer token (http/caller.ts takes it out of the Authorization header) → Principal. No credentials makes a guest; a token that is present but not
  * valid (bad signature, expired, stale auth_version, account gone or disabled) is refused, never
  * downgraded to a guest.
  */
 import type { Services } from '../services';
 import { GUEST, Guarded, Principal } from '../permission/check';
-import { readRequestFacts, readRequestFactsWith, type RequestFacts, type Ride } from '../store/permissions';
-import { invalidToken, type Verified } from './tokens';
-
-/** Some clients send these instead of leaving the header out. */
-const PLACEHOLDERS = new Set(['', 'null', 'undefined']);
-
-/** The token in an Authorization header, or null when the header carries no bearer credentials. */
-export function bearerToken(header: string | undefined | null): string | null {
-  if (!header) return null;
-  const m = /^Bearer(?:\s+(.*))?$/i.exec(header.trim());
-  if (!m) return null;
-  const token = (m[1] ?? '').trim();
-  return PLACEHOLDERS.has(token) ? null : token;
-}
+import { readRequestFacts, readRequestFactsWith, type RequestFacts, type Ride } from '../store/request-facts';
+import { invalidToken, type Verified } from '../auth/tokens';
 
 /**
  * The caller, and (when `table` is given) that record type's table permission, read together in
@@ -26,10 +14,9 @@ export function bearerToken(header: string | undefined | null): string | null {
  */
 export async function authenticate(
   s: Services,
-  header: string | null,
+  token: string | null,
   table: string | null = null,
 ): Promise<{ principal: Principal; table?: Guarded; session: string | null }> {
-  const token = bearerToken(header);
   const verified = token === null ? null : await s.tokens.verify(token);
   return decide(verified, await factsFor(s, verified, table));
 }
@@ -46,11 +33,10 @@ const lastPrincipal = new WeakMap<Verified, Principal>();
  */
 export async function authenticateWith<T>(
   s: Services,
-  header: string | null,
+  token: string | null,
   table: string | null,
   read: (principal: Principal) => Promise<T>,
 ): Promise<{ principal: Principal; table?: Guarded; session: string | null; value: T }> {
-  const token = bearerToken(header);
   const verified = token === null ? null : await s.tokens.verify(token);
   const hint = verified === null ? GUEST : lastPrincipal.get(verified);
   const early =
@@ -69,14 +55,22 @@ export async function authenticateWith<T>(
 }
 
 /**
- * authenticate(), with a read that does not depend on who asks (a row by id) made in the same
- * statement as the token's store check: one round trip instead of two (PostgreSQL's get).
+ * authenticate(), with a read made in the same statement as the token's store check: one round
+ * trip instead of two. The read may be keyed by who the token names (its account and session,
+ * from the verified claims, before the store is asked: forward authentication) or not at all (a
+ * row by id: PostgreSQL's get). The read is believed only together with
+ * the check's answer (an invalid token is refused whatever the read gave).
  */
-export async function authenticateAlong<T>(s: Services, header: string | null, ride: Ride<T>): Promise<{ principal: Principal; value: T }> {
-  const token = bearerToken(header);
+export async function authenticateRiding<T>(
+  s: Services,
+  token: string | null,
+  ride: (subject: { referenceId: string; sid: string | null } | null) => Ride<T>,
+): Promise<{ principal: Principal; session: string | null; value: T }> {
   const verified = token === null ? null : await s.tokens.verify(token);
-  const { facts, value } = await readRequestFactsWith(s.store.root, subjectOf(verified), null, ride);
-  return { principal: decide(verified, facts).principal, value };
+  const subject = subjectOf(verified);
+  const { facts, value } = await readRequestFactsWith(s.store.root, subject, null, ride(subject && { referenceId: subject.referenceId, sid: subject.sid }));
+  const { principal, session } = decide(verified, facts);
+  return { principal, session, value };
 }
 
 const subjectOf = (verified: Verified | null) => verified && { referenceId: verified.claims.sub, kid: verified.kid, sid: verified.claims.sid ?? null };

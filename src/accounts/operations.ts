@@ -1,0 +1,99 @@
+/**
+ * The accounts domain's operations, as the front ends call them: create, list and change
+ * accounts (administrators and the shell), and a caller's own pending TOTP enrolment.
+ */
+import type { Actor, Caller } from '../actor';
+import type { Services } from '../services';
+import { actorOf, requireAdministrator } from '../access/caller';
+import { findAccountById } from '../store/accounts';
+import { totpUri } from '../auth/totp';
+import { bootstrapAdmin, BootstrapOutcome } from './bootstrap';
+import { createAccount, newAccountFrom } from './create';
+import { demote, findAccountByEmail, promote, resetTotp, revokeSessions, setDisabled, setPassword, unlockAccount } from './lifecycle';
+import { AccountView, listAccountViews, viewAccount } from './views';
+import { listSessions, revokeSession, SessionView } from './sessions';
+
+/** Operator input for a new account (passwords never come from arguments). */
+export interface AccountInput {
+  email: string;
+  name?: string;
+  password: string;
+}
+
+type Changed = Promise<{ account: AccountView; changed: boolean }>;
+
+export interface AccountOperations {
+  bootstrapAdmin(actor: Actor, input: AccountInput): Promise<{ outcome: BootstrapOutcome; referenceId: string }>;
+  create(actor: Actor, input: AccountInput): Promise<AccountView>;
+  list(actor: Actor): Promise<AccountView[]>;
+  show(actor: Actor, email: string): Promise<AccountView>;
+  setDisabled(actor: Actor, email: string, disabled: boolean): Changed;
+  setPassword(actor: Actor, email: string, password: string): Promise<AccountView>;
+  revokeSessions(actor: Actor, email: string): Promise<AccountView>;
+  unlock(actor: Actor, email: string): Promise<{ account: AccountView; unlocked: boolean }>;
+  resetTotp(actor: Actor, email: string): Changed;
+  promote(actor: Actor, email: string): Changed;
+  demote(actor: Actor, email: string): Changed;
+  /** The caller's TOTP enrolment in progress (enrolled, not yet confirmed), or null. */
+  pendingTotp(caller: Caller): Promise<{ secret: string; uri: string } | null>;
+  /** The account's open sessions, newest first. */
+  sessions(actor: Actor, email: string): Promise<{ account: AccountView; sessions: SessionView[] }>;
+  /** Ends one session: its tokens are refused on the next request, on every instance. */
+  revokeSession(actor: Actor, email: string, sessionId: string): Promise<AccountView>;
+}
+
+export function accountOperations(s: Services): AccountOperations {
+  const view = async (email: string) => viewAccount(s, await findAccountByEmail(s, email));
+  /** A state change's answer for the shell: the account as it is now, and whether anything changed. */
+  const changed = async (email: string, change: Promise<{ changed: boolean }>) => ({ changed: (await change).changed, account: await view(email) });
+  return {
+    bootstrapAdmin: (actor, input) => bootstrapAdmin(s, actor, input),
+    async create(actor, input) {
+      requireAdministrator(actor, 'create accounts from here');
+      const created = await createAccount(s, actor, newAccountFrom(input, s.config.passwordMinLength));
+      return view(created.email);
+    },
+    async list(actor) {
+      requireAdministrator(actor, 'list accounts');
+      return listAccountViews(s);
+    },
+    async show(actor, email) {
+      requireAdministrator(actor, 'read accounts');
+      return view(email);
+    },
+    setDisabled: (actor, email, disabled) => changed(email, setDisabled(s, actor, email, disabled)),
+    async setPassword(actor, email, password) {
+      await setPassword(s, actor, email, password);
+      return view(email);
+    },
+    async revokeSessions(actor, email) {
+      requireAdministrator(actor, 'end sessions of other accounts');
+      await revokeSessions(s, actor, await findAccountByEmail(s, email));
+      return view(email);
+    },
+    async unlock(actor, email) {
+      const r = await unlockAccount(s, actor, email);
+      return { account: await view(email), unlocked: r.unlocked };
+    },
+    resetTotp: (actor, email) => changed(email, resetTotp(s, actor, email)),
+    promote: (actor, email) => changed(email, promote(s, actor, email)),
+    demote: (actor, email) => changed(email, demote(s, actor, email)),
+    async pendingTotp(caller) {
+      const { principal } = await actorOf(s, caller);
+      const account = principal.accountId === null ? undefined : await findAccountById(s.store.root, principal.accountId);
+      if (!account || account.totp_enabled || !account.totp_secret) return null;
+      return { secret: account.totp_secret, uri: totpUri(account.totp_secret, account.email) };
+    },
+    async sessions(actor, email) {
+      requireAdministrator(actor, 'list the sessions of other accounts');
+      const account = await findAccountByEmail(s, email);
+      return { account: await viewAccount(s, account), sessions: await listSessions(s, account.id, actor.session) };
+    },
+    async revokeSession(actor, email, sessionId) {
+      requireAdministrator(actor, 'end sessions of other accounts');
+      const account = await findAccountByEmail(s, email);
+      await revokeSession(s, actor, account.id, sessionId);
+      return viewAccount(s, account);
+    },
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * Forward authentication (contract section 11): reverse proxies ask, for every request to an app
+ * behind them, whether it may pass. `GET /auth/forward` takes the original request from Caddy's
+ * and Traefik's X-Forwarded-* headers; `GET /auth/request` from nginx's X-Original-URL and
+ * X-Original-Method. Both are believed only from --trust-proxy peers. The caller is the pages'
+ * session cookie (set on --cookie-domain for apps on subdomains) or a bearer access token.
+ *
+ * Answers: 200 with every Remote-* header (empty when unknown: Caddy 2.6 would otherwise pass its
+ * placeholder text to the app); not signed in → a redirect to /signin?rd=<the original URL> for
+ * a browser navigation at /auth/forward (302 for GET/HEAD, 303 otherwise), else 401 (nginx turns
+ * it into a redirect with the Location header given here); 403 when signed in but not allowed or
+ * when no app covers the host; 400 for a request that cannot be read; 503 when the store is down.
+ */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { Core, ForwardDecision } from '../core';
+import { AppError } from '../errors';
+import { bearerToken } from './caller';
+import { peerTrusted } from './client-address';
+import { cookieNames, tokensOf } from './pages/session';
+import type { Metrics } from './metrics';
+
+const METHOD = /^[A-Za-z]{1,16}$/;
+const MAX_URL = 8192;
+
+type Original = { method: string; url: URL } | { problem: string };
+
+function fromForwarded(ctx: Context): Original {
+  const proto = (ctx.get('x-forwarded-proto') || 'http').split(',')[0].trim().toLowerCase();
+  const host = ctx.get('x-forwarded-host').split(',')[0].trim();
+  const uri = ctx.get('x-forwarded-uri') || '/';
+  const method = ctx.get('x-forwarded-method') || 'GET';
+  if (proto !== 'http' && proto !== 'https') return { problem: 'X-Forwarded-Proto must be http or https' };
+  if (host === '') return { problem: 'X-Forwarded-Host is missing: the proxy must send the original request (see docs/forward-auth.md)' };
+  if (!uri.startsWith('/') || uri.length > MAX_URL) return { problem: 'X-Forwarded-Uri must be a path starting with /' };
+  return parse(method, `${proto}://${host}${uri}`);
+}
+
+function fromOriginal(ctx: Context): Original {
+  const raw = ctx.get('x-original-url');
+  if (raw === '') return { problem: 'X-Original-URL is missing: the proxy must send the original request (see docs/forward-auth.md)' };
+  if (raw.length > MAX_URL) return { problem: 'X-Original-URL is too long' };
+  return parse(ctx.get('x-original-method') || 'GET', raw);
+}
+
+function parse(method: string, raw: string): Original {
+  if (!METHOD.test(method)) return { problem: 'the original method is not an HTTP method' };
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { problem: 'the original request is not a URL' };
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '')
+    return { problem: 'the original URL must be http(s) without credentials' };
+  return { method: method.toUpperCase(), url };
+}
+
+function text(ctx: Context, status: number, body: string): void {
+  ctx.status = status;
+  ctx.type = 'text/plain; charset=utf-8';
+  ctx.body = body + '\n';
+}
+
+/** A header value as bytes on the wire: UTF-8 (Node refuses characters past Latin-1), no line breaks. */
+const headerValue = (v: string) => Buffer.from(v.replace(/[\r\n]/g, ' '), 'utf8').toString('latin1');
+
+export function registerForward(router: Router, core: Core, metrics: Metrics): void {
+  const names = () => cookieNames(core.config.publicUrl, core.config.cookieDomain);
+  const signinUrl = (url: URL) => `${core.config.publicUrl}/signin?rd=${encodeURIComponent(url.toString())}`;
+
+  const handle = (kind: 'forward' | 'request') => async (ctx: Context) => {
+    if (!peerTrusted(ctx.req.socket.remoteAddress ?? '', core.config.trustProxy)) {
+      metrics.forward('untrusted');
+      return text(ctx, 403, 'forwarded headers are believed only from trusted proxies: start Gatehouse with --trust-proxy naming this proxy');
+    }
+    const original = kind === 'forward' ? fromForwarded(ctx) : fromOriginal(ctx);
+    if ('problem' in original) {
+      metrics.forward('bad_request');
+      return text(ctx, 400, original.problem);
+    }
+    const token = bearerToken(ctx.get('authorization')) ?? tokensOf(ctx, names())?.token ?? null;
+    let decision: ForwardDecision;
+    try {
+      decision = await core.apps.forward({ token, client: ctx.ip, userAgent: ctx.get('user-agent') || null }, original);
+    } catch (err) {
+      // The store being down is the one failure a proxy should see as such; anything the caller sent is a 4xx.
+      if (err instanceof AppError && err.code !== 'unavailable') {
+        metrics.forward('bad_request');
+        return text(ctx, 400, err.message);
+      }
+      throw err;
+    }
+    metrics.forward(decision.outcome === 'denied' ? `denied_${decision.reason}` : decision.outcome);
+    if (decision.outcome === 'allowed') {
+      const u = decision.user;
+      ctx.set('Remote-User', u?.id ?? '');
+      ctx.set('Remote-Email', headerValue(u?.email ?? ''));
+      ctx.set('Remote-Name', headerValue(u?.name ?? ''));
+      ctx.set('Remote-Groups', headerValue(u?.groups.join(',') ?? ''));
+      ctx.status = 200;
+      ctx.body = '';
+      return;
+    }
+    if (decision.outcome === 'denied') {
+      const why = {
+        no_app: 'no app covers this address',
+        not_member: 'your account is not in a group this app allows',
+        two_factor: 'this app requires signing in with two-factor authentication',
+      };
+      return text(ctx, 403, why[decision.reason]);
+    }
+    // Not signed in: a browser navigation is sent to sign in and brought back (rd); an XHR or an API client gets 401.
+    const target = signinUrl(original.url);
+    if (kind === 'forward' && /text\/html/i.test(ctx.get('accept'))) {
+      ctx.status = ['GET', 'HEAD'].includes(original.method) ? 302 : 303;
+      ctx.set('Location', target);
+      ctx.body = '';
+      return;
+    }
+    ctx.set('Location', target);
+    ctx.set('WWW-Authenticate', 'Bearer');
+    text(ctx, 401, 'sign in first');
+  };
+  router.all('/auth/forward', handle('forward'));
+  router.all('/auth/request', handle('request'));
+}

@@ -1,0 +1,70 @@
+/**
+ * The OpenID Connect domain's operations: relying parties managed from the shell, and what the
+ * provider (http/oidc.ts) is built on.
+ */
+import type { Actor, Caller } from '../actor';
+import type { Services } from '../services';
+import { actorOf, requireAdministrator } from '../access/caller';
+import { latestGrant, oidcCookieKey } from '../store/oidc';
+import { addClient, ClientView, listClientViews, NewClient, removeClient, rotateClientSecret, showClient } from './clients';
+import { adapterFor, claimsOf, clientPolicy, OidcClaims, pageSessionOf, ProviderAdapter } from './support';
+
+/** Relying parties of the OpenID Connect provider, managed from the shell. */
+export interface ClientOperations {
+  add(actor: Actor, input: NewClient): Promise<ClientView & { client_secret?: string }>;
+  list(actor: Actor): Promise<ClientView[]>;
+  show(actor: Actor, clientId: string): Promise<ClientView>;
+  remove(actor: Actor, clientId: string): Promise<ClientView>;
+  rotateSecret(actor: Actor, clientId: string): Promise<{ client_id: string; client_secret: string }>;
+}
+
+/** What the OpenID Connect provider (http/oidc.ts) is built on. */
+export interface OidcOperations {
+  adapter(model: string): ProviderAdapter;
+  claims(sub: string): Promise<OidcClaims | undefined>;
+  clientPolicy(clientId: string, sub: string | null): Promise<{ firstParty: boolean; allowed: boolean; name: string }>;
+  /** The account's live grant to a client, from any earlier session. */
+  latestGrant(sub: string, clientId: string): Promise<string | undefined>;
+  /** The account behind a page session and when it signed in (seconds), or null. */
+  pageSession(caller: Caller): Promise<{ sub: string; authTime: number } | null>;
+  /** The signing keys as private JWKs (never served), and a version that changes with them. */
+  signingKeys(): Promise<{ version: string; keys: ReadonlyArray<Record<string, unknown>> }>;
+  cookieKey(): Promise<string>;
+}
+
+export function clientOperations(s: Services): ClientOperations {
+  return {
+    async add(actor, input) {
+      requireAdministrator(actor, 'register clients');
+      return addClient(s, actor, input);
+    },
+    async list(actor) {
+      requireAdministrator(actor, 'list clients');
+      return listClientViews(s);
+    },
+    async show(actor, clientId) {
+      requireAdministrator(actor, 'read clients');
+      return showClient(s, clientId);
+    },
+    async remove(actor, clientId) {
+      requireAdministrator(actor, 'remove clients');
+      return removeClient(s, actor, clientId);
+    },
+    async rotateSecret(actor, clientId) {
+      requireAdministrator(actor, 'rotate client secrets');
+      return rotateClientSecret(s, actor, clientId);
+    },
+  };
+}
+
+export function oidcOperations(s: Services): OidcOperations {
+  return {
+    adapter: (model) => adapterFor(s, model),
+    claims: (sub) => claimsOf(s, sub),
+    clientPolicy: (clientId, sub) => clientPolicy(s, clientId, sub),
+    latestGrant: (sub, clientId) => latestGrant(s.store.root, sub, clientId),
+    pageSession: async (caller) => pageSessionOf(s, await actorOf(s, caller)),
+    signingKeys: () => s.keys.privateJwks(),
+    cookieKey: () => oidcCookieKey(s.store.root),
+  };
+}

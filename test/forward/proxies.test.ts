@@ -1,0 +1,145 @@
+// Forward authentication through the real proxies (Debian's nginx and Caddy), running the
+// configuration blocks docs/forward-auth.md shows, in front of a backend that echoes what it got.
+// Chromium (its resolver mapping *.gh.test to 127.0.0.1) opens an app, signs in, comes back, and
+// opens the other app without signing in again: one cookie on the parent domain.
+import http from 'node:http';
+import { generate } from 'otplib';
+import t from 'tap';
+import { cli } from '../helpers/cli';
+import { freePort, launch, screenshots } from '../helpers/browser';
+import { docBlock, startCaddy, startEcho, startNginx } from '../helpers/proxies';
+import { PASSWORD, setSignup, startTestServer } from '../helpers/server';
+
+async function setUp(t: Parameters<typeof startTestServer>[0]) {
+  const [gatePort, nginxPort, caddyPort] = [await freePort(), await freePort(), await freePort()];
+  const s = await startTestServer(t, { port: gatePort, publicUrl: `http://auth.gh.test:${gatePort}`, cookieDomain: 'gh.test', trustProxy: '127.0.0.1' });
+  const backend = await startEcho(t);
+  // The documented blocks, with this run's names and ports.
+  const nginx = docBlock('nginx')
+    .replace('listen 80;', `listen 127.0.0.1:${nginxPort};`)
+    .replace('grafana.example.com', 'grafana.gh.test')
+    .replace('127.0.0.1:6336', `127.0.0.1:${gatePort}`)
+    .replace('127.0.0.1:3000', `127.0.0.1:${backend}`);
+  const caddy = docBlock('caddy')
+    .replace('files.example.com {', `http://files.gh.test:${caddyPort} {`)
+    .replace('127.0.0.1:6336', `127.0.0.1:${gatePort}`)
+    .replace('127.0.0.1:3000', `127.0.0.1:${backend}`);
+  await startNginx(t, nginx, nginxPort);
+  await startCaddy(t, caddy, caddyPort);
+
+  await s.signup('admin@example.com');
+  const admin = await s.signin('admin@example.com');
+  await setSignup(s, admin, 2097057);
+  await s.signup('alex@example.com');
+  await s.signup('sam@example.com');
+  await cli(s.dataDir, ['group', 'create', 'family']);
+  await cli(s.dataDir, ['group', 'add', 'family', 'alex@example.com']);
+  await cli(s.dataDir, ['app', 'add', '--host', 'grafana.gh.test', '--allow-group', 'family']);
+  await cli(s.dataDir, ['app', 'add', '--host', 'files.gh.test', '--bypass-path', '/share']);
+  const grafana = `http://grafana.gh.test:${nginxPort}`;
+  const files = `http://files.gh.test:${caddyPort}`;
+  return { s, grafana, files, gatePort };
+}
+
+const browserArgs = ['--host-resolver-rules=MAP *.gh.test 127.0.0.1'];
+
+t.test('nginx and Caddy: sign in once, come back, open the other app; the backend sees Remote-*', async (t) => {
+  const { grafana, files, gatePort } = await setUp(t);
+  const browser = await launch(t, browserArgs);
+  const page = await browser.newPage();
+
+  await page.goto(`${grafana}/d/1?from=now-6h&to=now`);
+  t.equal(new URL(page.url()).host, `auth.gh.test:${gatePort}`, 'nginx sent the browser to sign in');
+  t.equal(new URL(page.url()).searchParams.get('rd'), `${grafana}/d/1?from=now-6h&to=now`, 'with the whole address to come back to');
+  await screenshots(page, 'forward-signin');
+  await page.fill('input[name=email]', 'alex@example.com');
+  await page.fill('input[name=password]', PASSWORD);
+  await Promise.all([page.waitForURL(`${grafana}/**`), page.click('button[type=submit]')]);
+  const seen = JSON.parse((await page.textContent('body')) ?? '{}');
+  t.equal(seen.url, '/d/1?from=now-6h&to=now', 'back at the app, the query kept');
+  t.equal(seen.headers['remote-email'], 'alex@example.com');
+  t.equal(seen.headers['remote-name'], 'alex');
+  t.equal(seen.headers['remote-groups'], 'family,users');
+  t.match(seen.headers['remote-user'], /^[0-9a-f-]{36}$/);
+
+  // Single sign-on: the cookie on gh.test opens the app behind Caddy too.
+  await page.goto(`${files}/docs/a.txt`);
+  const viaCaddy = JSON.parse((await page.textContent('body')) ?? '{}');
+  t.equal(viaCaddy.url, '/docs/a.txt', 'Caddy let the same session through');
+  t.equal(viaCaddy.headers['remote-email'], 'alex@example.com');
+  t.equal(viaCaddy.headers['remote-user'], seen.headers['remote-user']);
+
+  // Headers the browser sends itself never reach the app as its own.
+  const spoof = (await page.evaluate(async () =>
+    (await fetch('/docs/b', { headers: { 'Remote-User': 'admin', 'Remote-Groups': 'administrators' } })).json(),
+  )) as { headers: Record<string, string> };
+  t.equal(spoof.headers['remote-groups'], 'family,users', 'Caddy replaced the spoofed Remote-Groups');
+  t.equal(spoof.headers['remote-user'], seen.headers['remote-user']);
+
+  // Sign out on Gatehouse: both apps ask for sign-in again at once.
+  await page.goto(`http://auth.gh.test:${gatePort}/account`);
+  await Promise.all([page.waitForURL(/\/signin/), page.click('form[action="/signout"] button')]);
+  await page.goto(`${grafana}/d/1`);
+  t.match(page.url(), /\/signin\?rd=/, 'nginx: signed out');
+  const xhr = await page
+    .evaluate(async (url) => (await fetch(url, { headers: { accept: 'application/json' }, redirect: 'manual' })).status, `${files}/x`)
+    .catch(() => 0);
+  void xhr;
+  await page.goto(`${files}/docs/a.txt`);
+  t.match(page.url(), /\/signin\?rd=/, 'Caddy: signed out');
+  await page.goto(`${files}/share/link`);
+  t.equal(JSON.parse((await page.textContent('body')) ?? '{}').url, '/share/link', 'a bypass path opens without signing in');
+});
+
+t.test('nginx and Caddy: an outsider gets 403; XHRs get 401; an unknown host is refused', async (t) => {
+  const { grafana, files, s } = await setUp(t);
+  const sam = await s.signin('sam@example.com');
+  // Node's fetch cannot set Host: ask 127.0.0.1 with the Host header a browser would send.
+  const get = (url: string, headers: Record<string, string> = {}) =>
+    new Promise<{ status: number; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
+      const u = new URL(url);
+      http
+        .get({ host: '127.0.0.1', port: u.port, path: u.pathname + u.search, headers: { host: u.host, ...headers } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+        })
+        .on('error', reject);
+    });
+  const asSam = { authorization: `Bearer ${sam}`, accept: 'text/html' };
+  t.equal((await get(`${grafana}/`, asSam)).status, 403, 'nginx: not in family');
+  t.equal((await get(`${files}/`, asSam)).status, 200, 'Caddy: any account');
+  const xhrNginx = await get(`${grafana}/api`, { accept: 'application/json' });
+  t.equal(xhrNginx.status, 302, "nginx turns every 401 into the sign-in redirect (error_page); the app's XHR sees the redirect");
+  const xhrCaddy = await get(`${files}/api`, { accept: 'application/json' });
+  t.equal(xhrCaddy.status, 401, 'Caddy: an XHR gets 401, not a redirect');
+  const browserCaddy = await get(`${files}/x`, { accept: 'text/html' });
+  t.equal(browserCaddy.status, 302);
+  t.match(browserCaddy.headers.location, /\/signin\?rd=http%3A%2F%2Ffiles\.gh\.test/);
+  await cli(s.dataDir, ['app', 'remove', 'files.gh.test']);
+  t.equal((await get(`${files}/`, asSam)).status, 403, 'Caddy: the app was removed while the servers ran');
+});
+
+t.test('Caddy: the two-factor step keeps the way back', async (t) => {
+  const { s, files } = await setUp(t);
+  const sam = await s.signin('sam@example.com');
+  const enrol = await s.action('user_account', 'totp_enroll', { password: PASSWORD }, sam);
+  const secret = enrol.body.find((i: { ResponseType: string }) => i.ResponseType === 'totp.secret').Attributes.secret;
+  t.equal((await s.action('user_account', 'totp_confirm', { otp: await generate({ secret }) }, sam)).status, 200);
+
+  const browser = await launch(t, browserArgs);
+  const page = await browser.newPage();
+  await page.goto(`${files}/docs/report.pdf`);
+  t.match(page.url(), /\/signin\?rd=/);
+  await page.fill('input[name=email]', 'sam@example.com');
+  await page.fill('input[name=password]', PASSWORD);
+  await page.click('button[type=submit]');
+  await page.waitForSelector('input[name=otp]');
+  await screenshots(page, 'forward-totp-step');
+  await page.fill('input[name=password]', PASSWORD);
+  // The next step's code: the one that turned TOTP on may not be used twice.
+  await page.fill('input[name=otp]', await generate({ secret, epoch: Math.floor(Date.now() / 1000) + 30 }));
+  await Promise.all([page.waitForURL(`${files}/**`), page.click('button[type=submit]')]);
+  const seen = JSON.parse((await page.textContent('body')) ?? '{}');
+  t.equal(seen.url, '/docs/report.pdf', 'back at the app after the code');
+  t.equal(seen.headers['remote-email'], 'sam@example.com');
+});

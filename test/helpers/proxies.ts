@@ -1,0 +1,98 @@
+/**
+ * Debian's nginx and Caddy, started by the tests on free ports (installed by .ci/run when
+ * missing), with the configuration blocks docs/forward-auth.md shows, and a small backend that
+ * answers with what it received.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import type { Test } from 'tap';
+import { tempDir } from './server';
+
+export const DOC = path.join(__dirname, '..', '..', 'docs', 'forward-auth.md');
+
+/** The fenced block after `<!-- name: … -->` in docs/forward-auth.md. */
+export function docBlock(name: 'nginx' | 'caddy'): string {
+  const doc = fs.readFileSync(DOC, 'utf8');
+  const m = new RegExp(`<!-- ${name}:[^\\n]*-->\\n\`\`\`[a-z]*\\n([\\s\\S]*?)\\n\`\`\``).exec(doc);
+  if (!m) throw new Error(`docs/forward-auth.md has no ${name} block`);
+  return m[1];
+}
+
+/** A backend that answers every request with JSON: the method, path and headers it got. */
+export async function startEcho(t: Test): Promise<number> {
+  const server = http.createServer((req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return (server.address() as net.AddressInfo).port;
+}
+
+async function waitForPort(port: number, child: ChildProcess, log: () => string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (child.exitCode !== null) throw new Error(`the proxy exited (${child.exitCode}): ${log()}`);
+    const open = await new Promise<boolean>((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.on('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`the proxy did not listen on ${port}: ${log()}`);
+}
+
+function run(t: Test, cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): { child: ChildProcess; log: () => string } {
+  let out = '';
+  const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  );
+  return { child, log: () => out };
+}
+
+/** nginx with one server block, as root (`user root;`), in the foreground, its temp paths in a fresh folder. */
+export async function startNginx(t: Test, serverBlock: string, port: number): Promise<void> {
+  const dir = tempDir(t, 'gh-nginx-');
+  const conf = `user root;
+daemon off;
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+${serverBlock}
+}
+`;
+  fs.writeFileSync(path.join(dir, 'nginx.conf'), conf);
+  const { child, log } = run(t, 'nginx', ['-p', dir, '-c', path.join(dir, 'nginx.conf')]);
+  await waitForPort(port, child, () => log() + (fs.existsSync(path.join(dir, 'error.log')) ? fs.readFileSync(path.join(dir, 'error.log'), 'utf8') : ''));
+}
+
+/** Caddy with one site block (admin endpoint off, no automatic https), HOME and XDG folders in a fresh folder. */
+export async function startCaddy(t: Test, siteBlock: string, port: number): Promise<void> {
+  const dir = tempDir(t, 'gh-caddy-');
+  fs.writeFileSync(path.join(dir, 'Caddyfile'), `{\n  admin off\n  auto_https off\n}\n${siteBlock}\n`);
+  const env = { ...process.env, HOME: dir, XDG_DATA_HOME: path.join(dir, 'data'), XDG_CONFIG_HOME: path.join(dir, 'config') };
+  const { child, log } = run(t, 'caddy', ['run', '--config', path.join(dir, 'Caddyfile'), '--adapter', 'caddyfile'], env);
+  await waitForPort(port, child, log);
+}

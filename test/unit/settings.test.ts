@@ -1,0 +1,31 @@
+// Settings are declared once (src/config.ts SETTINGS): the commander options, --help and the table
+// in docs/configuration.md come from that declaration. This keeps the docs' copy equal and checks
+// that each flag reaches its setting, beats the environment, and that the environment still counts.
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { loadConfig, settingOptions, settingsTable } from '../../src/config';
+import { cli } from '../helpers/cli';
+import { tempDir } from '../helpers/server';
+
+t.test('docs/configuration.md holds the table the declaration makes', async (t) => {
+  const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'configuration.md'), 'utf8');
+  const copy = /<!-- settings:[^\n]*-->\n([\s\S]*?)\n<!-- end of settings -->/.exec(doc)?.[1];
+  t.equal(copy, settingsTable(), "regenerate with: node -e \"require('tsx/cjs'); console.log(require('./src/config.ts').settingsTable())\"");
+});
+
+t.test('every serve option and its environment variable appear in serve --help', async (t) => {
+  const r = await cli(tempDir(t), ['serve', '--help']);
+  t.equal(r.code, 0);
+  for (const o of [...settingOptions('serve'), ...settingOptions('global')]) {
+    t.match(r.out, o.flags.split(' ')[0], o.key);
+    t.match(r.out, /\[env GATEHOUSE_[A-Z_]+/, o.key);
+  }
+});
+
+t.test('a flag beats the environment; --no-x turns off what is on', async (t) => {
+  const c = loadConfig({ port: '7000', rateLimits: false }, { GATEHOUSE_PORT: '8000', GATEHOUSE_PAGES: 'false' });
+  t.equal(c.port, 7000);
+  t.equal(c.rateLimits, false);
+  t.equal(c.pages, false, 'the environment counts where no flag was given');
+});
