@@ -56,20 +56,7 @@ export async function forwardFigures({ duration = 10, connections = 16 } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-fwd-bench-'));
   const dataDir = path.join(dir, 'data');
   const cli = (...args) => execFileSync(exe, ['--data-dir', dataDir, ...args], { encoding: 'utf8' });
-  const server = spawnJsonLine(exe, [
-    'serve',
-    '--port',
-    '0',
-    '--data-dir',
-    dataDir,
-    '--bcrypt-cost',
-    '4',
-    '--no-rate-limits',
-    '--trust-proxy',
-    '127.0.0.1',
-    '--log-level',
-    'warn',
-  ]);
+  const server = spawnJsonLine(exe, ['serve', '--port', '0', '--data-dir', dataDir, '--bcrypt-cost', '4', '--no-rate-limits', '--trust-proxy', '127.0.0.1']);
   const children = [server.child];
   const backend = http.createServer((req, res) => res.end('ok\n'));
   try {
