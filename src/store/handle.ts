@@ -74,6 +74,8 @@ export function isUnavailable(err: unknown): boolean {
   const e = err as { code?: string; name?: string } | null;
   if (!e || typeof e !== 'object') return false;
   if (e.name === 'KnexTimeoutError') return true;
+  // node-postgres's own errors for a connection lost mid-query carry no code.
+  if (e.code === undefined && /^Connection terminated/.test((err as Error).message ?? '')) return true;
   return UNAVAILABLE_CODES.has(e.code ?? '');
 }
 
@@ -90,6 +92,13 @@ const UNAVAILABLE_CODES = new Set([
   'EHOSTUNREACH',
   'ENETUNREACH',
   '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '3D000', // the database was dropped under a running server (reconnecting fails)
+  '28000', // the role was removed, or
+  '28P01', // its password changed, under a running server
+  '08000', // connection_exception
+  '08003', // connection_does_not_exist
+  '08006', // connection_failure
   '57P03', // cannot_connect_now
   '53300', // too_many_connections
   '55P03', // lock_not_available
