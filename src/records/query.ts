@@ -1,7 +1,6 @@
 /** Parsing list query parameters against an allow-list: anything else is refused with 400. */
 import { AppError } from '../errors';
 import type { RecordType } from './types';
-export { isReference } from './reference';
 
 export const DEFAULT_PAGE_SIZE = 10;
 export const MAX_PAGE_SIZE = 500;

@@ -15,7 +15,8 @@ import { guardedRide, GuardedRow, readGuarded, readWorld } from '../store/guarde
 import { listReadable } from '../store/readable';
 import { updateRow } from '../store/records';
 import { authenticate, authenticateRiding, authenticateWith } from '../access/authenticate';
-import { isReference, ListParams, parseListParams, Query } from './query';
+import { ListParams, parseListParams, Query } from './query';
+import { isReference } from './reference';
 import type { RecordRow, RecordType, WriteEvent } from './types';
 
 /** A row as the API shows it: the type's allow-listed attributes, times as ISO strings. */
