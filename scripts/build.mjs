@@ -64,7 +64,9 @@ const nativePlugin = {
  * the main bundle's `import('koa-body')` becomes loadLazy('koa-body.cjs'), run at that first
  * import. An idle server then neither holds their source nor reads their code cache.
  */
-const LAZY = ['oidc-provider', 'koa-body', 'nodemailer', 'qrcode'];
+const LAZY = ['oidc-provider', 'koa-body', 'nodemailer', 'qrcode', '@simplewebauthn/server'];
+/** A chunk's file (and asset) name: a scoped package's slash would make a folder. */
+const chunk = (pkg) => `${pkg.replace('/', '+')}.cjs`;
 const lazyLoader = path.join(root, 'src', 'native', 'lazy.ts').replaceAll('\\', '/');
 const lazyPlugin = {
   name: 'gatehouse-lazy',
@@ -72,7 +74,7 @@ const lazyPlugin = {
     const names = new RegExp(`^(${LAZY.join('|')})$`);
     build.onResolve({ filter: names }, (args) => ({ path: args.path, namespace: 'lazy-shim' }));
     build.onLoad({ filter: /.*/, namespace: 'lazy-shim' }, (args) => ({
-      contents: `module.exports = require(${JSON.stringify(lazyLoader)}).loadLazy(${JSON.stringify(`${args.path}.cjs`)});`,
+      contents: `module.exports = require(${JSON.stringify(lazyLoader)}).loadLazy(${JSON.stringify(chunk(args.path))});`,
       resolveDir: root,
       loader: 'js',
     }));
@@ -113,7 +115,7 @@ for (const pkg of LAZY) {
     .build({
       ...common,
       stdin: { contents: `module.exports = require(${JSON.stringify(pkg)});`, resolveDir: root, loader: 'js' },
-      outfile: path.join(dist, 'lazy', `${pkg}.cjs`),
+      outfile: path.join(dist, 'lazy', chunk(pkg)),
       minifyWhitespace: true,
       plugins: [nativePlugin, asciiPlugin],
       metafile: true,
@@ -154,7 +156,10 @@ await esbuild.build({
   },
 });
 
-const lazyFiles = LAZY.map((pkg) => [`${pkg}.cjs`, path.join(dist, 'lazy', `${pkg}.cjs`)]);
+const lazyFiles = LAZY.map((pkg) => [chunk(pkg), path.join(dist, 'lazy', chunk(pkg))]);
+// The browser half of WebAuthn, served by the pages as /assets/webauthn.js (src/native/lazy.ts browserAsset).
+const browserBundle = path.join(dist, 'lazy', 'webauthn-browser.js');
+fs.copyFileSync(nm('@simplewebauthn', 'browser', 'dist', 'bundle', 'index.umd.min.js'), browserBundle);
 for (const file of [path.join(dist, 'gatehouse.cjs'), ...lazyFiles.map(([, f]) => f)]) {
   const bundled = fs.readFileSync(file, 'latin1');
   const wide = /[\x80-\xff]/.exec(bundled);
@@ -170,7 +175,7 @@ const seaConfig = {
   output: path.join(dist, 'sea-prep.blob'),
   disableExperimentalSEAWarning: true,
   useCodeCache: true,
-  assets: Object.fromEntries([...Object.keys(natives).map((n) => [n, path.join(dist, 'native', n)]), ...lazyFiles]),
+  assets: Object.fromEntries([...Object.keys(natives).map((n) => [n, path.join(dist, 'native', n)]), ...lazyFiles, ['webauthn-browser.js', browserBundle]]),
 };
 fs.writeFileSync(path.join(dist, 'sea-config.json'), JSON.stringify(seaConfig, null, 2));
 execFileSync(process.execPath, ['--experimental-sea-config', path.join(dist, 'sea-config.json')], { stdio: 'inherit' });

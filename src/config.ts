@@ -36,6 +36,8 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** The parent domain the pages' session cookie is set on (forward authentication across subdomains), or null. */
   readonly cookieDomain: string | null;
+  /** The WebAuthn relying-party id (a parent domain of the public URL's host), or null: that host itself. */
+  readonly passkeyRpId: string | null;
   /** Reverse proxies in front (null: none; X-Forwarded-For is then ignored). */
   readonly trustProxy: TrustProxy | null;
   readonly rateLimits: boolean;
@@ -376,6 +378,14 @@ const SETTINGS = {
     arg: '<domain>',
     help: "set the pages' session cookie on this parent domain (example.com): one sign-in opens every app on its subdomains behind forward authentication",
   },
+  passkeyRpId: {
+    env: 'GATEHOUSE_PASSKEY_RP_ID',
+    parse: cookieDomain,
+    fallback: null,
+    scope: 'serve',
+    arg: '<domain>',
+    help: "the passkeys' relying-party id: a parent domain of the public URL's host (example.com), so one passkey serves every subdomain; default: the public URL's host",
+  },
   trustProxy: {
     env: 'GATEHOUSE_TRUST_PROXY',
     parse: trustProxy,
@@ -610,11 +620,11 @@ function resolve<T>(key: SettingName, flags: Flags, env: NodeJS.ProcessEnv): T {
 }
 
 /** A browser sets a cookie only for a domain its page is on: the public URL must be under the cookie domain. */
-function checkedCookieDomain(domain: string | null, publicUrl: string): string | null {
+function checkedCookieDomain(domain: string | null, publicUrl: string, flag = '--cookie-domain'): string | null {
   if (domain === null) return null;
   const host = new URL(publicUrl).hostname;
   if (host !== domain && !host.endsWith('.' + domain)) {
-    throw new AppError('invalid_input', `--cookie-domain ${domain} does not hold the public URL's host ${host}: set --public-url to an address under it`);
+    throw new AppError('invalid_input', `${flag} ${domain} does not hold the public URL's host ${host}: set --public-url to an address under it`);
   }
   return domain;
 }
@@ -644,6 +654,8 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
     resetUrl: r<string | null>('resetUrl'),
     pages: r<boolean>('pages'),
     cookieDomain: checkedCookieDomain(r<string | null>('cookieDomain'), publicUrl),
+    // A browser accepts an RP id only if it is the page's host or a parent of it (WebAuthn's rule).
+    passkeyRpId: checkedCookieDomain(r<string | null>('passkeyRpId'), publicUrl, '--passkey-rp-id'),
     trustProxy: r<TrustProxy | null>('trustProxy'),
     rateLimits: r<boolean>('rateLimits'),
     hashConcurrency: r<number>('hashConcurrency'),

@@ -30,10 +30,12 @@ import { keyOperations, type KeyOperations } from './keys/operations';
 import { clientOperations, oidcOperations, type ClientOperations, type OidcOperations } from './oidc/operations';
 import { operatorOperations, type OperatorOperations } from './operator';
 import { appOperations, type AppOperations } from './apps/operations';
+import { passkeyOperations, type PasskeyOperations } from './passkeys/operations';
 
 export { assertStoreExists, prepareDataDir } from './store/connection';
 export { PAGE_SIZE } from './records/operations';
 export { safeReturn } from './apps/rules';
+export { browserAsset } from './native/lazy';
 export { describe as describePermission } from './permission/bits';
 export type { Actor, Caller } from './actor';
 export type { AccountInput } from './accounts/operations';
@@ -55,6 +57,7 @@ export type { ClientView, NewClient } from './oidc/clients';
 export type { OidcClaims, ProviderAdapter } from './oidc/support';
 export type { SchemaStatus } from './store/connection';
 export type { AppView, ForwardDecision, NewAppInput } from './apps/operations';
+export type { PasskeyView } from './passkeys/operations';
 
 /** What the HTTP API serves, described from the definitions the handlers use (/openapi.json). */
 export interface ApiCatalog {
@@ -81,6 +84,8 @@ export interface Core extends Omit<OperatorOperations, 'audit'> {
   readonly oidc: OidcOperations;
   /** Apps behind reverse proxies (forward authentication). */
   readonly apps: AppOperations;
+  /** Passkeys of the caller (the account page) and of any account (administrators, the shell). */
+  readonly passkeys: PasskeyOperations;
   readonly audit: OperatorOperations['audit'];
   /** The actions and record types the HTTP API serves, with their attributes. */
   catalog(): ApiCatalog;
@@ -154,6 +159,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     clients: clientOperations(s),
     oidc: oidcOperations(s),
     apps: appOperations(s),
+    passkeys: passkeyOperations(s),
     ...operatorOperations(s),
     catalog: () => ({ actions: describeActions(), records: describeRecordTypes() }),
     settle: () => s.tasks.drain(),

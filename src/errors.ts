@@ -14,6 +14,10 @@ export const ERROR_CODES = [
   'invalid_token',
   'otp_required',
   'otp_invalid',
+  /** A sensitive change needs the password (or a passkey) entered in the last few minutes. */
+  'reauth_required',
+  /** A passkey ceremony that does not verify (wrong origin, signature, challenge, a cloned key). */
+  'passkey_invalid',
   'token_invalid',
   'token_expired',
   'forbidden',
@@ -25,6 +29,8 @@ export const ERROR_CODES = [
   /** The operation would overwrite or disturb something: a file that exists, a store in use. */
   'conflict',
   'last_administrator',
+  /** The account's last way to sign in (its only passkey with no password, its only linked identity). */
+  'last_credential',
   'id_mismatch',
   'method_not_allowed',
   'body_too_large',

@@ -13,7 +13,17 @@ export async function accountStats(s: Services) {
     // Accounts locked everywhere: failed signins from all addresses reached the ceiling in the current window.
     countLockedAccounts(s.store.root, keys.signinEmail(''), limits.signinFailuresPerAccountTotal, limits.windowSeconds * 1000),
   ]);
-  return { total: c.total, administrators: c.administrators, with_totp: c.withTotp, unverified: c.unverified, disabled: c.disabled, locked, groups: c.groups };
+  return {
+    total: c.total,
+    administrators: c.administrators,
+    with_totp: c.withTotp,
+    with_passkeys: c.withPasskeys,
+    without_password: c.withoutPassword,
+    unverified: c.unverified,
+    disabled: c.disabled,
+    locked,
+    groups: c.groups,
+  };
 }
 
 export async function dbStats(s: Services) {
@@ -34,6 +44,8 @@ export async function storeStats(s: Services) {
     administrators: accounts.administrators,
     groups: accounts.groups,
     with_totp: accounts.with_totp,
+    with_passkeys: accounts.with_passkeys,
+    without_password: accounts.without_password,
     unverified: accounts.unverified,
     disabled: accounts.disabled,
     locked: accounts.locked,

@@ -21,8 +21,14 @@ export interface NewAccount {
   email: string;
   emailKey: string;
   name: string;
-  password: string;
+  /** null: an account that signs in with a passkey only (its password column holds ''). */
+  password: string | null;
+  /** Its reference_id, when something made before it must name it (a passkey's user handle). */
+  referenceId?: string;
 }
+
+/** The stored password of an account that has none: no hash matches it (auth/passwords.ts). */
+export const NO_PASSWORD = '';
 
 export interface CreatedAccount {
   id: number;
@@ -65,12 +71,21 @@ async function checkTable(tx: Tx, principal: Principal, table: string, op: Opera
   return world;
 }
 
-export async function createAccount(s: Services, actor: Actor, input: NewAccount): Promise<CreatedAccount> {
+/**
+ * `also` runs in the same transaction once the account exists (a passkey-only signup stores its
+ * passkey there): if it throws, no row of the attempt remains.
+ */
+export async function createAccount(
+  s: Services,
+  actor: Actor,
+  input: NewAccount,
+  also?: (tx: Tx, account: { id: number; referenceId: string }) => Promise<void>,
+): Promise<CreatedAccount> {
   const { store, passwords } = s;
   const principal = actor.principal;
   // Fast refusal before the expensive hash; the transaction below re-checks under the lock.
   if (await emailKeyTaken(store.root, input.emailKey)) throw new AppError('email_taken', 'an account with this email already exists');
-  const passwordHash = await passwords.hash(input.password);
+  const passwordHash = input.password === null ? NO_PASSWORD : await passwords.hash(input.password);
 
   const created = await store.transaction(async (tx) => {
     await lockAccounts(tx);
@@ -83,6 +98,7 @@ export async function createAccount(s: Services, actor: Actor, input: NewAccount
       name: input.name,
       passwordHash,
       permission: accountWorld.row.default_permission,
+      referenceId: input.referenceId,
     }); // 3
     const groupWorld = await checkTable(tx, principal, 'usergroup', 'create'); // 4
     const group = await insertGroup(tx, {
@@ -95,6 +111,7 @@ export async function createAccount(s: Services, actor: Actor, input: NewAccount
     // Every account also joins `users`, through which self-service actions are executable.
     await addMembership(tx, account.id, await systemGroupId(tx, 'users'), membershipWorld.row.default_permission);
     const becameAdministrator = await claimFirstAdministrator(tx, account.id);
+    if (also) await also(tx, account);
     return {
       id: account.id,
       referenceId: account.referenceId,

@@ -11,7 +11,7 @@ import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { AccountRow, findAccountById } from '../store/accounts';
-import { addRefresh, endSession, findRefresh, insertSession, openSessions, SessionRow, spendRefresh } from '../store/sessions';
+import { addRefresh, endSession, findRefresh, insertSession, openSessions, SessionRow, type SigninMethod, spendRefresh } from '../store/sessions';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const SESSION_IDLE_MS = 30 * DAY_MS;
@@ -33,8 +33,11 @@ async function sign(s: Services, account: AccountRow, sessionId: string): Promis
   return s.tokens.sign({ referenceId: account.reference_id, email: account.email, name: account.name, authVersion: account.auth_version, sessionId });
 }
 
-/** Opens a session for `account` (as it is now: its auth_version) and issues its first pair. */
-export async function openSession(s: Services, actor: Actor, account: AccountRow, twoFactor = false): Promise<Issued> {
+/**
+ * Opens a session for `account` (as it is now: its auth_version) and issues its first pair.
+ * `twoFactor`: it passed a second factor (TOTP) or a passkey with user verification.
+ */
+export async function openSession(s: Services, actor: Actor, account: AccountRow, twoFactor = false, method: SigninMethod = 'password'): Promise<Issued> {
   const now = s.clock.now();
   const sessionId = randomBytes(16).toString('base64url');
   const refreshToken = newRefreshToken();
@@ -50,6 +53,7 @@ export async function openSession(s: Services, actor: Actor, account: AccountRow
       client: actor.client?.slice(0, 64) ?? null,
       user_agent: actor.userAgent?.slice(0, 200) ?? null,
       two_factor: twoFactor,
+      method,
     },
     hash(refreshToken),
   );

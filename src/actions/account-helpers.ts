@@ -37,6 +37,9 @@ export const sessionOf = (issued: Issued) => ({ token: issued.token, refreshToke
  * does not turn a two-factor session into a password-only one, nor the reverse).
  */
 export async function newSession(ctx: ActionContext, account: AccountRow, twoFactor?: boolean): Promise<{ token: string; refreshToken: string }> {
-  const inherited = twoFactor ?? (ctx.actor.session ? ((await findSession(ctx.s.store.root, ctx.actor.session))?.two_factor ?? false) : false);
-  return sessionOf(await openSession(ctx.s, ctx.actor, account, inherited));
+  const current = ctx.actor.session ? await findSession(ctx.s.store.root, ctx.actor.session) : undefined;
+  const inherited = twoFactor ?? current?.two_factor ?? false;
+  // A session opened from a signed-in one keeps its method (amr); a password signin has none to keep.
+  const method = current?.method ?? 'password';
+  return sessionOf(await openSession(ctx.s, ctx.actor, account, inherited, method));
 }

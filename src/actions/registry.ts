@@ -13,6 +13,7 @@ import { totpConfirm, totpDisable, totpEnroll } from './totp';
 import { requestVerification, verifyEmail } from './verification';
 import { unlockSignin } from './unlock';
 import { listSessionsAction, refresh, revokeSessionAction, signout } from './sessions';
+import { passkeyOptions, passkeyRegister, passkeySignin } from './passkeys';
 import type { ActionDef, ActionResult } from './types';
 
 const ACTIONS: readonly ActionDef[] = [
@@ -34,6 +35,9 @@ const ACTIONS: readonly ActionDef[] = [
   listSessionsAction,
   revokeSessionAction,
   signout,
+  passkeyOptions,
+  passkeyRegister,
+  passkeySignin,
 ];
 
 export function findAction(onType: string, name: string): ActionDef {
@@ -65,12 +69,14 @@ export async function runAction(
   return def.run({ s, actor, attributes });
 }
 
-/** The declared attributes: required ones present, every declared one a string (null is absent). */
+/** The declared attributes: required ones present, each of its declared type (null is absent). */
 function checkInput(def: ActionDef, attributes: Record<string, unknown>): void {
   for (const [field, need] of Object.entries(def.input)) {
     const value = Object.hasOwn(attributes, field) ? attributes[field] : undefined;
     if (value === undefined || value === null) {
-      if (need === 'required') throw new AppError('invalid_input', `${field} is required`);
+      if (need !== 'optional') throw new AppError('invalid_input', `${field} is required`);
+    } else if (need === 'object') {
+      if (typeof value !== 'object' || Array.isArray(value)) throw new AppError('invalid_input', `${field} must be an object`);
     } else if (typeof value !== 'string') throw new AppError('invalid_input', `${field} must be a string`);
   }
 }

@@ -2,6 +2,7 @@ import type { Actor } from '../actor';
 import type { Services } from '../services';
 
 import type { SessionView } from '../accounts/sessions';
+import type { PasskeyView } from '../passkeys/views';
 
 /**
  * What an action answers, typed. The HTTP front end turns it into the Daptin-shaped list of
@@ -18,6 +19,10 @@ export interface ActionResult {
   readonly sessions?: readonly SessionView[];
   /** What was done, in words. */
   readonly message?: string;
+  /** WebAuthn options for the browser (passkey_options), in their JSON form. */
+  readonly passkeyOptions?: unknown;
+  /** A passkey just added. */
+  readonly passkey?: PasskeyView;
   /** A new account (signup). */
   readonly created?: { readonly referenceId: string; readonly email: string; readonly usergroupId: string };
 }
@@ -36,10 +41,11 @@ export interface ActionDef {
   /** The action checks its own execute permission (signup does it inside its transaction). */
   checksOwnPermission?: boolean;
   /**
-   * The attributes it reads, all strings: the registry refuses a missing required one or a
-   * non-string before the action runs, and /openapi.json documents them from here.
+   * The attributes it reads: strings, or (`object`) a required JSON object. The registry refuses
+   * a missing required one or one of the wrong type before the action runs, and /openapi.json
+   * documents them from here.
    */
-  readonly input: Readonly<Record<string, 'required' | 'optional'>>;
+  readonly input: Readonly<Record<string, 'required' | 'optional' | 'object'>>;
   run(ctx: ActionContext): Promise<ActionResult>;
 }
 

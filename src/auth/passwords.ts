@@ -57,7 +57,12 @@ export class PasswordHasher {
       return { ok: ok && !tooLong, needsRehash: true };
     }
     const candidate = tooLong ? password.slice(0, 1) : password;
-    if (!/^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/.test(stored)) return { ok: false, needsRehash: false };
+    if (!/^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/.test(stored)) {
+      // No password at all (a passkey-only account stores ''), or no hash we know: the same
+      // bcrypt work as a wrong password and the same answer, so neither tells the account apart.
+      await this.gate.run(() => this.workers.run({ op: 'compare', password: candidate, hash: this.dummy }));
+      return { ok: false, needsRehash: false };
+    }
     const ok = await this.gate.run(() => this.workers.run({ op: 'compare', password: candidate, hash: stored }) as Promise<boolean>);
     // The cost is the two digits after $2b$ (the pattern above has checked them).
     return { ok: ok === true && !tooLong, needsRehash: Number(stored.slice(4, 6)) !== this.cost };

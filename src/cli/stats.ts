@@ -17,6 +17,8 @@ export function registerStats(program: Command, io: Io): void {
             ['administrators', s.administrators],
             ['groups', s.groups],
             ['with TOTP', s.with_totp],
+            ['with passkeys', s.with_passkeys],
+            ['without password', s.without_password],
             ['unverified', s.unverified],
             ['disabled', s.disabled],
             ['locked', s.locked],

@@ -1,4 +1,4 @@
-/** `gatehouse user list | show | create | set-password | revoke-sessions | sessions | revoke-session | disable | enable | unlock | promote | demote | totp-reset` */
+/** `gatehouse user list | show | create | set-password | revoke-sessions | sessions | revoke-session | disable | enable | unlock | promote | demote | totp-reset | passkeys | passkey-remove` */
 import type { Command } from 'commander';
 import type { AccountView } from '../core';
 import { withCore, wantsJson } from './context';
@@ -117,6 +117,33 @@ export function registerUser(program: Command, io: Io): void {
     .description('end one session: its tokens are refused on the next request')
     .action(async (email: string, id: string, _o, c: Command) =>
       withCore(c, io, async (core) => done(io, c, await core.accounts.revokeSession(core.shell, email, id), true, `session ${id} is signed out`)),
+    );
+
+  user
+    .command('passkeys <email>')
+    .description("the account's passkeys (name, created, last used)")
+    .action(async (email: string, _o, c: Command) =>
+      withCore(c, io, async (core) => {
+        const passkeys = await core.passkeys.list(core.shell, email);
+        emit(io, wantsJson(c), { email, passkeys }, () =>
+          passkeys.length === 0
+            ? `${email} has no passkeys\n`
+            : table([
+                ['ID', 'NAME', 'CREATED', 'LAST USED', 'SYNCED'],
+                ...passkeys.map((p) => [p.id, p.name, p.created_at, p.last_used_at ?? 'never', yes(p.backed_up)]),
+              ]),
+        );
+      }),
+    );
+
+  user
+    .command('passkey-remove <email> <id>')
+    .description("remove one of the account's passkeys (never the only way in of an account without a password)")
+    .action(async (email: string, id: string, _o, c: Command) =>
+      withCore(c, io, async (core) => {
+        const removed = await core.passkeys.remove(core.shell, email, id);
+        emit(io, wantsJson(c), { email, removed }, () => `${email}: passkey ${removed.name} (${removed.id}) removed\n`);
+      }),
     );
 
   user

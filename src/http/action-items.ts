@@ -21,6 +21,8 @@ export function actionItems(r: ActionResult): ActionItem[] {
   }
   if (r.totpSecret) items.push({ ResponseType: 'totp.secret', Attributes: { secret: r.totpSecret.secret, uri: r.totpSecret.uri } });
   if (r.recoveryCodes) items.push({ ResponseType: 'totp.recovery_codes', Attributes: { codes: r.recoveryCodes } });
+  if (r.passkeyOptions !== undefined) items.push({ ResponseType: 'client.store.set', Attributes: { key: 'passkey_options', value: r.passkeyOptions } });
+  if (r.passkey) items.push({ ResponseType: 'passkey', Attributes: { ...r.passkey } });
   if (r.sessions) items.push({ ResponseType: 'sessions', Attributes: { sessions: r.sessions } });
   if (r.message !== undefined) items.push(notify(r.message));
   if (r.created) {

@@ -102,7 +102,8 @@ export class OidcProvider {
         if (client && !(await core.oidc.clientPolicy(client.clientId, sub)).allowed) return undefined;
         return { accountId: sub, claims: async () => ({ ...claims }) };
       },
-      claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
+      // amr rides with openid: how the person signed in (a passkey, a password, with TOTP or not).
+      claims: { openid: ['sub', 'amr'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
       scopes: ['openid', 'offline_access', 'email', 'profile', 'groups'],
       responseTypes: ['code'],
       pkce: { methods: ['S256'], required: (_ctx, client) => client.clientAuthMethod === 'none' },

@@ -177,9 +177,17 @@ export function openApiDocument(catalog: ApiCatalog, publicUrl: string): Schema 
   };
 
   for (const a of catalog.actions) {
-    const properties = Object.fromEntries(Object.keys(a.input).map((f) => [f, { type: 'string' }]));
+    // `object` attributes: the WebAuthn credential in the JSON form @simplewebauthn/browser returns.
+    const properties = Object.fromEntries(
+      Object.entries(a.input).map(([f, need]) => [
+        f,
+        need === 'object'
+          ? { type: 'object', description: 'a WebAuthn credential as JSON (id, rawId, type "public-key", response with base64url fields)' }
+          : { type: 'string' },
+      ]),
+    );
     const required = Object.entries(a.input)
-      .filter(([, need]) => need === 'required')
+      .filter(([, need]) => need !== 'optional')
       .map(([f]) => f);
     paths[`/action/${a.onType}/${a.name}`] = {
       post: {

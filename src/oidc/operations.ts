@@ -7,7 +7,7 @@ import type { Services } from '../services';
 import { actorOf, requireAdministrator } from '../access/caller';
 import { latestGrant, oidcCookieKey } from '../store/oidc';
 import { addClient, ClientView, listClientViews, NewClient, removeClient, rotateClientSecret, showClient } from './clients';
-import { adapterFor, claimsOf, clientPolicy, OidcClaims, pageSessionOf, ProviderAdapter } from './support';
+import { adapterFor, claimsOf, clientPolicy, OidcClaims, type PageSession, pageSessionOf, ProviderAdapter } from './support';
 
 /** Relying parties of the OpenID Connect provider, managed from the shell. */
 export interface ClientOperations {
@@ -26,7 +26,7 @@ export interface OidcOperations {
   /** The account's live grant to a client, from any earlier session. */
   latestGrant(sub: string, clientId: string): Promise<string | undefined>;
   /** The account behind a page session and when it signed in (seconds), or null. */
-  pageSession(caller: Caller): Promise<{ sub: string; authTime: number } | null>;
+  pageSession(caller: Caller): Promise<PageSession | null>;
   /** The signing keys as private JWKs (never served), and a version that changes with them. */
   signingKeys(): Promise<{ version: string; keys: ReadonlyArray<Record<string, unknown>> }>;
   cookieKey(): Promise<string>;

@@ -7,7 +7,7 @@
 import type { Services } from '../services';
 import { accountClaims, consumePayload, destroyPayload, findClient, findPayload, revokeGrant, upsertPayload } from '../store/oidc';
 import { memberOfManaged } from '../store/groups';
-import { findSession } from '../store/sessions';
+import { findSession, type SessionRow } from '../store/sessions';
 import type { Actor } from '../actor';
 import { clientMetadata } from './clients';
 
@@ -88,9 +88,20 @@ export async function clientPolicy(s: Services, clientId: string, sub: string | 
  * provider's sessions follow the pages' session, so a sign-out or another person's sign-in on the
  * pages ends what the provider would otherwise still answer for.
  */
-export async function pageSessionOf(s: Services, actor: Actor): Promise<{ sub: string; authTime: number } | null> {
+export async function pageSessionOf(s: Services, actor: Actor): Promise<PageSession | null> {
   if (actor.session === null || actor.principal.referenceId === null) return null;
   const session = await findSession(s.store.root, actor.session);
   if (!session || session.ended_at !== null) return null;
-  return { sub: actor.principal.referenceId, authTime: Math.floor(session.created_at / 1000) };
+  return { sub: actor.principal.referenceId, authTime: Math.floor(session.created_at / 1000), amr: amrOf(session) };
 }
+
+/** The page session an OpenID Connect sign-in stands on: who, since when, and how (amr, RFC 8176). */
+export interface PageSession {
+  sub: string;
+  authTime: number;
+  amr: string[];
+}
+
+/** A passkey is hardware-bound and verified its user; a password is one factor, or two with TOTP. */
+export const amrOf = (session: Pick<SessionRow, 'method' | 'two_factor'>): string[] =>
+  session.method === 'passkey' ? ['hwk', 'user'] : session.two_factor ? ['pwd', 'otp'] : ['pwd'];

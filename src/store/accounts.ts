@@ -51,10 +51,11 @@ async function insertReturningId(h: Handle, table: string, row: Record<string, u
 export const insertAccount = op(
   async (
     h,
-    fields: { email: string; emailKey: string; name: string; passwordHash: string; permission: number },
+    fields: { email: string; emailKey: string; name: string; passwordHash: string; permission: number; referenceId?: string },
   ): Promise<{ id: number; referenceId: string }> => {
     const now = h.clock.now();
-    const referenceId = randomUUID();
+    // Chosen beforehand only by a passkey signup, whose passkey already names it as its user handle.
+    const referenceId = fields.referenceId ?? randomUUID();
     let id: number;
     try {
       id = await insertReturningId(h, 'user_account', {

@@ -26,6 +26,8 @@ export const COPIED_TABLES: readonly TableName[] = [
   'oidc_client',
   'oidc_payload',
   'forward_app',
+  'passkey',
+  'webauthn_challenge',
   'rate_counter',
   'known_signin',
   'recovery_code',
@@ -43,6 +45,7 @@ const WITH_ID = new Set([
   'recovery_code',
   'audit_event',
   'forward_app',
+  'passkey',
 ]);
 const BATCH = 200;
 /** The unique column paging orders by, for tables without an id (default: name). */
@@ -54,6 +57,7 @@ const ORDER_KEY: Partial<Record<TableName, string | string[]>> = {
   refresh_token: 'token_hash',
   oidc_client: 'client_id',
   oidc_payload: 'id',
+  webauthn_challenge: 'challenge',
 };
 
 export interface CopyReport {

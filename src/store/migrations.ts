@@ -15,6 +15,7 @@ import * as groupGates from '../../migrations/20261125000000_group_gates';
 import * as keyTokenTtl from '../../migrations/20261125000100_key_token_ttl';
 import * as knownSignins from '../../migrations/20261125000200_known_signins';
 import * as forwardAuth from '../../migrations/20261126000000_forward_auth';
+import * as passkeys from '../../migrations/20261127000000_passkeys';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -34,6 +35,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261125000100_key_token_ttl', keyTokenTtl],
   ['20261125000200_known_signins', knownSignins],
   ['20261126000000_forward_auth', forwardAuth],
+  ['20261127000000_passkeys', passkeys],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -14,7 +14,11 @@ export interface SessionRow {
   user_agent: string | null;
   /** The session passed a second factor (TOTP) when it opened. */
   two_factor: boolean;
+  /** How it was signed in: a password (with or without TOTP) or a passkey. */
+  method: SigninMethod;
 }
+
+export type SigninMethod = 'password' | 'passkey';
 
 export interface RefreshRow {
   token_hash: string;

@@ -8,15 +8,18 @@ const count = async (q: Knex.QueryBuilder): Promise<number> => Number((await q.c
 
 export const accountCounts = op(async (h) => {
   const k = h.k;
-  const [total, administrators, withTotp, unverified, disabled, groups] = await Promise.all([
+  const [total, administrators, withTotp, unverified, disabled, groups, withPasskeys, withoutPassword] = await Promise.all([
     count(k('user_account')),
     count(k('membership as m').join('usergroup as g', 'g.id', 'm.usergroup_id').where('g.system_role', 'administrators')),
     count(k('user_account').where({ totp_enabled: true })),
     count(k('user_account').where({ email_verified: false })),
     count(k('user_account').where({ disabled: true })),
     count(k('usergroup')),
+    count(k('user_account').whereIn('id', k('passkey').distinct('account_id'))),
+    // Passkey-only accounts: their password column is empty (no hash matches it).
+    count(k('user_account').where({ password: '' })),
   ]);
-  return { total, administrators, withTotp, unverified, disabled, groups };
+  return { total, administrators, withTotp, unverified, disabled, groups, withPasskeys, withoutPassword };
 });
 
 /** The cheapest statement that still reads the store (readiness checks): one row of a small table. */

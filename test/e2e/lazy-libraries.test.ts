@@ -1,9 +1,12 @@
 // The libraries the executable compiles on first use (scripts/build.mjs bundles them apart, as
 // SEA assets: src/native/lazy.ts) work from the packaged executable: the body parser (any POST),
 // nodemailer (the verification mail, to a real SMTP server), qrcode (the TOTP page's QR code) and
-// oidc-provider (discovery; the whole flow is test/e2e/oidc-executable.test.ts).
+// oidc-provider (discovery; the whole flow is test/e2e/oidc-executable.test.ts), and
+// @simplewebauthn/server with its browser half (a passkey registered and used in Chromium).
 import t from 'tap';
+import { freePort, launch } from '../helpers/browser';
 import { exeFolder, serveExe } from '../helpers/exe';
+import { withAuthenticator } from '../helpers/passkeys';
 import { startSmtp } from '../helpers/smtp';
 
 const PASSWORD = 'a long enough passphrase 42';
@@ -53,6 +56,41 @@ t.test('mail, the QR code and the OIDC provider load inside the executable', asy
   const discovery = await fetch(`${server.url}/.well-known/openid-configuration`);
   t.equal(discovery.status, 200);
   t.equal(((await discovery.json()) as { issuer: string }).issuer, server.url, 'oidc-provider answers discovery');
+  t.notMatch(server.output(), /"level":"error"/, 'nothing failed on the way');
+  t.equal(await server.stop(), 0);
+});
+
+t.test('passkeys inside the executable: the WebAuthn library and its browser half, in Chromium', async (t) => {
+  const { dir, exe, env } = exeFolder(t);
+  const port = await freePort();
+  const base = `http://localhost:${port}`;
+  const server = await serveExe(t, exe, ['--data-dir', `${dir}/data`, '--port', String(port), '--public-url', base, '--no-rate-limits'], { env, cwd: dir });
+  const call = async (name: string, attributes: Record<string, unknown>, token?: string) => {
+    const r = await fetch(`${server.url}/action/user_account/${name}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify({ attributes }),
+    });
+    return { status: r.status, body: (await r.json()) as Array<{ ResponseType: string; Attributes: { key?: string; value?: unknown } }> };
+  };
+  const stored = (items: Awaited<ReturnType<typeof call>>['body'], key: string) => items.find((i) => i.Attributes.key === key)?.Attributes.value;
+  t.equal((await call('signup', { email: 'key@example.com', name: 'Key', password: PASSWORD, passwordConfirm: PASSWORD })).status, 200);
+  const token = stored((await call('signin', { email: 'key@example.com', password: PASSWORD })).body, 'token') as string;
+
+  const browser = await launch(t);
+  const a = await withAuthenticator(browser);
+  await a.page.goto(`${base}/ping`);
+  await a.page.addScriptTag({ url: '/assets/webauthn.js' });
+  const optionsJSON = stored((await call('passkey_options', {}, token)).body, 'passkey_options');
+  t.match(optionsJSON, { rp: { id: 'localhost' }, challenge: String }, 'the library made registration options');
+  const response = await a.page.evaluate((o) => (globalThis as any).SimpleWebAuthnBrowser.startRegistration({ optionsJSON: o }), optionsJSON);
+  const added = await call('passkey_register', { response, name: 'Packaged' }, token);
+  t.equal(added.status, 200, 'and verified the registration');
+  const signinOptions = stored((await call('passkey_options', {})).body, 'passkey_options');
+  const assertion = await a.page.evaluate((o) => (globalThis as any).SimpleWebAuthnBrowser.startAuthentication({ optionsJSON: o }), signinOptions);
+  const signedIn = await call('passkey_signin', { response: assertion });
+  t.equal(signedIn.status, 200, 'and a sign-in');
+  t.type(stored(signedIn.body, 'token'), 'string');
   t.notMatch(server.output(), /"level":"error"/, 'nothing failed on the way');
   t.equal(await server.stop(), 0);
 });

@@ -69,7 +69,7 @@ export async function startApp(t: Test): Promise<{ redirect: string; last: () =>
 export async function fillSignin(page: Page, email: string, password = PASSWORD): Promise<void> {
   await page.getByLabel('Email', { exact: true }).fill(email);
   await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
 
 /** Waits for the browser to reach the app, with what the page showed if it does not. */

@@ -31,7 +31,7 @@ async function authorize(browser: Browser, url: URL, email: string, o: { consent
     if (o.shots) await screenshots(page, `${o.shots}-signin`);
     await page.getByLabel('Email', { exact: true }).fill(email);
     await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   }
   if (o.consent) {
     await page.getByRole('button', { name: 'Allow' }).waitFor();
@@ -65,6 +65,7 @@ t.test('code flow with PKCE: ID token, userinfo, refresh (openid-client, Chromiu
   const ada = (await cli(s.dataDir, ['--json', 'user', 'show', 'ada@example.com'])).json;
   t.equal(claims.sub, ada.reference_id, 'sub is the reference_id');
   t.equal(claims.iss, s.config.publicUrl);
+  t.same(claims.amr, ['pwd'], 'amr: a password sign-in');
   const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
   t.match(info, { sub: ada.reference_id, email: 'ada@example.com', email_verified: false, name: 'ada' });
   t.same((info.groups as string[]).sort(), ['editors', 'users'], 'group names, the dedicated group left out');
@@ -155,12 +156,12 @@ t.test('every account rule holds: the TOTP step, lockouts, disabling; two instan
   await page.goto(flow.url.href);
   await page.getByLabel('Email', { exact: true }).fill('tom@example.com');
   await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   t.match(await page.getByRole('alert').textContent(), /code from your authenticator app/, 'the code step comes first');
   t.equal(callback, undefined, 'no code yet');
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByLabel('Authentication code').fill(await generate({ secret, epoch: (step + 1) * 30 }));
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForURL(`${APP}/**`);
   const tokens = await oidc.authorizationCodeGrant(config, callback!, { pkceCodeVerifier: flow.verifier, expectedState: 'st' });
   t.type(tokens.refresh_token, 'string', 'the code from the first instance is redeemed on the second');
@@ -182,7 +183,7 @@ t.test('every account rule holds: the TOTP step, lockouts, disabling; two instan
   await locked.goto((await start()).url.href);
   await locked.getByLabel('Email', { exact: true }).fill('lou@example.com');
   await locked.getByLabel('Password').fill(PASSWORD);
-  await locked.getByRole('button', { name: 'Sign in' }).click();
+  await locked.getByRole('button', { name: 'Sign in', exact: true }).click();
   t.match(await locked.getByRole('alert').textContent(), /try again|locked|too many/i, 'the lockout shows');
   t.notOk(reached, 'and the application got nothing');
 });
@@ -237,7 +238,7 @@ t.test('RP-initiated logout ends the provider session and the pages’ session',
   await page.goto(url.href);
   await page.getByLabel('Email', { exact: true }).fill('ada@example.com');
   await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForURL(`${APP}/**`);
   const tokens = await oidc.authorizationCodeGrant(config, last!, { pkceCodeVerifier: verifier, expectedState: 'st' });
 

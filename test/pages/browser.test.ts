@@ -33,7 +33,7 @@ async function signIn(page: Page, base: string, email: string, password: string)
   await page.goto(`${base}/signin`);
   await page.getByLabel('Email', { exact: true }).fill(email);
   await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
 
 t.test('sign up on /signup, confirm the address from the mail, reset the password by mail', async (t) => {
@@ -146,7 +146,7 @@ t.test('enrol TOTP from the QR page, sign in with a code, end another session', 
   await screenshots(p2, 'signin-totp');
   await p2.getByLabel('Password').fill(PASSWORD);
   await p2.getByLabel('Authentication code').fill(await generate({ secret, epoch: (step + 1) * 30 }));
-  await p2.getByRole('button', { name: 'Sign in' }).click();
+  await p2.getByRole('button', { name: 'Sign in', exact: true }).click();
   await p2.waitForURL(/\/account/);
   t.pass('signed in with the code');
 

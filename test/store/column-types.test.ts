@@ -32,6 +32,21 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
   await grants.consume('g1');
   // An app behind forward authentication.
   t.equal((await cli(s.dataDir, ['app', 'add', '--host', 'app.example.com', '--two-factor', '--path', '/x'])).code, 0);
+  // A passkey ceremony begun (its challenge, in the store) and a passkey as registration stores one.
+  t.equal((await s.action('user_account', 'passkey_options', {})).status, 200);
+  const kimId = (await s.db('user_account').where({ email_key: 'kim@example.com' }).first('id')).id;
+  await s.db('passkey').insert({
+    reference_id: 'a7d0b1c2-0000-4000-8000-000000000001',
+    account_id: kimId,
+    credential_id: 'Y3JlZGVudGlhbA',
+    public_key: 'cHVibGljIGtleQ',
+    counter: 3,
+    transports: '["internal"]',
+    name: 'Phone',
+    backed_up: true,
+    created_at: clock.now(),
+    last_used_at: clock.now(),
+  });
   // A rotated key (retired_at, verify_until) and the settings of a store upgraded from HS256.
   t.equal((await cli(s.dataDir, ['keys', 'rotate'])).code, 0);
   await s.db('gatehouse_setting').insert([

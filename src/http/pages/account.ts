@@ -1,27 +1,37 @@
-/** The account page: profile, password, email, two-factor authentication, sessions. */
+/** The account page: profile, passkeys, password, email, two-factor authentication, sessions. */
 import type { Context } from 'koa';
 import type { ActionResult, Caller } from '../../core';
 import { field, form, html, Html, notice, page, raw } from './html';
 import { DONE, type PageKit, refusal, see, send, str } from './kit';
 import { clearTokens, csrfToken, pageCaller, storeTokens, tokenCaller, tokensIn } from './session';
 import type { SessionView } from '../../core';
+import { passkeySection } from './passkey-forms';
 
-export function registerAccount(kit: PageKit) {
+/** An account form's handler: a redirect's address, or the account page's state to show. */
+type AccountHandler = (ctx: Context, caller: Caller, body: unknown) => Promise<AccountState | string>;
+
+interface AccountState {
+  status?: number;
+  error?: string;
+  info?: string;
+  enrolment?: { secret: string; uri: string };
+  recoveryCodes?: string[];
+}
+
+/** What other page groups add to the account page: forms posted to it, errors shown on it. */
+export interface AccountPages {
+  post(path: string, handler: AccountHandler): void;
+}
+
+export function registerAccount(kit: PageKit): AccountPages {
   const { core, router, names, run, html_, post } = kit;
   // ---- Account -------------------------------------------------------------------------------
-  interface AccountState {
-    status?: number;
-    error?: string;
-    info?: string;
-    enrolment?: { secret: string; uri: string };
-    recoveryCodes?: string[];
-  }
-
   const accountPage = async (ctx: Context, caller: Caller, o: AccountState = {}) => {
     const csrf = csrfToken(ctx, names);
     const me = await core.records.me(caller);
     const a = me.view.attributes as { email: string; name: string; email_verified: boolean; totp_enabled: boolean };
     const sessions: SessionView[] = [...((await run(caller, 'list_sessions', {})).sessions ?? [])];
+    const passkeys = await core.passkeys.mine(caller);
     const profile = html`<section aria-labelledby="h-profile">
       <h2 id="h-profile">Profile</h2>
       <dl>
@@ -36,14 +46,16 @@ export function registerAccount(kit: PageKit) {
       </dl>
       ${a.email_verified ? '' : form('/account/request-verification', csrf, 'Send a confirmation link', [], { secondary: true })}
     </section>`;
-    const password = html`<section aria-labelledby="h-password">
-      <h2 id="h-password">Password</h2>
-      ${form('/account/password', csrf, 'Change password', [
-        field('currentPassword', 'Current password', { type: 'password', autocomplete: 'current-password' }),
-        field('password', 'New password', { type: 'password', autocomplete: 'new-password' }),
-        field('passwordConfirm', 'New password again', { type: 'password', autocomplete: 'new-password' }),
-      ])}
-    </section>`;
+    const password = passkeys.hasPassword
+      ? html`<section aria-labelledby="h-password">
+          <h2 id="h-password">Password</h2>
+          ${form('/account/password', csrf, 'Change password', [
+            field('currentPassword', 'Current password', { type: 'password', autocomplete: 'current-password' }),
+            field('password', 'New password', { type: 'password', autocomplete: 'new-password' }),
+            field('passwordConfirm', 'New password again', { type: 'password', autocomplete: 'new-password' }),
+          ])}
+        </section>`
+      : '';
     const email = html`<section aria-labelledby="h-email">
       <h2 id="h-email">Email address</h2>
       ${form('/account/email', csrf, 'Change email', [
@@ -126,8 +138,11 @@ export function registerAccount(kit: PageKit) {
       ctx,
       o.status ?? 200,
       page(
-        { title: 'Your account', signedIn: true, csrf },
-        html`${notice('error', o.error)}${notice('success', o.info)}${profile}${totp}${password}${email}${sessionList}`,
+        { title: 'Your account', signedIn: true, csrf, passkeys: true },
+        html`${notice('error', o.error)}${notice('success', o.info)}${profile}${passkeySection(csrf, passkeys)}${
+          // Without a password, TOTP and an email change (both confirmed by the password) wait until one is set.
+          passkeys.hasPassword ? html`${totp}${password}${email}` : ''
+        }${sessionList}`,
       ),
     );
   };
@@ -139,7 +154,7 @@ export function registerAccount(kit: PageKit) {
   });
 
   /** An account form: signed in, or off to the sign-in page; errors show on the account page. */
-  const accountPost = (path: string, handler: (ctx: Context, caller: Caller, body: unknown) => Promise<AccountState | string>) =>
+  const accountPost = (path: string, handler: AccountHandler) =>
     post(path, async (ctx) => {
       const caller = await pageCaller(ctx, core, names);
       if (!caller) return see(ctx, '/signin');
@@ -211,4 +226,5 @@ export function registerAccount(kit: PageKit) {
     clearTokens(ctx, names);
     return '/signin?done=everywhere';
   });
+  return { post: accountPost };
 }

@@ -46,6 +46,9 @@ ul.sessions li { display: flex; justify-content: space-between; align-items: cen
 ul.sessions li:first-child { border-top: none; }
 ul.sessions button { white-space: nowrap; }
 .meta { color: var(--muted); font-size: .9rem; overflow-wrap: anywhere; }
+form[data-passkey] { margin-top: .75rem; }
+form[data-passkey] .notice { margin-top: .5rem; }
+ul.sessions + form, ul.sessions + p { margin-top: 1rem; padding-top: .75rem; border-top: 1px solid var(--line); }
 [hidden] { display: none !important; }
 `;
 

@@ -33,6 +33,8 @@ export interface PageOptions {
   csrf?: string;
   /** Include the page script (only the pages that read a token from the link need it). */
   script?: boolean;
+  /** Include the passkey scripts (WebAuthn's browser half and the pages' use of it). */
+  passkeys?: boolean;
 }
 
 export function page(o: PageOptions, body: Html): string {
@@ -51,7 +53,9 @@ export function page(o: PageOptions, body: Html): string {
 <title>${escape(o.title)} · Gatehouse</title>
 <link rel="stylesheet" href="/assets/gatehouse.css">
 <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
-${o.script ? '<script src="/assets/gatehouse.js" defer></script>' : ''}
+${o.script ? '<script src="/assets/gatehouse.js" defer></script>' : ''}${
+    o.passkeys ? '<script src="/assets/webauthn.js" defer></script>\n<script src="/assets/passkeys.js" defer></script>' : ''
+  }
 </head>
 <body>
 <header><a class="brand" href="/account">Gatehouse</a>${nav.html}</header>
@@ -82,6 +86,8 @@ export interface FieldOptions {
   autofocus?: boolean;
   pattern?: string;
   maxlength?: number;
+  /** The passkey script sends this field's value with a ceremony's options request. */
+  passkeyOption?: boolean;
 }
 
 /** A labelled input (the label names it for screen readers; the hint is tied by aria-describedby). */
@@ -98,7 +104,9 @@ export function field(name: string, label: string, o: FieldOptions = {}): Html {
         o.autocomplete ? html` autocomplete="${o.autocomplete}"` : ''
       }${o.required === false ? '' : raw(' required')}${o.inputmode ? html` inputmode="${o.inputmode}"` : ''}${o.autofocus ? raw(' autofocus') : ''}${
         o.pattern ? html` pattern="${o.pattern}"` : ''
-      }${o.maxlength ? html` maxlength="${String(o.maxlength)}"` : ''}${o.hint ? html` aria-describedby="${id}-hint"` : ''}
+      }${o.maxlength ? html` maxlength="${String(o.maxlength)}"` : ''}${o.hint ? html` aria-describedby="${id}-hint"` : ''}${
+        o.passkeyOption ? html` data-passkey-option="${name}"` : ''
+      }
     />${hint}
   </div>`;
 }

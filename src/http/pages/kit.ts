@@ -56,12 +56,15 @@ export const DONE: Record<string, string> = {
   signed_out: 'You are signed out.',
   everywhere: 'Every session is signed out.',
   reset: 'Your password is changed. Sign in with the new one.',
+  passkey_added: 'Passkey added. You can sign in with it from now on.',
+  passkey_removed: 'The passkey is removed.',
+  password_link: 'A link to set a password is on its way to your address.',
 };
 
 /** The sign-in form as other pages show it (the OIDC login, signup's "account created"). */
 export type SigninPage = (
   ctx: Context,
-  o?: { status?: number; error?: string; info?: string; email?: string; otp?: boolean; returnTo?: string },
+  o?: { status?: number; error?: string; info?: string; email?: string; otp?: boolean; returnTo?: string; rd?: string | null },
 ) => Promise<void>;
 
 export interface PageKit {
@@ -76,12 +79,15 @@ export interface PageKit {
   readonly html_: ReturnType<typeof errorStyle>;
   /** A form post: same site and CSRF token checked before anything runs. */
   post(path: string, handler: (ctx: Context) => Promise<void>): void;
+  /** The same, for a page script's fetch: its refusals answer as an action's JSON error items. */
+  postJson(path: string, handler: (ctx: Context) => Promise<void>): void;
 }
 
 export function pageKit(core: Core, router: Router): PageKit {
   const names = cookieNames(core.config.publicUrl, core.config.cookieDomain);
   const parseForm = lazyKoaBody({ urlencoded: true, json: false, multipart: false, text: false, formLimit: '16kb' });
   const html_ = errorStyle('html');
+  const json_ = errorStyle('action');
   return {
     core,
     router,
@@ -92,6 +98,13 @@ export function pageKit(core: Core, router: Router): PageKit {
     post(path, handler) {
       router.post(path, html_, parseForm, async (ctx) => {
         assertSameSite(ctx, names, core.config.publicUrl, str(ctx.request.body, 'csrf'));
+        await handler(ctx);
+      });
+    },
+    postJson(path, handler) {
+      router.post(path, json_, parseForm, async (ctx) => {
+        assertSameSite(ctx, names, core.config.publicUrl, str(ctx.request.body, 'csrf'));
+        ctx.set('Cache-Control', 'no-store');
         await handler(ctx);
       });
     },

@@ -74,7 +74,7 @@ export function registerInteractions(kit: PageKit, oidc: OidcProvider, signinPag
       }
       if (!(await core.oidc.clientPolicy(clientId, session.sub)).allowed) return denied(ctx);
       // The real time of the sign-in, for auth_time and later max_age checks (not "now").
-      return finish(ctx, { login: { accountId: session.sub, ts: session.authTime } });
+      return finish(ctx, { login: { accountId: session.sub, ts: session.authTime, amr: session.amr } });
     }
     const policy = await core.oidc.clientPolicy(clientId, details.session?.accountId ?? null);
     if (!policy.allowed) return denied(ctx);

@@ -15,6 +15,7 @@ import { registerSignup } from './signup';
 import { registerMailedLinks } from './mailed-links';
 import { registerAccount } from './account';
 import { registerInteractions } from './oidc-interaction';
+import { registerPasskeys } from './passkeys';
 
 export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
   const router = new Router();
@@ -38,9 +39,10 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
   }
   router.get('/', kit.html_, (ctx) => see(ctx, '/account'));
   const signinPage = registerSignin(kit);
-  registerSignup(kit, signinPage);
+  const signupPage = registerSignup(kit, signinPage);
   registerMailedLinks(kit);
-  registerAccount(kit);
+  const account = registerAccount(kit);
+  registerPasskeys(kit, signinPage, signupPage, account);
   if (oidc) registerInteractions(kit, oidc, signinPage);
   return router;
 }

@@ -6,6 +6,7 @@ import { field, form, html, Html, notice, page, raw } from './html';
 import { DONE, type PageKit, refusal, see, send, str, message } from './kit';
 import { clearTokens, csrfToken, ensureDevice, guestCaller, pageCaller, storeTokens, tokensIn } from './session';
 import { INTERACTION_PATH } from '../oidc';
+import { ceremonyForm } from './passkey-forms';
 
 export function registerSignin(kit: PageKit) {
   const { core, router, names, run, html_, post } = kit;
@@ -22,7 +23,8 @@ export function registerSignin(kit: PageKit) {
     const fields: Html[] = [
       o.returnTo ? html`<input type="hidden" name="return_to" value="${o.returnTo}" />` : raw(''),
       o.rd ? html`<input type="hidden" name="rd" value="${o.rd}" />` : raw(''),
-      field('email', 'Email', { type: 'email', autocomplete: 'username', value: o.email, autofocus: !o.email }),
+      // "webauthn": the browser offers this site's passkeys in the field's autofill (conditional mediation).
+      field('email', 'Email', { type: 'email', autocomplete: 'username webauthn', value: o.email, autofocus: !o.email }),
       field('password', 'Password', { type: 'password', autocomplete: 'current-password', autofocus: Boolean(o.email) && !o.otp }),
     ];
     if (o.otp) {
@@ -40,13 +42,28 @@ export function registerSignin(kit: PageKit) {
     const links = html`<p class="links">
       ${(await signupOpen()) ? html`<a href="/signup">Create an account</a>` : ''}<a href="/reset-password">Forgot your password?</a>
     </p>`;
+    // The passkey form carries the same return addresses as the password form.
+    const passkey = o.otp
+      ? ''
+      : ceremonyForm(
+          'signin',
+          '/signin/passkey',
+          csrf,
+          'Sign in with a passkey',
+          [
+            o.returnTo ? html`<input type="hidden" name="return_to" value="${o.returnTo}" />` : raw(''),
+            o.rd ? html`<input type="hidden" name="rd" value="${o.rd}" />` : raw(''),
+          ],
+          // Autofill offers passkeys as the page opens; not again over a refusal, which stays in view.
+          { autofill: !o.error },
+        );
     send(
       ctx,
       o.status ?? 200,
       page(
-        { title: 'Sign in', csrf },
+        { title: 'Sign in', csrf, passkeys: !o.otp },
         html`${notice('error', o.error)}${notice('info', o.info)}
-          <section>${form('/signin', csrf, 'Sign in', fields)}${links}</section>`,
+          <section>${form('/signin', csrf, 'Sign in', fields)}${passkey}${links}</section>`,
       ),
     );
   };

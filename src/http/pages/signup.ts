@@ -3,16 +3,20 @@ import type { Context } from 'koa';
 import { field, form, html, notice, page } from './html';
 import { type PageKit, refusal, see, send, str, message, type SigninPage } from './kit';
 import { csrfToken, guestCaller, storeTokens, tokensIn } from './session';
+import { ceremonyForm } from './passkey-forms';
 
-export function registerSignup(kit: PageKit, signinPage: SigninPage) {
+/** The signup form, shown again with a refusal. */
+export type SignupPage = (ctx: Context, o?: { status?: number; error?: string; info?: string; name?: string; email?: string }) => Promise<void>;
+
+export function registerSignup(kit: PageKit, signinPage: SigninPage): SignupPage {
   const { core, router, names, run, html_, post, passwordHint } = kit;
   const signupOpen = async () => (await core.signupStatus()).open;
   // ---- Sign up -------------------------------------------------------------------------------
-  const signupPage = async (ctx: Context, o: { status?: number; error?: string; info?: string; name?: string; email?: string } = {}) => {
+  const signupPage: SignupPage = async (ctx, o = {}) => {
     const csrf = csrfToken(ctx, names);
     const fields = [
-      field('name', 'Name', { autocomplete: 'name', value: o.name, autofocus: true, maxlength: 100 }),
-      field('email', 'Email', { type: 'email', autocomplete: 'email', value: o.email }),
+      field('name', 'Name', { autocomplete: 'name', value: o.name, autofocus: true, maxlength: 100, passkeyOption: true }),
+      field('email', 'Email', { type: 'email', autocomplete: 'email', value: o.email, passkeyOption: true }),
       field('password', 'Password', { type: 'password', autocomplete: 'new-password', hint: passwordHint }),
       field('passwordConfirm', 'Password again', { type: 'password', autocomplete: 'new-password' }),
     ];
@@ -20,10 +24,13 @@ export function registerSignup(kit: PageKit, signinPage: SigninPage) {
       ctx,
       o.status ?? 200,
       page(
-        { title: 'Create an account', csrf },
+        { title: 'Create an account', csrf, passkeys: true },
         html`${notice('error', o.error)}${notice('info', o.info)}
           <section>
             ${form('/signup', csrf, 'Create account', fields)}
+            ${ceremonyForm('signup', '/signup/passkey', csrf, 'Create it with a passkey instead', [
+              html`<p class="meta or">Or skip the password: your name and email above, and a passkey on this device.</p>`,
+            ])}
             <p class="links"><a href="/signin">I have an account</a></p>
           </section>`,
       ),
@@ -61,4 +68,5 @@ export function registerSignup(kit: PageKit, signinPage: SigninPage) {
         <p class="links"><a href="/signin">Sign in</a></p>
       </section>`,
     );
+  return signupPage;
 }

@@ -1,0 +1,76 @@
+/**
+ * The pages' passkey script (served as /assets/passkeys.js, beside @simplewebauthn/browser as
+ * /assets/webauthn.js). A form marked data-passkey="signin|register|signup" is shown only where
+ * the browser has WebAuthn; on submit the script asks /passkeys/options for the ceremony's
+ * options (with the form's CSRF token), lets the browser make or use the passkey, puts its answer
+ * in the form's `response` field and sends the form as an ordinary post. The sign-in page also
+ * offers passkeys in the email field's autofill (conditional mediation).
+ */
+export const PASSKEY_SCRIPT = `
+(function () {
+  var W = window.SimpleWebAuthnBrowser;
+  if (!W || !W.browserSupportsWebAuthn()) return;
+  var csrf = function () { var i = document.querySelector('input[name="csrf"]'); return i ? i.value : ''; };
+  var say = function (form, text) {
+    var p = form.querySelector('[data-passkey-error]');
+    if (!p) return;
+    p.textContent = text;
+    p.hidden = false;
+  };
+  var words = function (err) {
+    if (err && err.name === 'NotAllowedError') return 'The passkey request was cancelled or timed out. Try again.';
+    if (err && err.code === 'ERROR_AUTHENTICATOR_PREVIOUSLY_REGISTERED') return 'This passkey is registered already.';
+    return (err && err.message) || 'The passkey could not be used.';
+  };
+  var options = function (fields) {
+    fields.csrf = csrf();
+    return fetch('/passkeys/options', {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString()
+    }).then(function (r) {
+      return r.json().then(function (body) {
+        if (r.ok) return body.options;
+        var said = Array.isArray(body) && body[0] && body[0].Attributes ? body[0].Attributes.message : 'The server refused.';
+        throw new Error(said.charAt(0).toUpperCase() + said.slice(1) + '.');
+      });
+    });
+  };
+  var finish = function (form, answer) {
+    form.querySelector('input[name="response"]').value = JSON.stringify(answer);
+    form.submit();
+  };
+  document.querySelectorAll('form[data-passkey]').forEach(function (form) {
+    form.hidden = false;
+    form.addEventListener('submit', function (event) {
+      event.preventDefault();
+      var purpose = form.getAttribute('data-passkey');
+      var fields = { purpose: purpose };
+      document.querySelectorAll('[data-passkey-option]').forEach(function (input) {
+        if (input.value) fields[input.getAttribute('data-passkey-option')] = input.value;
+      });
+      var button = form.querySelector('button[type="submit"]');
+      if (button) button.disabled = true;
+      options(fields)
+        .then(function (o) {
+          return purpose === 'signin' ? W.startAuthentication({ optionsJSON: o }) : W.startRegistration({ optionsJSON: o });
+        })
+        .then(function (answer) { finish(form, answer); })
+        .catch(function (err) {
+          if (button) button.disabled = false;
+          say(form, words(err));
+        });
+    });
+  });
+  var signin = document.querySelector('form[data-passkey="signin"][data-passkey-autofill]');
+  if (signin && document.querySelector('input[autocomplete~="webauthn"]') && W.browserSupportsWebAuthnAutofill) {
+    W.browserSupportsWebAuthnAutofill().then(function (yes) {
+      if (!yes) return;
+      return options({ purpose: 'signin' })
+        .then(function (o) { return W.startAuthentication({ optionsJSON: o, useBrowserAutofill: true }); })
+        .then(function (answer) { finish(signin, answer); });
+    }).catch(function () { /* the button's own request replaced this one, or autofill was dismissed */ });
+  }
+})();
+`;

@@ -1,0 +1,88 @@
+/**
+ * Passkeys on the pages: sign in with one (a button, and the email field's autofill), create an
+ * account with one and no password, add, rename and remove them on the account page. Each
+ * ceremony runs the same actions as the JSON API (passkey_options, passkey_register,
+ * passkey_signin), so every rule is the core's.
+ */
+import type { Context } from 'koa';
+import { browserAsset, safeReturn, type Caller } from '../../core';
+import { type PageKit, refusal, see, str, type SigninPage } from './kit';
+import { guestCaller, pageCaller, storeTokens, tokensIn } from './session';
+import { PASSKEY_SCRIPT } from './passkey-script';
+import { INTERACTION_PATH } from '../oidc';
+import type { AccountPages } from './account';
+import type { SignupPage } from './signup';
+
+export function registerPasskeys(kit: PageKit, signinPage: SigninPage, signupPage: SignupPage, account: AccountPages): void {
+  const { core, router, names, run, post, postJson } = kit;
+
+  router.get('/assets/webauthn.js', (ctx) => {
+    ctx.type = 'text/javascript; charset=utf-8';
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.body = browserAsset('webauthn-browser.js');
+  });
+  router.get('/assets/passkeys.js', (ctx) => {
+    ctx.type = 'text/javascript; charset=utf-8';
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.body = PASSKEY_SCRIPT;
+  });
+
+  /** The options of a ceremony, for the page script: a guest's sign-in or signup, or a signed-in account's new passkey. */
+  postJson('/passkeys/options', async (ctx) => {
+    const body = ctx.request.body;
+    const purpose = str(body, 'purpose');
+    const caller: Caller = purpose === 'register' ? ((await pageCaller(ctx, core, names)) ?? guestCaller(ctx)) : guestCaller(ctx);
+    const attributes: Record<string, unknown> = { purpose };
+    for (const f of ['email', 'name', 'password']) if (str(body, f)) attributes[f] = str(body, f);
+    const result = await run(caller, 'passkey_options', attributes);
+    ctx.type = 'application/json';
+    ctx.body = { options: result.passkeyOptions };
+  });
+
+  /** The browser's answer as the actions read it; a form that was not filled in by the script is refused plainly. */
+  const responseOf = (ctx: Context): unknown => {
+    try {
+      return JSON.parse(str(ctx.request.body, 'response'));
+    } catch {
+      return null;
+    }
+  };
+
+  post('/signin/passkey', async (ctx) => {
+    const returnTo = INTERACTION_PATH.test(str(ctx.request.body, 'return_to')) ? str(ctx.request.body, 'return_to') : undefined;
+    const rd = safeReturn(str(ctx.request.body, 'rd'), core.config.publicUrl, core.config.cookieDomain);
+    try {
+      const previous = await pageCaller(ctx, core, names);
+      const tokens = tokensIn(await run(guestCaller(ctx), 'passkey_signin', { response: responseOf(ctx) }));
+      if (tokens) storeTokens(ctx, names, tokens);
+      if (previous) await run(previous, 'signout', {}).catch(() => undefined);
+      return see(ctx, returnTo ?? rd ?? '/account');
+    } catch (err) {
+      await signinPage(ctx, { ...refusal(err), returnTo, rd });
+    }
+  });
+
+  post('/signup/passkey', async (ctx) => {
+    try {
+      const tokens = tokensIn(await run(guestCaller(ctx), 'passkey_register', { response: responseOf(ctx) }));
+      if (tokens) storeTokens(ctx, names, tokens);
+      return see(ctx, '/account?done=welcome');
+    } catch (err) {
+      await signupPage(ctx, refusal(err));
+    }
+  });
+
+  account.post('/account/passkeys/add', async (ctx, caller, body) => {
+    await run(caller, 'passkey_register', { response: responseOf(ctx), name: str(body, 'name') });
+    return '/account?done=passkey_added';
+  });
+  account.post('/account/passkeys/remove', async (_ctx, caller, body) => {
+    await core.passkeys.removeMine(caller, str(body, 'id'));
+    return '/account?done=passkey_removed';
+  });
+  account.post('/account/password-link', async (ctx, caller) => {
+    const me = await core.records.me(caller);
+    await run(guestCaller(ctx), 'reset_password_request', { email: String((me.view.attributes as { email: string }).email) });
+    return '/account?done=password_link';
+  });
+}

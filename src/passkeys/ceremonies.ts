@@ -1,0 +1,309 @@
+/**
+ * Passkey ceremonies (contract section 12): options begun by one request, finished by another,
+ * on any instance. A challenge is made here, kept in the store with its purpose (and account, or
+ * the signup it stands for), and spent by the first response that names it: a replay, an expired
+ * challenge or one made for another purpose finds nothing. Every rule of password signin holds:
+ * lockout delays, disabled accounts, verified email when required, sessions, audit.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { AppError } from '../errors';
+import type { ActionContext } from '../actions/types';
+import { callerAccount, confirmPassword } from '../actions/account-helpers';
+import { assertSignupOpen, createAccount } from '../accounts/create';
+import { normalizeEmail, validateName } from '../accounts/validate';
+import { passwordFailure } from '../accounts/failures';
+import { openSession } from '../accounts/sessions';
+import { emailKeyTaken, findAccountById, type AccountRow } from '../store/accounts';
+import { findSession } from '../store/sessions';
+import {
+  countLiveChallenges,
+  findPasskeyByCredential,
+  insertChallenge,
+  insertPasskey,
+  passkeysOf,
+  spendChallenge,
+  usePasskey,
+  type ChallengePurpose,
+} from '../store/passkeys';
+import {
+  authenticationResponse,
+  CHALLENGE_TTL_MS,
+  challengeOf,
+  type CreationOptions,
+  library,
+  refused,
+  registrationResponse,
+  relyingParty,
+  type RequestOptions,
+} from './webauthn';
+import { passkeyName, viewPasskey, type PasskeyView } from './views';
+
+/** A sign-in within this long counts as "just entered": adding a passkey needs one (or the password now). */
+export const REAUTH_MS = 5 * 60 * 1000;
+/** Ceremonies in progress at most (guests can begin them): past this, new ones wait. */
+const MAX_LIVE_CHALLENGES = 10_000;
+
+export interface OptionsInput {
+  purpose?: ChallengePurpose;
+  email?: string;
+  name?: string;
+  password?: string;
+}
+
+async function newChallenge(ctx: ActionContext): Promise<Uint8Array<ArrayBuffer>> {
+  const { s } = ctx;
+  if ((await countLiveChallenges(s.store.root)) >= MAX_LIVE_CHALLENGES) {
+    throw new AppError('rate_limited', 'too many passkey ceremonies are in progress; try again in a minute', { retryAfter: 60 });
+  }
+  return new Uint8Array(randomBytes(32));
+}
+
+async function keep(ctx: ActionContext, challenge: string, purpose: ChallengePurpose, accountId: number | null, pending: unknown): Promise<void> {
+  await insertChallenge(ctx.s.store.root, {
+    challenge,
+    purpose,
+    account_id: accountId,
+    pending: pending === null ? null : JSON.stringify(pending),
+    expires_at: ctx.s.clock.now() + CHALLENGE_TTL_MS,
+  });
+}
+
+/** passkey_options: a guest gets sign-in options (or signup's), a signed-in account registration options. */
+export async function beginCeremony(ctx: ActionContext, input: OptionsInput): Promise<CreationOptions | RequestOptions> {
+  const signedIn = ctx.actor.principal.accountId !== null;
+  const purpose = input.purpose ?? (signedIn ? 'register' : 'signin');
+  const lib = await library();
+  const rp = relyingParty(ctx.s.config);
+  if (purpose === 'signin') {
+    const options = await lib.generateAuthenticationOptions({
+      rpID: rp.id,
+      challenge: await newChallenge(ctx),
+      timeout: CHALLENGE_TTL_MS,
+      // A passkey that verified its user (PIN, biometrics) is a complete sign-in on its own.
+      userVerification: 'required',
+    });
+    await keep(ctx, options.challenge, 'signin', null, null);
+    return options;
+  }
+  if (purpose === 'register') {
+    if (!signedIn) throw new AppError('unauthenticated', 'sign in to add a passkey');
+    const account = await callerAccount(ctx);
+    await assertRecent(ctx, account, input.password);
+    const existing = await passkeysOf(ctx.s.store.root, account.id);
+    const options = await lib.generateRegistrationOptions({
+      rpName: 'Gatehouse',
+      rpID: rp.id,
+      userName: account.email,
+      userDisplayName: account.name,
+      userID: new TextEncoder().encode(account.reference_id),
+      challenge: await newChallenge(ctx),
+      timeout: CHALLENGE_TTL_MS,
+      attestationType: 'none',
+      // The same authenticator twice would be one passkey under two names.
+      excludeCredentials: existing.map((p) => ({ id: p.credential_id, transports: transportsOf(p.transports) })),
+      authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
+    });
+    await keep(ctx, options.challenge, 'register', account.id, null);
+    return options;
+  }
+  // signup: a new account whose only way in is this passkey.
+  if (signedIn) throw new AppError('invalid_input', 'you are signed in: add a passkey to this account instead');
+  await assertSignupOpen(ctx.s.store.root, ctx.actor.principal);
+  await ctx.s.limiter.signupAttempt(ctx.actor.client ?? 'shell');
+  if (input.email === undefined) throw new AppError('invalid_input', 'email is required');
+  if (input.name === undefined) throw new AppError('invalid_input', 'name is required');
+  const { email, key } = normalizeEmail(input.email);
+  const name = validateName(input.name);
+  if (await emailKeyTaken(ctx.s.store.root, key)) throw new AppError('email_taken', 'an account with this email already exists');
+  const referenceId = randomUUID();
+  const options = await lib.generateRegistrationOptions({
+    rpName: 'Gatehouse',
+    rpID: rp.id,
+    userName: email,
+    userDisplayName: name,
+    userID: new TextEncoder().encode(referenceId),
+    challenge: await newChallenge(ctx),
+    timeout: CHALLENGE_TTL_MS,
+    attestationType: 'none',
+    authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
+  });
+  await keep(ctx, options.challenge, 'signup', null, { email, name, referenceId });
+  return options;
+}
+
+/** Adding a passkey needs a sign-in in the last five minutes, or the password given now. */
+async function assertRecent(ctx: ActionContext, account: AccountRow, password: string | undefined): Promise<void> {
+  if (password !== undefined) return confirmPassword(ctx, account, password);
+  const session = ctx.actor.session ? await findSession(ctx.s.store.root, ctx.actor.session) : undefined;
+  if (session && session.created_at + REAUTH_MS > ctx.s.clock.now()) return;
+  throw new AppError(
+    'reauth_required',
+    account.password === '' ? 'sign in again with a passkey to add another one' : 'enter your password again to add a passkey',
+  );
+}
+
+const transportsOf = (json: string): Array<'usb' | 'nfc' | 'ble' | 'internal' | 'hybrid' | 'cable' | 'smart-card'> => {
+  try {
+    const list = JSON.parse(json) as unknown;
+    return Array.isArray(list) ? (list.filter((t) => typeof t === 'string') as ReturnType<typeof transportsOf>) : [];
+  } catch {
+    return [];
+  }
+};
+
+/** A spent challenge of this purpose, or a refusal (replayed, expired, made for something else). */
+async function spend(ctx: ActionContext, challenge: string, purpose: ChallengePurpose) {
+  const row = await spendChallenge(ctx.s.store.root, challenge, purpose);
+  if (!row) throw new AppError('passkey_invalid', 'this passkey request has expired or was used already; start again');
+  return row;
+}
+
+export interface Registered {
+  passkey: PasskeyView;
+  /** A passkey signup: the new account, signed in. */
+  created?: { referenceId: string; email: string; usergroupId: string };
+  session?: { token: string; refreshToken: string };
+}
+
+/** passkey_register: adds the passkey to the caller's account, or finishes a passkey signup. */
+export async function finishRegistration(ctx: ActionContext, rawResponse: unknown, rawName: string | undefined): Promise<Registered> {
+  const { s, actor } = ctx;
+  const response = registrationResponse(rawResponse);
+  const name = passkeyName(rawName);
+  const signedIn = actor.principal.accountId !== null;
+  const challenge = await spend(ctx, challengeOf(response), signedIn ? 'register' : 'signup');
+  if (signedIn && challenge.account_id !== actor.principal.accountId) {
+    throw new AppError('passkey_invalid', 'this passkey request was begun by another account; start again');
+  }
+  const lib = await library();
+  const rp = relyingParty(s.config);
+  let info;
+  try {
+    const verified = await lib.verifyRegistrationResponse({
+      response,
+      expectedChallenge: challenge.challenge,
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.id,
+      requireUserVerification: true,
+    });
+    if (!verified.verified) throw new Error('not verified');
+    info = verified.registrationInfo;
+  } catch (err) {
+    await s.audit.record('passkey_refused', actor, { account: actor.principal.referenceId, step: 'register', reason: reasonOf(err) });
+    throw refused(err);
+  }
+  const row = {
+    credential_id: info.credential.id,
+    public_key: Buffer.from(info.credential.publicKey).toString('base64url'),
+    counter: info.credential.counter,
+    transports: JSON.stringify(info.credential.transports ?? []),
+    name,
+    backed_up: info.credentialBackedUp,
+  };
+  if (signedIn) {
+    const added = await insertPasskey(s.store.root, { ...row, account_id: challenge.account_id! });
+    await s.audit.record('passkey_added', actor, { account: actor.principal.referenceId, passkey: added.reference_id });
+    return { passkey: viewPasskey(added) };
+  }
+  const pending = JSON.parse(challenge.pending ?? '{}') as { email: string; name: string; referenceId: string };
+  let added: Awaited<ReturnType<typeof insertPasskey>> | undefined;
+  const { email, key } = normalizeEmail(pending.email);
+  const created = await createAccount(
+    s,
+    actor,
+    { email, emailKey: key, name: pending.name, password: null, referenceId: pending.referenceId },
+    async (tx, account) => {
+      added = await insertPasskey(tx, { ...row, account_id: account.id });
+    },
+  );
+  await s.audit.record('passkey_added', actor, { account: created.referenceId, passkey: added!.reference_id });
+  const account = (await findAccountById(s.store.root, created.id))!;
+  const session = await openSession(s, actor, account, true, 'passkey');
+  s.counters.signinsOk++;
+  await s.audit.record('signin_ok', actor, { account: created.referenceId, method: 'passkey' });
+  return {
+    passkey: viewPasskey(added!),
+    created: { referenceId: created.referenceId, email: created.email, usergroupId: created.usergroupReferenceId },
+    session: { token: session.token, refreshToken: session.refreshToken },
+  };
+}
+
+/** passkey_signin: the account whose passkey signed this challenge, signed in (no TOTP step: the passkey verified its user). */
+export async function finishSignin(ctx: ActionContext, rawResponse: unknown): Promise<{ token: string; refreshToken: string }> {
+  const { s, actor } = ctx;
+  const response = authenticationResponse(rawResponse);
+  const challenge = await spend(ctx, challengeOf(response), 'signin');
+  const client = actor.client ?? 'shell';
+  const passkey = await findPasskeyByCredential(s.store.root, response.id);
+  const account = passkey ? await findAccountById(s.store.root, passkey.account_id) : undefined;
+  const failed = async (reason: string, a: AccountRow | undefined) => {
+    s.counters.signinsFailed++;
+    await passwordFailure(s, actor, a?.email_key ?? null, a?.reference_id ?? null, 'signin_failed', { method: 'passkey', reason });
+  };
+  if (!passkey || !account) {
+    await failed('unknown_passkey', undefined);
+    throw new AppError('passkey_invalid', 'this passkey is not registered here (it may have been removed)');
+  }
+  await s.limiter.assertSigninAllowed(account.email_key, client, actor.device ?? null);
+  // A discoverable credential names its account: it must be the one the credential belongs to.
+  const handle = response.response.userHandle;
+  if (handle !== undefined && handle !== Buffer.from(account.reference_id).toString('base64url')) {
+    await failed('user_handle', account);
+    throw new AppError('passkey_invalid', 'the passkey did not verify; try again');
+  }
+  const lib = await library();
+  const rp = relyingParty(s.config);
+  let info;
+  try {
+    const verified = await lib.verifyAuthenticationResponse({
+      response,
+      expectedChallenge: challenge.challenge,
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.id,
+      // The counter is compared below, where a step backwards is audited as a clone.
+      credential: {
+        id: passkey.credential_id,
+        publicKey: new Uint8Array(Buffer.from(passkey.public_key, 'base64url')),
+        counter: 0,
+        transports: transportsOf(passkey.transports),
+      },
+      requireUserVerification: true,
+    });
+    if (!verified.verified) throw new Error('not verified');
+    info = verified.authenticationInfo;
+  } catch (err) {
+    await failed(reasonOf(err), account);
+    throw refused(err);
+  }
+  const next = info.newCounter;
+  // WebAuthn §6.1.1: a counter that does not move forward (when either is non-zero) means two
+  // authenticators hold one private key. Refused, and said loudly.
+  const backwards = (passkey.counter > 0 || next > 0) && next <= passkey.counter;
+  if (backwards || !(await usePasskey(s.store.root, passkey.id, passkey.counter, next))) {
+    s.counters.signinsFailed++;
+    await s.audit.record(
+      'passkey_clone_suspected',
+      actor,
+      { account: account.reference_id, passkey: passkey.reference_id, stored: passkey.counter, presented: next },
+      'warn',
+    );
+    throw new AppError('passkey_invalid', 'this passkey was refused: its signature counter went backwards, which a copied key would do');
+  }
+  if (account.disabled) {
+    s.counters.signinsFailed++;
+    await s.audit.record('signin_failed', actor, { account: account.reference_id, method: 'passkey', reason: 'disabled' });
+    throw new AppError('forbidden', 'this account is disabled');
+  }
+  if (s.config.requireVerifiedEmail && !account.email_verified) {
+    await s.audit.record('signin_failed', actor, { account: account.reference_id, method: 'passkey', reason: 'unverified' });
+    throw new AppError('email_unverified', 'confirm your email address first (request_verification sends a new link)');
+  }
+  await s.limiter.signinSucceeded(account.email_key, client, actor.device ?? null);
+  s.counters.signinsOk++;
+  await s.audit.record('signin_ok', actor, { account: account.reference_id, method: 'passkey', passkey: passkey.reference_id });
+  const session = await openSession(s, actor, account, true, 'passkey');
+  return { token: session.token, refreshToken: session.refreshToken };
+}
+
+/** The library's reason in a few words, for the audit (its messages name fields, never secrets). */
+const reasonOf = (err: unknown) => (err instanceof Error ? err.message.slice(0, 120) : 'refused');

@@ -1,0 +1,81 @@
+/**
+ * The passkeys domain's operations, as the front ends call them: a caller's own passkeys (the
+ * account page) and any account's (administrators and the shell). The last passkey of an account
+ * without a password cannot be removed: it would leave no way in.
+ */
+import { AppError } from '../errors';
+import type { Actor, Caller } from '../actor';
+import type { Services } from '../services';
+import { actorOf, requireAdministrator } from '../access/caller';
+import { findAccountByEmail } from '../accounts/lifecycle';
+import { findAccountById, type AccountRow } from '../store/accounts';
+import { countPasskeys, deletePasskey, passkeysOf } from '../store/passkeys';
+import { findSession } from '../store/sessions';
+import { REAUTH_MS } from './ceremonies';
+import { NO_PASSWORD } from '../accounts/create';
+import { viewPasskey, type PasskeyView } from './views';
+
+export type { PasskeyView } from './views';
+
+export interface PasskeyOperations {
+  /**
+   * The caller's passkeys, whether the account has a password beside them, and whether its
+   * session signed in recently enough to add one without entering the password again.
+   */
+  mine(caller: Caller): Promise<{ passkeys: PasskeyView[]; hasPassword: boolean; recent: boolean }>;
+  removeMine(caller: Caller, id: string): Promise<PasskeyView>;
+  /** Administrators and the shell: an account's passkeys. */
+  list(actor: Actor, email: string): Promise<PasskeyView[]>;
+  remove(actor: Actor, email: string, id: string): Promise<PasskeyView>;
+}
+
+export function passkeyOperations(s: Services): PasskeyOperations {
+  const own = async (caller: Caller): Promise<{ actor: Actor; account: AccountRow }> => {
+    const actor = await actorOf(s, caller);
+    const account = actor.principal.accountId === null ? undefined : await findAccountById(s.store.root, actor.principal.accountId);
+    if (!account) throw new AppError('unauthenticated', 'sign in first');
+    return { actor, account };
+  };
+  const one = async (account: AccountRow, id: string) => {
+    const found = (await passkeysOf(s.store.root, account.id)).find((p) => p.reference_id === id);
+    if (!found) throw new AppError('not_found', 'no such passkey');
+    return found;
+  };
+  const remove = async (actor: Actor, account: AccountRow, id: string): Promise<PasskeyView> => {
+    const found = await one(account, id);
+    const removed = await s.store.transaction(async (tx) => {
+      // Counted in the transaction: two removals racing cannot both take "one of two".
+      if (account.password === NO_PASSWORD && (await countPasskeys(tx, account.id)) <= 1) {
+        throw new AppError('last_credential', 'this is the only way to sign in to the account: set a password first (a reset link sets one)');
+      }
+      return deletePasskey(tx, account.id, id);
+    });
+    if (!removed) throw new AppError('not_found', 'no such passkey');
+    await s.audit.record('passkey_removed', actor, { account: account.reference_id, passkey: id });
+    return viewPasskey(found);
+  };
+  return {
+    async mine(caller) {
+      const { actor, account } = await own(caller);
+      const session = actor.session ? await findSession(s.store.root, actor.session) : undefined;
+      return {
+        passkeys: (await passkeysOf(s.store.root, account.id)).map(viewPasskey),
+        hasPassword: account.password !== NO_PASSWORD,
+        recent: session !== undefined && session.created_at + REAUTH_MS > s.clock.now(),
+      };
+    },
+    async removeMine(caller, id) {
+      const { actor, account } = await own(caller);
+      return remove(actor, account, id);
+    },
+    async list(actor, email) {
+      requireAdministrator(actor, "read other accounts' passkeys");
+      const account = await findAccountByEmail(s, email);
+      return (await passkeysOf(s.store.root, account.id)).map(viewPasskey);
+    },
+    async remove(actor, email, id) {
+      requireAdministrator(actor, "remove other accounts' passkeys");
+      return remove(actor, await findAccountByEmail(s, email), id);
+    },
+  };
+}
