@@ -51,7 +51,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/http/pages/**/*.ts'],
+    files: ['src/http/pages/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -59,6 +59,24 @@ export default tseslint.config(
           patterns: [
             {
               group: ['../../*', '!../../core', '!../../errors', '!../../config', '!../../log'],
+              message: 'front ends reach the domain through the core (src/core.ts), errors, config and log only',
+            },
+          ],
+          paths: [{ name: 'knex', message: 'only src/store talks to the database' }, 'commander'],
+        },
+      ],
+    },
+  },
+  {
+    // The console, one folder deeper: the same rule.
+    files: ['src/http/pages/admin/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../../../*', '!../../../core', '!../../../errors', '!../../../config', '!../../../log'],
               message: 'front ends reach the domain through the core (src/core.ts), errors, config and log only',
             },
           ],

@@ -102,6 +102,48 @@ async function load(urls, pathOrOpts, { duration, connections, token }) {
   return `${rps.toFixed(0)}${bad ? ` (${bad} failed)` : ''}`;
 }
 
+/**
+ * The administrators' console as a browser uses it: signed in through the pages (cookie, CSRF),
+ * then the median time of five loads of the account list's first page, a page after a cursor
+ * (keyset paging), a search that finds one account, and a search that finds none (every row read).
+ */
+async function consoleTimings(url, email) {
+  const jar = new Map();
+  const go = async (p, init = {}) => {
+    const res = await fetch(url + p, {
+      ...init,
+      redirect: 'manual',
+      headers: { ...(init.headers ?? {}), cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') },
+    });
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      jar.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
+    }
+    return { status: res.status, text: await res.text() };
+  };
+  await go('/signin');
+  const body = new URLSearchParams({ csrf: jar.get('gatehouse_csrf'), email, password: PASSWORD }).toString();
+  await go('/signin', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: url }, body });
+  const time = async (p) => {
+    const took = [];
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      const r = await go(p);
+      if (r.status !== 200) throw new Error(`${p}: ${r.status}`);
+      took.push(performance.now() - started);
+    }
+    return `${took.sort((a, b) => a - b)[2].toFixed(1)} ms`;
+  };
+  const first = await go('/admin/accounts');
+  const cursor = /after=([0-9a-f-]{36})/.exec(first.text)?.[1];
+  return {
+    first: await time('/admin/accounts'),
+    next: cursor ? await time(`/admin/accounts?after=${cursor}`) : '-',
+    found: await time(`/admin/accounts?q=${encodeURIComponent('seed4242@')}`),
+    none: await time(`/admin/accounts?q=${encodeURIComponent('nobody-here')}`),
+  };
+}
+
 /** One size: fresh store, seeded, measured. Returns one row of the table. */
 async function measure({ exe, size, pg, instances, duration, connections, cost }) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-scale-'));
@@ -179,6 +221,7 @@ async function measure({ exe, size, pg, instances, duration, connections, cost }
     // A substring filter (the trigram indexes serve it; every seeded address shares most of its
     // trigrams with this one, so this is their hard case).
     const one = await load(urls, { path: `/api/user_account?filter=${encodeURIComponent(middle)}`, ...auth(adminToken) }, opts);
+    const console_ = await consoleTimings(url, first.email);
     const rss = Math.max(...servers.map((s) => rssOf(s.child.pid)));
     let bytes;
     if (db) bytes = Number((await knex.raw(`SELECT pg_database_size(current_database()) AS b`)).rows[0].b);
@@ -187,7 +230,7 @@ async function measure({ exe, size, pg, instances, duration, connections, cost }
         .readdirSync(dataDir)
         .filter((f) => f.startsWith('gatehouse.sqlite'))
         .reduce((a, f) => a + fs.statSync(path.join(dataDir, f)).size, 0);
-    return { size, seedSeconds, signins, signups, get, one, page, bytes, rss };
+    return { size, seedSeconds, signins, signups, get, one, page, bytes, rss, console: console_ };
   } finally {
     await knex.destroy();
     for (const s of servers) await stop(s.child);
@@ -207,10 +250,17 @@ export async function scalingTable({ exe, sizes, pg = null, instances = 1, durat
   const widths = [10, 10, 9, 9, 7, 13, 14, 11, 10];
   const line = (cells) => console.log(cells.map((c, i) => String(c).padStart(widths[i])).join(' '));
   line(head);
+  const consoleRows = [];
   for (const size of sizes) {
     const r = await measure({ exe, size, pg, instances, duration, connections, cost });
     line([r.size.toLocaleString('en-US'), `${r.seedSeconds.toFixed(1)} s`, r.signins, r.signups, r.get, r.one, r.page, mib(r.bytes), mib(r.rss)]);
+    consoleRows.push([r.size.toLocaleString('en-US'), r.console.first, r.console.next, r.console.found, r.console.none]);
   }
+  console.log(`\nThe console's account list (${store}; median of 5 loads, one at a time)`);
+  const cw = [10, 12, 14, 15, 15];
+  const cline = (cells) => console.log(cells.map((c, i) => String(c).padStart(cw[i])).join(' '));
+  cline(['accounts', 'first page', 'page after', 'search 1 hit', 'search 0 hits']);
+  for (const row of consoleRows) cline(row);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

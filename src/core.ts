@@ -31,6 +31,7 @@ import { clientOperations, oidcOperations, type ClientOperations, type OidcOpera
 import { operatorOperations, type OperatorOperations } from './operator';
 import { appOperations, type AppOperations } from './apps/operations';
 import { passkeyOperations, type PasskeyOperations } from './passkeys/operations';
+import { invitationOperations, type InvitationOperations } from './invitations/operations';
 
 export { assertStoreExists, prepareDataDir } from './store/connection';
 export { PAGE_SIZE } from './records/operations';
@@ -58,6 +59,7 @@ export type { OidcClaims, ProviderAdapter } from './oidc/support';
 export type { SchemaStatus } from './store/connection';
 export type { AppView, ForwardDecision, NewAppInput } from './apps/operations';
 export type { PasskeyView } from './passkeys/operations';
+export type { InvitationView, NewInvitation } from './invitations/operations';
 
 /** What the HTTP API serves, described from the definitions the handlers use (/openapi.json). */
 export interface ApiCatalog {
@@ -86,6 +88,8 @@ export interface Core extends Omit<OperatorOperations, 'audit'> {
   readonly apps: AppOperations;
   /** Passkeys of the caller (the account page) and of any account (administrators, the shell). */
   readonly passkeys: PasskeyOperations;
+  /** Invitations: signup for one address, while guest signup stays closed. */
+  readonly invitations: InvitationOperations;
   readonly audit: OperatorOperations['audit'];
   /** The actions and record types the HTTP API serves, with their attributes. */
   catalog(): ApiCatalog;
@@ -160,6 +164,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     oidc: oidcOperations(s),
     apps: appOperations(s),
     passkeys: passkeyOperations(s),
+    invitations: invitationOperations(s),
     ...operatorOperations(s),
     catalog: () => ({ actions: describeActions(), records: describeRecordTypes() }),
     settle: () => s.tasks.drain(),

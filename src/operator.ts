@@ -72,7 +72,7 @@ export function operatorOperations(s: Services): OperatorOperations {
       async query(actor, filter) {
         requireAdministrator(actor, 'read the audit trail');
         const account = filter.accountEmail === undefined ? filter.account : (await findAccountByEmail(s, filter.accountEmail)).reference_id;
-        return s.audit.query({ since: filter.since, limit: filter.limit, account });
+        return s.audit.query({ since: filter.since, limit: filter.limit, account, event: filter.event });
       },
     },
     async stats(actor) {

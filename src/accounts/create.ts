@@ -65,9 +65,10 @@ export async function assertSignupOpen(tx: Tx, principal: Principal): Promise<vo
   if (!action || !can(principal, 'execute', action.guard)) throw signupClosed('the signup action is not open to you');
 }
 
-async function checkTable(tx: Tx, principal: Principal, table: string, op: Operation) {
+async function checkTable(tx: Tx, principal: Principal, table: string, op: Operation, invited: boolean) {
   const world = await readWorld(tx, table);
-  if (!can(principal, op, world.guard)) throw signupClosed(`${op} permission on ${table} is not granted`);
+  // An invitation opens signup for its one address: the chain's permissions are not asked, its defaults still apply.
+  if (!invited && !can(principal, op, world.guard)) throw signupClosed(`${op} permission on ${table} is not granted`);
   return world;
 }
 
@@ -80,7 +81,9 @@ export async function createAccount(
   actor: Actor,
   input: NewAccount,
   also?: (tx: Tx, account: { id: number; referenceId: string }) => Promise<void>,
+  options: { invited?: boolean } = {},
 ): Promise<CreatedAccount> {
+  const invited = options.invited === true;
   const { store, passwords } = s;
   const principal = actor.principal;
   // Fast refusal before the expensive hash; the transaction below re-checks under the lock.
@@ -89,8 +92,8 @@ export async function createAccount(
 
   const created = await store.transaction(async (tx) => {
     await lockAccounts(tx);
-    await assertSignupOpen(tx, principal); // 1
-    const accountWorld = await checkTable(tx, principal, 'user_account', 'create'); // 2
+    if (!invited) await assertSignupOpen(tx, principal); // 1
+    const accountWorld = await checkTable(tx, principal, 'user_account', 'create', invited); // 2
     if (await findAccountByEmailKey(tx, input.emailKey)) throw new AppError('email_taken', 'an account with this email already exists');
     const account = await insertAccount(tx, {
       email: input.email,
@@ -100,13 +103,13 @@ export async function createAccount(
       permission: accountWorld.row.default_permission,
       referenceId: input.referenceId,
     }); // 3
-    const groupWorld = await checkTable(tx, principal, 'usergroup', 'create'); // 4
+    const groupWorld = await checkTable(tx, principal, 'usergroup', 'create', invited); // 4
     const group = await insertGroup(tx, {
       name: `Home group of ${input.name}`.slice(0, 100),
       ownerId: account.id,
       permission: groupWorld.row.default_permission,
     }); // 5
-    const membershipWorld = await checkTable(tx, principal, 'membership', 'refer'); // 6
+    const membershipWorld = await checkTable(tx, principal, 'membership', 'refer', invited); // 6
     await addMembership(tx, account.id, group.id, membershipWorld.row.default_permission);
     // Every account also joins `users`, through which self-service actions are executable.
     await addMembership(tx, account.id, await systemGroupId(tx, 'users'), membershipWorld.row.default_permission);

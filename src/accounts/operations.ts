@@ -5,12 +5,15 @@
 import type { Actor, Caller } from '../actor';
 import type { Services } from '../services';
 import { actorOf, requireAdministrator } from '../access/caller';
-import { findAccountById } from '../store/accounts';
+import { findAccountById, findAccountByReference, searchAccounts } from '../store/accounts';
+import { AppError } from '../errors';
+import { isReference } from '../records/reference';
+import { mailVerification } from '../actions/verification';
 import { totpUri } from '../auth/totp';
 import { bootstrapAdmin, BootstrapOutcome } from './bootstrap';
 import { createAccount, newAccountFrom } from './create';
 import { demote, findAccountByEmail, promote, resetTotp, revokeSessions, setDisabled, setPassword, unlockAccount } from './lifecycle';
-import { AccountView, listAccountViews, viewAccount } from './views';
+import { AccountView, listAccountViews, viewAccount, viewOf } from './views';
 import { listSessions, revokeSession, SessionView } from './sessions';
 
 /** Operator input for a new account (passwords never come from arguments). */
@@ -40,7 +43,18 @@ export interface AccountOperations {
   sessions(actor: Actor, email: string): Promise<{ account: AccountView; sessions: SessionView[] }>;
   /** Ends one session: its tokens are refused on the next request, on every instance. */
   revokeSession(actor: Actor, email: string, sessionId: string): Promise<AccountView>;
+  /**
+   * A page of accounts, newest first, whose email or name holds `q` (the console): `after` is the
+   * last reference_id of the page before; `next` the cursor of the page after, or null.
+   */
+  search(actor: Actor, o: { q?: string; after?: string; limit?: number }): Promise<{ accounts: AccountView[]; next: string | null }>;
+  /** One account by its reference_id (the console's addresses). */
+  byReference(actor: Actor, referenceId: string): Promise<AccountView>;
+  /** Mails the account a new verification link (an administrator's "resend"). */
+  sendVerification(actor: Actor, email: string): Promise<AccountView>;
 }
+
+const MAX_SEARCH = 100;
 
 export function accountOperations(s: Services): AccountOperations {
   const view = async (email: string) => viewAccount(s, await findAccountByEmail(s, email));
@@ -88,6 +102,37 @@ export function accountOperations(s: Services): AccountOperations {
       requireAdministrator(actor, 'list the sessions of other accounts');
       const account = await findAccountByEmail(s, email);
       return { account: await viewAccount(s, account), sessions: await listSessions(s, account.id, actor.session) };
+    },
+    async search(actor, o) {
+      requireAdministrator(actor, 'list accounts');
+      const limit = o.limit ?? 25;
+      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH) throw new AppError('invalid_input', `limit must be 1 to ${MAX_SEARCH}`);
+      const q = (o.q ?? '').trim();
+      if (q.length > 200) throw new AppError('invalid_input', 'the search is at most 200 characters');
+      let beforeId: number | undefined;
+      if (o.after) {
+        const last = isReference(o.after) ? await findAccountByReference(s.store.root, o.after.toLowerCase()) : undefined;
+        if (!last) throw new AppError('invalid_input', 'that page is gone (the account it began after was deleted); start from the first page');
+        beforeId = last.id;
+      }
+      // One row more than the page: whether a next page exists, without counting a million rows.
+      const rows = await searchAccounts(s.store.root, { q: q || undefined, beforeId, limit: limit + 1 });
+      const page = rows.slice(0, limit);
+      return { accounts: page.map(viewOf), next: rows.length > limit ? page[page.length - 1].reference_id : null };
+    },
+    async byReference(actor, referenceId) {
+      requireAdministrator(actor, 'read accounts');
+      const account = isReference(referenceId) ? await findAccountByReference(s.store.root, referenceId.toLowerCase()) : undefined;
+      if (!account) throw new AppError('not_found', 'no such account');
+      return viewAccount(s, account);
+    },
+    async sendVerification(actor, email) {
+      requireAdministrator(actor, 'send verification links to other accounts');
+      const account = await findAccountByEmail(s, email);
+      if (account.email_verified) throw new AppError('conflict', 'this address is confirmed already');
+      await mailVerification(s, account);
+      await s.audit.record('verification_resent', actor, { account: account.reference_id });
+      return viewAccount(s, account);
     },
     async revokeSession(actor, email, sessionId) {
       requireAdministrator(actor, 'end sessions of other accounts');

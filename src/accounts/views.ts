@@ -13,6 +13,9 @@ export interface AccountView {
   created_at: string;
 }
 
+/** An account row read with its administrator flag. */
+export const viewOf = (a: AccountRow & { administrator: boolean }): AccountView => view(a, a.administrator);
+
 const view = (a: AccountRow, administrator: boolean): AccountView => ({
   reference_id: a.reference_id,
   email: a.email,

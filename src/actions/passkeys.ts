@@ -14,7 +14,7 @@ const PURPOSES: readonly ChallengePurpose[] = ['signin', 'register', 'signup'];
 export const passkeyOptions: ActionDef = {
   onType: 'user_account',
   name: 'passkey_options',
-  input: { purpose: 'optional', email: 'optional', name: 'optional', password: 'optional' },
+  input: { purpose: 'optional', email: 'optional', name: 'optional', password: 'optional', invite: 'optional' },
   async run(ctx) {
     const purpose = stringField(ctx.attributes, 'purpose', false);
     if (purpose !== undefined && !PURPOSES.includes(purpose as ChallengePurpose)) {
@@ -25,6 +25,7 @@ export const passkeyOptions: ActionDef = {
       email: stringField(ctx.attributes, 'email', false),
       name: stringField(ctx.attributes, 'name', false),
       password: stringField(ctx.attributes, 'password', false),
+      invite: stringField(ctx.attributes, 'invite', false),
     });
     return { passkeyOptions: options };
   },

@@ -14,6 +14,7 @@ import { requestVerification, verifyEmail } from './verification';
 import { unlockSignin } from './unlock';
 import { listSessionsAction, refresh, revokeSessionAction, signout } from './sessions';
 import { passkeyOptions, passkeyRegister, passkeySignin } from './passkeys';
+import { invite } from './invite';
 import type { ActionDef, ActionResult } from './types';
 
 const ACTIONS: readonly ActionDef[] = [
@@ -38,6 +39,7 @@ const ACTIONS: readonly ActionDef[] = [
   passkeyOptions,
   passkeyRegister,
   passkeySignin,
+  invite,
 ];
 
 export function findAction(onType: string, name: string): ActionDef {
@@ -74,7 +76,11 @@ function checkInput(def: ActionDef, attributes: Record<string, unknown>): void {
   for (const [field, need] of Object.entries(def.input)) {
     const value = Object.hasOwn(attributes, field) ? attributes[field] : undefined;
     if (value === undefined || value === null) {
-      if (need !== 'optional') throw new AppError('invalid_input', `${field} is required`);
+      if (need === 'required' || need === 'object') throw new AppError('invalid_input', `${field} is required`);
+    } else if (need === 'list') {
+      if (!Array.isArray(value) || value.length > 50 || value.some((v) => typeof v !== 'string' || v.length > 200)) {
+        throw new AppError('invalid_input', `${field} must be a list of at most 50 strings`);
+      }
     } else if (need === 'object') {
       if (typeof value !== 'object' || Array.isArray(value)) throw new AppError('invalid_input', `${field} must be an object`);
     } else if (typeof value !== 'string') throw new AppError('invalid_input', `${field} must be a string`);

@@ -1,15 +1,31 @@
 /** Guest (or administrator) signup: the one account-creation use case, plus the verification mail. */
 import { assertSignupOpen, createAccount, parseNewAccount } from '../accounts/create';
 import { findAccountById } from '../store/accounts';
+import { stringField } from '../accounts/validate';
+import { acceptWithPassword } from '../invitations/accept';
 import { sendVerification } from './verification';
 import type { ActionDef } from './types';
 
 export const signup: ActionDef = {
   onType: 'user_account',
   name: 'signup',
-  input: { email: 'required', name: 'required', password: 'required', passwordConfirm: 'required' },
+  // email is required without an invitation (parseNewAccount says so); with one, it is the invitation's.
+  input: { email: 'optional', name: 'required', password: 'required', passwordConfirm: 'required', invite: 'optional' },
   checksOwnPermission: true,
   async run({ s, actor, attributes }) {
+    const token = stringField(attributes, 'invite', false);
+    if (token !== undefined) {
+      // An invitation opens signup for its one address, while guest signup stays closed.
+      const created = await acceptWithPassword(s, actor, token, {
+        name: stringField(attributes, 'name')!,
+        password: stringField(attributes, 'password')!,
+        passwordConfirm: stringField(attributes, 'passwordConfirm')!,
+      });
+      return {
+        message: 'account created from the invitation; you can sign in now',
+        created: { referenceId: created.referenceId, email: created.email, usergroupId: created.usergroupReferenceId },
+      };
+    }
     // Cheap refusals first: a closed signup or a busy address costs no validation or hashing.
     await assertSignupOpen(s.store.root, actor.principal);
     await s.limiter.signupAttempt(actor.client ?? 'shell');

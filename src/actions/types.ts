@@ -3,6 +3,7 @@ import type { Services } from '../services';
 
 import type { SessionView } from '../accounts/sessions';
 import type { PasskeyView } from '../passkeys/views';
+import type { InvitationView } from '../invitations/invitations';
 
 /**
  * What an action answers, typed. The HTTP front end turns it into the Daptin-shaped list of
@@ -23,6 +24,8 @@ export interface ActionResult {
   readonly passkeyOptions?: unknown;
   /** A passkey just added. */
   readonly passkey?: PasskeyView;
+  /** An invitation made (invite): never its token, which only the mail carries. */
+  readonly invitation?: InvitationView;
   /** A new account (signup). */
   readonly created?: { readonly referenceId: string; readonly email: string; readonly usergroupId: string };
 }
@@ -41,11 +44,12 @@ export interface ActionDef {
   /** The action checks its own execute permission (signup does it inside its transaction). */
   checksOwnPermission?: boolean;
   /**
-   * The attributes it reads: strings, or (`object`) a required JSON object. The registry refuses
+   * The attributes it reads: strings, (`object`) a required JSON object, or (`list`) an optional
+   * array of strings. The registry refuses
    * a missing required one or one of the wrong type before the action runs, and /openapi.json
    * documents them from here.
    */
-  readonly input: Readonly<Record<string, 'required' | 'optional' | 'object'>>;
+  readonly input: Readonly<Record<string, 'required' | 'optional' | 'object' | 'list'>>;
   run(ctx: ActionContext): Promise<ActionResult>;
 }
 

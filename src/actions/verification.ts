@@ -9,6 +9,11 @@ import { mailLink, verificationMessage } from '../mail/messages';
 import { callerAccount } from './account-helpers';
 import { ActionDef, said } from './types';
 
+/** Issues a verification token and mails its link now (its failure is the caller's to answer). */
+export async function mailVerification(s: Services, account: AccountRow): Promise<void> {
+  return issueAndSend(s, account);
+}
+
 async function issueAndSend(s: Services, account: AccountRow): Promise<void> {
   const ttl = s.config.verificationTtlSeconds;
   await mailToken(s, account, 'verify_email', ttl, (token) =>

@@ -1,10 +1,11 @@
-/** `gatehouse user list | show | create | set-password | revoke-sessions | sessions | revoke-session | disable | enable | unlock | promote | demote | totp-reset | passkeys | passkey-remove` */
+/** `gatehouse user list | show | create | set-password | revoke-sessions | sessions | revoke-session | disable | enable | unlock | promote | demote | totp-reset | passkeys | passkey-remove | invite | invitations | invite-revoke` */
 import type { Command } from 'commander';
 import type { AccountView } from '../core';
 import { withCore, wantsJson } from './context';
 import type { Io } from './io';
 import { emit, keyValues, table } from './output';
 import { addPasswordOptions, PasswordFlags, readPassword } from './password-input';
+import { registerInvitations } from './invitations';
 
 const showAccount = (v: AccountView) =>
   keyValues([
@@ -118,6 +119,8 @@ export function registerUser(program: Command, io: Io): void {
     .action(async (email: string, id: string, _o, c: Command) =>
       withCore(c, io, async (core) => done(io, c, await core.accounts.revokeSession(core.shell, email, id), true, `session ${id} is signed out`)),
     );
+
+  registerInvitations(user, io);
 
   user
     .command('passkeys <email>')

@@ -105,8 +105,8 @@ const view = (g: GroupSummary): GroupView => ({
   created_at: new Date(g.created_at).toISOString(),
 });
 
-export async function listGroupViews(s: Services): Promise<GroupView[]> {
-  return (await listGroups(s.store.root)).map(view);
+export async function listGroupViews(s: Services, managedOnly = false): Promise<GroupView[]> {
+  return (await listGroups(s.store.root, managedOnly)).map(view);
 }
 
 export async function showGroup(s: Services, nameOrId: string): Promise<GroupDetail> {

@@ -12,6 +12,8 @@ import { createGroup, GroupDetail, GroupView, groupPermission, parseGroupName, r
 
 export interface GroupOperations {
   list(actor: Actor): Promise<GroupView[]>;
+  /** The managed groups (made from the shell or by administrators): the ones that can grant access. */
+  managed(actor: Actor): Promise<GroupView[]>;
   /** A group by name or reference_id, with its members. */
   show(actor: Actor, group: string): Promise<GroupDetail>;
   /** `owner`: an account's email (its owner bits apply); `permission` as the record API takes it. */
@@ -34,6 +36,10 @@ export function groupOperations(s: Services): GroupOperations {
     async list(actor) {
       requireAdministrator(actor, 'list every group');
       return listGroupViews(s);
+    },
+    async managed(actor) {
+      requireAdministrator(actor, 'list groups');
+      return listGroupViews(s, true);
     },
     async show(actor, group) {
       requireAdministrator(actor, 'read every group');

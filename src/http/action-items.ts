@@ -23,6 +23,7 @@ export function actionItems(r: ActionResult): ActionItem[] {
   if (r.recoveryCodes) items.push({ ResponseType: 'totp.recovery_codes', Attributes: { codes: r.recoveryCodes } });
   if (r.passkeyOptions !== undefined) items.push({ ResponseType: 'client.store.set', Attributes: { key: 'passkey_options', value: r.passkeyOptions } });
   if (r.passkey) items.push({ ResponseType: 'passkey', Attributes: { ...r.passkey } });
+  if (r.invitation) items.push({ ResponseType: 'invitation', Attributes: { ...r.invitation } });
   if (r.sessions) items.push({ ResponseType: 'sessions', Attributes: { sessions: r.sessions } });
   if (r.message !== undefined) items.push(notify(r.message));
   if (r.created) {

@@ -183,11 +183,13 @@ export function openApiDocument(catalog: ApiCatalog, publicUrl: string): Schema 
         f,
         need === 'object'
           ? { type: 'object', description: 'a WebAuthn credential as JSON (id, rawId, type "public-key", response with base64url fields)' }
-          : { type: 'string' },
+          : need === 'list'
+            ? { type: 'array', items: { type: 'string' }, maxItems: 50 }
+            : { type: 'string' },
       ]),
     );
     const required = Object.entries(a.input)
-      .filter(([, need]) => need !== 'optional')
+      .filter(([, need]) => need === 'required' || need === 'object')
       .map(([f]) => f);
     paths[`/action/${a.onType}/${a.name}`] = {
       post: {

@@ -88,3 +88,21 @@ export function humanDuration(seconds: number): string {
   if (seconds % 60 === 0) return `${seconds / 60} minutes`;
   return `${seconds} seconds`;
 }
+
+export function invitationMessage(link: string, to: string, ttlSeconds: number): MailMessage {
+  return {
+    to,
+    subject: 'You are invited to an account',
+    text: [
+      'Hello,',
+      '',
+      'An administrator invited you to create an account for this address. To choose your name and a',
+      'password (or a passkey), open:',
+      '',
+      `  ${link}`,
+      '',
+      `The link works once and expires in ${humanDuration(ttlSeconds)}.`,
+      'If you did not expect this, you can ignore this message: nothing is made until you open the link.',
+    ].join('\n'),
+  };
+}

@@ -37,6 +37,8 @@ import {
   type RequestOptions,
 } from './webauthn';
 import { passkeyName, viewPasskey, type PasskeyView } from './views';
+import { acceptInvitation, openInvitation } from '../invitations/invitations';
+import type { Tx } from '../store/connection';
 
 /** A sign-in within this long counts as "just entered": adding a passkey needs one (or the password now). */
 export const REAUTH_MS = 5 * 60 * 1000;
@@ -48,6 +50,8 @@ export interface OptionsInput {
   email?: string;
   name?: string;
   password?: string;
+  /** An invitation's token: a passkey signup for its address, while guest signup is closed. */
+  invite?: string;
 }
 
 async function newChallenge(ctx: ActionContext): Promise<Uint8Array<ArrayBuffer>> {
@@ -108,13 +112,25 @@ export async function beginCeremony(ctx: ActionContext, input: OptionsInput): Pr
   }
   // signup: a new account whose only way in is this passkey.
   if (signedIn) throw new AppError('invalid_input', 'you are signed in: add a passkey to this account instead');
-  await assertSignupOpen(ctx.s.store.root, ctx.actor.principal);
-  await ctx.s.limiter.signupAttempt(ctx.actor.client ?? 'shell');
-  if (input.email === undefined) throw new AppError('invalid_input', 'email is required');
   if (input.name === undefined) throw new AppError('invalid_input', 'name is required');
-  const { email, key } = normalizeEmail(input.email);
   const name = validateName(input.name);
-  if (await emailKeyTaken(ctx.s.store.root, key)) throw new AppError('email_taken', 'an account with this email already exists');
+  let email: string;
+  let inviteId: string | null = null;
+  if (input.invite !== undefined) {
+    // The invitation names the address (whatever a form said); it opens signup while guest signup is
+    // closed. The ceremony keeps its id, never the link's token (the store holds only its hash).
+    const invitation = await openInvitation(ctx.s, { token: input.invite });
+    email = invitation.email;
+    inviteId = invitation.reference_id;
+    await ctx.s.limiter.signupAttempt(ctx.actor.client ?? 'shell');
+  } else {
+    await assertSignupOpen(ctx.s.store.root, ctx.actor.principal);
+    await ctx.s.limiter.signupAttempt(ctx.actor.client ?? 'shell');
+    if (input.email === undefined) throw new AppError('invalid_input', 'email is required');
+    const normalized = normalizeEmail(input.email);
+    if (await emailKeyTaken(ctx.s.store.root, normalized.key)) throw new AppError('email_taken', 'an account with this email already exists');
+    email = normalized.email;
+  }
   const referenceId = randomUUID();
   const options = await lib.generateRegistrationOptions({
     rpName: 'Gatehouse',
@@ -127,7 +143,7 @@ export async function beginCeremony(ctx: ActionContext, input: OptionsInput): Pr
     attestationType: 'none',
     authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
   });
-  await keep(ctx, options.challenge, 'signup', null, { email, name, referenceId });
+  await keep(ctx, options.challenge, 'signup', null, { email, name, referenceId, inviteId });
   return options;
 }
 
@@ -205,17 +221,17 @@ export async function finishRegistration(ctx: ActionContext, rawResponse: unknow
     await s.audit.record('passkey_added', actor, { account: actor.principal.referenceId, passkey: added.reference_id });
     return { passkey: viewPasskey(added) };
   }
-  const pending = JSON.parse(challenge.pending ?? '{}') as { email: string; name: string; referenceId: string };
+  const pending = JSON.parse(challenge.pending ?? '{}') as { email: string; name: string; referenceId: string; inviteId?: string | null };
   let added: Awaited<ReturnType<typeof insertPasskey>> | undefined;
+  const store = async (tx: Tx, account: { id: number }) => {
+    added = await insertPasskey(tx, { ...row, account_id: account.id });
+  };
   const { email, key } = normalizeEmail(pending.email);
-  const created = await createAccount(
-    s,
-    actor,
-    { email, emailKey: key, name: pending.name, password: null, referenceId: pending.referenceId },
-    async (tx, account) => {
-      added = await insertPasskey(tx, { ...row, account_id: account.id });
-    },
-  );
+  const fields = { name: pending.name, password: null, referenceId: pending.referenceId };
+  // Through the invitation (its address, its groups, spent in the same transaction), or open signup.
+  const created = pending.inviteId
+    ? await acceptInvitation(s, actor, { id: pending.inviteId }, fields, store)
+    : await createAccount(s, actor, { ...fields, email, emailKey: key }, store);
   await s.audit.record('passkey_added', actor, { account: created.referenceId, passkey: added!.reference_id });
   const account = (await findAccountById(s.store.root, created.id))!;
   const session = await openSession(s, actor, account, true, 'passkey');

@@ -18,6 +18,8 @@ export const appendAudit = op(async (h, row: Omit<AuditRow, 'id' | 'created_at'>
 export interface AuditFilter {
   since?: number;
   account?: string;
+  /** One event name, exactly (signin_failed, passkey_added, …). */
+  event?: string;
   limit: number;
 }
 
@@ -25,6 +27,7 @@ export const readAudit = op(async (h, filter: AuditFilter): Promise<AuditRow[]> 
   const q = h.k('audit_event').orderBy('id', 'desc').limit(filter.limit);
   if (filter.since !== undefined) q.where('created_at', '>=', filter.since);
   if (filter.account !== undefined) q.where('account', filter.account);
+  if (filter.event !== undefined) q.where('event', filter.event);
   const rows: Array<Record<string, unknown>> = await q;
   return rows.reverse().map((r) => {
     const row = decodeRow<Omit<AuditRow, 'details'> & { details: string }>('audit_event', r);

@@ -28,6 +28,7 @@ export const COPIED_TABLES: readonly TableName[] = [
   'forward_app',
   'passkey',
   'webauthn_challenge',
+  'invitation',
   'rate_counter',
   'known_signin',
   'recovery_code',
@@ -46,6 +47,7 @@ const WITH_ID = new Set([
   'audit_event',
   'forward_app',
   'passkey',
+  'invitation',
 ]);
 const BATCH = 200;
 /** The unique column paging orders by, for tables without an id (default: name). */

@@ -38,10 +38,11 @@ export const findGroupByReference = op(async (h, referenceId: string): Promise<G
 });
 
 /** Every group with its owner's email and how many members it has, oldest first. */
-export const listGroups = op(async (h): Promise<GroupSummary[]> => {
+/** Every group with its owner's email and member count; `managedOnly`: the managed ones (see managedGroupSql). */
+export const listGroups = op(async (h, managedOnly = false): Promise<GroupSummary[]> => {
   const rows = await h.all(
     `SELECT g.*, a.email AS owner_email, (SELECT COUNT(*) FROM membership m WHERE m.usergroup_id = g.id) AS members
-     FROM usergroup g LEFT JOIN user_account a ON a.id = g.user_account_id ORDER BY g.id`,
+     FROM usergroup g LEFT JOIN user_account a ON a.id = g.user_account_id ${managedOnly ? `WHERE ${managedGroupSql('g')}` : ''} ORDER BY g.id`,
     [],
   );
   return rows.map(({ owner_email, members, ...g }) => ({

@@ -16,6 +16,7 @@ import * as keyTokenTtl from '../../migrations/20261125000100_key_token_ttl';
 import * as knownSignins from '../../migrations/20261125000200_known_signins';
 import * as forwardAuth from '../../migrations/20261126000000_forward_auth';
 import * as passkeys from '../../migrations/20261127000000_passkeys';
+import * as invitations from '../../migrations/20261128000000_invitations';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -36,6 +37,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261125000200_known_signins', knownSignins],
   ['20261126000000_forward_auth', forwardAuth],
   ['20261127000000_passkeys', passkeys],
+  ['20261128000000_invitations', invitations],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -3,6 +3,8 @@ import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core'
 import type { Test } from 'tap';
 import { freePort } from './browser';
 import { setSignup, startTestServer } from './server';
+import type { Flags } from '../../src/config';
+import type { Clock } from '../../src/clock';
 
 export interface Credential {
   credentialId: string;
@@ -37,9 +39,9 @@ export async function credentialsOf(a: { cdp: CDPSession; authenticatorId: strin
 }
 
 /** A server on http://localhost:<port> (an IP address cannot be an RP id), guest signup open. */
-export async function passkeyServer(t: Test, flags: Record<string, unknown> = {}) {
+export async function passkeyServer(t: Test, flags: Flags = {}, options: { clock?: Clock } = {}) {
   const port = await freePort();
-  const s = await startTestServer(t, { port, publicUrl: `http://localhost:${port}`, ...flags });
+  const s = await startTestServer(t, { port, publicUrl: `http://localhost:${port}`, ...flags }, undefined, options);
   await s.signup('admin@example.com');
   const adminToken = await s.signin('admin@example.com');
   await setSignup(s, adminToken, 2097057);

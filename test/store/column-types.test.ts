@@ -47,6 +47,14 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
     created_at: clock.now(),
     last_used_at: clock.now(),
   });
+  // Invitations: one accepted (used_at, account_id), one revoked, one open.
+  const made = await cli(s.dataDir, ['--json', 'user', 'invite', 'new@example.com', '--print-link']);
+  t.equal(made.code, 0, made.err);
+  const token = new URL(made.json.link).searchParams.get('invite');
+  t.equal((await s.action('user_account', 'signup', { invite: token, name: 'New', password: PASSWORD, passwordConfirm: PASSWORD })).status, 200);
+  const other = await cli(s.dataDir, ['--json', 'user', 'invite', 'gone@example.com']);
+  t.equal((await cli(s.dataDir, ['user', 'invite-revoke', other.json.invitation.id])).code, 0);
+  t.equal((await cli(s.dataDir, ['user', 'invite', 'open@example.com', '--administrator'])).code, 0);
   // A rotated key (retired_at, verify_until) and the settings of a store upgraded from HS256.
   t.equal((await cli(s.dataDir, ['keys', 'rotate'])).code, 0);
   await s.db('gatehouse_setting').insert([

@@ -49,6 +49,26 @@ ul.sessions button { white-space: nowrap; }
 form[data-passkey] { margin-top: .75rem; }
 form[data-passkey] .notice { margin-top: .5rem; }
 ul.sessions + form, ul.sessions + p { margin-top: 1rem; padding-top: .75rem; border-top: 1px solid var(--line); }
+main.wide { max-width: 68rem; }
+textarea, select { width: 100%; font: inherit; padding: .55rem .65rem; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
+fieldset { border: 1px solid var(--line); border-radius: 6px; padding: .5rem .75rem 0; margin: 0 0 .9rem; }
+legend { font-weight: 600; padding: 0 .25rem; }
+@media (max-width: 600px) { .wide-only { display: none; } }
+nav.console { display: flex; flex-wrap: wrap; gap: .25rem .5rem; margin: 0 0 1rem; padding: 0 0 .5rem; border-bottom: 1px solid var(--line); }
+nav.console a { padding: .25rem .5rem; border-radius: 6px; text-decoration: none; }
+nav.console a[aria-current="page"] { background: var(--accent); color: var(--accent-fg); }
+.table-wrap { overflow-x: auto; }
+table { border-collapse: collapse; width: 100%; font-size: .95rem; }
+th, td { text-align: left; padding: .45rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { color: var(--muted); font-weight: 600; white-space: nowrap; }
+td.actions { white-space: nowrap; }
+td.actions form { display: inline-block; margin: 0 .25rem .25rem 0; }
+.search { display: flex; gap: .5rem; align-items: end; flex-wrap: wrap; }
+.search .field { flex: 1 1 14rem; margin: 0; }
+.check { display: flex; gap: .5rem; align-items: center; font-weight: 400; margin: 0 0 .75rem; }
+.check input { width: auto; }
+.danger button[type="submit"] { border-color: var(--error); background: transparent; color: var(--error); }
+.secret-once { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; overflow-wrap: anywhere; padding: .5rem; background: var(--bg); border: 1px dashed var(--line); border-radius: 6px; }
 [hidden] { display: none !important; }
 `;
 

@@ -35,6 +35,8 @@ export interface PageOptions {
   script?: boolean;
   /** Include the passkey scripts (WebAuthn's browser half and the pages' use of it). */
   passkeys?: boolean;
+  /** The administrators' console: a wider page, with its own navigation above the title. */
+  console?: Html;
 }
 
 export function page(o: PageOptions, body: Html): string {
@@ -59,8 +61,8 @@ ${o.script ? '<script src="/assets/gatehouse.js" defer></script>' : ''}${
 </head>
 <body>
 <header><a class="brand" href="/account">Gatehouse</a>${nav.html}</header>
-<main id="main">
-<h1>${escape(o.title)}</h1>
+<main id="main"${o.console ? ' class="wide"' : ''}>
+${o.console ? o.console.html : ''}<h1>${escape(o.title)}</h1>
 ${body.html}
 </main>
 </body>

@@ -33,7 +33,7 @@ export function registerPasskeys(kit: PageKit, signinPage: SigninPage, signupPag
     const purpose = str(body, 'purpose');
     const caller: Caller = purpose === 'register' ? ((await pageCaller(ctx, core, names)) ?? guestCaller(ctx)) : guestCaller(ctx);
     const attributes: Record<string, unknown> = { purpose };
-    for (const f of ['email', 'name', 'password']) if (str(body, f)) attributes[f] = str(body, f);
+    for (const f of ['email', 'name', 'password', 'invite']) if (str(body, f)) attributes[f] = str(body, f);
     const result = await run(caller, 'passkey_options', attributes);
     ctx.type = 'application/json';
     ctx.body = { options: result.passkeyOptions };
@@ -68,7 +68,9 @@ export function registerPasskeys(kit: PageKit, signinPage: SigninPage, signupPag
       if (tokens) storeTokens(ctx, names, tokens);
       return see(ctx, '/account?done=welcome');
     } catch (err) {
-      await signupPage(ctx, refusal(err));
+      const token = str(ctx.request.body, 'invite');
+      const invited = token ? await core.invitations.describe(token).catch(() => null) : null;
+      await signupPage(ctx, { ...refusal(err), ...(invited ? { invite: { token, email: invited.email } } : {}) });
     }
   });
 

@@ -16,6 +16,7 @@ import { registerMailedLinks } from './mailed-links';
 import { registerAccount } from './account';
 import { registerInteractions } from './oidc-interaction';
 import { registerPasskeys } from './passkeys';
+import { registerConsole } from './admin/routes';
 
 export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
   const router = new Router();
@@ -43,6 +44,7 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
   registerMailedLinks(kit);
   const account = registerAccount(kit);
   registerPasskeys(kit, signinPage, signupPage, account);
+  registerConsole(kit);
   if (oidc) registerInteractions(kit, oidc, signinPage);
   return router;
 }

@@ -1,4 +1,7 @@
-/** The signup page, while guest signup is open; a clear page while it is closed. */
+/**
+ * The signup page, while guest signup is open; a clear page while it is closed. An invitation's
+ * link (/signup?invite=…) opens it for the invited address alone, open or closed.
+ */
 import type { Context } from 'koa';
 import { field, form, html, notice, page } from './html';
 import { type PageKit, refusal, see, send, str, message, type SigninPage } from './kit';
@@ -6,7 +9,10 @@ import { csrfToken, guestCaller, storeTokens, tokensIn } from './session';
 import { ceremonyForm } from './passkey-forms';
 
 /** The signup form, shown again with a refusal. */
-export type SignupPage = (ctx: Context, o?: { status?: number; error?: string; info?: string; name?: string; email?: string }) => Promise<void>;
+export type SignupPage = (
+  ctx: Context,
+  o?: { status?: number; error?: string; info?: string; name?: string; email?: string; invite?: { token: string; email: string } },
+) => Promise<void>;
 
 export function registerSignup(kit: PageKit, signinPage: SigninPage): SignupPage {
   const { core, router, names, run, html_, post, passwordHint } = kit;
@@ -14,9 +20,15 @@ export function registerSignup(kit: PageKit, signinPage: SigninPage): SignupPage
   // ---- Sign up -------------------------------------------------------------------------------
   const signupPage: SignupPage = async (ctx, o = {}) => {
     const csrf = csrfToken(ctx, names);
+    const invite = o.invite;
     const fields = [
+      // An invitation fixes the address: shown, not asked (the server reads it from the invitation).
+      invite
+        ? html`<input type="hidden" name="invite" value="${invite.token}" data-passkey-option="invite" />
+            <p>You were invited as <strong id="invited-email">${invite.email}</strong>.</p>`
+        : html``,
       field('name', 'Name', { autocomplete: 'name', value: o.name, autofocus: true, maxlength: 100, passkeyOption: true }),
-      field('email', 'Email', { type: 'email', autocomplete: 'email', value: o.email, passkeyOption: true }),
+      invite ? html`` : field('email', 'Email', { type: 'email', autocomplete: 'email', value: o.email, passkeyOption: true }),
       field('password', 'Password', { type: 'password', autocomplete: 'new-password', hint: passwordHint }),
       field('passwordConfirm', 'Password again', { type: 'password', autocomplete: 'new-password' }),
     ];
@@ -29,7 +41,8 @@ export function registerSignup(kit: PageKit, signinPage: SigninPage): SignupPage
           <section>
             ${form('/signup', csrf, 'Create account', fields)}
             ${ceremonyForm('signup', '/signup/passkey', csrf, 'Create it with a passkey instead', [
-              html`<p class="meta or">Or skip the password: your name and email above, and a passkey on this device.</p>`,
+              html`<p class="meta or">Or skip the password: ${invite ? 'your name above' : 'your name and email above'}, and a passkey on this device.</p>`,
+              invite ? html`<input type="hidden" name="invite" value="${invite.token}" />` : html``,
             ])}
             <p class="links"><a href="/signin">I have an account</a></p>
           </section>`,
@@ -37,28 +50,75 @@ export function registerSignup(kit: PageKit, signinPage: SigninPage): SignupPage
     );
   };
 
+  /** A page saying why an invitation link cannot be used (used, revoked, expired, mistyped). */
+  const invitationRefused = (ctx: Context, err: unknown) => {
+    const r = refusal(err);
+    send(
+      ctx,
+      r.status === 400 ? 410 : r.status,
+      page(
+        { title: 'This invitation cannot be used', csrf: csrfToken(ctx, names) },
+        html`${notice('error', r.error)}
+          <section>
+            <p>Ask the person who invited you for a new invitation, or sign in if you made your account already.</p>
+            <p class="links"><a href="/signin">Sign in</a></p>
+          </section>`,
+      ),
+    );
+  };
+
   router.get('/signup', html_, async (ctx) => {
+    const token = typeof ctx.query.invite === 'string' ? ctx.query.invite : undefined;
+    if (token !== undefined) {
+      let invited: { email: string };
+      try {
+        invited = await core.invitations.describe(token);
+      } catch (err) {
+        return invitationRefused(ctx, err);
+      }
+      return signupPage(ctx, { invite: { token, email: invited.email } });
+    }
     if (!(await signupOpen())) return send(ctx, 404, closedPage(ctx));
     await signupPage(ctx);
   });
 
   post('/signup', async (ctx) => {
     const body = ctx.request.body;
+    const token = str(body, 'invite');
+    if (token) {
+      let email: string;
+      try {
+        ({ email } = await core.invitations.accept(guestCaller(ctx), token, {
+          name: str(body, 'name'),
+          password: str(body, 'password'),
+          passwordConfirm: str(body, 'passwordConfirm'),
+        }));
+      } catch (err) {
+        const invited = await core.invitations.describe(token).catch(() => null);
+        if (!invited) return invitationRefused(ctx, err);
+        return signupPage(ctx, { ...refusal(err), name: str(body, 'name'), invite: { token, email: invited.email } });
+      }
+      return signInAfter(ctx, email, str(body, 'password'));
+    }
     const input = { name: str(body, 'name'), email: str(body, 'email'), password: str(body, 'password'), passwordConfirm: str(body, 'passwordConfirm') };
     try {
       await run(guestCaller(ctx), 'signup', input);
     } catch (err) {
       return signupPage(ctx, { ...refusal(err), name: input.name, email: input.email });
     }
+    return signInAfter(ctx, input.email, input.password);
+  });
+
+  const signInAfter = async (ctx: Context, email: string, password: string) => {
     try {
-      const tokens = tokensIn(await run(guestCaller(ctx), 'signin', { email: input.email, password: input.password }));
+      const tokens = tokensIn(await run(guestCaller(ctx), 'signin', { email, password }));
       if (tokens) storeTokens(ctx, names, tokens);
       return see(ctx, '/account?done=welcome');
     } catch (err) {
       // Created, but not signed in: --require-verified-email, most likely.
-      return signinPage(ctx, { info: `Your account is created. ${message(err)}`, email: input.email });
+      return signinPage(ctx, { info: `Your account is created. ${message(err)}`, email });
     }
-  });
+  };
 
   const closedPage = (ctx: Context) =>
     page(

@@ -1,0 +1,23 @@
+/** user_account/invite: an administrator invites an address (contract section 13). */
+import { AppError } from '../errors';
+import { parseDuration } from '../config';
+import { stringField } from '../accounts/validate';
+import { invite as makeInvitation } from '../invitations/invitations';
+import type { ActionDef } from './types';
+
+export const invite: ActionDef = {
+  onType: 'user_account',
+  name: 'invite',
+  input: { email: 'required', groups: 'list', expires_in: 'optional' },
+  async run({ s, actor, attributes }) {
+    const groups = (attributes.groups as string[] | undefined) ?? [];
+    const expiresIn = stringField(attributes, 'expires_in', false);
+    const { invitation } = await makeInvitation(s, actor, {
+      email: stringField(attributes, 'email')!,
+      groups,
+      expiresInSeconds: expiresIn === undefined ? undefined : parseDuration(expiresIn, 'expires_in'),
+    });
+    if (invitation.state !== 'open') throw new AppError('internal', 'the invitation was not stored');
+    return { invitation, message: `an invitation is on its way to ${invitation.email}` };
+  },
+};

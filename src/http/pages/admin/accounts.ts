@@ -1,0 +1,214 @@
+/**
+ * The console's accounts: search and page through them (keyset paging: the millionth account
+ * costs what the first does), open one, and change it with the operations the CLI uses:
+ * disable/enable, promote/demote, reset TOTP, resend the confirmation link, end sessions, remove
+ * a passkey. The last administrator is protected here as everywhere (the core refuses).
+ */
+import type { Context } from 'koa';
+import type { AccountView } from '../../../core';
+import { field, html, type Html } from '../html';
+import { str } from '../kit';
+import { type Admin, assertConfirmed, confirmBox, type ConsoleKit } from './kit';
+import type { PageKit } from '../kit';
+
+const date = (iso: string | null) => (iso === null ? 'never' : iso.replace('T', ' ').slice(0, 16));
+const yes = (b: boolean) => (b ? 'yes' : 'no');
+/** A small form with one button (and the confirmation box for dangerous ones). */
+const button = (csrf: string, action: string, label: string, o: { confirm?: string; hidden?: Record<string, string> } = {}) =>
+  html`<form method="post" action="${action}" class="${o.confirm ? 'danger' : ''}">
+    <input type="hidden" name="csrf" value="${csrf}" />${Object.entries(o.hidden ?? {}).map(
+      ([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`,
+    )}${o.confirm ? confirmBox(o.confirm) : ''}<button type="submit" class="secondary">${label}</button>
+  </form>`;
+
+export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
+  const { core } = kit;
+
+  const listPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string } = {}) => {
+    const q = typeof ctx.query.q === 'string' ? ctx.query.q : '';
+    const after = typeof ctx.query.after === 'string' ? ctx.query.after : undefined;
+    const { accounts, next } = await core.accounts.search(a.actor, { q, after, limit: 25 });
+    const rows = accounts.map(
+      (v) =>
+        html`<tr>
+          <td><a href="/admin/accounts/${v.reference_id}">${v.email}</a></td>
+          <td class="wide-only">${v.name}</td>
+          <td>${v.administrator ? 'administrator' : ''}${v.disabled ? ' disabled' : ''}</td>
+          <td class="wide-only">${yes(v.totp_enabled)}</td>
+          <td class="wide-only">${date(v.created_at)}</td>
+        </tr>`,
+    );
+    const nextLink = next
+      ? html`<p class="links"><a href="/admin/accounts?${new URLSearchParams({ ...(q ? { q } : {}), after: next }).toString()}">Next page</a></p>`
+      : '';
+    c.show(
+      ctx,
+      a,
+      'accounts',
+      'Accounts',
+      html`<section>
+          <form method="get" action="/admin/accounts" class="search" role="search">
+            ${field('q', 'Search by email or name', { value: q, required: false, maxlength: 200 })}<button type="submit">Search</button>
+          </form>
+        </section>
+        <section>
+          ${
+            accounts.length === 0
+              ? html`<p>No account matches.</p>`
+              : html`<div class="table-wrap">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th scope="col">Email</th>
+                        <th scope="col" class="wide-only">Name</th>
+                        <th scope="col">Role</th>
+                        <th scope="col" class="wide-only">TOTP</th>
+                        <th scope="col" class="wide-only">Created (UTC)</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${rows}
+                    </tbody>
+                  </table>
+                </div>`
+          }
+          ${after ? html`<p class="links"><a href="/admin/accounts${q ? `?q=${encodeURIComponent(q)}` : ''}">First page</a></p>` : ''}${nextLink}
+        </section>
+        <p class="links"><a href="/admin/invitations">Invite someone</a></p>`,
+      o,
+    );
+  };
+  c.get('/admin', 'accounts', async (ctx, a) => listPage(ctx, a));
+  c.get('/admin/accounts', 'accounts', async (ctx, a) => listPage(ctx, a));
+
+  const accountPage = async (ctx: Context, a: Admin, id: string, o: { status?: number; error?: string } = {}) => {
+    const v: AccountView = await core.accounts.byReference(a.actor, id);
+    const { sessions } = await core.accounts.sessions(a.actor, v.email);
+    const passkeys = await core.passkeys.list(a.actor, v.email);
+    const base = `/admin/accounts/${v.reference_id}`;
+    const csrf = a.csrf;
+    const actions: Html[] = [
+      v.disabled
+        ? button(csrf, `${base}/enable`, 'Enable')
+        : button(csrf, `${base}/disable`, 'Disable', { confirm: 'Disable this account and end its sessions' }),
+      v.administrator
+        ? button(csrf, `${base}/demote`, 'Remove administrator', { confirm: 'Take away administration' })
+        : button(csrf, `${base}/promote`, 'Make administrator', { confirm: 'Make this account an administrator' }),
+      v.totp_enabled ? button(csrf, `${base}/totp-reset`, 'Reset two-factor', { confirm: 'Turn two-factor off and end its sessions' }) : html``,
+      v.email_verified ? html`` : button(csrf, `${base}/verification`, 'Resend confirmation link'),
+    ];
+    c.show(
+      ctx,
+      a,
+      'accounts',
+      v.email,
+      html`<section aria-labelledby="h-details">
+          <h2 id="h-details">Details</h2>
+          <dl>
+            <dt>Name</dt>
+            <dd>${v.name}</dd>
+            <dt>Email</dt>
+            <dd>${v.email}</dd>
+            <dt>Confirmed</dt>
+            <dd>${yes(v.email_verified)}</dd>
+            <dt>Administrator</dt>
+            <dd>${yes(v.administrator)}</dd>
+            <dt>Disabled</dt>
+            <dd>${yes(v.disabled)}</dd>
+            <dt>Two-factor</dt>
+            <dd>${v.totp_enabled ? 'on' : 'off'}</dd>
+            <dt>Created</dt>
+            <dd>${date(v.created_at)} UTC</dd>
+            <dt>Id</dt>
+            <dd><code>${v.reference_id}</code></dd>
+          </dl>
+          <div class="links">${actions}</div>
+        </section>
+        <section aria-labelledby="h-sessions">
+          <h2 id="h-sessions">Sessions</h2>
+          ${
+            sessions.length === 0
+              ? html`<p>No open session.</p>`
+              : html`<div class="table-wrap">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th scope="col">Last used (UTC)</th>
+                        <th scope="col">From</th>
+                        <th scope="col">Browser</th>
+                        <th scope="col"><span class="meta">End</span></th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${sessions.map(
+                        (x) =>
+                          html`<tr>
+                            <td>${date(x.last_used_at)}</td>
+                            <td>${x.client ?? 'unknown'}</td>
+                            <td>${(x.user_agent ?? 'unknown').slice(0, 60)}</td>
+                            <td class="actions">${button(csrf, `${base}/sessions/end`, 'Sign out', { hidden: { session_id: x.id } })}</td>
+                          </tr>`,
+                      )}
+                    </tbody>
+                  </table>
+                </div>`
+          }
+        </section>
+        <section aria-labelledby="h-passkeys">
+          <h2 id="h-passkeys">Passkeys</h2>
+          ${
+            passkeys.length === 0
+              ? html`<p>None.</p>`
+              : html`<div class="table-wrap">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th scope="col">Name</th>
+                        <th scope="col">Added (UTC)</th>
+                        <th scope="col">Last used (UTC)</th>
+                        <th scope="col"><span class="meta">Remove</span></th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${passkeys.map(
+                        (p) =>
+                          html`<tr>
+                            <td>${p.name}</td>
+                            <td>${date(p.created_at)}</td>
+                            <td>${date(p.last_used_at)}</td>
+                            <td class="actions">
+                              ${button(csrf, `${base}/passkeys/remove`, 'Remove', { confirm: 'Remove this passkey', hidden: { passkey_id: p.id } })}
+                            </td>
+                          </tr>`,
+                      )}
+                    </tbody>
+                  </table>
+                </div>`
+          }
+        </section>
+        <p class="links"><a href="/admin/accounts">All accounts</a></p>`,
+      o,
+    );
+  };
+  c.get('/admin/accounts/:id', 'accounts', async (ctx, a) => accountPage(ctx, a, ctx.params.id));
+
+  /** An account's change: the id in the path, the CLI's operation by email, back to the account with a fixed message. */
+  const change = (suffix: string, run: (a: Admin, email: string, body: unknown) => Promise<string>, dangerous = false) =>
+    c.post(
+      `/admin/accounts/:id/${suffix}`,
+      async (ctx, a, body) => {
+        if (dangerous) assertConfirmed(body);
+        const v = await core.accounts.byReference(a.actor, ctx.params.id);
+        return `/admin/accounts/${v.reference_id}?done=${await run(a, v.email, body)}`;
+      },
+      (ctx, a, e) => accountPage(ctx, a, ctx.params.id, e),
+    );
+  change('disable', async (a, email) => (await core.accounts.setDisabled(a.actor, email, true), 'disabled'), true);
+  change('enable', async (a, email) => (await core.accounts.setDisabled(a.actor, email, false), 'enabled'));
+  change('promote', async (a, email) => (await core.accounts.promote(a.actor, email), 'promoted'), true);
+  change('demote', async (a, email) => (await core.accounts.demote(a.actor, email), 'demoted'), true);
+  change('totp-reset', async (a, email) => (await core.accounts.resetTotp(a.actor, email), 'totp_reset'), true);
+  change('verification', async (a, email) => (await core.accounts.sendVerification(a.actor, email), 'verification'));
+  change('sessions/end', async (a, email, body) => (await core.accounts.revokeSession(a.actor, email, str(body, 'session_id')), 'session_ended'));
+  change('passkeys/remove', async (a, email, body) => (await core.passkeys.remove(a.actor, email, str(body, 'passkey_id')), 'passkey_removed'), true);
+}

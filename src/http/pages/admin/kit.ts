@@ -1,0 +1,129 @@
+/**
+ * What the console's pages share: who may see them (administrators only; anyone else, guests
+ * included, gets the same 404 as a page that does not exist), the navigation, confirmation of
+ * dangerous actions, and fixed messages after a change. Every button calls the core operation the
+ * CLI calls, as the signed-in administrator: the audit says `via: "http"`.
+ */
+import type { Context } from 'koa';
+import { AppError } from '../../../errors';
+import type { Actor, Caller } from '../../../core';
+import { html, type Html, notice, page, raw } from '../html';
+import { type PageKit, refusal, see, send, str } from '../kit';
+import { csrfToken, pageCaller } from '../session';
+
+export const SECTIONS = [
+  ['accounts', 'Accounts'],
+  ['invitations', 'Invitations'],
+  ['groups', 'Groups'],
+  ['clients', 'OIDC clients'],
+  ['apps', 'Apps'],
+  ['signup', 'Signup'],
+  ['keys', 'Keys'],
+  ['audit', 'Audit log'],
+] as const;
+export type Section = (typeof SECTIONS)[number][0];
+
+/** Fixed words after a change (the redirect carries only the name: no reflected text). */
+const DONE: Record<string, string> = {
+  disabled: 'The account is disabled; its sessions have ended.',
+  enabled: 'The account is enabled.',
+  promoted: 'The account is now an administrator.',
+  demoted: 'The account is no longer an administrator.',
+  totp_reset: 'Two-factor authentication is off for this account; its sessions have ended.',
+  verification: 'A new confirmation link is on its way.',
+  session_ended: 'The session is signed out.',
+  passkey_removed: 'The passkey is removed.',
+  invited: 'The invitation is on its way.',
+  invitation_revoked: 'The invitation is withdrawn; its link no longer works.',
+  group_created: 'The group is created.',
+  group_deleted: 'The group is deleted.',
+  member_added: 'The account joined the group.',
+  member_removed: 'The account left the group.',
+  client_removed: 'The client is removed; its tokens are refused.',
+  app_added: 'The app is added.',
+  app_removed: 'The app is removed; its proxy refuses everyone from the next request.',
+  signup_opened: 'Guest signup is open.',
+  signup_closed: 'Guest signup is closed.',
+  key_rotated: 'A new signing key signs from now on; the old one verifies until its tokens expire.',
+};
+
+export interface Admin {
+  caller: Caller;
+  actor: Actor;
+  csrf: string;
+}
+
+export interface ConsoleKit {
+  /** A console page: administrators only (404 for everyone else), never cached. */
+  get(path: string, section: Section, handler: (ctx: Context, admin: Admin) => Promise<void>): void;
+  /** A console form post (CSRF checked): the handler answers a redirect's address; a refusal shows on `back`'s page. */
+  post(
+    path: string,
+    handler: (ctx: Context, admin: Admin, body: unknown) => Promise<string>,
+    back: (ctx: Context, admin: Admin, error: { status: number; error: string }) => Promise<void>,
+  ): void;
+  /** Inside a form post of the page kit's own: the administrator, the handler, a refusal shown on `back`'s page. */
+  run(
+    ctx: Context,
+    back: (ctx: Context, admin: Admin, error: { status: number; error: string }) => Promise<void>,
+    handler: (admin: Admin, body: unknown) => Promise<void>,
+  ): Promise<void>;
+  /** Sends a console page. */
+  show(ctx: Context, admin: Admin, section: Section, title: string, body: Html, o?: { status?: number; error?: string }): void;
+}
+
+const notFound = () => new AppError('not_found', 'no such page');
+
+/** A dangerous form's confirmation: a box to tick, required by the browser and checked here. */
+export const confirmBox = (what: string): Html => html`<label class="check"><input type="checkbox" name="confirm" value="yes" required /> ${what}</label>`;
+
+export function assertConfirmed(body: unknown): void {
+  if (str(body, 'confirm') !== 'yes') throw new AppError('invalid_input', 'tick the box to confirm; nothing was changed');
+}
+
+export function consoleKit(kit: PageKit): ConsoleKit {
+  const { core, router, names, html_, post } = kit;
+  /** The signed-in administrator, or the 404 everyone else gets (the console's existence is not told). */
+  const admin = async (ctx: Context): Promise<Admin> => {
+    ctx.set('Cache-Control', 'no-store');
+    const caller = await pageCaller(ctx, core, names);
+    if (!caller) throw notFound();
+    const actor = await core.auth.actor(caller);
+    if (!actor.principal.isAdmin) throw notFound();
+    return { caller, actor, csrf: csrfToken(ctx, names) };
+  };
+  const show: ConsoleKit['show'] = (ctx, a, section, title, body, o = {}) => {
+    const nav = html`<nav class="console" aria-label="Console">
+      ${SECTIONS.map(([id, label]) => html`<a href="/admin/${id}" ${id === section ? raw(' aria-current="page"') : ''}>${label}</a>`)}
+    </nav>`;
+    const done = DONE[String(ctx.query.done)];
+    ctx.set('Cache-Control', 'no-store');
+    send(ctx, o.status ?? 200, page({ title, signedIn: true, csrf: a.csrf, console: nav }, html`${notice('error', o.error)}${notice('success', done)}${body}`));
+  };
+  return {
+    show,
+    async run(ctx, back, handler) {
+      const a = await admin(ctx);
+      try {
+        await handler(a, ctx.request.body);
+      } catch (err) {
+        await back(ctx, a, refusal(err));
+      }
+    },
+    get(path, _section, handler) {
+      router.get(path, html_, async (ctx) => handler(ctx, await admin(ctx)));
+    },
+    post(path, handler, back) {
+      post(path, async (ctx) => {
+        const a = await admin(ctx);
+        let to: string;
+        try {
+          to = await handler(ctx, a, ctx.request.body);
+        } catch (err) {
+          return back(ctx, a, refusal(err));
+        }
+        see(ctx, to);
+      });
+    },
+  };
+}

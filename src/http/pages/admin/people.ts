@@ -1,0 +1,256 @@
+/** The console's invitations and groups: invite by mail, withdraw an invitation; managed groups, their members. */
+import type { Context } from 'koa';
+import { field, html, raw } from '../html';
+import { type PageKit, str } from '../kit';
+import { type Admin, assertConfirmed, confirmBox, type ConsoleKit } from './kit';
+
+const date = (iso: string) => iso.replace('T', ' ').slice(0, 16);
+
+/** Form values that may repeat (checkboxes): always a list of strings. */
+export const many = (body: unknown, key: string): string[] => {
+  const v = (body as Record<string, unknown> | undefined)?.[key];
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? [v] : [];
+};
+
+/** Checkboxes of the managed groups (the only ones that can grant access). */
+export async function groupChoices(kit: PageKit, a: Admin, name: string, legend: string) {
+  const groups = (await kit.core.groups.managed(a.actor)).filter((g) => g.system_role === null);
+  if (groups.length === 0) return html`<p class="meta">No managed groups yet (<a href="/admin/groups">make one</a>).</p>`;
+  return html`<fieldset>
+    <legend>${legend}</legend>
+    ${groups.map((g) => html`<label class="check"><input type="checkbox" name="${name}" value="${g.reference_id}" /> ${g.name}</label>`)}
+  </fieldset>`;
+}
+
+export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
+  const { core } = kit;
+
+  const invitationsPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string } = {}) => {
+    const open = await core.invitations.list(a.actor);
+    c.show(
+      ctx,
+      a,
+      'invitations',
+      'Invitations',
+      html`<section aria-labelledby="h-invite">
+          <h2 id="h-invite">Invite someone</h2>
+          <p>The link in the mail opens signup for this address alone, even while guest signup is closed.</p>
+          <form method="post" action="/admin/invitations">
+            <input type="hidden" name="csrf" value="${a.csrf}" />
+            ${field('email', 'Email', { type: 'email', autocomplete: 'off' })} ${await groupChoices(kit, a, 'groups', 'Groups to join')}
+            <label class="check"><input type="checkbox" name="administrator" value="yes" /> Make the account an administrator</label>
+            <div class="field">
+              <label for="f-expires">The link works for</label>
+              <select id="f-expires" name="expires">
+                <option value="1d">1 day</option>
+                <option value="7d" selected>7 days</option>
+                <option value="30d">30 days</option>
+              </select>
+            </div>
+            <button type="submit">Send the invitation</button>
+          </form>
+        </section>
+        <section aria-labelledby="h-open">
+          <h2 id="h-open">Open invitations</h2>
+          ${
+            open.length === 0
+              ? html`<p>None.</p>`
+              : html`<div class="table-wrap">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th scope="col">Email</th>
+                        <th scope="col">Groups</th>
+                        <th scope="col">Administrator</th>
+                        <th scope="col">Expires (UTC)</th>
+                        <th scope="col"><span class="meta">Withdraw</span></th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${open.map(
+                        (i) =>
+                          html`<tr>
+                            <td>${i.email}</td>
+                            <td>${i.groups.join(', ') || '-'}</td>
+                            <td>${i.administrator ? 'yes' : 'no'}</td>
+                            <td>${date(i.expires_at)}</td>
+                            <td class="actions">
+                              <form method="post" action="/admin/invitations/revoke">
+                                <input type="hidden" name="csrf" value="${a.csrf}" /><input type="hidden" name="id" value="${i.id}" />
+                                <button type="submit" class="secondary" aria-label="Withdraw the invitation of ${i.email}">Withdraw</button>
+                              </form>
+                            </td>
+                          </tr>`,
+                      )}
+                    </tbody>
+                  </table>
+                </div>`
+          }
+        </section>`,
+      o,
+    );
+  };
+  c.get('/admin/invitations', 'invitations', invitationsPage);
+  c.post(
+    '/admin/invitations',
+    async (_ctx, a, body) => {
+      const expires = { '1d': 86400, '7d': 7 * 86400, '30d': 30 * 86400 }[str(body, 'expires')] ?? 7 * 86400;
+      await core.invitations.invite(a.actor, {
+        email: str(body, 'email'),
+        groups: many(body, 'groups'),
+        administrator: str(body, 'administrator') === 'yes',
+        expiresInSeconds: expires,
+      });
+      return '/admin/invitations?done=invited';
+    },
+    invitationsPage,
+  );
+  c.post(
+    '/admin/invitations/revoke',
+    async (_ctx, a, body) => {
+      await core.invitations.revoke(a.actor, str(body, 'id'));
+      return '/admin/invitations?done=invitation_revoked';
+    },
+    invitationsPage,
+  );
+
+  // ---- Groups ----------------------------------------------------------------------------------
+  const groupsPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string } = {}) => {
+    const groups = await core.groups.managed(a.actor);
+    c.show(
+      ctx,
+      a,
+      'groups',
+      'Groups',
+      html`<section>
+          <p>
+            Managed groups: made here, from the shell or by an administrator. Only these can open OIDC clients and apps, or appear in the
+            <code>groups</code> claim.
+          </p>
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Members</th>
+                  <th scope="col">Created (UTC)</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${groups.map(
+                  (g) =>
+                    html`<tr>
+                      <td><a href="/admin/groups/${g.reference_id}">${g.name}</a>${g.system_role ? raw(' <span class="meta">(built in)</span>') : ''}</td>
+                      <td>${g.member_count}</td>
+                      <td>${date(g.created_at)}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>
+        </section>
+        <section aria-labelledby="h-new-group">
+          <h2 id="h-new-group">New group</h2>
+          <form method="post" action="/admin/groups">
+            <input type="hidden" name="csrf" value="${a.csrf}" />${field('name', 'Name', { maxlength: 100, autocomplete: 'off' })}
+            <button type="submit">Create group</button>
+          </form>
+        </section>`,
+      o,
+    );
+  };
+  c.get('/admin/groups', 'groups', groupsPage);
+  c.post(
+    '/admin/groups',
+    async (_ctx, a, body) => {
+      const g = await core.groups.create(a.actor, { name: str(body, 'name') });
+      return `/admin/groups/${g.reference_id}?done=group_created`;
+    },
+    groupsPage,
+  );
+
+  const groupPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string } = {}) => {
+    const g = await core.groups.show(a.actor, ctx.params.id);
+    const base = `/admin/groups/${g.reference_id}`;
+    c.show(
+      ctx,
+      a,
+      'groups',
+      `Group ${g.name}`,
+      html`<section aria-labelledby="h-members">
+          <h2 id="h-members">Members</h2>
+          ${
+            g.members.length === 0
+              ? html`<p>No members yet.</p>`
+              : html`<div class="table-wrap">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th scope="col">Email</th>
+                        <th scope="col">Name</th>
+                        <th scope="col"><span class="meta">Remove</span></th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${g.members.map(
+                        (m) =>
+                          html`<tr>
+                            <td><a href="/admin/accounts/${m.reference_id}">${m.email}</a></td>
+                            <td>${m.name}</td>
+                            <td class="actions">
+                              <form method="post" action="${base}/members/remove">
+                                <input type="hidden" name="csrf" value="${a.csrf}" /><input type="hidden" name="email" value="${m.email}" />
+                                <button type="submit" class="secondary" aria-label="Remove ${m.email} from the group">Remove</button>
+                              </form>
+                            </td>
+                          </tr>`,
+                      )}
+                    </tbody>
+                  </table>
+                </div>`
+          }
+          <form method="post" action="${base}/members/add">
+            <input type="hidden" name="csrf" value="${a.csrf}" />${field('email', 'Add an account by email', { type: 'email', autocomplete: 'off' })}
+            <button type="submit">Add member</button>
+          </form>
+        </section>
+        ${
+          g.system_role
+            ? ''
+            : html`<section aria-labelledby="h-delete" class="danger">
+                <h2 id="h-delete">Delete the group</h2>
+                <form method="post" action="${base}/delete">
+                  <input
+                    type="hidden"
+                    name="csrf"
+                    value="${a.csrf}"
+                  />${confirmBox(`Delete ${g.name}: its members leave it, and clients and apps that name it let nobody through it`)}
+                  <button type="submit" class="secondary">Delete group</button>
+                </form>
+              </section>`
+        }
+        <p class="links"><a href="/admin/groups">All groups</a></p>`,
+      o,
+    );
+  };
+  c.get('/admin/groups/:id', 'groups', groupPage);
+  for (const change of ['add', 'remove'] as const) {
+    c.post(
+      `/admin/groups/:id/members/${change}`,
+      async (ctx, a, body) => {
+        const r = await core.groups.changeMember(a.actor, ctx.params.id, str(body, 'email'), change);
+        return `/admin/groups/${r.group.reference_id}?done=member_${change === 'add' ? 'added' : 'removed'}`;
+      },
+      groupPage,
+    );
+  }
+  c.post(
+    '/admin/groups/:id/delete',
+    async (ctx, a, body) => {
+      assertConfirmed(body);
+      await core.groups.remove(a.actor, ctx.params.id);
+      return '/admin/groups?done=group_deleted';
+    },
+    groupPage,
+  );
+}

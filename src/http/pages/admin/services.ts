@@ -1,0 +1,219 @@
+/**
+ * The console's OpenID Connect clients and forward-auth apps. A client's secret is shown once, on
+ * the page that answers its creation or rotation (never cached, never shown again).
+ */
+import type { Context } from 'koa';
+import type { ClientView } from '../../../core';
+import { field, html, type Html } from '../html';
+import { type PageKit, str } from '../kit';
+import { type Admin, assertConfirmed, confirmBox, type ConsoleKit } from './kit';
+import { groupChoices, many } from './people';
+
+const lines = (text: string) =>
+  text
+    .split(/[\s,]+/)
+    .map((l) => l.trim())
+    .filter(Boolean);
+
+export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
+  const { core } = kit;
+
+  const secretOnce = (client: { client_id: string }, secret: string) =>
+    html`<section aria-labelledby="h-secret" class="notice success">
+      <h2 id="h-secret">The client secret of ${client.client_id}</h2>
+      <p>Copy it now into the application's settings: it is shown only this once.</p>
+      <p class="secret-once" id="client-secret">${secret}</p>
+    </section>`;
+
+  const clientsPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string; top?: Html } = {}) => {
+    const clients = await core.clients.list(a.actor);
+    c.show(
+      ctx,
+      a,
+      'clients',
+      'OIDC clients',
+      html`${o.top ?? ''}
+        <section>
+          ${
+            clients.length === 0
+              ? html`<p>No clients yet.</p>`
+              : html`<div class="table-wrap">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th scope="col">Name</th>
+                        <th scope="col">Client id</th>
+                        <th scope="col" class="wide-only">Redirect URIs</th>
+                        <th scope="col" class="wide-only">Allowed groups</th>
+                        <th scope="col"><span class="meta">Change</span></th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${clients.map(
+                        (cl: ClientView) =>
+                          html`<tr>
+                            <td>
+                              ${cl.name}${cl.first_party ? html` <span class="meta">(first party)</span>` : ''}${cl.public ? html` <span class="meta">(public)</span>` : ''}
+                            </td>
+                            <td><code>${cl.client_id}</code></td>
+                            <td class="wide-only">${cl.redirect_uris.join(' ')}</td>
+                            <td class="wide-only">${cl.allowed_groups.join(', ') || 'everyone'}</td>
+                            <td class="actions">
+                              ${
+                                cl.public
+                                  ? ''
+                                  : html`<form method="post" action="/admin/clients/rotate" class="danger">
+                                      <input type="hidden" name="csrf" value="${a.csrf}" /><input type="hidden" name="client_id" value="${cl.client_id}" />
+                                      ${confirmBox('Replace the secret (the old one stops working)')}<button type="submit" class="secondary">
+                                        Rotate secret
+                                      </button>
+                                    </form>`
+                              }
+                              <form method="post" action="/admin/clients/remove" class="danger">
+                                <input type="hidden" name="csrf" value="${a.csrf}" /><input type="hidden" name="client_id" value="${cl.client_id}" />
+                                ${confirmBox(`Remove ${cl.name}`)}<button type="submit" class="secondary">Remove</button>
+                              </form>
+                            </td>
+                          </tr>`,
+                      )}
+                    </tbody>
+                  </table>
+                </div>`
+          }
+        </section>
+        <section aria-labelledby="h-new-client">
+          <h2 id="h-new-client">New client</h2>
+          <form method="post" action="/admin/clients">
+            <input type="hidden" name="csrf" value="${a.csrf}" />
+            ${field('name', 'Name', { maxlength: 100, autocomplete: 'off' })}
+            <div class="field">
+              <label for="f-redirect">Redirect URIs</label>
+              <textarea id="f-redirect" name="redirect_uris" rows="2" required aria-describedby="f-redirect-hint"></textarea>
+              <small id="f-redirect-hint">One or more, exactly as the application sends them (https://app.example.com/callback).</small>
+            </div>
+            ${await groupChoices(kit, a, 'groups', 'Only members of these groups may sign in (none ticked: everyone)')}
+            <label class="check"><input type="checkbox" name="first_party" value="yes" /> First party: no consent page</label>
+            <label class="check"><input type="checkbox" name="public" value="yes" /> Public client (a browser or mobile app: no secret, PKCE)</label>
+            <button type="submit">Add client</button>
+          </form>
+        </section>`,
+      o,
+    );
+  };
+  c.get('/admin/clients', 'clients', clientsPage);
+  // Creation and rotation answer a page (not a redirect): the secret is in this answer only.
+  kit.post('/admin/clients', async (ctx) => {
+    await c.run(ctx, clientsPage, async (a, body) => {
+      const added = await core.clients.add(a.actor, {
+        name: str(body, 'name'),
+        redirectUris: lines(str(body, 'redirect_uris')),
+        allowedGroups: many(body, 'groups'),
+        firstParty: str(body, 'first_party') === 'yes',
+        public: str(body, 'public') === 'yes',
+      });
+      return clientsPage(ctx, a, {
+        top: added.client_secret ? secretOnce(added, added.client_secret) : html`<p class="notice success">Client ${added.client_id} added.</p>`,
+      });
+    });
+  });
+  kit.post('/admin/clients/rotate', async (ctx) => {
+    await c.run(ctx, clientsPage, async (a, body) => {
+      assertConfirmed(body);
+      const r = await core.clients.rotateSecret(a.actor, str(body, 'client_id'));
+      return clientsPage(ctx, a, { top: secretOnce(r, r.client_secret) });
+    });
+  });
+  c.post(
+    '/admin/clients/remove',
+    async (_ctx, a, body) => {
+      assertConfirmed(body);
+      await core.clients.remove(a.actor, str(body, 'client_id'));
+      return '/admin/clients?done=client_removed';
+    },
+    clientsPage,
+  );
+
+  // ---- Apps behind forward authentication -----------------------------------------------------
+  const appsPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string } = {}) => {
+    const apps = await core.apps.list(a.actor);
+    c.show(
+      ctx,
+      a,
+      'apps',
+      'Apps behind the proxy',
+      html`<section>
+          ${
+            apps.length === 0
+              ? html`<p>No apps yet: the proxy refuses every host.</p>`
+              : html`<div class="table-wrap">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th scope="col">Host</th>
+                        <th scope="col">Paths</th>
+                        <th scope="col">Allowed groups</th>
+                        <th scope="col">Two-factor</th>
+                        <th scope="col"><span class="meta">Remove</span></th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${apps.map(
+                        (app) =>
+                          html`<tr>
+                            <td>${app.host}</td>
+                            <td>${app.paths.join(' ') || 'all'}</td>
+                            <td>${app.allowed_groups.map((g) => g.name ?? '(deleted)').join(', ') || 'every account'}</td>
+                            <td>${app.two_factor ? 'required' : 'no'}</td>
+                            <td class="actions">
+                              <form method="post" action="/admin/apps/remove" class="danger">
+                                <input type="hidden" name="csrf" value="${a.csrf}" /><input type="hidden" name="app" value="${app.reference_id}" />
+                                ${confirmBox(`Remove ${app.host}`)}<button type="submit" class="secondary">Remove</button>
+                              </form>
+                            </td>
+                          </tr>`,
+                      )}
+                    </tbody>
+                  </table>
+                </div>`
+          }
+        </section>
+        <section aria-labelledby="h-new-app">
+          <h2 id="h-new-app">New app</h2>
+          <form method="post" action="/admin/apps">
+            <input type="hidden" name="csrf" value="${a.csrf}" />
+            ${field('host', 'Host', { autocomplete: 'off', hint: 'As the proxy forwards it: grafana.example.com' })}
+            ${field('paths', 'Path prefixes', { required: false, autocomplete: 'off', hint: 'Space-separated; empty: the whole host' })}
+            ${field('bypass', 'Open paths', { required: false, autocomplete: 'off', hint: 'Space-separated prefixes anyone may open, signed in or not' })}
+            ${await groupChoices(kit, a, 'groups', 'Only members of these groups may pass (none ticked: every signed-in account)')}
+            <label class="check"><input type="checkbox" name="two_factor" value="yes" /> Require two-factor (TOTP or a passkey)</label>
+            <button type="submit">Add app</button>
+          </form>
+        </section>`,
+      o,
+    );
+  };
+  c.get('/admin/apps', 'apps', appsPage);
+  c.post(
+    '/admin/apps',
+    async (_ctx, a, body) => {
+      await core.apps.add(a.actor, {
+        host: str(body, 'host'),
+        paths: lines(str(body, 'paths')),
+        bypassPaths: lines(str(body, 'bypass')),
+        allowedGroups: many(body, 'groups'),
+        twoFactor: str(body, 'two_factor') === 'yes',
+      });
+      return '/admin/apps?done=app_added';
+    },
+    appsPage,
+  );
+  c.post(
+    '/admin/apps/remove',
+    async (_ctx, a, body) => {
+      assertConfirmed(body);
+      await core.apps.remove(a.actor, str(body, 'app'));
+      return '/admin/apps?done=app_removed';
+    },
+    appsPage,
+  );
+}

@@ -1,0 +1,176 @@
+/** The console's server-wide switches and records: guest signup, signing keys, the audit log. */
+import type { Context } from 'koa';
+import { field, html } from '../html';
+import { type PageKit, str } from '../kit';
+import { type Admin, assertConfirmed, confirmBox, type ConsoleKit } from './kit';
+
+/** What each check of the signup chain means, for the sentence that says why signup is closed. */
+const CLOSED_BY: Record<string, string> = {
+  signup_action_execute: 'guests may not run the signup action',
+  user_account_create: 'guests may not create accounts',
+  usergroup_create: 'guests may not create groups (each account gets one of its own)',
+  membership_refer: 'guests may not join groups',
+};
+
+const AUDIT_LIMIT = 100;
+
+export function registerConsoleSettings(kit: PageKit, c: ConsoleKit): void {
+  const { core } = kit;
+
+  const signupPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string } = {}) => {
+    const status = await core.signupStatus();
+    c.show(
+      ctx,
+      a,
+      'signup',
+      'Guest signup',
+      html`<section>
+        <p id="signup-state">
+          <strong>${status.open ? 'Open' : 'Closed'}.</strong> ${
+            status.open
+              ? 'Anyone who can reach /signup can make an account. Its permissions are the ones new accounts get by default: they see only what is theirs or shared with them.'
+              : `Only invited people (and accounts made from the shell or here) get in: ${CLOSED_BY[status.closedBy ?? ''] ?? 'a check of the signup chain refuses guests'}.`
+          }
+        </p>
+        <p>This is the same switch as <code>gatehouse action set-permission signup --guest on|off</code>; running servers see it at once.</p>
+        <form method="post" action="/admin/signup" class="${status.open ? '' : 'danger'}">
+          <input type="hidden" name="csrf" value="${a.csrf}" /><input type="hidden" name="guest" value="${status.open ? 'off' : 'on'}" />
+          ${status.open ? '' : confirmBox('Let anyone on the internet make an account')}
+          <button type="submit" class="secondary">${status.open ? 'Close guest signup' : 'Open guest signup'}</button>
+        </form>
+      </section>`,
+      o,
+    );
+  };
+  c.get('/admin/signup', 'signup', signupPage);
+  c.post(
+    '/admin/signup',
+    async (_ctx, a, body) => {
+      const guest = str(body, 'guest') === 'on' ? 'on' : 'off';
+      if (guest === 'on') assertConfirmed(body);
+      await core.actions.setPermission(a.actor, 'signup', { guest });
+      return `/admin/signup?done=signup_${guest === 'on' ? 'opened' : 'closed'}`;
+    },
+    signupPage,
+  );
+
+  const keysPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string } = {}) => {
+    const keys = await core.keys.list(a.actor);
+    c.show(
+      ctx,
+      a,
+      'keys',
+      'Signing keys',
+      html`<section>
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Key id</th>
+                  <th scope="col">Algorithm</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Created (UTC)</th>
+                  <th scope="col">Verifies until (UTC)</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${keys.map(
+                  (k) =>
+                    html`<tr>
+                      <td><code>${k.kid}</code></td>
+                      <td>${k.alg}</td>
+                      <td>${k.state}</td>
+                      <td>${k.created_at.replace('T', ' ').slice(0, 16)}</td>
+                      <td>${(k.verify_until ?? '-').replace('T', ' ').slice(0, 16)}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>
+        </section>
+        <section class="danger">
+          <p>A new key signs every token from now on; the old one keeps verifying until the tokens it signed have expired, so nobody is signed out.</p>
+          <form method="post" action="/admin/keys/rotate">
+            <input type="hidden" name="csrf" value="${a.csrf}" />${confirmBox('Rotate the signing key')}
+            <button type="submit" class="secondary">Rotate</button>
+          </form>
+        </section>`,
+      o,
+    );
+  };
+  c.get('/admin/keys', 'keys', keysPage);
+  c.post(
+    '/admin/keys/rotate',
+    async (_ctx, a, body) => {
+      assertConfirmed(body);
+      await core.keys.rotate(a.actor);
+      return '/admin/keys?done=key_rotated';
+    },
+    keysPage,
+  );
+
+  const auditPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string } = {}) => {
+    const q = (k: string) => (typeof ctx.query[k] === 'string' ? (ctx.query[k] as string).trim().slice(0, 254) : '');
+    const event = q('event');
+    const email = q('email');
+    const days = Number(q('days') || '7');
+    let rows: Awaited<ReturnType<typeof core.audit.query>> = [];
+    let error = o.error;
+    try {
+      if (!/^[a-z_]{0,64}$/.test(event)) throw new Error('an event name is lower-case letters and _');
+      if (!Number.isInteger(days) || days < 1 || days > 3650) throw new Error('days is a whole number from 1 to 3650');
+      rows = await core.audit.query(a.actor, {
+        limit: AUDIT_LIMIT,
+        since: core.clock.now() - days * 86_400_000,
+        ...(event ? { event } : {}),
+        ...(email ? { accountEmail: email } : {}),
+      });
+    } catch (err) {
+      error = err instanceof Error ? err.message.charAt(0).toUpperCase() + err.message.slice(1) : String(err);
+    }
+    c.show(
+      ctx,
+      a,
+      'audit',
+      'Audit log',
+      html`<section>
+          <form method="get" action="/admin/audit" class="search" role="search">
+            ${field('event', 'Event', { value: event, required: false, maxlength: 64, hint: 'signin_failed, passkey_added, …' })}
+            ${field('email', 'Account email', { type: 'email', value: email, required: false })}
+            ${field('days', 'Last days', { value: String(days), required: false, inputmode: 'numeric', maxlength: 4 })}
+            <button type="submit">Filter</button>
+          </form>
+        </section>
+        <section>
+          <p class="meta">The newest ${AUDIT_LIMIT} entries that match.</p>
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">When (UTC)</th>
+                  <th scope="col">Event</th>
+                  <th scope="col">Account</th>
+                  <th scope="col">From</th>
+                  <th scope="col">Details</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${rows.map(
+                  (r) =>
+                    html`<tr>
+                      <td>${new Date(r.created_at).toISOString().replace('T', ' ').slice(0, 19)}</td>
+                      <td>${r.event}</td>
+                      <td>${r.account ? html`<a href="/admin/accounts/${r.account}">${r.account.slice(0, 8)}</a>` : '-'}</td>
+                      <td>${r.client ?? '-'}</td>
+                      <td><code>${JSON.stringify(r.details)}</code></td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>
+        </section>`,
+      { ...o, error },
+    );
+  };
+  c.get('/admin/audit', 'audit', auditPage);
+}

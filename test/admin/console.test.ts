@@ -1,0 +1,217 @@
+// Invitations and the administrators' console in Chromium: invite from the CLI and from the
+// console (a real SMTP server receives the mail), accept in a fresh browser (with a password, and
+// with a passkey through Chromium's virtual authenticator), sign in and appear in the group; a
+// spent, an expired and a withdrawn invitation; the administrator opens and closes guest signup,
+// adds an OIDC client and signs in to it with openid-client, disables an account and sees its
+// sessions end; a non-administrator and a guest get 404. Every console page photographed at 360
+// and 1280 px.
+import t from 'tap';
+import * as oidc from 'openid-client';
+import type { Browser, Page } from 'playwright-core';
+import { launch, screenshots } from '../helpers/browser';
+import { cli } from '../helpers/cli';
+import { manualClock } from '../helpers/clock';
+import { passkeyServer, withAuthenticator } from '../helpers/passkeys';
+import { PASSWORD, tokenOf, type TestServer } from '../helpers/server';
+import { startSmtp } from '../helpers/smtp';
+import { fillSignin, startApp } from '../helpers/oidc';
+
+const linkIn = (text: string) => {
+  const m = /(http\S+\/signup\?invite=[A-Za-z0-9_-]{43})/.exec(text);
+  if (!m) throw new Error(`no invitation link in: ${text}`);
+  return m[1];
+};
+
+async function setUp(t: Parameters<typeof passkeyServer>[0]) {
+  const smtp = await startSmtp(t);
+  const clock = manualClock();
+  const { s, base } = await passkeyServer(t, { smtpUrl: smtp.url }, { clock });
+  // Guest signup closed again (passkeyServer opened it): invitations are the way in.
+  t.equal((await cli(s.dataDir, ['action', 'set-permission', 'signup', '--guest', 'off'])).code, 0);
+  t.equal((await cli(s.dataDir, ['group', 'create', 'editors'])).code, 0);
+  const browser = await launch(t);
+  return { s, base, smtp, clock, browser };
+}
+
+async function adminPage(browser: Browser, base: string): Promise<Page> {
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(`${base}/signin`);
+  await fillSignin(page, 'admin@example.com');
+  await page.waitForURL(/\/account/);
+  return page;
+}
+
+const membersOf = async (s: TestServer, group: string) =>
+  ((await cli(s.dataDir, ['--json', 'group', 'show', group])).json.members as Array<{ email: string }>).map((m) => m.email);
+
+t.test('invite from the CLI and from the console; accept with a password and with a passkey; spent, expired, withdrawn', async (t) => {
+  const { s, base, smtp, clock, browser } = await setUp(t);
+
+  // From the shell (its mail settings and public URL from the environment, as a service's are), into a group.
+  const env = { GATEHOUSE_SMTP_URL: smtp.url, GATEHOUSE_PUBLIC_URL: s.config.publicUrl };
+  const made = await cli(s.dataDir, ['--json', 'user', 'invite', 'ann@example.com', '--group', 'editors'], { env });
+  t.equal(made.code, 0, made.err);
+  t.notOk(made.json.link, 'no link printed unless asked');
+  const listed = await cli(s.dataDir, ['--json', 'user', 'invitations']);
+  t.same(
+    listed.json.invitations.map((i: { email: string }) => i.email),
+    ['ann@example.com'],
+  );
+  const link = linkIn((await smtp.next('ann@example.com')).text);
+  const ann = await (await browser.newContext()).newPage();
+  await ann.goto(link);
+  t.equal(await ann.locator('#invited-email').textContent(), 'ann@example.com', 'the invited address is shown, not asked');
+  await screenshots(ann, 'invitation-signup');
+  await ann.getByLabel('Name').fill('Ann');
+  await ann.getByLabel('Password', { exact: true }).fill(PASSWORD);
+  await ann.getByLabel('Password again').fill(PASSWORD);
+  await ann.getByRole('button', { name: 'Create account' }).click();
+  await ann.waitForURL(/\/account\?done=welcome/);
+  t.match(await ann.locator('dl').textContent(), /Confirmed\s*yes/, 'the link proved the address');
+  t.same(await membersOf(s, 'editors'), ['ann@example.com'], 'and she is in the group');
+
+  // The same link again: spent.
+  const again = await (await browser.newContext()).newPage();
+  const spent = await again.goto(link);
+  t.equal(spent?.status(), 410);
+  t.match(await again.getByRole('alert').textContent(), /used already/);
+  await screenshots(again, 'invitation-used');
+
+  // From the console, accepted with a passkey (the form's email changes nothing: there is none).
+  const admin = await adminPage(browser, base);
+  await admin.goto(`${base}/admin/invitations`);
+  await screenshots(admin, 'admin-invitations');
+  await admin.getByLabel('Email').fill('bo@example.com');
+  await admin.getByLabel('editors').check();
+  await admin.getByRole('button', { name: 'Send the invitation' }).click();
+  await admin.waitForURL(/done=invited/);
+  t.match(await admin.locator('table').textContent(), /bo@example\.com/);
+  const bo = await withAuthenticator(browser);
+  await bo.page.goto(linkIn((await smtp.next('bo@example.com')).text));
+  await bo.page.getByLabel('Name').fill('Bo');
+  await bo.page.getByRole('button', { name: 'Create it with a passkey instead' }).click();
+  await bo.page.waitForURL(/\/account\?done=welcome/);
+  const boRow = await s.db('user_account').where({ email_key: 'bo@example.com' }).first();
+  t.equal(boRow.password, '', 'a passkey-only account');
+  t.same((await membersOf(s, 'editors')).sort(), ['ann@example.com', 'bo@example.com']);
+
+  // Withdrawn from the console.
+  const withdrawn = await cli(s.dataDir, ['--json', 'user', 'invite', 'cy@example.com'], { env });
+  const cyLink = linkIn((await smtp.next('cy@example.com')).text);
+  await admin.goto(`${base}/admin/invitations`);
+  await admin.getByRole('button', { name: 'Withdraw the invitation of cy@example.com' }).click();
+  await admin.waitForURL(/done=invitation_revoked/);
+  const cy = await (await browser.newContext()).newPage();
+  await cy.goto(cyLink);
+  t.match(await cy.getByRole('alert').textContent(), /withdrawn/);
+  await screenshots(cy, 'invitation-withdrawn');
+  t.equal((await cli(s.dataDir, ['user', 'invite-revoke', withdrawn.json.invitation.id])).code, 3, 'revoked once only');
+
+  // Expired: a week and a day later.
+  await cli(s.dataDir, ['user', 'invite', 'di@example.com', '--expires', '7d'], { env });
+  const diLink = linkIn((await smtp.next('di@example.com')).text);
+  clock.advance(8 * 86_400_000);
+  await cy.goto(diLink);
+  t.match(await cy.getByRole('alert').textContent(), /expired/);
+  await screenshots(cy, 'invitation-expired');
+  t.equal(await s.db('user_account').where({ email_key: 'di@example.com' }).first(), undefined, 'nothing made');
+  t.ok(await s.db('audit_event').where({ event: 'invitation_accepted' }).first(), 'audited');
+});
+
+t.test('the console: guest signup, an OIDC client, disabling an account; non-administrators get 404', async (t) => {
+  const { s, base, browser, smtp } = await setUp(t);
+  void smtp;
+  await cli(s.dataDir, ['user', 'create', '--email', 'eve@example.com', '--password-env', 'PW'], { env: { PW: PASSWORD } });
+  const admin = await adminPage(browser, base);
+
+  // Every console page, photographed.
+  for (const section of ['accounts', 'groups', 'clients', 'apps', 'signup', 'keys', 'audit']) {
+    await admin.goto(`${base}/admin/${section}`);
+    t.equal(await admin.locator('nav.console [aria-current="page"]').count(), 1, `${section}: in the navigation`);
+    await screenshots(admin, `admin-${section}`);
+  }
+
+  // Guest signup: open it (it asks to confirm), then close it.
+  await admin.goto(`${base}/admin/signup`);
+  await admin.getByRole('button', { name: 'Open guest signup' }).click();
+  t.match(admin.url(), /\/admin\/signup$/, 'the browser asks for the box first');
+  await admin.getByLabel('Let anyone on the internet make an account').check();
+  await admin.getByRole('button', { name: 'Open guest signup' }).click();
+  await admin.waitForURL(/done=signup_opened/);
+  t.equal((await s.core.signupStatus()).open, true);
+  await admin.getByRole('button', { name: 'Close guest signup' }).click();
+  await admin.waitForURL(/done=signup_closed/);
+  t.equal((await s.core.signupStatus()).open, false);
+  const audit = await s.db('audit_event').where({ event: 'action_permission_changed' }).orderBy('id', 'desc').first();
+  if (audit) t.match(JSON.parse(audit.details), {}, 'audited');
+
+  // An OIDC client added on one screen; its secret shown once; openid-client signs in with it.
+  const app = await startApp(t);
+  await admin.goto(`${base}/admin/clients`);
+  await admin.getByLabel('Name').fill('Wiki');
+  await admin.getByLabel('Redirect URIs').fill(app.redirect);
+  await admin.getByLabel('First party: no consent page').check();
+  await admin.getByRole('button', { name: 'Add client' }).click();
+  const secret = (await admin.locator('#client-secret').textContent())!.trim();
+  const clientId = (await admin.locator('#h-secret').textContent())!.replace('The client secret of ', '').trim();
+  await screenshots(admin, 'admin-client-secret');
+  await admin.goto(`${base}/admin/clients`);
+  t.equal(await admin.locator('#client-secret').count(), 0, 'never shown again');
+  t.notMatch(await admin.content(), new RegExp(secret), 'not anywhere on the page');
+  const config = await oidc.discovery(new URL(s.config.publicUrl), clientId, secret, undefined, { execute: [oidc.allowInsecureRequests] });
+  const verifier = oidc.randomPKCECodeVerifier();
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: app.redirect,
+    scope: 'openid email',
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state: 'st',
+  });
+  const eve = await (await browser.newContext()).newPage();
+  await eve.goto(url.href);
+  await fillSignin(eve, 'eve@example.com');
+  await eve.waitForURL((u) => u.pathname === '/callback');
+  const tokens = await oidc.authorizationCodeGrant(config, app.last()!, { pkceCodeVerifier: verifier, expectedState: 'st' });
+  const eveRef = (await s.db('user_account').where({ email_key: 'eve@example.com' }).first()).reference_id;
+  t.equal(tokens.claims()?.sub, eveRef, 'signed in to the client made in the console');
+
+  // Disable Eve: her sessions end (her API token and her page session).
+  const eveToken = tokenOf(await s.action('user_account', 'signin', { email: 'eve@example.com', password: PASSWORD }));
+  await admin.goto(`${base}/admin/accounts?q=eve`);
+  await admin.getByRole('link', { name: 'eve@example.com' }).click();
+  await screenshots(admin, 'admin-account');
+  t.ok((await admin.locator('#h-sessions').locator('..').locator('tbody tr').count()) >= 1, 'her sessions are listed');
+  await admin.getByLabel('Disable this account and end its sessions').check();
+  await admin.getByRole('button', { name: 'Disable' }).click();
+  await admin.waitForURL(/done=disabled/);
+  t.match(await admin.locator('dl').textContent(), /Disabled\s*yes/);
+  t.equal((await s.action('user_account', 'list_sessions', {}, eveToken)).status, 401, 'her token is refused');
+  await eve.goto(`${base}/account`);
+  t.match(eve.url(), /\/signin/, 'her browser is signed out');
+
+  // The last administrator cannot be demoted here either.
+  const adminRef = (await s.db('user_account').where({ email_key: 'admin@example.com' }).first()).reference_id;
+  await admin.goto(`${base}/admin/accounts/${adminRef}`);
+  await admin.getByLabel('Take away administration').check();
+  await admin.getByRole('button', { name: 'Remove administrator' }).click();
+  t.match(await admin.getByRole('alert').textContent(), /last administrator/);
+  await screenshots(admin, 'admin-last-administrator');
+
+  // Not an administrator, or a guest: nothing there.
+  const guest = await (await browser.newContext()).newPage();
+  for (const path of ['/admin', '/admin/accounts', '/admin/accounts/' + adminRef, '/admin/nothing/here', '/admin/clients']) {
+    const r = await guest.goto(base + path);
+    t.equal(r?.status(), 404, `guest ${path}`);
+  }
+  await s.signup('zed@example.com').catch(() => undefined);
+  await cli(s.dataDir, ['user', 'create', '--email', 'zed@example.com', '--password-env', 'PW'], { env: { PW: PASSWORD } });
+  const zed = await (await browser.newContext()).newPage();
+  await zed.goto(`${base}/signin`);
+  await fillSignin(zed, 'zed@example.com');
+  await zed.waitForURL(/\/account/);
+  for (const path of ['/admin', '/admin/accounts', '/admin/audit']) {
+    const r = await zed.goto(base + path);
+    t.equal(r?.status(), 404, `account ${path}`);
+  }
+  await screenshots(zed, 'admin-not-found');
+});
