@@ -32,6 +32,7 @@ import { operatorOperations, type OperatorOperations } from './operator';
 import { appOperations, type AppOperations } from './apps/operations';
 import { passkeyOperations, type PasskeyOperations } from './passkeys/operations';
 import { invitationOperations, type InvitationOperations } from './invitations/operations';
+import { providerOperations, type ProviderOperations } from './upstream/operations';
 
 export { assertStoreExists, prepareDataDir } from './store/connection';
 export { PAGE_SIZE } from './records/operations';
@@ -60,6 +61,7 @@ export type { SchemaStatus } from './store/connection';
 export type { AppView, ForwardDecision, NewAppInput } from './apps/operations';
 export type { PasskeyView } from './passkeys/operations';
 export type { InvitationView, NewInvitation } from './invitations/operations';
+export type { IdentityView, NewProvider, ProviderView } from './upstream/operations';
 
 /** What the HTTP API serves, described from the definitions the handlers use (/openapi.json). */
 export interface ApiCatalog {
@@ -90,6 +92,8 @@ export interface Core extends Omit<OperatorOperations, 'audit'> {
   readonly passkeys: PasskeyOperations;
   /** Invitations: signup for one address, while guest signup stays closed. */
   readonly invitations: InvitationOperations;
+  /** Upstream OpenID Connect providers: sign in with another provider, linked identities. */
+  readonly providers: ProviderOperations;
   readonly audit: OperatorOperations['audit'];
   /** The actions and record types the HTTP API serves, with their attributes. */
   catalog(): ApiCatalog;
@@ -135,7 +139,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       mailer: createMailer(config),
       tasks: new Tasks(logger),
       audit: new Audit(store, logger),
-      counters: { signinsOk: 0, signinsFailed: 0, signups: 0, lockouts: 0 },
+      counters: { signinsOk: 0, signinsFailed: 0, signups: 0, lockouts: 0, providerSignins: {} },
     };
   } catch (err) {
     await store.close();
@@ -165,6 +169,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     apps: appOperations(s),
     passkeys: passkeyOperations(s),
     invitations: invitationOperations(s),
+    providers: providerOperations(s),
     ...operatorOperations(s),
     catalog: () => ({ actions: describeActions(), records: describeRecordTypes() }),
     settle: () => s.tasks.drain(),

@@ -25,6 +25,8 @@ export interface MetricsSnapshot {
   signinsFailed: number;
   signups: number;
   lockouts: number;
+  /** Sign-ins through each upstream provider: completed, and refused at the callback. */
+  providerSignins: Record<string, { ok: number; refused: number }>;
   hashesQueued: number;
   hashesRunning: number;
   /** The store's connection pool (null where the driver keeps none). */
@@ -120,6 +122,7 @@ export function operatorOperations(s: Services): OperatorOperations {
         signinsFailed: c.signinsFailed,
         signups: c.signups,
         lockouts: c.lockouts,
+        providerSignins: Object.fromEntries(Object.entries(c.providerSignins).map(([k, v]) => [k, { ...v }])),
         hashesQueued: s.passwords.queued,
         hashesRunning: s.passwords.running,
         pool: poolStats(s.store),

@@ -20,6 +20,8 @@ export interface AuthCounters {
   signups: number;
   /** Lockouts this failure count caused (per address pair, account-wide, second factor). */
   lockouts: number;
+  /** Sign-ins through each upstream provider since start: completed, and refused at the callback. */
+  providerSignins: Record<string, { ok: number; refused: number }>;
 }
 
 export interface Services {

@@ -10,6 +10,7 @@ import { registerGroup } from './group';
 import { registerKeys } from './keys';
 import { registerClient } from './client';
 import { registerApp } from './app';
+import { registerProvider } from './provider';
 import { globalFlags } from './context';
 import { EXIT, EXIT_CODE } from './exit-codes';
 import { Io, processIo } from './io';
@@ -64,6 +65,7 @@ export function buildProgram(io: Io, servers: Servers): Command {
   registerKeys(program, io);
   registerClient(program, io);
   registerApp(program, io);
+  registerProvider(program, io);
   registerMigrate(program, io);
   registerAudit(program, io);
   registerMigrateStore(program, io);

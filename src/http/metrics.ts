@@ -93,6 +93,20 @@ export function createMetrics(core: Core): Metrics {
       this.inc({ outcome: 'failed' }, snapshot.signinsFailed);
     },
   });
+  new client.Counter({
+    name: 'gatehouse_provider_signins_total',
+    help: 'Sign-ins through upstream OpenID Connect providers since start, by provider and outcome (ok, refused)',
+    labelNames: ['provider', 'outcome'] as const,
+    registers: [register],
+    collect() {
+      if (!snapshot) return;
+      this.reset();
+      for (const [provider, c] of Object.entries(snapshot.providerSignins)) {
+        this.inc({ provider, outcome: 'ok' }, c.ok);
+        this.inc({ provider, outcome: 'refused' }, c.refused);
+      }
+    },
+  });
   fromCore('gatehouse_signups_total', 'Accounts created by signup since start', (m) => m.signups);
   fromCore('gatehouse_lockouts_total', 'Lockouts caused since start (account and address, account-wide, second factor)', (m) => m.lockouts);
   fromCore('gatehouse_password_hash_queue_depth', 'Password hashes waiting for a hashing slot', (m) => m.hashesQueued, 'gauge');

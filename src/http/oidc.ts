@@ -40,16 +40,16 @@ export class OidcProvider {
   constructor(private readonly core: Core) {}
 
   /** The provider for the current signing keys (rebuilt after a rotation). */
-  async provider(): Promise<Provider> {
-    const keys = await this.core.oidc.signingKeys();
+  async provider(fresh = false): Promise<Provider> {
+    const keys = await this.core.oidc.signingKeys(fresh);
     if (this.current?.version === keys.version) return this.current.provider;
     this.building ??= this.build(keys).finally(() => (this.building = null));
     return this.building;
   }
 
   /** The provider's request handler, made once per provider (Koa composes it on each callback()). */
-  private async handler(): Promise<ReturnType<Provider['callback']>> {
-    await this.provider();
+  private async handler(fresh: boolean): Promise<ReturnType<Provider['callback']>> {
+    await this.provider(fresh);
     return this.current!.handle;
   }
 
@@ -215,7 +215,8 @@ export class OidcProvider {
       const path = ctx.path;
       const ours = path === '/.well-known/openid-configuration' || (path.startsWith('/oidc/') && !path.startsWith('/oidc/interaction/'));
       if (!ours) return next();
-      const handle = await this.handler();
+      // Where a flow begins, the signing keys are checked against the store now (elsewhere at most once a second).
+      const handle = await this.handler(path === '/.well-known/openid-configuration' || path === ROUTES.authorization);
       // The provider answers on its own (HTML too: errors, logout, form_post): the pages' headers.
       // It adds the hash of its own inline form_post script to script-src.
       ctx.res.setHeader('Content-Security-Policy', OIDC_CSP);

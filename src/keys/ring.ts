@@ -101,9 +101,11 @@ export class KeyRing {
   /**
    * The private keys that verify, as JWKs, the signing one first (the OIDC provider signs with
    * them). Checked against the store at most once a second: it is asked on every /oidc request.
+   * `fresh`: checked now (discovery and authorization, where a flow begins: a client registered
+   * just after a rotation names the new key's algorithm, which the provider must already have).
    */
-  async privateJwks(): Promise<{ version: string; keys: ReadonlyArray<Record<string, unknown>> }> {
-    await this.refresh(UNKNOWN_KID_RELOAD_MS);
+  async privateJwks(fresh = false): Promise<{ version: string; keys: ReadonlyArray<Record<string, unknown>> }> {
+    await this.refresh(fresh ? 0 : UNKNOWN_KID_RELOAD_MS);
     return { version: this.version, keys: this.privateKeys };
   }
 

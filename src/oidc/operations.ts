@@ -28,7 +28,7 @@ export interface OidcOperations {
   /** The account behind a page session and when it signed in (seconds), or null. */
   pageSession(caller: Caller): Promise<PageSession | null>;
   /** The signing keys as private JWKs (never served), and a version that changes with them. */
-  signingKeys(): Promise<{ version: string; keys: ReadonlyArray<Record<string, unknown>> }>;
+  signingKeys(fresh?: boolean): Promise<{ version: string; keys: ReadonlyArray<Record<string, unknown>> }>;
   cookieKey(): Promise<string>;
 }
 
@@ -64,7 +64,7 @@ export function oidcOperations(s: Services): OidcOperations {
     clientPolicy: (clientId, sub) => clientPolicy(s, clientId, sub),
     latestGrant: (sub, clientId) => latestGrant(s.store.root, sub, clientId),
     pageSession: async (caller) => pageSessionOf(s, await actorOf(s, caller)),
-    signingKeys: () => s.keys.privateJwks(),
+    signingKeys: (fresh) => s.keys.privateJwks(fresh),
     cookieKey: () => oidcCookieKey(s.store.root),
   };
 }

@@ -102,6 +102,13 @@ export interface PageSession {
   amr: string[];
 }
 
-/** A passkey is hardware-bound and verified its user; a password is one factor, or two with TOTP. */
-export const amrOf = (session: Pick<SessionRow, 'method' | 'two_factor'>): string[] =>
-  session.method === 'passkey' ? ['hwk', 'user'] : session.two_factor ? ['pwd', 'otp'] : ['pwd'];
+/**
+ * A passkey is hardware-bound and verified its user; a password is one factor, or two with TOTP;
+ * an upstream provider's sign-in is federated ("fed", as Microsoft's tokens say it), with "otp" when
+ * this account's TOTP was asked too.
+ */
+export const amrOf = (session: Pick<SessionRow, 'method' | 'two_factor'>): string[] => {
+  if (session.method === 'passkey') return ['hwk', 'user'];
+  const first = session.method === 'provider' ? 'fed' : 'pwd';
+  return session.two_factor ? [first, 'otp'] : [first];
+};

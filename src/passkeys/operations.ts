@@ -10,6 +10,7 @@ import { actorOf, requireAdministrator } from '../access/caller';
 import { findAccountByEmail } from '../accounts/lifecycle';
 import { findAccountById, type AccountRow } from '../store/accounts';
 import { countPasskeys, deletePasskey, passkeysOf } from '../store/passkeys';
+import { countIdentities } from '../store/upstream';
 import { findSession } from '../store/sessions';
 import { REAUTH_MS } from './ceremonies';
 import { NO_PASSWORD } from '../accounts/create';
@@ -45,7 +46,8 @@ export function passkeyOperations(s: Services): PasskeyOperations {
     const found = await one(account, id);
     const removed = await s.store.transaction(async (tx) => {
       // Counted in the transaction: two removals racing cannot both take "one of two".
-      if (account.password === NO_PASSWORD && (await countPasskeys(tx, account.id)) <= 1) {
+      // (A linked sign-in through another provider is a way in too.)
+      if (account.password === NO_PASSWORD && (await countPasskeys(tx, account.id)) <= 1 && (await countIdentities(tx, account.id)) === 0) {
         throw new AppError('last_credential', 'this is the only way to sign in to the account: set a password first (a reset link sets one)');
       }
       return deletePasskey(tx, account.id, id);

@@ -29,6 +29,9 @@ export const COPIED_TABLES: readonly TableName[] = [
   'passkey',
   'webauthn_challenge',
   'invitation',
+  'upstream_provider',
+  'linked_identity',
+  'upstream_flow',
   'rate_counter',
   'known_signin',
   'recovery_code',
@@ -48,6 +51,8 @@ const WITH_ID = new Set([
   'forward_app',
   'passkey',
   'invitation',
+  'upstream_provider',
+  'linked_identity',
 ]);
 const BATCH = 200;
 /** The unique column paging orders by, for tables without an id (default: name). */
@@ -60,6 +65,7 @@ const ORDER_KEY: Partial<Record<TableName, string | string[]>> = {
   oidc_client: 'client_id',
   oidc_payload: 'id',
   webauthn_challenge: 'challenge',
+  upstream_flow: 'state_hash',
 };
 
 export interface CopyReport {

@@ -17,6 +17,7 @@ import * as knownSignins from '../../migrations/20261125000200_known_signins';
 import * as forwardAuth from '../../migrations/20261126000000_forward_auth';
 import * as passkeys from '../../migrations/20261127000000_passkeys';
 import * as invitations from '../../migrations/20261128000000_invitations';
+import * as upstreamProviders from '../../migrations/20261129000000_upstream_providers';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -38,6 +39,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261126000000_forward_auth', forwardAuth],
   ['20261127000000_passkeys', passkeys],
   ['20261128000000_invitations', invitations],
+  ['20261129000000_upstream_providers', upstreamProviders],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

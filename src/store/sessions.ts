@@ -14,11 +14,11 @@ export interface SessionRow {
   user_agent: string | null;
   /** The session passed a second factor (TOTP) when it opened. */
   two_factor: boolean;
-  /** How it was signed in: a password (with or without TOTP) or a passkey. */
+  /** How it was signed in: a password (with or without TOTP), a passkey, or an upstream provider. */
   method: SigninMethod;
 }
 
-export type SigninMethod = 'password' | 'passkey';
+export type SigninMethod = 'password' | 'passkey' | 'provider';
 
 export interface RefreshRow {
   token_hash: string;

@@ -2,10 +2,12 @@
 // SEA assets: src/native/lazy.ts) work from the packaged executable: the body parser (any POST),
 // nodemailer (the verification mail, to a real SMTP server), qrcode (the TOTP page's QR code) and
 // oidc-provider (discovery; the whole flow is test/e2e/oidc-executable.test.ts), and
-// @simplewebauthn/server with its browser half (a passkey registered and used in Chromium).
+// @simplewebauthn/server with its browser half (a passkey registered and used in Chromium), and
+// openid-client (a sign-in through an upstream provider).
 import t from 'tap';
 import { freePort, launch } from '../helpers/browser';
-import { exeFolder, serveExe } from '../helpers/exe';
+import { exeFolder, runExe, serveExe } from '../helpers/exe';
+import { startHostileUpstream } from '../helpers/hostile-upstream';
 import { withAuthenticator } from '../helpers/passkeys';
 import { startSmtp } from '../helpers/smtp';
 
@@ -91,6 +93,53 @@ t.test('passkeys inside the executable: the WebAuthn library and its browser hal
   const signedIn = await call('passkey_signin', { response: assertion });
   t.equal(signedIn.status, 200, 'and a sign-in');
   t.type(stored(signedIn.body, 'token'), 'string');
+  t.notMatch(server.output(), /"level":"error"/, 'nothing failed on the way');
+  t.equal(await server.stop(), 0);
+});
+
+t.test('sign in with another provider inside the executable: openid-client from its lazy asset', async (t) => {
+  const { dir, exe, env } = exeFolder(t);
+  const upstream = await startHostileUpstream(t, 'downstream');
+  const server = await serveExe(t, exe, ['--data-dir', `${dir}/data`, '--no-rate-limits'], { env, cwd: dir });
+  const added = await runExe(
+    exe,
+    ['--data-dir', `${dir}/data`, 'provider', 'add', '--name', 'up', '--issuer', upstream.issuer, '--client-id', 'downstream', '--client-secret-env', 'S'],
+    {
+      env: { ...env, S: 'secret' },
+      cwd: dir,
+    },
+  );
+  t.equal(added.code, 0, added.stderr);
+  await runExe(exe, ['--data-dir', `${dir}/data`, 'action', 'set-permission', 'signup', '--guest', 'on'], { env, cwd: dir });
+  const jar = new Map<string, string>();
+  const go = async (url: string, init: RequestInit = {}) => {
+    const own = url.startsWith(server.url);
+    const res = await fetch(url, {
+      ...init,
+      redirect: 'manual',
+      headers: {
+        ...(init.headers as Record<string, string>),
+        ...(own ? { origin: server.url, cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
+      },
+    });
+    if (own)
+      for (const c of res.headers.getSetCookie()) {
+        const [pair] = c.split(';');
+        jar.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
+      }
+    return res;
+  };
+  await go(`${server.url}/signin`);
+  const begun = await go(`${server.url}/signin/provider/up`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ csrf: jar.get('gatehouse_csrf') ?? '' }).toString(),
+  });
+  t.equal(begun.status, 303, 'discovery read, off to the provider');
+  const back = await go(begun.headers.get('location')!);
+  const landed = await go(back.headers.get('location')!);
+  t.equal(landed.status, 303, 'the code exchanged and the ID token checked: signed in');
+  t.equal(landed.headers.get('location'), '/account');
   t.notMatch(server.output(), /"level":"error"/, 'nothing failed on the way');
   t.equal(await server.stop(), 0);
 });

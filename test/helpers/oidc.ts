@@ -67,7 +67,13 @@ export async function startApp(t: Test): Promise<{ redirect: string; last: () =>
 
 /** Fills Gatehouse's sign-in form on `page`. */
 export async function fillSignin(page: Page, email: string, password = PASSWORD): Promise<void> {
-  await page.getByLabel('Email', { exact: true }).fill(email);
+  await page
+    .getByLabel('Email', { exact: true })
+    .fill(email)
+    .catch(async (err) => {
+      // Say where the browser is and what it shows, not only that the form is missing.
+      throw new Error(`${err.message}\nat ${page.url()}: ${(await page.locator('body').textContent())?.replace(/\s+/g, ' ').slice(0, 300)}`);
+    });
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }

@@ -12,6 +12,20 @@ import { credentialsOf, passkeyServer, withAuthenticator } from '../helpers/pass
 import { cli } from '../helpers/cli';
 import { countRows, PASSWORD, tokenOf, type TestServer } from '../helpers/server';
 
+/**
+ * The sign-in page after a failed password: its autofill request does not start again over the
+ * refusal, so the button's request is the only one (a virtual authenticator answers any request
+ * at once, which would race the button).
+ */
+async function signinWithoutAutofill(page: Page, base: string) {
+  await page.goto(`${base}/signin`);
+  await page.getByLabel('Email', { exact: true }).fill('nobody@example.com');
+  await page.getByLabel('Password').fill('not the password 1');
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByRole('alert').first().waitFor();
+  await page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
+}
+
 async function addPasskey(page: Page, name: string) {
   await page.getByLabel('Name of the new passkey').fill(name);
   await page.getByRole('button', { name: 'Add a passkey' }).click();
@@ -52,14 +66,14 @@ t.test('add a passkey, sign in with it in a fresh browser (TOTP on, not asked), 
   t.equal(credential.rpId, 'localhost');
   t.equal(await audited(s, 'passkey_added'), 1, 'audited');
 
-  // A fresh browser with the same passkey (the credential moved to a new authenticator). It is
-  // added after the page loaded: the page's autofill request, begun with no passkey in the
-  // authenticator, waits, and the button's request replaces it.
+  // A fresh browser with the same passkey (the credential moved to a new authenticator), used with
+  // the button.
   const phone = await withAuthenticator(browser);
   await phone.page.goto(`${base}/signin`);
   await phone.page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
   t.equal(await phone.page.getByLabel('Email', { exact: true }).getAttribute('autocomplete'), 'username webauthn', 'the email field offers passkeys');
   await screenshots(phone.page, 'signin-passkey');
+  await signinWithoutAutofill(phone.page, base);
   await phone.cdp.send('WebAuthn.addCredential', { authenticatorId: phone.authenticatorId, credential: { ...credential } });
   await phone.page.getByRole('button', { name: 'Sign in with a passkey' }).click();
   await phone.page.waitForURL(/\/account/);
@@ -84,10 +98,10 @@ t.test('add a passkey, sign in with it in a fresh browser (TOTP on, not asked), 
   await screenshots(phone.page, 'account-passkey-removed');
   // The removed passkey signs in no more.
   const again = await withAuthenticator(browser);
-  await again.page.goto(`${base}/signin`);
-  await again.page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
+  await signinWithoutAutofill(again.page, base);
   await again.cdp.send('WebAuthn.addCredential', { authenticatorId: again.authenticatorId, credential: { ...credential } });
   await again.page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+  await again.page.waitForURL(/\/signin\/passkey$/);
   t.match(await again.page.getByRole('alert').first().textContent(), /not registered here/);
   await screenshots(again.page, 'signin-passkey-refused');
 });
@@ -133,10 +147,10 @@ t.test('passkey-only signup; the last passkey stays until a password is set; a c
   const [real] = await credentialsOf(a);
   t.ok(real.signCount > 0, 'the real authenticator counts its signatures');
   const clone = await withAuthenticator(browser);
-  await clone.page.goto(`${base}/signin`);
-  await clone.page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
+  await signinWithoutAutofill(clone.page, base);
   await clone.cdp.send('WebAuthn.addCredential', { authenticatorId: clone.authenticatorId, credential: { ...real, signCount: 0 } });
   await clone.page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+  await clone.page.waitForURL(/\/signin\/passkey$/);
   t.match(await clone.page.getByRole('alert').first().textContent(), /counter went backwards/);
   t.equal(await audited(s, 'passkey_clone_suspected'), 1, 'audited as a suspected clone');
   t.match(clone.page.url(), /\/signin/, 'not signed in');

@@ -55,6 +55,36 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
   const other = await cli(s.dataDir, ['--json', 'user', 'invite', 'gone@example.com']);
   t.equal((await cli(s.dataDir, ['user', 'invite-revoke', other.json.invitation.id])).code, 0);
   t.equal((await cli(s.dataDir, ['user', 'invite', 'open@example.com', '--administrator'])).code, 0);
+  // An upstream provider (added from the shell), an identity linked through it, a sign-in in flight.
+  const provider = await cli(
+    s.dataDir,
+    ['provider', 'add', '--name', 'up', '--issuer', 'https://id.example.com', '--client-id', 'gh', '--client-secret-env', 'S', '--trust-email'],
+    {
+      env: { S: 'secret' },
+    },
+  );
+  t.equal(provider.code, 0, provider.err);
+  const providerId = (await s.db('upstream_provider').first('id')).id;
+  await s.db('linked_identity').insert({
+    reference_id: 'b7d0b1c2-0000-4000-8000-000000000002',
+    account_id: kimId,
+    provider_id: providerId,
+    subject: 'sub-1',
+    email: 'kim@example.com',
+    created_at: clock.now(),
+    last_used_at: clock.now(),
+  });
+  await s.db('upstream_flow').insert({
+    state_hash: 'a'.repeat(64),
+    provider_id: providerId,
+    binding: 'b'.repeat(64),
+    nonce: 'n',
+    code_verifier: 'v',
+    purpose: 'link',
+    account_id: kimId,
+    carry: '{}',
+    expires_at: clock.now() + 600_000,
+  });
   // A rotated key (retired_at, verify_until) and the settings of a store upgraded from HS256.
   t.equal((await cli(s.dataDir, ['keys', 'rotate'])).code, 0);
   await s.db('gatehouse_setting').insert([

@@ -6,6 +6,7 @@ import { DONE, type PageKit, refusal, see, send, str } from './kit';
 import { clearTokens, csrfToken, pageCaller, storeTokens, tokenCaller, tokensIn } from './session';
 import type { SessionView } from '../../core';
 import { passkeySection } from './passkey-forms';
+import { identitySection } from './provider-forms';
 
 /** An account form's handler: a redirect's address, or the account page's state to show. */
 type AccountHandler = (ctx: Context, caller: Caller, body: unknown) => Promise<AccountState | string>;
@@ -32,6 +33,7 @@ export function registerAccount(kit: PageKit): AccountPages {
     const a = me.view.attributes as { email: string; name: string; email_verified: boolean; totp_enabled: boolean };
     const sessions: SessionView[] = [...((await run(caller, 'list_sessions', {})).sessions ?? [])];
     const passkeys = await core.passkeys.mine(caller);
+    const [identities, providers] = await Promise.all([core.providers.identities(caller), core.providers.buttons()]);
     const profile = html`<section aria-labelledby="h-profile">
       <h2 id="h-profile">Profile</h2>
       <dl>
@@ -139,7 +141,7 @@ export function registerAccount(kit: PageKit): AccountPages {
       o.status ?? 200,
       page(
         { title: 'Your account', signedIn: true, csrf, passkeys: true },
-        html`${notice('error', o.error)}${notice('success', o.info)}${profile}${passkeySection(csrf, passkeys)}${
+        html`${notice('error', o.error)}${notice('success', o.info)}${profile}${passkeySection(csrf, passkeys)}${identitySection(csrf, identities, providers)}${
           // Without a password, TOTP and an email change (both confirmed by the password) wait until one is set.
           passkeys.hasPassword ? html`${totp}${password}${email}` : ''
         }${sessionList}`,

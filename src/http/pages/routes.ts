@@ -17,6 +17,7 @@ import { registerAccount } from './account';
 import { registerInteractions } from './oidc-interaction';
 import { registerPasskeys } from './passkeys';
 import { registerConsole } from './admin/routes';
+import { registerProviders } from './providers';
 
 export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
   const router = new Router();
@@ -44,6 +45,7 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
   registerMailedLinks(kit);
   const account = registerAccount(kit);
   registerPasskeys(kit, signinPage, signupPage, account);
+  registerProviders(kit, account);
   registerConsole(kit);
   if (oidc) registerInteractions(kit, oidc, signinPage);
   return router;

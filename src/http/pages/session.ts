@@ -43,6 +43,9 @@ export function readCookie(ctx: Context, name: string): string | undefined {
   return undefined;
 }
 
+/** A cookie of the pages (HttpOnly, SameSite=Lax, Secure under https), by name. */
+export const setPageCookie = (ctx: Context, names: PageCookies, name: string, value: string, maxAge: number) => setCookie(ctx, names, name, value, maxAge);
+
 function setCookie(ctx: Context, names: PageCookies, name: string, value: string, maxAge: number): void {
   const attributes = [`${name}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${maxAge}`];
   if (names.secure) attributes.push('Secure');

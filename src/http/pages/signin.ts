@@ -7,6 +7,7 @@ import { DONE, type PageKit, refusal, see, send, str, message } from './kit';
 import { clearTokens, csrfToken, ensureDevice, guestCaller, pageCaller, storeTokens, tokensIn } from './session';
 import { INTERACTION_PATH } from '../oidc';
 import { ceremonyForm } from './passkey-forms';
+import { providerButtons } from './provider-forms';
 
 export function registerSignin(kit: PageKit) {
   const { core, router, names, run, html_, post } = kit;
@@ -57,13 +58,15 @@ export function registerSignin(kit: PageKit) {
           // Autofill offers passkeys as the page opens; not again over a refusal, which stays in view.
           { autofill: !o.error },
         );
+    // Every other provider's button carries the same return addresses.
+    const others = o.otp ? html`` : providerButtons(csrf, await core.providers.buttons(), { returnTo: o.returnTo, rd: o.rd });
     send(
       ctx,
       o.status ?? 200,
       page(
         { title: 'Sign in', csrf, passkeys: !o.otp },
         html`${notice('error', o.error)}${notice('info', o.info)}
-          <section>${form('/signin', csrf, 'Sign in', fields)}${passkey}${links}</section>`,
+          <section>${form('/signin', csrf, 'Sign in', fields)}${passkey}${others}${links}</section>`,
       ),
     );
   };

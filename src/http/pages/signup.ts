@@ -7,6 +7,7 @@ import { field, form, html, notice, page } from './html';
 import { type PageKit, refusal, see, send, str, message, type SigninPage } from './kit';
 import { csrfToken, guestCaller, storeTokens, tokensIn } from './session';
 import { ceremonyForm } from './passkey-forms';
+import { providerButtons } from './provider-forms';
 
 /** The signup form, shown again with a refusal. */
 export type SignupPage = (
@@ -44,6 +45,7 @@ export function registerSignup(kit: PageKit, signinPage: SigninPage): SignupPage
               html`<p class="meta or">Or skip the password: ${invite ? 'your name above' : 'your name and email above'}, and a passkey on this device.</p>`,
               invite ? html`<input type="hidden" name="invite" value="${invite.token}" />` : html``,
             ])}
+            ${providerButtons(csrf, await core.providers.buttons(), { invite: invite?.token })}
             <p class="links"><a href="/signin">I have an account</a></p>
           </section>`,
       ),

@@ -1,0 +1,130 @@
+/**
+ * Sign in with another provider on the pages: "Continue with …" buttons (a form post, so no other
+ * site can start a flow in this browser), the callback, the TOTP step for accounts that have it,
+ * and linking and unlinking on the account page. The flow cookie binds a flow to the browser
+ * that began it; the core keeps only its hash.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Context } from 'koa';
+import { safeReturn, type Caller } from '../../core';
+import { isAppError } from '../../errors';
+import { field, form, html, notice, page } from './html';
+import { type PageKit, refusal, see, send, str } from './kit';
+import { csrfToken, guestCaller, pageCaller, readCookie, setPageCookie, storeTokens } from './session';
+import { INTERACTION_PATH } from '../oidc';
+import type { AccountPages } from './account';
+
+const FLOW_COOKIE_S = 15 * 60;
+const RANDOM = /^[A-Za-z0-9_-]{43}$/;
+
+export function registerProviders(kit: PageKit, account: AccountPages): void {
+  const { core, router, names, html_, post } = kit;
+  const cookieName = names.secure ? '__Host-gatehouse_flow' : 'gatehouse_flow';
+  /** This browser's flow cookie, made on first use. */
+  const binding = (ctx: Context): string => {
+    const existing = readCookie(ctx, cookieName);
+    if (existing && RANDOM.test(existing)) return existing;
+    const made = randomBytes(32).toString('base64url');
+    setPageCookie(ctx, names, cookieName, made, FLOW_COOKIE_S);
+    return made;
+  };
+  const refusedPage = (ctx: Context, err: unknown) => {
+    const r = refusal(err);
+    send(
+      ctx,
+      r.status,
+      page(
+        { title: 'You are not signed in', csrf: csrfToken(ctx, names) },
+        html`${notice('error', r.error)}
+          <section>
+            <p class="links"><a href="/signin">Back to sign in</a></p>
+          </section>`,
+      ),
+    );
+  };
+  const after = (carry: { returnTo?: string; rd?: string }) =>
+    (carry.returnTo && INTERACTION_PATH.test(carry.returnTo) ? carry.returnTo : undefined) ??
+    safeReturn(carry.rd, core.config.publicUrl, core.config.cookieDomain) ??
+    '/account';
+
+  post('/signin/provider/:name', async (ctx) => {
+    const body = ctx.request.body;
+    const returnTo = INTERACTION_PATH.test(str(body, 'return_to')) ? str(body, 'return_to') : undefined;
+    const rd = safeReturn(str(body, 'rd'), core.config.publicUrl, core.config.cookieDomain) ?? undefined;
+    try {
+      const url = await core.providers.begin(guestCaller(ctx), ctx.params.name, {
+        purpose: 'signin',
+        binding: binding(ctx),
+        carry: { returnTo, rd },
+        inviteToken: str(body, 'invite') || undefined,
+      });
+      see(ctx, url);
+    } catch (err) {
+      refusedPage(ctx, err);
+    }
+  });
+
+  const secondFactorPage = (ctx: Context, pending: string, o: { status?: number; error?: string } = {}) => {
+    const csrf = csrfToken(ctx, names);
+    send(
+      ctx,
+      o.status ?? 200,
+      page(
+        { title: 'One more step', csrf },
+        html`${notice('error', o.error)}
+          <section>
+            <p>This account also asks for a code from its authenticator app.</p>
+            ${form('/signin/provider-code', csrf, 'Sign in', [
+              html`<input type="hidden" name="pending" value="${pending}" />`,
+              field('otp', 'Authentication code', {
+                inputmode: 'numeric',
+                autocomplete: 'one-time-code',
+                autofocus: true,
+                hint: 'The 6-digit code from your authenticator app, or a recovery code.',
+              }),
+            ])}
+          </section>`,
+      ),
+    );
+  };
+
+  router.get('/signin/provider/:name/callback', html_, async (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    // The address the provider sent the browser to, as registered there (the public URL's, not the Host header's).
+    const url = new URL(`${core.config.publicUrl}${ctx.originalUrl}`);
+    try {
+      const previous = await pageCaller(ctx, core, names);
+      const caller: Caller = previous ?? guestCaller(ctx);
+      const done = await core.providers.finish(caller, ctx.params.name, url, readCookie(ctx, cookieName) ?? null);
+      if (done.kind === 'linked') return see(ctx, '/account?done=linked');
+      if (done.kind === 'second_factor') return secondFactorPage(ctx, done.pending);
+      storeTokens(ctx, names, { token: done.session.token, refresh: done.session.refreshToken });
+      if (previous) await core.actions.run(previous, 'user_account', 'signout', {}).catch(() => undefined);
+      see(ctx, after(done.carry));
+    } catch (err) {
+      if (!isAppError(err)) throw err;
+      refusedPage(ctx, err);
+    }
+  });
+
+  post('/signin/provider-code', async (ctx) => {
+    const pending = str(ctx.request.body, 'pending');
+    try {
+      const done = await core.providers.secondFactor(guestCaller(ctx), pending, readCookie(ctx, cookieName) ?? null, str(ctx.request.body, 'otp').trim());
+      storeTokens(ctx, names, { token: done.session.token, refresh: done.session.refreshToken });
+      see(ctx, after(done.carry));
+    } catch (err) {
+      if (isAppError(err) && (err.code === 'otp_invalid' || err.code === 'otp_required')) return secondFactorPage(ctx, pending, refusal(err));
+      refusedPage(ctx, err);
+    }
+  });
+
+  // ---- The account page: link, unlink ---------------------------------------------------------
+  account.post('/account/providers/link', async (ctx, caller, body) => {
+    return core.providers.begin(caller, str(body, 'provider'), { purpose: 'link', binding: binding(ctx), carry: {} });
+  });
+  account.post('/account/providers/unlink', async (_ctx, caller, body) => {
+    await core.providers.unlink(caller, str(body, 'id'));
+    return '/account?done=unlinked';
+  });
+}

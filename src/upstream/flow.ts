@@ -1,0 +1,271 @@
+/**
+ * Signing in through an upstream provider (contract section 14), and linking without takeover:
+ *   - a returning identity (provider, sub) signs in its linked account;
+ *   - with --trust-email and email_verified from the provider, an unlinked identity links to the
+ *     account with that email; otherwise that person signs in here first and links from /account
+ *     (an email alone never hands over an account);
+ *   - a new person gets an account only while guest signup is open or with an invitation.
+ * Every account rule still applies (disabled, verified email, signin delays, TOTP). A flow is
+ * bound to the browser that began it (a cookie whose hash the flow keeps) and spent at its
+ * callback, so a forged, replayed or carried-over state finds nothing.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { AppError } from '../errors';
+import type { Actor } from '../actor';
+import type { Services } from '../services';
+import type { Tx } from '../store/connection';
+import { assertSignupOpen, createAccount } from '../accounts/create';
+import { normalizeEmail, validateName } from '../accounts/validate';
+import { openSession } from '../accounts/sessions';
+import { verifySecondFactor } from '../actions/second-factor';
+import { acceptInvitation, openInvitation } from '../invitations/invitations';
+import { type AccountRow, findAccountByEmailKey, findAccountById, updateAccount } from '../store/accounts';
+import {
+  countLiveFlows,
+  findIdentity,
+  findProviderById,
+  type FlowPurpose,
+  type FlowRow,
+  insertFlow,
+  insertIdentity,
+  type ProviderRow,
+  spendFlow,
+  touchIdentity,
+} from '../store/upstream';
+import { callbackPath, providerByName } from './providers';
+import { authorizationUrl, exchange, type UpstreamIdentity } from './relying-party';
+
+const FLOW_TTL_MS = 10 * 60 * 1000;
+const TOTP_STEP_TTL_MS = 5 * 60 * 1000;
+const MAX_LIVE_FLOWS = 10_000;
+
+const sha = (value: string) => createHash('sha256').update(value).digest('hex');
+
+/** Where a sign-in goes afterwards (the pages check these again), and the invitation it carries. */
+export interface Carry {
+  returnTo?: string;
+  rd?: string;
+  /** An invitation's id (never its token). */
+  inviteId?: string;
+}
+
+export type Finished =
+  | { kind: 'signed_in'; session: { token: string; refreshToken: string }; carry: Carry }
+  | { kind: 'second_factor'; pending: string; carry: Carry }
+  | { kind: 'linked'; carry: Carry };
+
+const expired = () => new AppError('token_invalid', 'this sign-in has expired, was finished already, or was begun in another browser: start again');
+
+function count(s: Services, provider: string, outcome: 'ok' | 'refused'): void {
+  const c = (s.counters.providerSignins[provider] ??= { ok: 0, refused: 0 });
+  c[outcome]++;
+}
+
+/** Begins a flow: the upstream address to send the browser to. `binding`: the browser's flow cookie. */
+export async function beginUpstream(
+  s: Services,
+  actor: Actor,
+  providerName: string,
+  o: { purpose: 'signin' | 'link'; binding: string; carry: Carry; inviteToken?: string },
+): Promise<string> {
+  const provider = await providerByName(s, providerName);
+  if (o.purpose === 'link' && actor.principal.accountId === null) throw new AppError('unauthenticated', 'sign in to link another sign-in');
+  if ((await countLiveFlows(s.store.root)) >= MAX_LIVE_FLOWS) {
+    throw new AppError('rate_limited', 'too many sign-ins are in progress; try again in a minute', { retryAfter: 60 });
+  }
+  const carry: Carry = { ...o.carry };
+  if (o.inviteToken) carry.inviteId = (await openInvitation(s, { token: o.inviteToken })).reference_id;
+  const now = s.clock.now();
+  const begun = await authorizationUrl(provider, `${s.config.publicUrl}${callbackPath(provider.name)}`, now);
+  await insertFlow(s.store.root, {
+    state_hash: sha(begun.state),
+    provider_id: provider.id,
+    binding: sha(o.binding),
+    nonce: begun.nonce,
+    code_verifier: begun.verifier,
+    purpose: o.purpose,
+    account_id: o.purpose === 'link' ? actor.principal.accountId : null,
+    carry: JSON.stringify(carry),
+    expires_at: now + FLOW_TTL_MS,
+  });
+  return begun.url;
+}
+
+/** A flow of this purpose and browser, spent; anything else is the one "start again" refusal. */
+async function spend(s: Services, secret: string | null, binding: string | null, purposes: readonly FlowPurpose[]): Promise<FlowRow> {
+  if (!secret || secret.length > 200 || !binding) throw expired();
+  const flow = await spendFlow(s.store.root, sha(secret));
+  if (!flow || flow.binding !== sha(binding) || !purposes.includes(flow.purpose)) throw expired();
+  return flow;
+}
+
+/** The callback: checks everything, then links, signs in, or asks for the second factor. */
+export async function finishUpstream(s: Services, actor: Actor, providerName: string, callbackUrl: URL, binding: string | null): Promise<Finished> {
+  const provider = await providerByName(s, providerName);
+  const flow = await spend(s, callbackUrl.searchParams.get('state'), binding, ['signin', 'link']);
+  const refuse = async (reason: string, message: string, code: 'forbidden' | 'signup_closed' | 'invalid_credentials' = 'invalid_credentials') => {
+    count(s, provider.name, 'refused');
+    s.counters.signinsFailed++;
+    await s.audit.record('signin_failed', actor, { account: null, method: 'provider', provider: provider.name, reason });
+    return new AppError(code, message);
+  };
+  if (flow.provider_id !== provider.id) throw await refuse('other_provider', 'this sign-in was begun with another provider: start again');
+  const upstreamError = callbackUrl.searchParams.get('error');
+  if (upstreamError !== null) {
+    throw await refuse(`upstream_${upstreamError.slice(0, 40)}`, `${provider.display_name} did not sign you in (${upstreamError.slice(0, 40)})`);
+  }
+  const result = await exchange(
+    provider,
+    callbackUrl,
+    { state: callbackUrl.searchParams.get('state')!, nonce: flow.nonce, verifier: flow.code_verifier },
+    s.clock.now(),
+  );
+  if ('refused' in result) throw await refuse(result.refused, `${provider.display_name}'s answer did not check out, so you are not signed in; start again`);
+  const identity = result.identity;
+  const carry = JSON.parse(flow.carry) as Carry;
+  const linked = await findIdentity(s.store.root, provider.id, identity.subject);
+
+  if (flow.purpose === 'link') {
+    const accountId = flow.account_id!;
+    if (linked && linked.account_id !== accountId) {
+      throw await refuse('linked_elsewhere', `this ${provider.display_name} account is linked to another account here`, 'forbidden');
+    }
+    if (!linked) await link(s, actor, provider, accountId, identity, 'account_page');
+    return { kind: 'linked', carry };
+  }
+
+  let account: AccountRow | undefined;
+  if (linked) {
+    account = await findAccountById(s.store.root, linked.account_id);
+    await touchIdentity(s.store.root, linked.id);
+  } else {
+    const key = emailKeyOf(identity.email);
+    const existing = key === null ? undefined : await findAccountByEmailKey(s.store.root, key);
+    if (existing) {
+      // Only a provider the operator trusts with emails, and only for an address it verified.
+      if (!(provider.trust_email && identity.emailVerified)) {
+        throw await refuse(
+          'email_not_trusted',
+          `An account with this email address exists here. Sign in to it first (with its password or passkey), then link ${provider.display_name} from your account page.`,
+          'forbidden',
+        );
+      }
+      await link(s, actor, provider, existing.id, identity, 'trusted_email');
+      account = existing;
+    } else {
+      account = await newAccount(s, actor, provider, identity, carry).catch(async (err: unknown) => {
+        if (err instanceof AppError && (err.code === 'signup_closed' || err.code === 'invalid_input')) {
+          throw await refuse(
+            err.code,
+            err.code === 'signup_closed' ? 'There is no account for you here, and new accounts need an invitation.' : err.message,
+            'signup_closed',
+          );
+        }
+        throw err;
+      });
+    }
+  }
+  if (!account) throw await refuse('account_gone', 'the account linked to this sign-in no longer exists');
+  return signIn(s, actor, provider, account, carry, binding!);
+}
+
+function emailKeyOf(email: string | null): string | null {
+  if (email === null) return null;
+  try {
+    return normalizeEmail(email).key;
+  } catch {
+    return null;
+  }
+}
+
+async function link(s: Services, actor: Actor, provider: ProviderRow, accountId: number, identity: UpstreamIdentity, how: string, tx?: Tx): Promise<void> {
+  await insertIdentity(tx ?? s.store.root, { account_id: accountId, provider_id: provider.id, subject: identity.subject, email: identity.email });
+  if (!tx) {
+    const account = await findAccountById(s.store.root, accountId);
+    await s.audit.record('identity_linked', actor, { account: account?.reference_id ?? null, provider: provider.name, how });
+  }
+}
+
+/** A new person: through their invitation, or guest signup while it is open. Linked in the same transaction. */
+async function newAccount(s: Services, actor: Actor, provider: ProviderRow, identity: UpstreamIdentity, carry: Carry): Promise<AccountRow | undefined> {
+  const name = validateName((identity.name ?? identity.email?.split('@')[0] ?? provider.display_name).slice(0, 100) || 'New account');
+  const store = (tx: Tx, account: { id: number }) => link(s, actor, provider, account.id, identity, 'new_account', tx);
+  let created;
+  if (carry.inviteId) {
+    created = await acceptInvitation(s, actor, { id: carry.inviteId }, { name, password: null }, store);
+  } else {
+    await assertSignupOpen(s.store.root, actor.principal);
+    if (identity.email === null) throw new AppError('invalid_input', `${provider.display_name} did not share an email address, which an account here needs`);
+    await s.limiter.signupAttempt(actor.client ?? 'shell');
+    const { email, key } = normalizeEmail(identity.email);
+    created = await createAccount(s, actor, { email, emailKey: key, name, password: null }, async (tx, account) => {
+      await store(tx, account);
+      // The provider's word on the address counts only where the operator trusts it.
+      if (provider.trust_email && identity.emailVerified) await updateAccount(tx, account.id, { email_verified: true });
+    });
+  }
+  await s.audit.record('identity_linked', actor, { account: created.referenceId, provider: provider.name, how: 'new_account' });
+  return findAccountById(s.store.root, created.id);
+}
+
+async function signIn(s: Services, actor: Actor, provider: ProviderRow, account: AccountRow, carry: Carry, binding: string): Promise<Finished> {
+  const client = actor.client ?? 'shell';
+  await s.limiter.assertSigninAllowed(account.email_key, client, actor.device ?? null);
+  if (account.disabled) {
+    count(s, provider.name, 'refused');
+    await s.audit.record('signin_failed', actor, { account: account.reference_id, method: 'provider', provider: provider.name, reason: 'disabled' });
+    throw new AppError('forbidden', 'this account is disabled');
+  }
+  if (s.config.requireVerifiedEmail && !account.email_verified) {
+    await s.audit.record('signin_failed', actor, { account: account.reference_id, method: 'provider', provider: provider.name, reason: 'unverified' });
+    throw new AppError('email_unverified', 'confirm your email address first (request_verification sends a new link)');
+  }
+  if (account.totp_enabled) {
+    // The provider vouched for the first factor; this account also asks for its own second one.
+    const pending = randomBytes(32).toString('base64url');
+    await insertFlow(s.store.root, {
+      state_hash: sha(pending),
+      provider_id: provider.id,
+      binding: sha(binding),
+      nonce: '-',
+      code_verifier: '-',
+      purpose: 'totp',
+      account_id: account.id,
+      carry: JSON.stringify(carry),
+      expires_at: s.clock.now() + TOTP_STEP_TTL_MS,
+    });
+    return { kind: 'second_factor', pending, carry };
+  }
+  return { kind: 'signed_in', session: await opened(s, actor, provider, account, false), carry };
+}
+
+async function opened(s: Services, actor: Actor, provider: ProviderRow, account: AccountRow, twoFactor: boolean) {
+  await s.limiter.signinSucceeded(account.email_key, actor.client ?? 'shell', actor.device ?? null);
+  count(s, provider.name, 'ok');
+  s.counters.signinsOk++;
+  await s.audit.record('signin_ok', actor, { account: account.reference_id, method: 'provider', provider: provider.name });
+  const session = await openSession(s, actor, account, twoFactor, 'provider');
+  return { token: session.token, refreshToken: session.refreshToken };
+}
+
+/** The second factor after an upstream sign-in: a TOTP code or a recovery code, with TOTP's own limits. */
+export async function finishSecondFactor(
+  s: Services,
+  actor: Actor,
+  pending: string,
+  binding: string | null,
+  attributes: { otp?: string },
+): Promise<{ session: { token: string; refreshToken: string }; carry: Carry }> {
+  const flow = await spend(s, pending, binding, ['totp']);
+  const account = await findAccountById(s.store.root, flow.account_id!);
+  const provider = await findProviderById(s.store.root, flow.provider_id);
+  if (!account || !provider) throw expired();
+  try {
+    await verifySecondFactor({ s, actor, attributes }, account);
+  } catch (err) {
+    // A mistyped code keeps the step (its own time limit and TOTP's failure limit still hold).
+    if (err instanceof AppError && (err.code === 'otp_invalid' || err.code === 'otp_required')) await insertFlow(s.store.root, flow);
+    throw err;
+  }
+  return { session: await opened(s, actor, provider, account, true), carry: JSON.parse(flow.carry) as Carry };
+}

@@ -1,0 +1,164 @@
+// Sign in with another provider, under attack: a hostile upstream (test/helpers/hostile-upstream.ts)
+// answers with a wrong issuer, audience, nonce or signature, an expired ID token, an error for a
+// code of another client, junk, or nothing at all; states are forged, replayed, or carried to
+// another browser. Each is refused with a clear page; nothing is linked and nothing is created.
+import t from 'tap';
+import { cli } from '../helpers/cli';
+import { countRows, setSignup, startTestServer, type TestServer } from '../helpers/server';
+import { type Mode, startHostileUpstream } from '../helpers/hostile-upstream';
+
+/** A browser without a browser: a cookie jar, redirects followed by hand. */
+function jar(s: TestServer) {
+  const cookies = new Map<string, string>();
+  const go = async (url: string, init: RequestInit & { headers?: Record<string, string> } = {}) => {
+    const own = url.startsWith(s.url);
+    const res = await fetch(url, {
+      ...init,
+      redirect: 'manual',
+      headers: { ...(init.headers ?? {}), ...(own ? { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {}) },
+    });
+    if (own)
+      for (const c of res.headers.getSetCookie()) {
+        const [pair] = c.split(';');
+        cookies.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
+      }
+    return { status: res.status, location: res.headers.get('location'), text: await res.text() };
+  };
+  /** Presses "Continue with …": Gatehouse's redirect to the upstream, the upstream's back to the callback. */
+  const begin = async (provider: string) => {
+    await go(`${s.url}/signin`);
+    const started = await go(`${s.url}/signin/provider/${provider}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: s.url },
+      body: new URLSearchParams({ csrf: cookies.get('gatehouse_csrf') ?? '' }).toString(),
+    });
+    return started;
+  };
+  const throughUpstream = async (provider: string) => {
+    const started = await begin(provider);
+    if (started.status !== 303) return { callback: null, started };
+    const back = await go(started.location!);
+    return { callback: back.location, started };
+  };
+  return { go, begin, throughUpstream, cookies };
+}
+
+t.test('a hostile upstream: every lie refused with a clear page, nothing linked or created', async (t) => {
+  const s = await startTestServer(t);
+  await s.signup('admin@example.com');
+  await setSignup(s, await s.signin('admin@example.com'), 2097057); // even with signup open
+  const evil = await startHostileUpstream(t, 'gatehouse-client');
+  const added = await cli(
+    s.dataDir,
+    [
+      'provider',
+      'add',
+      '--name',
+      'evil',
+      '--issuer',
+      evil.issuer,
+      '--client-id',
+      'gatehouse-client',
+      '--client-secret-env',
+      'S',
+      '--display-name',
+      'Evil Corp',
+    ],
+    {
+      env: { S: 'a-secret' },
+    },
+  );
+  t.equal(added.code, 0, added.err);
+  const before = { accounts: await countRows(s, 'user_account'), identities: await countRows(s, 'linked_identity') };
+
+  const lies: Array<[Mode, RegExp]> = [
+    ['wrong_iss', /did not check out/],
+    ['wrong_aud', /did not check out/],
+    ['wrong_nonce', /did not check out/],
+    ['bad_sig', /did not check out/],
+    ['expired', /did not check out/],
+    ['other_client_code', /did not check out/],
+    ['junk_token', /did not check out|did not answer/],
+  ];
+  for (const [mode, words] of lies) {
+    evil.mode = mode;
+    const b = jar(s);
+    const { callback } = await b.throughUpstream('evil');
+    t.ok(callback?.startsWith(`${s.config.publicUrl}/signin/provider/evil/callback`), `${mode}: back at the callback`);
+    const landed = await b.go(callback!.replace(s.config.publicUrl, s.url));
+    t.ok(landed.status >= 400 && landed.status < 500, `${mode}: refused (${landed.status})`);
+    t.match(landed.text, words, `${mode}: says why, in words`);
+    t.notOk([...b.cookies.keys()].some((k) => k.includes('session')) && b.cookies.get('gatehouse_session'), `${mode}: no session cookie`);
+  }
+  t.same({ accounts: await countRows(s, 'user_account'), identities: await countRows(s, 'linked_identity') }, before, 'nothing created, nothing linked');
+
+  // The harness itself is honest: the same upstream telling the truth signs a new person up.
+  evil.mode = 'good';
+  const honest = jar(s);
+  const { callback } = await honest.throughUpstream('evil');
+  const signedIn = await honest.go(callback!.replace(s.config.publicUrl, s.url));
+  t.equal(signedIn.status, 303, 'a truthful answer signs in');
+  t.equal(await countRows(s, 'linked_identity'), 1);
+
+  // A replayed state: the same callback again.
+  const replay = await honest.go(callback!.replace(s.config.publicUrl, s.url));
+  t.equal(replay.status, 400);
+  t.match(replay.text, /start again/);
+  // A forged state, and a state carried to another browser (no flow cookie there).
+  const forged = await jar(s).go(`${s.url}/signin/provider/evil/callback?code=x&state=forged`);
+  t.equal(forged.status, 400);
+  evil.mode = 'good';
+  evil.sub = 'sub-2';
+  const victim = jar(s);
+  const carried = await victim.throughUpstream('evil');
+  const attacker = jar(s);
+  await attacker.go(`${s.url}/signin`);
+  const stolen = await attacker.go(carried.callback!.replace(s.config.publicUrl, s.url));
+  t.equal(stolen.status, 400, "another browser's callback finds no flow");
+  t.equal(await countRows(s, 'linked_identity'), 1, 'nothing linked by it');
+
+  // The audit and the metrics say what happened.
+  const failures = await s.db('audit_event').where({ event: 'signin_failed' });
+  t.ok(failures.filter((f: { details: string }) => JSON.parse(f.details).method === 'provider').length >= lies.length);
+  const metrics = await s.call('GET', '/metrics', { token: await s.signin('admin@example.com') });
+  t.match(metrics.text, /gatehouse_provider_signins_total\{provider="evil",outcome="refused"\} [1-9]/);
+  t.match(metrics.text, /gatehouse_provider_signins_total\{provider="evil",outcome="ok"\} 1/);
+});
+
+t.test('an upstream that is down, hangs or answers junk: a clear page, no hung request, no 500', async (t) => {
+  const s = await startTestServer(t);
+  await s.signup('admin@example.com');
+  const evil = await startHostileUpstream(t, 'c');
+  t.equal(
+    (await cli(s.dataDir, ['provider', 'add', '--name', 'evil', '--issuer', evil.issuer, '--client-id', 'c', '--client-secret-env', 'S'], { env: { S: 'x' } }))
+      .code,
+    0,
+  );
+  t.equal(
+    (
+      await cli(s.dataDir, ['provider', 'add', '--name', 'gone', '--issuer', 'http://127.0.0.1:9', '--client-id', 'c', '--client-secret-env', 'S'], {
+        env: { S: 'x' },
+      })
+    ).code,
+    0,
+  );
+  for (const [name, mode] of [
+    ['gone', 'good'],
+    ['evil', 'junk_discovery'],
+    ['evil', 'hang_discovery'],
+  ] as const) {
+    evil.mode = mode;
+    const started = await jar(s).begin(name);
+    t.equal(started.status, 503, `${name} ${mode}: 503`);
+    t.match(started.text, /did not answer as a sign-in provider should/);
+  }
+  // Discovery answers, the token endpoint hangs: the callback gives up with a clear page.
+  evil.mode = 'good';
+  const b = jar(s);
+  const { callback } = await b.throughUpstream('evil');
+  evil.mode = 'hang_token';
+  const landed = await b.go(callback!.replace(s.config.publicUrl, s.url));
+  t.equal(landed.status, 503);
+  t.match(landed.text, /did not answer/);
+  t.equal(await countRows(s, 'linked_identity'), 0);
+});
