@@ -71,7 +71,7 @@ export function passkeySection(csrf: string, o: { passkeys: PasskeyView[]; hasPa
         ]);
   const noPassword = o.hasPassword
     ? ''
-    : html`<p>This account has no password: it signs in with passkeys only.</p>
+    : html`<p>This account has no password: it signs in with a passkey or another provider.</p>
         <form method="post" action="/account/password-link" class="links">
           <input type="hidden" name="csrf" value="${csrf}" /><button type="submit" class="secondary">Mail me a link to set a password</button>
         </form>`;

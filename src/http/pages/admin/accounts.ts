@@ -8,18 +8,12 @@ import type { Context } from 'koa';
 import type { AccountView } from '../../../core';
 import { field, html, type Html } from '../html';
 import { str } from '../kit';
-import { type Admin, assertConfirmed, confirmBox, type ConsoleKit } from './kit';
+import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable } from './kit';
 import type { PageKit } from '../kit';
 
 const date = (iso: string | null) => (iso === null ? 'never' : iso.replace('T', ' ').slice(0, 16));
 const yes = (b: boolean) => (b ? 'yes' : 'no');
-/** A small form with one button (and the confirmation box for dangerous ones). */
-const button = (csrf: string, action: string, label: string, o: { confirm?: string; hidden?: Record<string, string> } = {}) =>
-  html`<form method="post" action="${action}" class="${o.confirm ? 'danger' : ''}">
-    <input type="hidden" name="csrf" value="${csrf}" />${Object.entries(o.hidden ?? {}).map(
-      ([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`,
-    )}${o.confirm ? confirmBox(o.confirm) : ''}<button type="submit" class="secondary">${label}</button>
-  </form>`;
+const button = actionButton;
 
 export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
   const { core } = kit;
@@ -55,22 +49,7 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
           ${
             accounts.length === 0
               ? html`<p>No account matches.</p>`
-              : html`<div class="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Email</th>
-                        <th scope="col" class="wide-only">Name</th>
-                        <th scope="col">Role</th>
-                        <th scope="col" class="wide-only">TOTP</th>
-                        <th scope="col" class="wide-only">Created (UTC)</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      ${rows}
-                    </tbody>
-                  </table>
-                </div>`
+              : html`${dataTable(['Email', { label: 'Name', wide: true }, 'Role', { label: 'TOTP', wide: true }, { label: 'Created (UTC)', wide: true }], rows)}`
           }
           ${after ? html`<p class="links"><a href="/admin/accounts${q ? `?q=${encodeURIComponent(q)}` : ''}">First page</a></p>` : ''}${nextLink}
         </section>
@@ -129,29 +108,18 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
           ${
             sessions.length === 0
               ? html`<p>No open session.</p>`
-              : html`<div class="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Last used (UTC)</th>
-                        <th scope="col">From</th>
-                        <th scope="col">Browser</th>
-                        <th scope="col"><span class="meta">End</span></th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      ${sessions.map(
-                        (x) =>
-                          html`<tr>
-                            <td>${date(x.last_used_at)}</td>
-                            <td>${x.client ?? 'unknown'}</td>
-                            <td>${(x.user_agent ?? 'unknown').slice(0, 60)}</td>
-                            <td class="actions">${button(csrf, `${base}/sessions/end`, 'Sign out', { hidden: { session_id: x.id } })}</td>
-                          </tr>`,
-                      )}
-                    </tbody>
-                  </table>
-                </div>`
+              : html`${dataTable(
+                  ['Last used (UTC)', 'From', 'Browser', { label: 'End', quiet: true }],
+                  sessions.map(
+                    (x) =>
+                      html`<tr>
+                        <td>${date(x.last_used_at)}</td>
+                        <td>${x.client ?? 'unknown'}</td>
+                        <td>${(x.user_agent ?? 'unknown').slice(0, 60)}</td>
+                        <td class="actions">${button(csrf, `${base}/sessions/end`, 'Sign out', { hidden: { session_id: x.id } })}</td>
+                      </tr>`,
+                  ),
+                )}`
           }
         </section>
         <section aria-labelledby="h-passkeys">
@@ -159,31 +127,20 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
           ${
             passkeys.length === 0
               ? html`<p>None.</p>`
-              : html`<div class="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Name</th>
-                        <th scope="col">Added (UTC)</th>
-                        <th scope="col">Last used (UTC)</th>
-                        <th scope="col"><span class="meta">Remove</span></th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      ${passkeys.map(
-                        (p) =>
-                          html`<tr>
-                            <td>${p.name}</td>
-                            <td>${date(p.created_at)}</td>
-                            <td>${date(p.last_used_at)}</td>
-                            <td class="actions">
-                              ${button(csrf, `${base}/passkeys/remove`, 'Remove', { confirm: 'Remove this passkey', hidden: { passkey_id: p.id } })}
-                            </td>
-                          </tr>`,
-                      )}
-                    </tbody>
-                  </table>
-                </div>`
+              : html`${dataTable(
+                  ['Name', 'Added (UTC)', 'Last used (UTC)', { label: 'Remove', quiet: true }],
+                  passkeys.map(
+                    (p) =>
+                      html`<tr>
+                        <td>${p.name}</td>
+                        <td>${date(p.created_at)}</td>
+                        <td>${date(p.last_used_at)}</td>
+                        <td class="actions">
+                          ${button(csrf, `${base}/passkeys/remove`, 'Remove', { confirm: 'Remove this passkey', hidden: { passkey_id: p.id } })}
+                        </td>
+                      </tr>`,
+                  ),
+                )}`
           }
         </section>
         <p class="links"><a href="/admin/accounts">All accounts</a></p>`,

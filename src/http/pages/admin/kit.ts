@@ -77,6 +77,48 @@ const notFound = () => new AppError('not_found', 'no such page');
 /** A dangerous form's confirmation: a box to tick, required by the browser and checked here. */
 export const confirmBox = (what: string): Html => html`<label class="check"><input type="checkbox" name="confirm" value="yes" required /> ${what}</label>`;
 
+/** A column of a console table: a heading, shown only on wide screens, or read by screen readers only. */
+export type Column = string | { label: string; wide?: boolean; quiet?: boolean };
+
+/** The console's tables: headed columns, rows as given, scrolling sideways when a phone is narrower. */
+export function dataTable(columns: readonly Column[], rows: Html | readonly Html[]): Html {
+  const head = columns.map((c) =>
+    typeof c === 'string'
+      ? html`<th scope="col">${c}</th>`
+      : c.quiet
+        ? html`<th scope="col"><span class="meta">${c.label}</span></th>`
+        : html`<th scope="col" class="wide-only">${c.label}</th>`,
+  );
+  return html`<div class="table-wrap">
+    <table>
+      <thead>
+        <tr>
+          ${head}
+        </tr>
+      </thead>
+      <tbody>
+        ${rows}
+      </tbody>
+    </table>
+  </div>`;
+}
+
+/** A small form with one button (and the confirmation box for a dangerous one). */
+export const actionButton = (csrf: string, action: string, label: string, o: { confirm?: string; hidden?: Record<string, string>; aria?: string } = {}) =>
+  html`<form method="post" action="${action}" class="${o.confirm ? 'danger' : ''}">
+    <input
+      type="hidden"
+      name="csrf"
+      value="${csrf}"
+    />${Object.entries(o.hidden ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`)}${o.confirm ? confirmBox(o.confirm) : ''}<button
+      type="submit"
+      class="secondary"
+      ${o.aria ? html` aria-label="${o.aria}"` : ''}
+    >
+      ${label}
+    </button>
+  </form>`;
+
 export function assertConfirmed(body: unknown): void {
   if (str(body, 'confirm') !== 'yes') throw new AppError('invalid_input', 'tick the box to confirm; nothing was changed');
 }

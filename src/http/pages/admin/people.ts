@@ -2,7 +2,7 @@
 import type { Context } from 'koa';
 import { field, html, raw } from '../html';
 import { type PageKit, str } from '../kit';
-import { type Admin, assertConfirmed, confirmBox, type ConsoleKit } from './kit';
+import { actionButton, type Admin, assertConfirmed, confirmBox, type ConsoleKit, dataTable } from './kit';
 
 const date = (iso: string) => iso.replace('T', ' ').slice(0, 16);
 
@@ -55,36 +55,21 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
           ${
             open.length === 0
               ? html`<p>None.</p>`
-              : html`<div class="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Email</th>
-                        <th scope="col">Groups</th>
-                        <th scope="col">Administrator</th>
-                        <th scope="col">Expires (UTC)</th>
-                        <th scope="col"><span class="meta">Withdraw</span></th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      ${open.map(
-                        (i) =>
-                          html`<tr>
-                            <td>${i.email}</td>
-                            <td>${i.groups.join(', ') || '-'}</td>
-                            <td>${i.administrator ? 'yes' : 'no'}</td>
-                            <td>${date(i.expires_at)}</td>
-                            <td class="actions">
-                              <form method="post" action="/admin/invitations/revoke">
-                                <input type="hidden" name="csrf" value="${a.csrf}" /><input type="hidden" name="id" value="${i.id}" />
-                                <button type="submit" class="secondary" aria-label="Withdraw the invitation of ${i.email}">Withdraw</button>
-                              </form>
-                            </td>
-                          </tr>`,
-                      )}
-                    </tbody>
-                  </table>
-                </div>`
+              : html`${dataTable(
+                  ['Email', 'Groups', 'Administrator', 'Expires (UTC)', { label: 'Withdraw', quiet: true }],
+                  open.map(
+                    (i) =>
+                      html`<tr>
+                        <td>${i.email}</td>
+                        <td>${i.groups.join(', ') || '-'}</td>
+                        <td>${i.administrator ? 'yes' : 'no'}</td>
+                        <td>${date(i.expires_at)}</td>
+                        <td class="actions">
+                          ${actionButton(a.csrf, '/admin/invitations/revoke', 'Withdraw', { hidden: { id: i.id }, aria: `Withdraw the invitation of ${i.email}` })}
+                        </td>
+                      </tr>`,
+                  ),
+                )}`
           }
         </section>`,
       o,
@@ -127,27 +112,17 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
             Managed groups: made here, from the shell or by an administrator. Only these can open OIDC clients and apps, or appear in the
             <code>groups</code> claim.
           </p>
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Members</th>
-                  <th scope="col">Created (UTC)</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${groups.map(
-                  (g) =>
-                    html`<tr>
-                      <td><a href="/admin/groups/${g.reference_id}">${g.name}</a>${g.system_role ? raw(' <span class="meta">(built in)</span>') : ''}</td>
-                      <td>${g.member_count}</td>
-                      <td>${date(g.created_at)}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>
+          ${dataTable(
+            ['Name', 'Members', 'Created (UTC)'],
+            groups.map(
+              (g) =>
+                html`<tr>
+                  <td><a href="/admin/groups/${g.reference_id}">${g.name}</a>${g.system_role ? raw(' <span class="meta">(built in)</span>') : ''}</td>
+                  <td>${g.member_count}</td>
+                  <td>${date(g.created_at)}</td>
+                </tr>`,
+            ),
+          )}
         </section>
         <section aria-labelledby="h-new-group">
           <h2 id="h-new-group">New group</h2>
@@ -182,32 +157,19 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
           ${
             g.members.length === 0
               ? html`<p>No members yet.</p>`
-              : html`<div class="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Email</th>
-                        <th scope="col">Name</th>
-                        <th scope="col"><span class="meta">Remove</span></th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      ${g.members.map(
-                        (m) =>
-                          html`<tr>
-                            <td><a href="/admin/accounts/${m.reference_id}">${m.email}</a></td>
-                            <td>${m.name}</td>
-                            <td class="actions">
-                              <form method="post" action="${base}/members/remove">
-                                <input type="hidden" name="csrf" value="${a.csrf}" /><input type="hidden" name="email" value="${m.email}" />
-                                <button type="submit" class="secondary" aria-label="Remove ${m.email} from the group">Remove</button>
-                              </form>
-                            </td>
-                          </tr>`,
-                      )}
-                    </tbody>
-                  </table>
-                </div>`
+              : html`${dataTable(
+                  ['Email', 'Name', { label: 'Remove', quiet: true }],
+                  g.members.map(
+                    (m) =>
+                      html`<tr>
+                        <td><a href="/admin/accounts/${m.reference_id}">${m.email}</a></td>
+                        <td>${m.name}</td>
+                        <td class="actions">
+                          ${actionButton(a.csrf, `${base}/members/remove`, 'Remove', { hidden: { email: m.email }, aria: `Remove ${m.email} from the group` })}
+                        </td>
+                      </tr>`,
+                  ),
+                )}`
           }
           <form method="post" action="${base}/members/add">
             <input type="hidden" name="csrf" value="${a.csrf}" />${field('email', 'Add an account by email', { type: 'email', autocomplete: 'off' })}

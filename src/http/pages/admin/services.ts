@@ -6,7 +6,7 @@ import type { Context } from 'koa';
 import type { ClientView } from '../../../core';
 import { field, html, type Html } from '../html';
 import { type PageKit, str } from '../kit';
-import { type Admin, assertConfirmed, confirmBox, type ConsoleKit } from './kit';
+import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable } from './kit';
 import { groupChoices, many } from './people';
 
 const lines = (text: string) =>
@@ -37,48 +37,31 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
           ${
             clients.length === 0
               ? html`<p>No clients yet.</p>`
-              : html`<div class="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Name</th>
-                        <th scope="col">Client id</th>
-                        <th scope="col" class="wide-only">Redirect URIs</th>
-                        <th scope="col" class="wide-only">Allowed groups</th>
-                        <th scope="col"><span class="meta">Change</span></th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      ${clients.map(
-                        (cl: ClientView) =>
-                          html`<tr>
-                            <td>
-                              ${cl.name}${cl.first_party ? html` <span class="meta">(first party)</span>` : ''}${cl.public ? html` <span class="meta">(public)</span>` : ''}
-                            </td>
-                            <td><code>${cl.client_id}</code></td>
-                            <td class="wide-only">${cl.redirect_uris.join(' ')}</td>
-                            <td class="wide-only">${cl.allowed_groups.join(', ') || 'everyone'}</td>
-                            <td class="actions">
-                              ${
-                                cl.public
-                                  ? ''
-                                  : html`<form method="post" action="/admin/clients/rotate" class="danger">
-                                      <input type="hidden" name="csrf" value="${a.csrf}" /><input type="hidden" name="client_id" value="${cl.client_id}" />
-                                      ${confirmBox('Replace the secret (the old one stops working)')}<button type="submit" class="secondary">
-                                        Rotate secret
-                                      </button>
-                                    </form>`
-                              }
-                              <form method="post" action="/admin/clients/remove" class="danger">
-                                <input type="hidden" name="csrf" value="${a.csrf}" /><input type="hidden" name="client_id" value="${cl.client_id}" />
-                                ${confirmBox(`Remove ${cl.name}`)}<button type="submit" class="secondary">Remove</button>
-                              </form>
-                            </td>
-                          </tr>`,
-                      )}
-                    </tbody>
-                  </table>
-                </div>`
+              : html`${dataTable(
+                  ['Name', 'Client id', { label: 'Redirect URIs', wide: true }, { label: 'Allowed groups', wide: true }, { label: 'Change', quiet: true }],
+                  clients.map(
+                    (cl: ClientView) =>
+                      html`<tr>
+                        <td>
+                          ${cl.name}${cl.first_party ? html` <span class="meta">(first party)</span>` : ''}${cl.public ? html` <span class="meta">(public)</span>` : ''}
+                        </td>
+                        <td><code>${cl.client_id}</code></td>
+                        <td class="wide-only">${cl.redirect_uris.join(' ')}</td>
+                        <td class="wide-only">${cl.allowed_groups.join(', ') || 'everyone'}</td>
+                        <td class="actions">
+                          ${
+                            cl.public
+                              ? ''
+                              : actionButton(a.csrf, '/admin/clients/rotate', 'Rotate secret', {
+                                  hidden: { client_id: cl.client_id },
+                                  confirm: 'Replace the secret (the old one stops working)',
+                                })
+                          }
+                          ${actionButton(a.csrf, '/admin/clients/remove', 'Remove', { hidden: { client_id: cl.client_id }, confirm: `Remove ${cl.name}` })}
+                        </td>
+                      </tr>`,
+                  ),
+                )}`
           }
         </section>
         <section aria-labelledby="h-new-client">
@@ -145,36 +128,21 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
           ${
             apps.length === 0
               ? html`<p>No apps yet: the proxy refuses every host.</p>`
-              : html`<div class="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Host</th>
-                        <th scope="col">Paths</th>
-                        <th scope="col">Allowed groups</th>
-                        <th scope="col">Two-factor</th>
-                        <th scope="col"><span class="meta">Remove</span></th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      ${apps.map(
-                        (app) =>
-                          html`<tr>
-                            <td>${app.host}</td>
-                            <td>${app.paths.join(' ') || 'all'}</td>
-                            <td>${app.allowed_groups.map((g) => g.name ?? '(deleted)').join(', ') || 'every account'}</td>
-                            <td>${app.two_factor ? 'required' : 'no'}</td>
-                            <td class="actions">
-                              <form method="post" action="/admin/apps/remove" class="danger">
-                                <input type="hidden" name="csrf" value="${a.csrf}" /><input type="hidden" name="app" value="${app.reference_id}" />
-                                ${confirmBox(`Remove ${app.host}`)}<button type="submit" class="secondary">Remove</button>
-                              </form>
-                            </td>
-                          </tr>`,
-                      )}
-                    </tbody>
-                  </table>
-                </div>`
+              : html`${dataTable(
+                  ['Host', 'Paths', 'Allowed groups', 'Two-factor', { label: 'Remove', quiet: true }],
+                  apps.map(
+                    (app) =>
+                      html`<tr>
+                        <td>${app.host}</td>
+                        <td>${app.paths.join(' ') || 'all'}</td>
+                        <td>${app.allowed_groups.map((g) => g.name ?? '(deleted)').join(', ') || 'every account'}</td>
+                        <td>${app.two_factor ? 'required' : 'no'}</td>
+                        <td class="actions">
+                          ${actionButton(a.csrf, '/admin/apps/remove', 'Remove', { hidden: { app: app.reference_id }, confirm: `Remove ${app.host}` })}
+                        </td>
+                      </tr>`,
+                  ),
+                )}`
           }
         </section>
         <section aria-labelledby="h-new-app">

@@ -2,7 +2,7 @@
 import type { Context } from 'koa';
 import { field, html } from '../html';
 import { type PageKit, str } from '../kit';
-import { type Admin, assertConfirmed, confirmBox, type ConsoleKit } from './kit';
+import { type Admin, assertConfirmed, confirmBox, type ConsoleKit, dataTable } from './kit';
 
 /** What each check of the signup chain means, for the sentence that says why signup is closed. */
 const CLOSED_BY: Record<string, string> = {
@@ -62,31 +62,19 @@ export function registerConsoleSettings(kit: PageKit, c: ConsoleKit): void {
       'keys',
       'Signing keys',
       html`<section>
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Key id</th>
-                  <th scope="col">Algorithm</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Created (UTC)</th>
-                  <th scope="col">Verifies until (UTC)</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${keys.map(
-                  (k) =>
-                    html`<tr>
-                      <td><code>${k.kid}</code></td>
-                      <td>${k.alg}</td>
-                      <td>${k.state}</td>
-                      <td>${k.created_at.replace('T', ' ').slice(0, 16)}</td>
-                      <td>${(k.verify_until ?? '-').replace('T', ' ').slice(0, 16)}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>
+          ${dataTable(
+            ['Key id', 'Algorithm', 'State', 'Created (UTC)', 'Verifies until (UTC)'],
+            keys.map(
+              (k) =>
+                html`<tr>
+                  <td><code>${k.kid}</code></td>
+                  <td>${k.alg}</td>
+                  <td>${k.state}</td>
+                  <td>${k.created_at.replace('T', ' ').slice(0, 16)}</td>
+                  <td>${(k.verify_until ?? '-').replace('T', ' ').slice(0, 16)}</td>
+                </tr>`,
+            ),
+          )}
         </section>
         <section class="danger">
           <p>A new key signs every token from now on; the old one keeps verifying until the tokens it signed have expired, so nobody is signed out.</p>
@@ -143,31 +131,19 @@ export function registerConsoleSettings(kit: PageKit, c: ConsoleKit): void {
         </section>
         <section>
           <p class="meta">The newest ${AUDIT_LIMIT} entries that match.</p>
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">When (UTC)</th>
-                  <th scope="col">Event</th>
-                  <th scope="col">Account</th>
-                  <th scope="col">From</th>
-                  <th scope="col">Details</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${rows.map(
-                  (r) =>
-                    html`<tr>
-                      <td>${new Date(r.created_at).toISOString().replace('T', ' ').slice(0, 19)}</td>
-                      <td>${r.event}</td>
-                      <td>${r.account ? html`<a href="/admin/accounts/${r.account}">${r.account.slice(0, 8)}</a>` : '-'}</td>
-                      <td>${r.client ?? '-'}</td>
-                      <td><code>${JSON.stringify(r.details)}</code></td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>
+          ${dataTable(
+            ['When (UTC)', 'Event', 'Account', 'From', 'Details'],
+            rows.map(
+              (r) =>
+                html`<tr>
+                  <td>${new Date(r.created_at).toISOString().replace('T', ' ').slice(0, 19)}</td>
+                  <td>${r.event}</td>
+                  <td>${r.account ? html`<a href="/admin/accounts/${r.account}">${r.account.slice(0, 8)}</a>` : '-'}</td>
+                  <td>${r.client ?? '-'}</td>
+                  <td><code>${JSON.stringify(r.details)}</code></td>
+                </tr>`,
+            ),
+          )}
         </section>`,
       { ...o, error },
     );
