@@ -8,6 +8,7 @@ import t from 'tap';
 import { generate } from 'otplib';
 import type { Page } from 'playwright-core';
 import { launch, screenshots } from '../helpers/browser';
+import { manualClock } from '../helpers/clock';
 import { credentialsOf, passkeyServer, withAuthenticator } from '../helpers/passkeys';
 import { cli } from '../helpers/cli';
 import { countRows, PASSWORD, tokenOf, type TestServer } from '../helpers/server';
@@ -107,7 +108,8 @@ t.test('add a passkey, sign in with it in a fresh browser (TOTP on, not asked), 
 });
 
 t.test('passkey-only signup; the last passkey stays until a password is set; a clone is refused', async (t) => {
-  const { s, base } = await passkeyServer(t);
+  const clock = manualClock();
+  const { s, base } = await passkeyServer(t, {}, { clock });
   const browser = await launch(t);
   const a = await withAuthenticator(browser);
   await a.page.goto(`${base}/signup`);
@@ -119,6 +121,16 @@ t.test('passkey-only signup; the last passkey stays until a password is set; a c
   const row = await s.db('user_account').where({ email: 'grace@example.com' }).first();
   t.equal(row.password, '', 'no password stored');
   t.equal(await a.page.getByRole('heading', { name: 'Password' }).count(), 0, 'no change-password form without a password');
+
+  // Six minutes later, adding another passkey first asks for one she has (she has no password).
+  clock.advance(6 * 60 * 1000);
+  await a.page.goto(`${base}/account`);
+  t.equal(await a.page.getByRole('button', { name: 'Add a passkey' }).count(), 0, 'no adding without a recent sign-in');
+  await screenshots(a.page, 'account-passkey-confirm');
+  await a.page.getByRole('button', { name: 'Confirm it is you with a passkey' }).click();
+  await a.page.waitForURL(/done=confirmed/);
+  await a.page.getByRole('button', { name: 'Add a passkey' }).waitFor();
+  t.pass('confirmed with her passkey, she may add another');
 
   // Password signin for a passkey-only account fails exactly like a wrong password.
   const wrong = await s.action('user_account', 'signin', { email: 'grace@example.com', password: PASSWORD });

@@ -141,7 +141,7 @@ export function registerAccount(kit: PageKit): AccountPages {
       o.status ?? 200,
       page(
         { title: 'Your account', signedIn: true, csrf, passkeys: true },
-        html`${notice('error', o.error)}${notice('success', o.info)}${profile}${passkeySection(csrf, passkeys)}${identitySection(csrf, identities, providers)}${
+        html`${notice('error', o.error)}${notice('success', o.info)}${profile}${passkeySection(csrf, { ...passkeys, back: `${core.config.publicUrl}/account?done=confirmed` })}${identitySection(csrf, identities, providers)}${
           // Without a password, TOTP and an email change (both confirmed by the password) wait until one is set.
           passkeys.hasPassword ? html`${totp}${password}${email}` : ''
         }${sessionList}`,

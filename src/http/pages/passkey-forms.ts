@@ -22,7 +22,7 @@ export function ceremonyForm(
 const date = (iso: string | null) => (iso === null ? 'never' : iso.replace('T', ' ').slice(0, 16) + ' UTC');
 
 /** The account page's passkey section. */
-export function passkeySection(csrf: string, o: { passkeys: PasskeyView[]; hasPassword: boolean; recent: boolean }): Html {
+export function passkeySection(csrf: string, o: { passkeys: PasskeyView[]; hasPassword: boolean; recent: boolean; back: string }): Html {
   const list = o.passkeys.length
     ? html`<ul class="sessions" id="passkey-list">
         ${o.passkeys.map(
@@ -59,9 +59,19 @@ export function passkeySection(csrf: string, o: { passkeys: PasskeyView[]; hasPa
           </div>`,
         ]
       : [];
+  // Or a passkey now: a passkey sign-in opens a fresh session for this browser, and comes back here.
+  const confirm =
+    !o.recent && o.passkeys.length > 0
+      ? ceremonyForm('signin', '/signin/passkey', csrf, 'Confirm it is you with a passkey', [
+          html`<input type="hidden" name="rd" value="${o.back}" />`,
+          html`<p class="meta">
+            ${o.hasPassword ? 'Or confirm with a passkey instead of the password:' : 'To add another passkey, first confirm it is you with one you have:'}
+          </p>`,
+        ])
+      : '';
   const add =
     !o.recent && !o.hasPassword
-      ? html`<p class="meta">To add another passkey, sign out and sign in again with a passkey (it proves it is you).</p>`
+      ? confirm
       : ceremonyForm('register', '/account/passkeys/add', csrf, 'Add a passkey', [
           html`<div class="field">
             <label for="f-passkey-name">Name of the new passkey</label>
@@ -79,6 +89,6 @@ export function passkeySection(csrf: string, o: { passkeys: PasskeyView[]; hasPa
     <h2 id="h-passkeys">Passkeys</h2>
     ${list}${noPassword}
     <noscript><p class="meta">Passkeys need JavaScript in this browser.</p></noscript>
-    ${add}
+    ${add}${o.hasPassword ? confirm : ''}
   </section>`;
 }
