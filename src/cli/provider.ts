@@ -116,9 +116,10 @@ export function registerProvider(program: Command, io: Io): void {
   provider
     .command('remove <name>')
     .description('remove a provider and the identities linked through it (accounts keep their other ways in)')
-    .action(async (name: string, _o, c: Command) =>
+    .option('--force', 'even when some accounts sign in only through it (they then need a password reset link)')
+    .action(async (name: string, o: { force?: boolean }, c: Command) =>
       withCore(c, io, async (core) => {
-        const p = await core.providers.remove(core.shell, name);
+        const p = await core.providers.remove(core.shell, name, o.force === true);
         emit(io, wantsJson(c), { removed: p }, () => `provider ${p.name} removed (${p.linked_identities} linked identities with it)\n`);
       }),
     );

@@ -131,3 +131,15 @@ export const spendFlow = op(async (h, stateHash: string): Promise<FlowRow | unde
 export const countLiveFlows = op(async (h): Promise<number> =>
   Number((await h.k('upstream_flow').where('expires_at', '>', h.clock.now()).count({ n: '*' }).first())?.n ?? 0),
 );
+
+/** Accounts whose only way in is an identity of this provider (no password, no passkey, no other linked sign-in). */
+export const stranded = op(async (h, providerId: number): Promise<number> => {
+  const [row] = await h.all(
+    `SELECT COUNT(*) AS n FROM linked_identity i JOIN user_account a ON a.id = i.account_id
+     WHERE i.provider_id = ? AND a.password = ''
+       AND NOT EXISTS (SELECT 1 FROM passkey p WHERE p.account_id = a.id)
+       AND NOT EXISTS (SELECT 1 FROM linked_identity o WHERE o.account_id = a.id AND o.provider_id <> ?)`,
+    [providerId, providerId],
+  );
+  return Number(row?.n ?? 0);
+});

@@ -29,7 +29,8 @@ export interface ProviderOperations {
   add(actor: Actor, input: NewProvider): Promise<ProviderView>;
   list(actor: Actor): Promise<ProviderView[]>;
   show(actor: Actor, name: string): Promise<ProviderView>;
-  remove(actor: Actor, name: string): Promise<ProviderView>;
+  /** `force`: even when some account signs in only through it. */
+  remove(actor: Actor, name: string, force?: boolean): Promise<ProviderView>;
   /** The sign-in page's buttons: names and display names only. */
   buttons(): Promise<Array<{ name: string; display_name: string }>>;
   /** Begins a sign-in (a guest) or a link (signed in): the upstream address. `binding`: the browser's flow cookie. */
@@ -68,7 +69,7 @@ export function providerOperations(s: Services): ProviderOperations {
     add: (actor, input) => addProvider(s, actor, input),
     list: (actor) => listProviderViews(s, actor),
     show: (actor, name) => showProvider(s, actor, name),
-    remove: (actor, name) => removeProvider(s, actor, name),
+    remove: (actor, name, force) => removeProvider(s, actor, name, force),
     buttons: () => providerButtons(s),
     begin: async (caller, provider, o) => beginUpstream(s, await actorOf(s, caller), provider, o),
     finish: async (caller, provider, url, binding) => finishUpstream(s, await actorOf(s, { ...caller, token: null }), provider, url, binding),

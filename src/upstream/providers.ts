@@ -8,7 +8,7 @@ import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { requireAdministrator } from '../access/caller';
-import { countIdentitiesOf, deleteProvider, findProvider, insertProvider, listProviders, type ProviderRow } from '../store/upstream';
+import { countIdentitiesOf, deleteProvider, findProvider, insertProvider, listProviders, type ProviderRow, stranded } from '../store/upstream';
 
 export interface NewProvider {
   name: string;
@@ -110,10 +110,20 @@ export async function showProvider(s: Services, actor: Actor, name: string): Pro
   return viewProvider(s, await providerByName(s, name));
 }
 
-/** Removes a provider and every identity linked through it (accounts keep their other ways in). */
-export async function removeProvider(s: Services, actor: Actor, name: string): Promise<ProviderView> {
+/**
+ * Removes a provider and every identity linked through it (accounts keep their other ways in).
+ * Refused while some account has no other way in, unless `force` (they then need a reset link).
+ */
+export async function removeProvider(s: Services, actor: Actor, name: string, force = false): Promise<ProviderView> {
   requireAdministrator(actor, 'remove sign-in providers');
   const row = await providerByName(s, name);
+  const locked = await stranded(s.store.root, row.id);
+  if (locked > 0 && !force) {
+    throw new AppError(
+      'last_credential',
+      `${locked} account${locked === 1 ? ' signs' : 's sign'} in only through ${row.name}: removing it would lock ${locked === 1 ? 'it' : 'them'} out (--force removes it anyway; a password reset link lets them back in)`,
+    );
+  }
   const view = await viewProvider(s, row);
   await deleteProvider(s.store.root, row.id);
   await s.audit.record('provider_removed', actor, { account: null, provider: row.name, identities: view.linked_identities });

@@ -186,4 +186,12 @@ t.test('sign in through another Gatehouse: invitations, returning, linking, trus
       ['upstream', 2],
     ],
   );
+
+  // Ann signs in only through it: removing the provider would lock her out, so it asks for --force.
+  const refused = await cli(s.dataDir, ['provider', 'remove', 'upstream']);
+  t.equal(refused.code, 3, 'refused while an account has no other way in');
+  t.match(refused.err, /1 account signs in only through upstream/);
+  const forced = await cli(s.dataDir, ['--json', 'provider', 'remove', 'upstream', '--force']);
+  t.equal(forced.code, 0, forced.err);
+  t.equal(forced.json.removed.linked_identities, 2, 'and its identities go with it');
 });
