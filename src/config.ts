@@ -166,7 +166,9 @@ const url = (raw: string, name: string): string => {
   try {
     u = new URL(raw);
   } catch {
-    throw new AppError('invalid_input', `${name} must be a URL, got a value that is not one`);
+    const shown = JSON.stringify(raw.length > 80 ? `${raw.slice(0, 80)}…` : raw);
+    const hint = /^[a-z0-9.-]+(:\d+)?(\/.*)?$/i.test(raw) ? ` (did you mean https://${raw}?)` : '';
+    throw new AppError('invalid_input', `${name} must be a URL with its scheme, like https://auth.example.com; got ${shown}${hint}`);
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new AppError('invalid_input', `${name} must be an http(s) URL`);
   return u.toString().replace(/\/$/, '');
@@ -331,8 +333,8 @@ const SETTINGS = {
     fallback: '',
     scope: 'serve',
     arg: '<url>',
-    shown: 'http://<host>:<port>',
-    help: 'the address clients use; links are built from it, never from the Host header',
+    shown: 'http://localhost:<port>',
+    help: 'the address clients use; links are built from it, never from the Host header (without it: http://localhost:<port> on a loopback --host, http://<host>:<port> otherwise)',
   },
   verifyUrl: {
     env: 'GATEHOUSE_VERIFY_URL',
@@ -619,6 +621,32 @@ function resolve<T>(key: SettingName, flags: Flags, env: NodeJS.ProcessEnv): T {
   return typeof s.fallback === 'function' ? (s.fallback as () => T)() : s.fallback;
 }
 
+const LOOPBACK = /^(127(\.\d{1,3}){3}|::1|localhost)$/i;
+
+/**
+ * The public URL when none is given: the listening address, except that a loopback address
+ * becomes `localhost`. Browsers treat http://localhost as a secure context and accept it as a
+ * passkey relying-party id; an IP address can be neither.
+ */
+export function defaultPublicUrl(host: string, port: number): string {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (LOOPBACK.test(bare)) return `http://localhost:${port}`;
+  return `http://${bare.includes(':') ? `[${bare}]` : bare}:${port}`;
+}
+
+/**
+ * Why passkeys cannot work with this public URL, or null when they can: WebAuthn needs a secure
+ * context (https, or http on localhost) and a host name for the relying-party id.
+ */
+export function passkeyObstacle(publicUrl: string): string | null {
+  const { protocol, hostname } = new URL(publicUrl);
+  const host = hostname.replace(/^\[|\]$/g, '');
+  if (/^[\d.]+$/.test(host) || host.includes(':')) return `${host} is an IP address, and a passkey belongs to a host name`;
+  const local = host === 'localhost' || host.endsWith('.localhost');
+  if (protocol !== 'https:' && !local) return `browsers offer passkeys only on https (or http://localhost), not on ${protocol}//${host}`;
+  return null;
+}
+
 /** A browser sets a cookie only for a domain its page is on: the public URL must be under the cookie domain. */
 function checkedCookieDomain(domain: string | null, publicUrl: string, flag = '--cookie-domain'): string | null {
   if (domain === null) return null;
@@ -634,7 +662,7 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
   const host = r<string>('host');
   const port = r<number>('port');
   const givenUrl = r<string>('publicUrl');
-  const publicUrl = givenUrl || `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const publicUrl = givenUrl || defaultPublicUrl(host, port);
   return Object.freeze({
     dataDir: r<string>('dataDir'),
     db: r<string | null>('db'),

@@ -6,7 +6,7 @@
  * (store, hashing, tokens, limits, mail, audit) stay inside. Front ends translate requests and
  * arguments into these calls, and their answers back.
  */
-import type { Config } from './config';
+import { defaultPublicUrl, type Config } from './config';
 import { Clock, systemClock } from './clock';
 import { AppError } from './errors';
 import { createLogger, Logger } from './log';
@@ -99,10 +99,13 @@ export interface Core extends Omit<OperatorOperations, 'audit'> {
   catalog(): ApiCatalog;
   /** Where the store is, for logs (no credentials). */
   readonly storeLocation: string;
+  /** True when this opening made a new, empty store (a first start, or a mistyped --data-dir). */
+  readonly storeCreated: boolean;
   readonly dialect: Store['dialect'];
   /**
    * The server is bound at `url`. Without --public-url, links, the token issuer and the OpenID
-   * issuer name this address from now on (so `--port 0` never yields `:0`).
+   * issuer name this address from now on (so `--port 0` never yields `:0`), `localhost` for a
+   * loopback one (passkeys need a host name).
    */
   listening(url: string): void;
   /** Waits for background work (mail sent after an answer). */
@@ -151,12 +154,13 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       return s.config;
     },
     listening(url) {
-      if (!s.config.publicUrlSet) s.config = Object.freeze({ ...s.config, publicUrl: url });
+      if (!s.config.publicUrlSet) s.config = Object.freeze({ ...s.config, publicUrl: defaultPublicUrl(new URL(url).hostname, Number(new URL(url).port)) });
     },
     clock,
     logger,
     shell: SHELL,
     storeLocation: store.location,
+    storeCreated: store.created,
     dialect: store.dialect,
     auth: { actor: (caller) => actorOf(s, caller) },
     accounts: accountOperations(s),

@@ -17,7 +17,7 @@ import { pruneTokens } from './store/account-tokens';
 import { pruneLegacySecret, pruneSigningKeys } from './store/keys';
 import { pruneSessions } from './store/sessions';
 import { prunePayloads } from './store/oidc';
-import { filterIndexed, poolStats, storeWritable } from './store/stats';
+import { accountCounts, filterIndexed, poolStats, storeWritable } from './store/stats';
 import { accountStats, dbStats, storeStats } from './stats';
 
 export interface MetricsSnapshot {
@@ -49,6 +49,8 @@ export interface OperatorOperations {
    */
   metrics(caller: Caller): Promise<MetricsSnapshot>;
   signupStatus(): Promise<{ open: boolean; closedBy: SignupCheck | null }>;
+  /** How many administrators the store has (the start-up message says whether one exists). */
+  administratorCount(): Promise<number>;
   /** Whether filter= on accounts and groups is served by trigram indexes (not a scan). */
   filterIndexed(): Promise<boolean>;
   schema(): Promise<SchemaStatus>;
@@ -129,6 +131,7 @@ export function operatorOperations(s: Services): OperatorOperations {
       };
     },
     signupStatus: () => signupStatus(root),
+    administratorCount: async () => (await accountCounts(root)).administrators,
     filterIndexed: () => filterIndexed(root),
     schema: () => schemaStatus(root),
     async prune() {

@@ -73,6 +73,24 @@ export function buildProgram(io: Io, servers: Servers): Command {
   return program;
 }
 
+/** A system error (listening, mostly) in words that name what to change. */
+function systemMessage(e: NodeJS.ErrnoException & { address?: string; port?: number; hostname?: string }): string {
+  const where = e?.port !== undefined ? `${e.address ?? ''}:${e.port}` : '';
+  switch (e?.code) {
+    case 'EADDRINUSE':
+      return `another program already listens on ${where}: stop it, or choose another --port`;
+    case 'EADDRNOTAVAIL':
+      return `${e.address ?? 'that address'} is not an address of this machine: --host takes one of its own (127.0.0.1, or 0.0.0.0 for every one)`;
+    case 'EACCES':
+      return where ? `listening on ${where} needs privileges (ports below 1024): choose --port 1024 or above` : 'permission denied';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `the host name ${e.hostname ?? ''} does not resolve: --host takes an address of this machine`;
+    default:
+      return 'unexpected error';
+  }
+}
+
 /** Runs the CLI; returns the exit code instead of exiting, so tests can call it in-process. */
 export async function run(argv: string[], servers: Servers, io: Io = processIo): Promise<number> {
   const program = buildProgram(io, servers);
@@ -86,7 +104,10 @@ export async function run(argv: string[], servers: Servers, io: Io = processIo):
       // `gatehouse` or `gatehouse user` alone: commander has printed the help; a usage error, no message.
       if (thrown.code === 'commander.help') return EXIT.usage;
       // "error: unknown option '--bogus'" → "gatehouse: unknown option '--bogus' (see gatehouse --help)"
-      const message = `${thrown.message.replace(/^error: /, '')} (see gatehouse --help)`;
+      const passwordArgument = thrown.code === 'commander.unknownOption' && /'--password(=[^']*)?'/.test(thrown.message);
+      const message = passwordArgument
+        ? 'a password is never an argument (ps and shell history would show it): use --password-stdin, --password-file <file> or --password-env <var>'
+        : `${thrown.message.replace(/^error: /, '')} (see gatehouse --help)`;
       io.err(json ? JSON.stringify({ error: { code: 'invalid_input', message } }) + '\n' : `gatehouse: ${message}\n`);
       return EXIT.usage;
     }
@@ -95,7 +116,7 @@ export async function run(argv: string[], servers: Servers, io: Io = processIo):
       return EXIT_CODE[thrown.code];
     }
     const e = thrown as NodeJS.ErrnoException;
-    const message = e?.code === 'EADDRINUSE' ? 'the port is already in use' : e?.code === 'EACCES' ? 'permission denied' : 'unexpected error';
+    const message = systemMessage(e);
     io.err(json ? JSON.stringify({ error: { code: e?.code ?? 'internal', message } }) + '\n' : `gatehouse: ${message}${e?.code ? ` (${e.code})` : ''}\n`);
     return EXIT.failure;
   }

@@ -1,5 +1,6 @@
 /** `gatehouse serve`: open the core, listen, prune periodically, stop gracefully on SIGTERM/SIGINT. */
-import type { Config } from '../config';
+import fs from 'node:fs';
+import { passkeyObstacle, type Config } from '../config';
 import { holdDataDir, openCore, prepareDataDir } from '../core';
 import { createLogger, Logger } from '../log';
 import { startServer } from './server';
@@ -11,14 +12,38 @@ async function holdDataDirFor(config: Config) {
   return holdDataDir(config.dataDir, config.busyTimeoutMs);
 }
 
-export async function serve(config: Config, logger: Logger = createLogger(undefined, config.logLevel)): Promise<void> {
+/** Where a person at a terminal reads what the JSON log line says (stderr: stdout stays the log). */
+export interface Terminal {
+  /** True when a person is likely watching (stdout is a terminal). */
+  readonly interactive: boolean;
+  say(line: string): void;
+}
+const processTerminal: Terminal = { interactive: process.stdout.isTTY === true, say: (line) => process.stderr.write(`${line}\n`) };
+
+export async function serve(config: Config, logger: Logger = createLogger(undefined, config.logLevel), terminal: Terminal = processTerminal): Promise<void> {
+  // A start that fails (the port taken, a wrong --host) leaves no new data directory behind.
+  const madeDir = !config.db && !fs.existsSync(config.dataDir);
+  const undoDir = () => {
+    try {
+      if (madeDir) fs.rmSync(config.dataDir, { recursive: true, force: true });
+    } catch {
+      // never made (its parent is not a folder): the start's own error says what is wrong
+    }
+  };
   // Held for the server's life (SQLite stores): `gatehouse restore` refuses while any server holds it.
-  const release = config.db ? async () => {} : await holdDataDirFor(config);
+  let release: () => Promise<void>;
+  try {
+    release = config.db ? async () => {} : await holdDataDirFor(config);
+  } catch (err) {
+    undoDir();
+    throw err;
+  }
   let core;
   try {
     core = await openCore(config, { logger });
   } catch (err) {
     await release();
+    undoDir();
     throw err;
   }
   let running;
@@ -27,7 +52,18 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
   } catch (err) {
     await core.close();
     await release();
+    undoDir();
     throw err;
+  }
+  if (core.storeCreated) {
+    // A mistyped --data-dir would otherwise quietly start an empty store, open to the first comer.
+    terminal.say(`gatehouse: created a new, empty store at ${core.storeLocation}`);
+  }
+  const obstacle = passkeyObstacle(core.config.publicUrl);
+  if (obstacle) {
+    logger.warn('passkeys_unavailable', {
+      message: `passkeys cannot work at ${core.config.publicUrl}: ${obstacle}; set the public URL to an https address (or http://localhost:<port> to try it)`,
+    });
   }
   if (config.db && !config.publicUrlSet) {
     // Tokens name their issuer: instances that each take their own address refuse each other's.
@@ -43,6 +79,7 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
   }
 
   const signup = await core.signupStatus();
+  const administrators = await core.administratorCount();
   logger.info('listening', {
     url: running.url,
     store: core.storeLocation,
@@ -52,6 +89,14 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
     // Since the process started (Node's own start included).
     started_in_ms: Math.round(performance.now()),
   });
+  if (terminal.interactive || core.storeCreated) {
+    terminal.say(`Gatehouse is running at ${core.config.publicUrl} (listening on ${running.url}; store ${core.storeLocation}).`);
+    terminal.say(
+      administrators > 0
+        ? `Sign in at ${core.config.publicUrl}/signin. Stop it with Ctrl-C.`
+        : `No administrator yet: run \`gatehouse bootstrap-admin --email you@example.com --password-stdin\` in another terminal, or the first account to sign up at ${core.config.publicUrl}/signup becomes it.`,
+    );
+  }
 
   // Old counters (failed emails and addresses) and long-expired tokens would otherwise pile up.
   const pruner = setInterval(() => core.prune().catch(() => logger.warn('prune_failed', {})), PRUNE_EVERY_MS);

@@ -21,6 +21,8 @@ export interface Store {
   readonly dialect: Dialect;
   /** A human-safe description (no credentials). */
   readonly location: string;
+  /** True when this opening made the schema from nothing: a new, empty store. */
+  readonly created: boolean;
   /** The root handle: each statement commits on its own; hot reads go to the read pool. */
   readonly root: Tx;
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
@@ -165,9 +167,10 @@ export async function openStore(config: Config, clock: Clock): Promise<Store> {
   const dialect: Dialect = config.db ? 'postgres' : 'sqlite';
   const knex = config.db ? postgresKnex(config, config.db) : sqliteKnex(config);
   let readers: ReadPool | null = null;
+  let created = false;
   try {
-    if (dialect === 'postgres') await withAdvisoryLock(knex, () => migrate(knex));
-    else await migrate(knex);
+    if (dialect === 'postgres') await withAdvisoryLock(knex, async () => void (created = await migrate(knex)));
+    else created = await migrate(knex);
     if (dialect === 'sqlite') readers = await ReadPool.open(path.join(config.dataDir, SQLITE_FILE), SQLITE_READERS, config.busyTimeoutMs);
   } catch (err) {
     await knex.destroy().catch(() => {});
@@ -195,6 +198,7 @@ export async function openStore(config: Config, clock: Clock): Promise<Store> {
   const store: Store = {
     dialect,
     location: describeLocation(config),
+    created,
     root: seal(root),
     async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
       try {
@@ -213,10 +217,11 @@ export async function openStore(config: Config, clock: Clock): Promise<Store> {
 }
 
 /** Only take the migration lock (a write) when something is pending, so opening a store that a
- * running server is busy writing to does not queue behind it. */
-async function migrate(knex: Knex): Promise<void> {
-  const [, pending] = await knex.migrate.list({ migrationSource });
+ * running server is busy writing to does not queue behind it. True when the store was empty. */
+async function migrate(knex: Knex): Promise<boolean> {
+  const [completed, pending] = await knex.migrate.list({ migrationSource });
   if (pending.length > 0) await knex.migrate.latest({ migrationSource });
+  return completed.length === 0;
 }
 
 /** Arbitrary, fixed: the advisory lock key under which PostgreSQL instances migrate one at a time. */

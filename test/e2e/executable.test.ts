@@ -1,4 +1,5 @@
 // The packaged executable, spawned from an empty folder as a user would: provisioning end to end.
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import t from 'tap';
@@ -87,12 +88,52 @@ t.test('exit codes of the executable for each failure class', async (t) => {
   await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
   t.teardown(() => blocker.close());
   const port = (blocker.address() as net.AddressInfo).port;
-  const busy = await runExe(exe, ['serve', '--port', String(port)], { env, cwd });
+  const busy = await runExe(exe, ['serve', '--port', String(port), '--data-dir', 'never-made'], { env, cwd });
   t.equal(busy.code, 1);
-  t.match(busy.stderr, /port is already in use/);
+  t.match(busy.stderr, `another program already listens on 127.0.0.1:${port}: stop it, or choose another --port`);
   t.equal(busy.stderr.trim().split('\n').length, 1);
+  t.notOk(fs.existsSync(path.join(cwd, 'never-made')), 'the failed start left no data directory behind');
+
+  // Issue 34: each of these says what was given and what to do.
+  const foreign = await runExe(exe, ['serve', '--host', '10.255.255.1', '--port', '0', '--data-dir', 'never-made'], { env, cwd });
+  t.equal(foreign.code, 1);
+  t.match(foreign.stderr, /^gatehouse: 10\.255\.255\.1 is not an address of this machine: --host takes one of its own/);
+  t.notOk(fs.existsSync(path.join(cwd, 'never-made')));
+  const bare = await runExe(exe, ['serve', '--public-url', 'auth.example.com'], { env, cwd });
+  t.equal(bare.code, 2);
+  t.match(bare.stderr, 'got "auth.example.com" (did you mean https://auth.example.com?)');
+  const argument = await runExe(exe, ['bootstrap-admin', '--email', 'c@example.com', '--password', 'hunter2'], { env, cwd });
+  t.equal(argument.code, 2);
+  t.match(argument.stderr, /a password is never an argument .*--password-stdin, --password-file <file> or --password-env <var>/);
 
   const version = await runExe(exe, ['--version'], { env, cwd });
   t.equal(version.code, 0);
   t.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
+});
+
+t.test('a first start says, for a person, where the store is, the address and how to get an administrator', async (t) => {
+  const { dir, exe, env } = exeFolder(t);
+  const server = await serveExe(t, exe, ['--data-dir', 'mistyped'], { env, cwd: dir });
+  const said = async (text: string) => {
+    for (let i = 0; i < 100 && !server.output().includes(text); i++) await new Promise((r) => setTimeout(r, 50));
+    return server.output();
+  };
+  t.match(await said('becomes it'), `gatehouse: created a new, empty store at ${path.join(dir, 'mistyped', 'gatehouse.sqlite')}`);
+  const port = new URL(server.url).port;
+  t.match(server.output(), `Gatehouse is running at http://localhost:${port}`, 'the loopback default is named localhost (passkeys need a host name)');
+  t.match(server.output(), /No administrator yet: run `gatehouse bootstrap-admin --email you@example.com --password-stdin` in another terminal/);
+  t.notMatch(server.output(), /passkeys_unavailable/, 'passkeys work on the default address');
+  t.equal(await server.stop(), 0);
+
+  // The same store again, not on a terminal: nothing new to say, and the log line is the only output.
+  const again = await serveExe(t, exe, ['--data-dir', 'mistyped', '--public-url', 'http://127.0.0.1:9'], { env, cwd: dir });
+  await new Promise((r) => setTimeout(r, 300));
+  t.notMatch(again.output(), /created a new/);
+  t.notMatch(again.output(), /Gatehouse is running/);
+  t.match(
+    again.output(),
+    /"event":"passkeys_unavailable".*127\.0\.0\.1 is an IP address/,
+    'an IP address as the public URL: passkeys cannot work, said at start',
+  );
+  t.equal(await again.stop(), 0);
 });

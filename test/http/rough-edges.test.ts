@@ -9,9 +9,12 @@ import { createLogger } from '../../src/log';
 import { errorCode, setSignup, startTestServer, tempDir, withAdmin } from '../helpers/server';
 
 t.test('--port 0: links, mailed links and the issuer name the bound port, never :0', async (t) => {
-  const s = await startTestServer(t);
-  t.notMatch(s.url, /:0$/);
-  t.equal(s.core.config.publicUrl, s.url, 'the public URL is the bound address');
+  const bound = await startTestServer(t);
+  t.notMatch(bound.url, /:0$/);
+  // A loopback address is named localhost: browsers accept it as a passkey domain (issue 34).
+  const local = bound.url.replace('127.0.0.1', 'localhost');
+  t.equal(bound.core.config.publicUrl, local, 'the public URL is the bound port on localhost');
+  const s = { ...bound, url: local };
   await s.signup('pat@example.com');
   const token = await s.signin('pat@example.com');
   const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { loadConfig, settingOptions, settingsTable } from '../../src/config';
+import { defaultPublicUrl, loadConfig, passkeyObstacle, settingOptions, settingsTable } from '../../src/config';
 import { cli } from '../helpers/cli';
 import { tempDir } from '../helpers/server';
 
@@ -28,4 +28,19 @@ t.test('a flag beats the environment; --no-x turns off what is on', async (t) =>
   t.equal(c.port, 7000);
   t.equal(c.rateLimits, false);
   t.equal(c.pages, false, 'the environment counts where no flag was given');
+});
+
+t.test('the default public URL names localhost for a loopback address; passkey obstacles are said', async (t) => {
+  t.equal(defaultPublicUrl('127.0.0.1', 6336), 'http://localhost:6336');
+  t.equal(defaultPublicUrl('::1', 6336), 'http://localhost:6336');
+  t.equal(defaultPublicUrl('[::1]', 80), 'http://localhost:80');
+  t.equal(defaultPublicUrl('0.0.0.0', 6336), 'http://0.0.0.0:6336');
+  t.equal(defaultPublicUrl('fd00::1', 6336), 'http://[fd00::1]:6336');
+  t.equal(loadConfig({}, {}).publicUrl, 'http://localhost:6336');
+  t.equal(passkeyObstacle('http://localhost:6336'), null);
+  t.equal(passkeyObstacle('http://app.localhost:6336'), null);
+  t.equal(passkeyObstacle('https://id.example.com'), null);
+  t.match(passkeyObstacle('http://127.0.0.1:6336'), /IP address/);
+  t.match(passkeyObstacle('http://[::1]:6336'), /IP address/);
+  t.match(passkeyObstacle('http://id.example.com'), /only on https/);
 });

@@ -20,6 +20,9 @@ export const PASSKEY_SCRIPT = `
   var words = function (err) {
     if (err && err.name === 'NotAllowedError') return 'The passkey request was cancelled or timed out. Try again.';
     if (err && err.code === 'ERROR_AUTHENTICATOR_PREVIOUSLY_REGISTERED') return 'This passkey is registered already.';
+    // An IP address or a plain-http host: the browser's own words ("127.0.0.1 is an invalid domain") say little.
+    if (err && (err.name === 'SecurityError' || err.code === 'ERROR_INVALID_DOMAIN' || err.code === 'ERROR_INVALID_RP_ID'))
+      return 'Passkeys cannot be used at ' + location.host + ': open this page at the public address of the server (a host name such as localhost, over https elsewhere).';
     return (err && err.message) || 'The passkey could not be used.';
   };
   var options = function (fields) {
