@@ -92,13 +92,16 @@ export async function pageSessionOf(s: Services, actor: Actor): Promise<PageSess
   if (actor.session === null || actor.principal.referenceId === null) return null;
   const session = await findSession(s.store.root, actor.session);
   if (!session || session.ended_at !== null) return null;
-  return { sub: actor.principal.referenceId, authTime: Math.floor(session.created_at / 1000), amr: amrOf(session) };
+  return { sub: actor.principal.referenceId, authTime: Math.floor(session.created_at / 1000), signedInAt: session.created_at, amr: amrOf(session) };
 }
 
 /** The page session an OpenID Connect sign-in stands on: who, since when, and how (amr, RFC 8176). */
 export interface PageSession {
   sub: string;
+  /** Seconds, as auth_time says it. */
   authTime: number;
+  /** The same instant in milliseconds: "signed in after this interaction asked" needs more than seconds. */
+  signedInAt: number;
   amr: string[];
 }
 

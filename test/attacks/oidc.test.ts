@@ -5,11 +5,12 @@ import * as oidc from 'openid-client';
 import { createRemoteJWKSet, jwtVerify, decodeJwt, decodeProtectedHeader } from 'jose';
 import { launch } from '../helpers/browser';
 import { cli } from '../helpers/cli';
-import { addClientFor, authorizationRequest, fillSignin, providerWith, reachApp, relyingParty, startApp } from '../helpers/oidc';
+import { addClientFor, authorizationRequest, fillSignin, providerOn, reachApp, relyingParty, startApp } from '../helpers/oidc';
+import type { Clock } from '../../src/clock';
 import type { startTestServer } from '../helpers/server';
 
-async function setUp(t: Parameters<typeof startTestServer>[0]) {
-  const s = await providerWith(t, 'ada@example.com', 'bob@example.com');
+async function setUp(t: Parameters<typeof startTestServer>[0], clock?: Clock) {
+  const s = await providerOn(t, { clock }, 'ada@example.com', 'bob@example.com');
   const app = await startApp(t);
   const browser = await launch(t);
   /** A first-party client of the app (no consent page), as the relying party sees it. */
@@ -110,6 +111,26 @@ t.test('item 4: prompt=login and max_age=0 ask for the password again; auth_time
   }
   const sessions = (await cli(s.dataDir, ['--json', 'user', 'sessions', 'ada@example.com'])).json.sessions;
   t.equal(sessions.length, 1, 'signing in again ended the session it replaced');
+});
+
+t.test('issue 34, item 12: prompt=login right after a sign-in (the same second) still shows the sign-in form', async (t) => {
+  // The server's clock runs 5 s ahead of the provider's own iat: whole seconds compared (the old
+  // check) let the sign-in just made pass for one made after the request. Tracking when the
+  // interaction asked does not depend on which second either fell in.
+  const { page, client } = await setUp(t, { now: () => Date.now() + 5000 });
+  const app = await client();
+  await page.goto((await app.request()).url.href);
+  await fillSignin(page, 'ada@example.com');
+  await reachApp(page);
+  for (const extra of [{ prompt: 'login' }, { max_age: '0' }] as Array<Record<string, string>>) {
+    const flow = await app.request('openid', extra);
+    await page.goto(flow.url.href);
+    t.match(new URL(page.url()).pathname, /^\/oidc\/interaction\//, `${JSON.stringify(extra)}: the sign-in page, at once`);
+    t.match(await page.getByText(/Sign in again/).textContent(), /Sign in again/);
+    await fillSignin(page, 'ada@example.com');
+    await reachApp(page);
+    t.ok((await app.exchange(flow)).claims()!.sub, `${JSON.stringify(extra)}: signed in anew, the code is given`);
+  }
 });
 
 t.test('item 5: an ID token fails the backend recipe and the API; access tokens are at+jwt with an audience', async (t) => {

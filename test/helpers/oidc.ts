@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import type { Test } from 'tap';
+import type { Clock } from '../../src/clock';
 import { cli } from './cli';
 import { PASSWORD, setSignup, startTestServer, type TestServer } from './server';
 import { freePort } from './browser';
@@ -92,8 +93,13 @@ export async function reachApp(page: Page): Promise<void> {
  * guest signup open, and these accounts signed up.
  */
 export async function providerWith(t: Test, ...emails: string[]): Promise<TestServer> {
+  return providerOn(t, {}, ...emails);
+}
+
+/** providerWith, on a clock of the test's choosing. */
+export async function providerOn(t: Test, options: { clock?: Clock }, ...emails: string[]): Promise<TestServer> {
   const port = await freePort();
-  const s = await startTestServer(t, { port, publicUrl: `http://127.0.0.1:${port}` });
+  const s = await startTestServer(t, { port, publicUrl: `http://127.0.0.1:${port}` }, undefined, options);
   await s.signup('admin@example.com');
   await setSignup(s, await s.signin('admin@example.com'), 2097057);
   for (const email of emails) await s.signup(email);

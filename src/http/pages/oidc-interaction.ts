@@ -40,6 +40,17 @@ export function registerInteractions(kit: PageKit, oidc: OidcProvider, signinPag
     return grant!.save();
   };
 
+  /** When this interaction first asked for a sign-in (ms), recorded on its first visit. */
+  const askedAt = async (details: Details): Promise<number> => {
+    const kept = details.lastSubmission as { gatehouseAskedAt?: number } | undefined;
+    if (typeof kept?.gatehouseAskedAt === 'number') return kept.gatehouseAskedAt;
+    const now = core.clock.now();
+    // lastSubmission is the interaction's own storage that finish() never merges (mergeWithLastSubmission: false).
+    details.lastSubmission = { ...details.lastSubmission, gatehouseAskedAt: now };
+    await details.persist();
+    return now;
+  };
+
   /** The sign-in in progress (its cookie), or a clear 400: the provider's errors are not ours to leak. */
   const detailsOf = async (ctx: Context): Promise<Details> => {
     const provider = await oidc.provider();
@@ -56,15 +67,20 @@ export function registerInteractions(kit: PageKit, oidc: OidcProvider, signinPag
     if (details.prompt.name === 'login') {
       const caller = await pageCaller(ctx, core, t.names);
       const session = caller && (await core.oidc.pageSession(caller));
-      // prompt=login wants a sign-in made after this request began; max_age one at most that old.
-      // An older page session does not answer them: the person signs in again (password, TOTP).
+      // prompt=login (and max_age=0) want a sign-in made during this interaction; max_age one at
+      // most that old. An older page session does not answer them: the person signs in again
+      // (password, TOTP). When the interaction first asked is kept in the interaction itself, in
+      // milliseconds: whole seconds (auth_time, the request's iat) let a sign-in made in the same
+      // second as the request pass for a new one.
       const reasons = details.prompt.reasons;
       const maxAge = Number(details.params.max_age);
-      const notBefore = Math.max(
-        reasons.includes('login_prompt') ? Number(details.iat) : 0,
-        reasons.includes('max_age') && Number.isFinite(maxAge) ? Math.floor(core.clock.now() / 1000) - maxAge : 0,
-      );
-      if (!session || session.authTime < notBefore) {
+      const mustBeNew = reasons.includes('login_prompt') || (reasons.includes('max_age') && maxAge === 0);
+      const notBefore = mustBeNew
+        ? (await askedAt(details)) + 1
+        : reasons.includes('max_age') && Number.isFinite(maxAge)
+          ? core.clock.now() - maxAge * 1000
+          : 0;
+      if (!session || session.signedInAt < notBefore) {
         const policy = await core.oidc.clientPolicy(clientId, null);
         const again = session !== null;
         return t.signinPage(ctx, {
