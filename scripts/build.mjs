@@ -9,10 +9,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
+import { ensureSqlite3 } from './sqlite3.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
 const nm = (...p) => path.join(root, 'node_modules', ...p);
+ensureSqlite3(root);
 fs.rmSync(dist, { recursive: true, force: true });
 fs.mkdirSync(path.join(dist, 'native'), { recursive: true });
 fs.mkdirSync(path.join(dist, 'lazy'), { recursive: true });

@@ -1,8 +1,31 @@
-// The PostgreSQL pass of the test suite: the same tests with GATEHOUSE_TEST_STORE=postgres, each
-// test in its own database, on GATEHOUSE_TEST_PG or postgres://postgres@127.0.0.1:5432/test.
-// When that server is not reachable, says so and runs nothing (exit 0): SQLite stays the default.
+// The PostgreSQL pass of the test suite: the tests that open a store, again with
+// GATEHOUSE_TEST_STORE=postgres, each test in its own database, on GATEHOUSE_TEST_PG or
+// postgres://postgres@127.0.0.1:5432/test. Left out: pure unit tests (no store), the packaged
+// executable's tests (test/e2e: they start it on its default SQLite store), and test/pg (the
+// multi-instance tests, which run on PostgreSQL in the first pass already). Files named on the
+// command line run instead of that selection. When the server is not reachable, says so and runs
+// nothing (exit 0): SQLite stays the default.
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import pg from 'pg';
+
+process.chdir(path.join(path.dirname(new URL(import.meta.url).pathname), '..'));
+
+const STORE_HELPERS = /from '\.\.\/helpers\/(server|cli|oidc|db|passkeys|proxies)'|GATEHOUSE_TEST_STORE|storeFlags/;
+function storeTests() {
+  const found = [];
+  const walk = (dir) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const file = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        if (!['test/e2e', 'test/pg', 'test/helpers'].includes(file)) walk(file);
+      } else if (e.name.endsWith('.test.ts') && STORE_HELPERS.test(fs.readFileSync(file, 'utf8'))) found.push(file);
+    }
+  };
+  walk('test');
+  return found;
+}
 
 const url = process.env.GATEHOUSE_TEST_PG || 'postgres://postgres@127.0.0.1:5432/test';
 const shown = url.replace(/\/\/[^@]*@/, '//…@');
@@ -16,5 +39,11 @@ try {
   process.exit(0);
 }
 console.log(`# PostgreSQL pass on ${shown}`);
-const r = spawnSync('npx', ['tap', ...process.argv.slice(2)], { stdio: 'inherit', env: { ...process.env, GATEHOUSE_TEST_STORE: 'postgres' } });
+const given = process.argv.slice(2);
+const files = given.some((a) => !a.startsWith('-')) ? [] : storeTests();
+console.log(`# ${files.length ? `${files.length} test files that open a store` : 'the files given'}`);
+const r = spawnSync(process.execPath, [path.join('node_modules', 'tap', 'dist', 'esm', 'run.mjs'), ...given, ...files], {
+  stdio: 'inherit',
+  env: { ...process.env, GATEHOUSE_TEST_STORE: 'postgres' },
+});
 process.exit(r.status ?? 1);

@@ -57,7 +57,7 @@ t.test('mail, the QR code and the OIDC provider load inside the executable', asy
 
   const discovery = await fetch(`${server.url}/.well-known/openid-configuration`);
   t.equal(discovery.status, 200);
-  t.equal(((await discovery.json()) as { issuer: string }).issuer, server.url, 'oidc-provider answers discovery');
+  t.equal(((await discovery.json()) as { issuer: string }).issuer, server.publicUrl, 'oidc-provider answers discovery');
   t.notMatch(server.output(), /"level":"error"/, 'nothing failed on the way');
   t.equal(await server.stop(), 0);
 });
@@ -113,13 +113,13 @@ t.test('sign in with another provider inside the executable: openid-client from 
   await runExe(exe, ['--data-dir', `${dir}/data`, 'action', 'set-permission', 'signup', '--guest', 'on'], { env, cwd: dir });
   const jar = new Map<string, string>();
   const go = async (url: string, init: RequestInit = {}) => {
-    const own = url.startsWith(server.url);
+    const own = url.startsWith(server.publicUrl);
     const res = await fetch(url, {
       ...init,
       redirect: 'manual',
       headers: {
         ...(init.headers as Record<string, string>),
-        ...(own ? { origin: server.url, cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
+        ...(own ? { origin: server.publicUrl, cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
       },
     });
     if (own)
@@ -129,8 +129,8 @@ t.test('sign in with another provider inside the executable: openid-client from 
       }
     return res;
   };
-  await go(`${server.url}/signin`);
-  const begun = await go(`${server.url}/signin/provider/up`, {
+  await go(`${server.publicUrl}/signin`);
+  const begun = await go(`${server.publicUrl}/signin/provider/up`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ csrf: jar.get('gatehouse_csrf') ?? '' }).toString(),

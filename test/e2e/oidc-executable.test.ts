@@ -32,7 +32,7 @@ t.test('the executable signs a relying party in: code, tokens, user info, refres
   const { dir, exe, env } = exeFolder(t);
   const data = ['--data-dir', `${dir}/data`];
   const server = await serveExe(t, exe, [...data, '--no-rate-limits'], { env, cwd: dir });
-  const signup = await fetch(`${server.url}/action/user_account/signup`, {
+  const signup = await fetch(`${server.publicUrl}/action/user_account/signup`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ attributes: { email: 'rp@example.com', name: 'Relying', password: PASSWORD, passwordConfirm: PASSWORD } }),
@@ -42,7 +42,7 @@ t.test('the executable signs a relying party in: code, tokens, user info, refres
   t.equal(added.code, 0, added.stderr);
   const client = JSON.parse(added.stdout) as { client_id: string; client_secret: string };
 
-  const config = await oidc.discovery(new URL(server.url), client.client_id, client.client_secret, undefined, { execute: [oidc.allowInsecureRequests] });
+  const config = await oidc.discovery(new URL(server.publicUrl), client.client_id, client.client_secret, undefined, { execute: [oidc.allowInsecureRequests] });
   const verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
   const authorize = oidc.buildAuthorizationUrl(config, {
@@ -54,7 +54,7 @@ t.test('the executable signs a relying party in: code, tokens, user info, refres
     state,
   });
 
-  const go = browser(server.url);
+  const go = browser(server.publicUrl);
   const form = await (await go('/signin')).text();
   const csrf = /name="csrf" value="([^"]+)"/.exec(form)?.[1] ?? '';
   const signin = await go('/signin', {
@@ -77,7 +77,7 @@ t.test('the executable signs a relying party in: code, tokens, user info, refres
 
   const tokens = await oidc.authorizationCodeGrant(config, callback!, { pkceCodeVerifier: verifier, expectedState: state });
   const claims = tokens.claims()!;
-  t.equal(claims.iss, server.url, 'the ID token names the executable as issuer');
+  t.equal(claims.iss, server.publicUrl, 'the ID token names the executable as issuer');
   const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
   t.equal(info.email, 'rp@example.com', 'user info answers with the email scope');
   const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);

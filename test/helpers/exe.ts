@@ -38,7 +38,10 @@ export function runExe(exe: string, args: string[], options: { env: NodeJS.Proce
 
 export interface ServeHandle {
   child: ChildProcess;
+  /** Where it listens (the "listening" line's url). */
   url: string;
+  /** The address it names itself by: --public-url, or http://localhost:<port> for a loopback listener. */
+  publicUrl: string;
   output: () => string;
   stop: () => Promise<number | null>;
 }
@@ -63,7 +66,9 @@ export function serveExe(t: Test, exe: string, args: string[], options: { env: N
       const m = /"event":"listening","url":"([^"]+)"/.exec(out);
       if (m) {
         clearTimeout(timer);
-        resolve({ child, url: m[1], output: () => out, stop });
+        const given = args.indexOf('--public-url');
+        const publicUrl = given >= 0 ? args[given + 1] : m[1].replace('://127.0.0.1:', '://localhost:');
+        resolve({ child, url: m[1], publicUrl, output: () => out, stop });
       }
     });
     child.stderr!.on('data', (d) => (out += d));
