@@ -41,6 +41,8 @@ export function createApp(core: Core): { app: Koa; web: WebStats; metrics: Metri
         method: ctx.method,
         path: ctx.path.length > 200 ? ctx.path.slice(0, 200) + '…' : ctx.path,
         status: ctx.status,
+        // A refusal's short reason (forward authentication), never a secret.
+        ...(ctx.state.reason ? { reason: ctx.state.reason } : {}),
         duration_ms: Math.round(ms * 100) / 100,
       });
     }

@@ -56,11 +56,34 @@ function parse(method: string, raw: string): Original {
   return { method: method.toUpperCase(), url };
 }
 
-function text(ctx: Context, status: number, body: string): void {
+/**
+ * Why a request was refused, as a short code: in the X-Gatehouse-Reason header (a proxy can show
+ * it: docs/forward-auth.md's nginx block sends the browser to /auth/denied with it) and in the
+ * request's log line. The body says it in words.
+ */
+export const REFUSALS = {
+  untrusted_proxy: 'forwarded headers are believed only from trusted proxies: start Gatehouse with --trust-proxy naming this proxy',
+  bad_request: 'the proxy did not send the original request',
+  no_app: 'no app covers this address',
+  not_in_group: 'your account is not in a group this app allows',
+  second_factor_required: 'this app requires signing in with two-factor authentication',
+  unauthenticated: 'sign in first',
+} as const;
+export type Refusal = keyof typeof REFUSALS;
+
+function refuse(ctx: Context, status: number, reason: Refusal, words: string = REFUSALS[reason]): void {
+  ctx.state.reason = reason;
+  ctx.set('X-Gatehouse-Reason', reason);
   ctx.status = status;
   ctx.type = 'text/plain; charset=utf-8';
-  ctx.body = body + '\n';
+  ctx.body = words + '\n';
 }
+
+const DENIED: Record<'no_app' | 'not_member' | 'two_factor', Refusal> = {
+  no_app: 'no_app',
+  not_member: 'not_in_group',
+  two_factor: 'second_factor_required',
+};
 
 /** A header value as bytes on the wire: UTF-8 (Node refuses characters past Latin-1), no line breaks. */
 const headerValue = (v: string) => Buffer.from(v.replace(/[\r\n]/g, ' '), 'utf8').toString('latin1');
@@ -72,12 +95,12 @@ export function registerForward(router: Router, core: Core, metrics: Metrics): v
   const handle = (kind: 'forward' | 'request') => async (ctx: Context) => {
     if (!peerTrusted(ctx.req.socket.remoteAddress ?? '', core.config.trustProxy)) {
       metrics.forward('untrusted');
-      return text(ctx, 403, 'forwarded headers are believed only from trusted proxies: start Gatehouse with --trust-proxy naming this proxy');
+      return refuse(ctx, 403, 'untrusted_proxy');
     }
     const original = kind === 'forward' ? fromForwarded(ctx) : fromOriginal(ctx);
     if ('problem' in original) {
       metrics.forward('bad_request');
-      return text(ctx, 400, original.problem);
+      return refuse(ctx, 400, 'bad_request', original.problem);
     }
     const token = bearerToken(ctx.get('authorization')) ?? tokensOf(ctx, names())?.token ?? null;
     let decision: ForwardDecision;
@@ -87,7 +110,7 @@ export function registerForward(router: Router, core: Core, metrics: Metrics): v
       // The store being down is the one failure a proxy should see as such; anything the caller sent is a 4xx.
       if (err instanceof AppError && err.code !== 'unavailable') {
         metrics.forward('bad_request');
-        return text(ctx, 400, err.message);
+        return refuse(ctx, 400, 'bad_request', err.message);
       }
       throw err;
     }
@@ -102,26 +125,35 @@ export function registerForward(router: Router, core: Core, metrics: Metrics): v
       ctx.body = '';
       return;
     }
-    if (decision.outcome === 'denied') {
-      const why = {
-        no_app: 'no app covers this address',
-        not_member: 'your account is not in a group this app allows',
-        two_factor: 'this app requires signing in with two-factor authentication',
-      };
-      return text(ctx, 403, why[decision.reason]);
-    }
-    // Not signed in: a browser navigation is sent to sign in and brought back (rd); an XHR or an API client gets 401.
-    const target = signinUrl(original.url);
-    if (kind === 'forward' && /text\/html/i.test(ctx.get('accept'))) {
+    if (decision.outcome === 'denied') return refuse(ctx, 403, DENIED[decision.reason]);
+    // Not signed in: a browser navigation is sent to sign in and brought back (rd); an XHR or an
+    // API client gets 401. nginx's auth_request takes only 200, 401 and 403, so /auth/request
+    // answers 401 either way and names the sign-in address (Location) only for a browser: the
+    // documented block redirects when there is one and keeps the 401 when there is not.
+    const browser = /text\/html/i.test(ctx.get('accept'));
+    if (kind === 'forward' && browser) {
       ctx.status = ['GET', 'HEAD'].includes(original.method) ? 302 : 303;
-      ctx.set('Location', target);
+      ctx.set('Location', signinUrl(original.url));
       ctx.body = '';
       return;
     }
-    ctx.set('Location', target);
+    if (browser) ctx.set('Location', signinUrl(original.url));
     ctx.set('WWW-Authenticate', 'Bearer');
-    text(ctx, 401, 'sign in first');
+    refuse(ctx, 401, 'unauthenticated');
   };
+  // What the documented nginx block shows a refused browser: the reason in words (plain text, so
+  // it reads the same served under the app's own host), and where to change accounts.
+  router.get('/auth/denied', (ctx) => {
+    const reason = ctx.query.reason;
+    const known = typeof reason === 'string' && reason !== 'unauthenticated' && Object.hasOwn(REFUSALS, reason) ? (reason as Refusal) : null;
+    const words = known ? REFUSALS[known] : 'Gatehouse refused this request';
+    refuse(
+      ctx,
+      403,
+      known ?? 'bad_request',
+      `${words.charAt(0).toUpperCase()}${words.slice(1)}.\n\nSigned in with the wrong account? Sign out at ${core.config.publicUrl}/account`,
+    );
+  });
   router.all('/auth/forward', handle('forward'));
   router.all('/auth/request', handle('request'));
 }

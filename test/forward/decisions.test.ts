@@ -41,8 +41,8 @@ const forward = (
   });
 
 /** Asks as nginx does: X-Original-URL and X-Original-Method. */
-const request = (s: TestServer, url: string, token?: string) =>
-  s.call('GET', '/auth/request', { token, headers: { 'x-original-url': url, 'x-original-method': 'GET' } });
+const request = (s: TestServer, url: string, token?: string, accept = 'text/html') =>
+  s.call('GET', '/auth/request', { token, headers: { 'x-original-url': url, 'x-original-method': 'GET', accept } });
 
 t.test('members pass with every Remote-* header; outsiders get 403; guests are sent to sign in', async (t) => {
   const { s, member, outsider } = await setUp(t);
@@ -72,8 +72,21 @@ t.test('members pass with every Remote-* header; outsiders get 403; guests are s
   const viaNginx = await request(s, 'http://app.gh.test/x');
   t.equal(viaNginx.status, 401, '/auth/request answers 401');
   t.match(viaNginx.headers.get('location'), /\/signin\?rd=http%3A%2F%2Fapp\.gh\.test%2Fx$/, 'with the sign-in address for error_page');
+  t.equal(viaNginx.headers.get('x-gatehouse-reason'), 'unauthenticated');
+  const xhr = await request(s, 'http://app.gh.test/x', undefined, 'application/json');
+  t.equal(xhr.status, 401);
+  t.equal(xhr.headers.get('location'), null, 'an XHR: no sign-in address, so the nginx block keeps the 401');
   t.equal((await request(s, 'http://app.gh.test/x', member)).status, 200);
-  t.equal((await request(s, 'http://app.gh.test/x', outsider)).status, 403);
+  const refused = await request(s, 'http://app.gh.test/x', outsider);
+  t.equal(refused.status, 403);
+  t.equal(refused.headers.get('x-gatehouse-reason'), 'not_in_group', 'the reason, for the proxy to show');
+  t.equal(no.headers.get('x-gatehouse-reason'), 'not_in_group');
+  const denied = await s.call('GET', '/auth/denied?reason=second_factor_required');
+  t.equal(denied.status, 403);
+  t.match(denied.text, /^This app requires signing in with two-factor authentication\.\n/);
+  const unknown = await s.call('GET', '/auth/denied?reason=%3Cscript%3E');
+  t.match(unknown.text, /^Gatehouse refused this request\./, 'an unknown reason is not echoed');
+  t.notMatch(unknown.text, /script/);
   t.equal(await countRows(s, 'audit_event').then((n) => n > 0), true);
 });
 
@@ -162,6 +175,11 @@ t.test('hostile input: untrusted peers, junk headers, huge URLs: a clear 4xx, ne
   const spoofed = await forward(untrusted, { token: member });
   t.equal(spoofed.status, 403, 'no --trust-proxy: forwarded headers are not believed');
   t.match(spoofed.text, /--trust-proxy/);
+  t.equal(spoofed.headers.get('x-gatehouse-reason'), 'untrusted_proxy');
+  t.ok(
+    untrusted.logs.some((l) => /"path":"\/auth\/forward","status":403,"reason":"untrusted_proxy"/.test(l)),
+    'the log line says why (it said only "status":403)',
+  );
   const cases: Array<[string, Parameters<typeof forward>[1]]> = [
     ['no host', { host: '' }],
     ['a uri without a leading slash', { uri: 'http://evil/' }],

@@ -18,7 +18,7 @@ async function setUp(t: Parameters<typeof startTestServer>[0]) {
   const nginx = docBlock('nginx')
     .replace('listen 80;', `listen 127.0.0.1:${nginxPort};`)
     .replace('grafana.example.com', 'grafana.gh.test')
-    .replace('127.0.0.1:6336', `127.0.0.1:${gatePort}`)
+    .replaceAll('127.0.0.1:6336', `127.0.0.1:${gatePort}`)
     .replace('127.0.0.1:3000', `127.0.0.1:${backend}`);
   const caddy = docBlock('caddy')
     .replace('files.example.com {', `http://files.gh.test:${caddyPort} {`)
@@ -96,20 +96,35 @@ t.test('nginx and Caddy: an outsider gets 403; XHRs get 401; an unknown host is 
   const sam = await s.signin('sam@example.com');
   // Node's fetch cannot set Host: ask 127.0.0.1 with the Host header a browser would send.
   const get = (url: string, headers: Record<string, string> = {}) =>
-    new Promise<{ status: number; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
+    new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
       const u = new URL(url);
       http
         .get({ host: '127.0.0.1', port: u.port, path: u.pathname + u.search, headers: { host: u.host, ...headers } }, (res) => {
-          res.resume();
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+          let body = '';
+          res.on('data', (d) => (body += d));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
         })
         .on('error', reject);
     });
   const asSam = { authorization: `Bearer ${sam}`, accept: 'text/html' };
-  t.equal((await get(`${grafana}/`, asSam)).status, 403, 'nginx: not in family');
+  const outsider = await get(`${grafana}/`, asSam);
+  t.equal(outsider.status, 403, 'nginx: not in family');
+  // Issue 34, item 7: the person reads why, not nginx's bare "403 Forbidden"; the log says it too.
+  t.match(
+    outsider.body,
+    /^Your account is not in a group this app allows\.\n\nSigned in with the wrong account\? Sign out at http:\/\/auth\.gh\.test:\d+\/account/,
+  );
+  t.notMatch(outsider.body, /nginx/);
+  t.ok(
+    s.logs.some((l) => /"path":"\/auth\/request","status":403,"reason":"not_in_group"/.test(l)),
+    "Gatehouse's log line names the reason",
+  );
   t.equal((await get(`${files}/`, asSam)).status, 200, 'Caddy: any account');
   const xhrNginx = await get(`${grafana}/api`, { accept: 'application/json' });
-  t.equal(xhrNginx.status, 302, "nginx turns every 401 into the sign-in redirect (error_page); the app's XHR sees the redirect");
+  t.equal(xhrNginx.status, 401, 'nginx: an XHR keeps its 401 (the block redirects browsers only)');
+  const browserNginx = await get(`${grafana}/x`, { accept: 'text/html' });
+  t.equal(browserNginx.status, 302, 'nginx: a browser is sent to sign in');
+  t.match(browserNginx.headers.location, /\/signin\?rd=http%3A%2F%2Fgrafana\.gh\.test/);
   const xhrCaddy = await get(`${files}/api`, { accept: 'application/json' });
   t.equal(xhrCaddy.status, 401, 'Caddy: an XHR gets 401, not a redirect');
   const browserCaddy = await get(`${files}/x`, { accept: 'text/html' });
@@ -117,6 +132,10 @@ t.test('nginx and Caddy: an outsider gets 403; XHRs get 401; an unknown host is 
   t.match(browserCaddy.headers.location, /\/signin\?rd=http%3A%2F%2Ffiles\.gh\.test/);
   await cli(s.dataDir, ['app', 'remove', 'files.gh.test']);
   t.equal((await get(`${files}/`, asSam)).status, 403, 'Caddy: the app was removed while the servers ran');
+  await cli(s.dataDir, ['app', 'remove', 'grafana.gh.test']);
+  const gone = await get(`${grafana}/`, asSam);
+  t.equal(gone.status, 403, 'nginx: no app for the host');
+  t.match(gone.body, /^No app covers this address\./);
 });
 
 t.test('Caddy: the two-factor step keeps the way back', async (t) => {
