@@ -7,7 +7,7 @@ import { generate } from 'otplib';
 import t from 'tap';
 import { cli } from '../helpers/cli';
 import { freePort, launch, screenshots } from '../helpers/browser';
-import { docBlock, startCaddy, startEcho, startNginx } from '../helpers/proxies';
+import { docBlock, startCaddy, startCaddyFile, startEcho, startNginx, startNginxFile } from '../helpers/proxies';
 import { PASSWORD, setSignup, startTestServer } from '../helpers/server';
 
 async function setUp(t: Parameters<typeof startTestServer>[0]) {
@@ -161,4 +161,54 @@ t.test('Caddy: the two-factor step keeps the way back', async (t) => {
   const seen = JSON.parse((await page.textContent('body')) ?? '{}');
   t.equal(seen.url, '/docs/report.pdf', 'back at the app after the code');
   t.equal(seen.headers['remote-email'], 'sam@example.com');
+});
+
+t.test('issue 34, item 6: the one-machine recipe works as written (*.localhost, whole nginx.conf and Caddyfile)', async (t) => {
+  const [gatePort, nginxPort, caddyPort, backend] = [await freePort(), await freePort(), await freePort(), await startEcho(t)];
+  const shell = docBlock('local-shell')
+    .split('\n')
+    .map((l) => l.replace(/\s+#.*$/, ''));
+  // The recipe's serve line, with this run's port (the test's server is the in-process one).
+  const serveLine = shell.find((l) => l.startsWith('gatehouse serve '))!;
+  t.equal(serveLine, 'gatehouse serve --public-url http://auth.app.localhost:6336 --cookie-domain app.localhost --trust-proxy 127.0.0.1');
+  const s = await startTestServer(t, {
+    port: gatePort,
+    publicUrl: `http://auth.app.localhost:${gatePort}`,
+    cookieDomain: 'app.localhost',
+    trustProxy: '127.0.0.1',
+  });
+  // The recipe's admin commands, run as written.
+  for (const line of shell) {
+    const piped = /^printf '([^']*)' \| gatehouse (.*)$/.exec(line);
+    const plain = /^gatehouse (?!serve )(.*)$/.exec(line);
+    const args = (piped?.[2] ?? plain?.[1])?.split(/\s+/);
+    if (!args) continue;
+    const r = await cli(s.dataDir, args, { stdin: piped?.[1] });
+    t.equal(r.code, 0, `${line}: ${r.err}`);
+  }
+  const ports = (file: string) =>
+    file
+      .replaceAll('127.0.0.1:6336', `127.0.0.1:${gatePort}`)
+      .replaceAll('127.0.0.1:3000', `127.0.0.1:${backend}`)
+      .replace('127.0.0.1:8080', `127.0.0.1:${nginxPort}`)
+      .replace('files.app.localhost:8081', `files.app.localhost:${caddyPort}`);
+  await startNginxFile(t, ports(docBlock('nginx-local')), nginxPort);
+  await startCaddyFile(t, ports(docBlock('caddy-local')), caddyPort);
+
+  // No resolver rules: Chromium sends *.localhost to this machine by itself.
+  const browser = await launch(t);
+  for (const [proxy, port] of [
+    ['nginx', nginxPort],
+    ['Caddy', caddyPort],
+  ] as const) {
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(`http://files.app.localhost:${port}/hello?x=1`);
+    t.equal(new URL(page.url()).host, `auth.app.localhost:${gatePort}`, `${proxy}: sent to sign in`);
+    await page.fill('input[name=email]', 'admin@example.com');
+    await page.fill('input[name=password]', 'a long admin password');
+    await Promise.all([page.waitForURL(`http://files.app.localhost:${port}/**`), page.click('button[type=submit]')]);
+    const seen = JSON.parse((await page.textContent('body')) ?? '{}');
+    t.equal(seen.url, '/hello?x=1', `${proxy}: back at the app`);
+    t.equal(seen.headers['remote-email'], 'admin@example.com', `${proxy}: the app knows who it is`);
+  }
 });

@@ -14,7 +14,7 @@ import { tempDir } from './server';
 export const DOC = path.join(__dirname, '..', '..', 'docs', 'forward-auth.md');
 
 /** The fenced block after `<!-- name: … -->` in docs/forward-auth.md. */
-export function docBlock(name: 'nginx' | 'caddy'): string {
+export function docBlock(name: 'nginx' | 'caddy' | 'local-shell' | 'nginx-local' | 'caddy-local'): string {
   const doc = fs.readFileSync(DOC, 'utf8');
   const m = new RegExp(`<!-- ${name}:[^\\n]*-->\\n\`\`\`[a-z]*\\n([\\s\\S]*?)\\n\`\`\``).exec(doc);
   if (!m) throw new Error(`docs/forward-auth.md has no ${name} block`);
@@ -86,6 +86,23 @@ ${serverBlock}
   fs.writeFileSync(path.join(dir, 'nginx.conf'), conf);
   const { child, log } = run(t, 'nginx', ['-p', dir, '-c', path.join(dir, 'nginx.conf')]);
   await waitForPort(port, child, () => log() + (fs.existsSync(path.join(dir, 'error.log')) ? fs.readFileSync(path.join(dir, 'error.log'), 'utf8') : ''));
+}
+
+/** A whole nginx.conf as docs/forward-auth.md's recipe runs it: `nginx -p "$PWD" -e stderr -c nginx.conf` in a fresh folder. */
+export async function startNginxFile(t: Test, conf: string, port: number): Promise<void> {
+  const dir = tempDir(t, 'gh-nginx-local-');
+  fs.writeFileSync(path.join(dir, 'nginx.conf'), conf);
+  const { child, log } = run(t, 'nginx', ['-p', dir, '-e', 'stderr', '-c', 'nginx.conf']);
+  await waitForPort(port, child, log);
+}
+
+/** A whole Caddyfile as the recipe runs it: `caddy run --config Caddyfile` (HOME and XDG folders in a fresh folder). */
+export async function startCaddyFile(t: Test, caddyfile: string, port: number): Promise<void> {
+  const dir = tempDir(t, 'gh-caddy-local-');
+  fs.writeFileSync(path.join(dir, 'Caddyfile'), caddyfile);
+  const env = { ...process.env, HOME: dir, XDG_DATA_HOME: path.join(dir, 'data'), XDG_CONFIG_HOME: path.join(dir, 'config') };
+  const { child, log } = run(t, 'caddy', ['run', '--config', path.join(dir, 'Caddyfile')], env);
+  await waitForPort(port, child, log);
 }
 
 /** Caddy with one site block (admin endpoint off, no automatic https), HOME and XDG folders in a fresh folder. */
