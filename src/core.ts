@@ -139,7 +139,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       keys,
       tokens,
       limiter: new Limiter(store.root, config, clock),
-      mailer: createMailer(config),
+      mailer: createMailer(config, logger),
       tasks: new Tasks(logger),
       audit: new Audit(store, logger),
       counters: { signinsOk: 0, signinsFailed: 0, signups: 0, lockouts: 0, providerSignins: {} },

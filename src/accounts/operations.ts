@@ -5,7 +5,7 @@
 import type { Actor, Caller } from '../actor';
 import type { Services } from '../services';
 import { actorOf, requireAdministrator } from '../access/caller';
-import { findAccountById, findAccountByReference, searchAccounts } from '../store/accounts';
+import { findAccountById, findAccountByReference, groupsOf, searchAccounts } from '../store/accounts';
 import { AppError } from '../errors';
 import { isReference } from '../records/reference';
 import { mailVerification } from '../actions/verification';
@@ -50,6 +50,8 @@ export interface AccountOperations {
   search(actor: Actor, o: { q?: string; after?: string; limit?: number }): Promise<{ accounts: AccountView[]; next: string | null }>;
   /** One account by its reference_id (the console's addresses). */
   byReference(actor: Actor, referenceId: string): Promise<AccountView>;
+  /** The groups an account is in, by name (its own dedicated group included), for the console. */
+  groupsOf(actor: Actor, referenceId: string): Promise<Array<{ reference_id: string; name: string }>>;
   /** Mails the account a new verification link (an administrator's "resend"). */
   sendVerification(actor: Actor, email: string): Promise<AccountView>;
 }
@@ -125,6 +127,12 @@ export function accountOperations(s: Services): AccountOperations {
       const account = isReference(referenceId) ? await findAccountByReference(s.store.root, referenceId.toLowerCase()) : undefined;
       if (!account) throw new AppError('not_found', 'no such account');
       return viewAccount(s, account);
+    },
+    async groupsOf(actor, referenceId) {
+      requireAdministrator(actor, 'read accounts');
+      const account = isReference(referenceId) ? await findAccountByReference(s.store.root, referenceId.toLowerCase()) : undefined;
+      if (!account) throw new AppError('not_found', 'no such account');
+      return groupsOf(s.store.root, account.id);
     },
     async sendVerification(actor, email) {
       requireAdministrator(actor, 'send verification links to other accounts');

@@ -11,11 +11,16 @@ export const invite: ActionDef = {
   async run({ s, actor, attributes }) {
     const groups = (attributes.groups as string[] | undefined) ?? [];
     const expiresIn = stringField(attributes, 'expires_in', false);
-    const { invitation } = await makeInvitation(s, actor, {
+    const { invitation, mail } = await makeInvitation(s, actor, {
       email: stringField(attributes, 'email')!,
       groups,
       expiresInSeconds: expiresIn === undefined ? undefined : parseDuration(expiresIn, 'expires_in'),
     });
-    return { invitation, message: `an invitation is on its way to ${invitation.email}` };
+    // Said as it is: without SMTP the mail is a file in the outbox folder, and nobody receives it.
+    const message =
+      mail.via === 'smtp'
+        ? `an invitation is on its way to ${invitation.email} (by the SMTP server ${mail.to})`
+        : `no SMTP server is set: the invitation for ${invitation.email} was written to ${mail.to} and not sent; hand its link over yourself`;
+    return { invitation, message };
   },
 };

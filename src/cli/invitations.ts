@@ -35,8 +35,12 @@ export function registerInvitations(user: Command, io: Io): void {
           expiresInSeconds: parseDuration(o.expires, '--expires'),
         });
         // The link is the invitation's only key: printed when asked for, never otherwise.
-        const doc = o.printLink ? { invitation: r.invitation, link: r.link } : { invitation: r.invitation };
-        emit(io, wantsJson(c), doc, () => `${show(r.invitation)}${o.printLink ? `link:           ${r.link}\n` : ''}`);
+        const doc = o.printLink ? { invitation: r.invitation, mail: r.mail, link: r.link } : { invitation: r.invitation, mail: r.mail };
+        const mail =
+          r.mail.via === 'smtp'
+            ? `mail:           sent by the SMTP server ${r.mail.to}\n`
+            : `mail:           written to ${r.mail.to} (no --smtp-url: nobody receives it; give --print-link to hand the link over)\n`;
+        emit(io, wantsJson(c), doc, () => `${show(r.invitation)}${mail}${o.printLink ? `link:           ${r.link}\n` : ''}`);
       }),
     );
 

@@ -81,7 +81,13 @@ async function view(s: Services, row: InvitationRow): Promise<InvitationView> {
 
 export const invitationLink = (publicUrl: string, token: string) => `${publicUrl}/signup?invite=${token}`;
 
-export async function invite(s: Services, actor: Actor, input: NewInvitation): Promise<{ invitation: InvitationView; link: string }> {
+/** Where an invitation's mail went: an SMTP server, or (no SMTP set) the outbox folder, where nobody receives it. */
+export interface MailDestination {
+  via: 'smtp' | 'outbox';
+  to: string;
+}
+
+export async function invite(s: Services, actor: Actor, input: NewInvitation): Promise<{ invitation: InvitationView; link: string; mail: MailDestination }> {
   requireAdministrator(actor, 'invite people');
   const { email, key } = normalizeEmail(input.email);
   const ttl = input.expiresInSeconds ?? DEFAULT_INVITATION_TTL_S;
@@ -114,7 +120,7 @@ export async function invite(s: Services, actor: Actor, input: NewInvitation): P
     groups: groups.join(','),
     administrator: row.administrator,
   });
-  return { invitation: await view(s, row), link };
+  return { invitation: await view(s, row), link, mail: { via: s.mailer.kind, to: s.mailer.destination } };
 }
 
 export async function listInvitations(s: Services, actor: Actor): Promise<InvitationView[]> {

@@ -3,12 +3,12 @@ import type { Actor, Caller } from '../actor';
 import type { Services } from '../services';
 import { actorOf } from '../access/caller';
 import { acceptWithPassword } from './accept';
-import { invite, type InvitationView, listInvitations, type NewInvitation, openInvitation, revoke } from './invitations';
+import { invite, type InvitationView, type MailDestination, listInvitations, type NewInvitation, openInvitation, revoke } from './invitations';
 
 export type { InvitationView, NewInvitation } from './invitations';
 
 export interface InvitationOperations {
-  invite(actor: Actor, input: NewInvitation): Promise<{ invitation: InvitationView; link: string }>;
+  invite(actor: Actor, input: NewInvitation): Promise<{ invitation: InvitationView; link: string; mail: MailDestination }>;
   /** Open invitations, newest first. */
   list(actor: Actor): Promise<InvitationView[]>;
   revoke(actor: Actor, id: string): Promise<InvitationView>;

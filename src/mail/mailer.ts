@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config';
+import type { Logger } from '../log';
 
 export interface MailMessage {
   to: string;
@@ -16,6 +17,8 @@ export interface MailMessage {
 export interface Mailer {
   /** Where mail goes, for logs and the startup line (never credentials). */
   readonly kind: 'smtp' | 'outbox';
+  /** The SMTP server (host and port, no credentials) or the outbox folder: what a person is told. */
+  readonly destination: string;
   send(message: MailMessage): Promise<void>;
   close(): void;
 }
@@ -58,13 +61,18 @@ export function readable(eml: Buffer): Buffer {
   return Buffer.from(head.replace(/^Content-Transfer-Encoding: quoted-printable$/im, 'Content-Transfer-Encoding: 8bit') + '\n\n' + body, 'latin1');
 }
 
-export function createMailer(config: Config): Mailer {
+/** Every message's fate is logged: where it went (never its text: it carries links that sign in). */
+export function createMailer(config: Config, logger?: Logger): Mailer {
   if (config.smtpUrl) {
     const smtp = lazyTransport((nodemailer) => nodemailer.createTransport(config.smtpUrl!, { from: config.mailFrom }));
+    const server = new URL(config.smtpUrl);
+    const destination = `${server.hostname}:${server.port || (server.protocol === 'smtps:' ? 465 : 587)}`;
     return {
       kind: 'smtp',
+      destination,
       async send(m) {
         await (await smtp.get()).sendMail(message(config, m));
+        logger?.info('mail_sent', { via: 'smtp', server: destination });
       },
       close: smtp.close,
     };
@@ -73,6 +81,7 @@ export function createMailer(config: Config): Mailer {
   const builder = lazyTransport((nodemailer) => nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' }));
   return {
     kind: 'outbox',
+    destination: outbox,
     async send(m) {
       const info = await (await builder.get()).sendMail(message(config, m));
       await fs.promises.mkdir(outbox, { recursive: true, mode: 0o700 });
@@ -80,6 +89,7 @@ export function createMailer(config: Config): Mailer {
       // Written then renamed: a reader of the outbox never sees half a message.
       await fs.promises.writeFile(file + '.tmp', readable(info.message as Buffer), { mode: 0o600 });
       await fs.promises.rename(file + '.tmp', file);
+      logger?.info('mail_written', { via: 'outbox', file });
     },
     close: builder.close,
   };

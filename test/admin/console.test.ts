@@ -52,6 +52,14 @@ t.test('invite from the CLI and from the console; accept with a password and wit
   const made = await cli(s.dataDir, ['--json', 'user', 'invite', 'ann@example.com', '--group', 'editors'], { env });
   t.equal(made.code, 0, made.err);
   t.notOk(made.json.link, 'no link printed unless asked');
+  t.match(made.json.mail, { via: 'smtp', to: `127.0.0.1:${new URL(smtp.url).port}` }, 'where the mail went (issue 34, item 9)');
+  const toOutbox = await cli(s.dataDir, ['user', 'invite', 'nomail@example.com'], { env: { GATEHOUSE_PUBLIC_URL: s.config.publicUrl } });
+  t.match(
+    toOutbox.out,
+    /mail: +written to .*outbox \(no --smtp-url: nobody receives it; give --print-link to hand the link over\)/,
+    'no SMTP: said, not "on its way"',
+  );
+  await cli(s.dataDir, ['user', 'invite-revoke', (await cli(s.dataDir, ['--json', 'user', 'invitations'])).json.invitations[0].id]);
   const listed = await cli(s.dataDir, ['--json', 'user', 'invitations']);
   t.same(
     listed.json.invitations.map((i: { email: string }) => i.email),
@@ -84,10 +92,15 @@ t.test('invite from the CLI and from the console; accept with a password and wit
   await admin.getByLabel('Email').fill('bo@example.com');
   await admin.getByLabel('editors').check();
   await admin.getByRole('button', { name: 'Send the invitation' }).click();
-  await admin.waitForURL(/done=invited/);
+  await admin.locator('#h-invited').waitFor();
   t.match(await admin.locator('table').textContent(), /bo@example\.com/);
+  t.match(await admin.locator('#h-invited').textContent(), 'bo@example.com is invited');
+  t.match(await admin.locator('section.notice').textContent(), /by the SMTP server 127\.0\.0\.1:\d+/, 'the page says where the mail went');
+  const offered = await admin.locator('#invitation-link').inputValue();
+  await screenshots(admin, 'admin-invited');
   const bo = await withAuthenticator(browser);
-  await bo.page.goto(linkIn((await smtp.next('bo@example.com')).text));
+  t.equal(linkIn((await smtp.next('bo@example.com')).text), offered, 'the console offers the mailed link to copy');
+  await bo.page.goto(offered);
   await bo.page.getByLabel('Name').fill('Bo');
   await bo.page.getByRole('button', { name: 'Create it with a passkey instead' }).click();
   await bo.page.waitForURL(/\/account\?done=welcome/);
@@ -153,7 +166,8 @@ t.test('the console: guest signup, an OIDC client, disabling an account; non-adm
   await admin.getByLabel('First party: no consent page').check();
   await admin.getByRole('button', { name: 'Add client' }).click();
   const secret = (await admin.locator('#client-secret').textContent())!.trim();
-  const clientId = (await admin.locator('#h-secret').textContent())!.replace('The client secret of ', '').trim();
+  t.equal((await admin.locator('#h-secret').textContent())!.trim(), 'The client secret of Wiki', 'the panel names the client (issue 34, item 10)');
+  const clientId = (await admin.locator('#h-secret + p.meta').textContent())!.replace('Client id ', '').trim();
   await screenshots(admin, 'admin-client-secret');
   await admin.goto(`${base}/admin/clients`);
   t.equal(await admin.locator('#client-secret').count(), 0, 'never shown again');
@@ -188,6 +202,50 @@ t.test('the console: guest signup, an OIDC client, disabling an account; non-adm
   t.equal((await s.action('user_account', 'list_sessions', {}, eveToken)).status, 401, 'her token is refused');
   await eve.goto(`${base}/account`);
   t.match(eve.url(), /\/signin/, 'her browser is signed out');
+
+  // Issue 34, items 8 and 10: with rows in every table, at phone and desktop widths, every button
+  // and every cell stays inside its box (no sideways scrolling, nothing cut), and the account page
+  // lists its groups, the apps table its open paths, the header a way to the console.
+  await cli(s.dataDir, ['group', 'add', 'editors', 'eve@example.com']);
+  await cli(s.dataDir, ['app', 'add', '--host', 'files.example.com', '--bypass-path', '/share', '--two-factor']);
+  await cli(s.dataDir, ['user', 'invite', 'fay@example.com', '--group', 'editors']);
+  const eveId = (await s.db('user_account').where({ email_key: 'eve@example.com' }).first()).reference_id;
+  // Run in the page (a string: the tests compile without the DOM's types).
+  const outside = () =>
+    admin.evaluate(`(() => {
+      const width = document.documentElement.clientWidth;
+      const bad = [];
+      if (document.documentElement.scrollWidth > width) bad.push('the page scrolls sideways (' + document.documentElement.scrollWidth + ' > ' + width + ')');
+      for (const el of document.querySelectorAll('main button, main td, main input, main a')) {
+        const r = el.getBoundingClientRect();
+        const section = el.closest('section');
+        if (r.width === 0 || !section) continue;
+        const box = section.getBoundingClientRect();
+        if (r.right > box.right + 1 || r.left < box.left - 1) bad.push(el.tagName + ' "' + (el.textContent || el.value || '').trim().slice(0, 30) + '" leaves its box');
+      }
+      return bad;
+    })()`) as Promise<string[]>;
+  for (const width of [360, 390, 1280]) {
+    await admin.setViewportSize({ width, height: 800 });
+    for (const path of ['accounts', 'invitations', 'groups', 'clients', 'apps', 'keys', 'audit', `accounts/${eveId}`]) {
+      await admin.goto(`${base}/admin/${path}`);
+      t.same(await outside(), [], `/admin/${path} at ${width} px: everything inside its box`);
+    }
+  }
+  await admin.setViewportSize({ width: 1280, height: 800 });
+  await admin.goto(`${base}/admin/accounts/${eveId}`);
+  t.equal((await admin.locator('#account-groups').textContent())!.replace(/\s+/g, ' ').trim(), 'editors, users', "the account's managed groups");
+  await screenshots(admin, 'admin-account-groups');
+  await admin.goto(`${base}/admin/apps`);
+  t.match(await admin.locator('table').textContent(), /\/share/, 'the apps table shows open (bypass) paths');
+  await screenshots(admin, 'admin-apps-rows');
+  await admin.goto(`${base}/admin/audit`);
+  await screenshots(admin, 'admin-audit-rows');
+  await admin.goto(`${base}/admin/clients`);
+  await screenshots(admin, 'admin-clients-rows');
+  await admin.goto(`${base}/account`);
+  await admin.getByRole('navigation', { name: 'Account' }).getByRole('link', { name: 'Console' }).click();
+  await admin.waitForURL(/\/admin$/);
 
   // The last administrator cannot be demoted here either.
   const adminRef = (await s.db('user_account').where({ email_key: 'admin@example.com' }).first()).reference_id;

@@ -17,7 +17,13 @@ import { PASSWORD, startTestServer, type TestServer } from '../helpers/server';
 async function upstreamGatehouse(t: Parameters<typeof exeFolder>[0]) {
   const { dir, exe, env } = exeFolder(t);
   const data = path.join(dir, 'data');
-  const server = await serveExe(t, exe, ['--data-dir', data, '--no-rate-limits'], { env, cwd: dir });
+  // 127.0.0.1, not the default localhost: browsers keep cookies by host, not port, and the two
+  // servers' session cookies would overwrite each other on one host name.
+  const port = await freePort();
+  const server = await serveExe(t, exe, ['--data-dir', data, '--no-rate-limits', '--port', String(port), '--public-url', `http://127.0.0.1:${port}`], {
+    env,
+    cwd: dir,
+  });
   const run = async (...args: string[]) => {
     const r = await runExe(exe, ['--data-dir', data, ...args], { env: { ...env, PW: PASSWORD }, cwd: dir });
     if (r.code !== 0) throw new Error(`${args.join(' ')}: ${r.stderr}`);

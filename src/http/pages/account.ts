@@ -44,7 +44,7 @@ export function registerAccount(kit: PageKit): AccountPages {
         <dt>Confirmed</dt>
         <dd>${a.email_verified ? 'yes' : 'not yet'}</dd>
         <dt>Administrator</dt>
-        <dd>${me.meta.administrator ? 'yes' : 'no'}</dd>
+        <dd>${me.meta.administrator ? html`yes (<a href="/admin">the console</a>)` : 'no'}</dd>
       </dl>
       ${a.email_verified ? '' : form('/account/request-verification', csrf, 'Send a confirmation link', [], { secondary: true })}
     </section>`;
@@ -140,7 +140,7 @@ export function registerAccount(kit: PageKit): AccountPages {
       ctx,
       o.status ?? 200,
       page(
-        { title: 'Your account', signedIn: true, csrf, passkeys: true },
+        { title: 'Your account', signedIn: true, csrf, passkeys: true, administrator: me.meta.administrator === true },
         html`${notice('error', o.error)}${notice('success', o.info)}${profile}${passkeySection(csrf, { ...passkeys, back: `${core.config.publicUrl}/account?done=confirmed` })}${identitySection(csrf, identities, providers)}${
           // Without a password, TOTP and an email change (both confirmed by the password) wait until one is set.
           passkeys.hasPassword ? html`${totp}${password}${email}` : ''

@@ -47,6 +47,7 @@ ul.sessions li:first-child { border-top: none; }
 ul.sessions button { white-space: nowrap; }
 .meta { color: var(--muted); font-size: .9rem; overflow-wrap: anywhere; }
 form[data-passkey] { margin-top: .75rem; }
+.providers { display: flex; flex-direction: column; gap: .5rem; margin-top: .75rem; }
 form[data-passkey] .notice { margin-top: .5rem; }
 ul.sessions + form, ul.sessions + p { margin-top: 1rem; padding-top: .75rem; border-top: 1px solid var(--line); }
 main.wide { max-width: 68rem; }
@@ -61,8 +62,20 @@ nav.console a[aria-current="page"] { background: var(--accent); color: var(--acc
 table { border-collapse: collapse; width: 100%; font-size: .95rem; }
 th, td { text-align: left; padding: .45rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { color: var(--muted); font-weight: 600; white-space: nowrap; }
-td.actions { white-space: nowrap; }
-td.actions form { display: inline-block; margin: 0 .25rem .25rem 0; }
+td.actions { min-width: 8rem; }
+td.actions form { display: inline-block; margin: 0 .25rem .25rem 0; max-width: 18rem; }
+td.actions .check { font-size: .85rem; align-items: flex-start; }
+td code { overflow-wrap: anywhere; }
+/* Phones: each row is a block of its cells (secondary columns dropped), so nothing hides off screen. */
+@media (max-width: 600px) {
+  .table-wrap table, .table-wrap tbody, .table-wrap tr, .table-wrap td { display: block; width: 100%; }
+  .table-wrap thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+  .table-wrap tr { padding: .5rem 0; border-bottom: 1px solid var(--line); }
+  .table-wrap td { border: none; padding: .1rem 0; }
+  .table-wrap td:first-child { font-weight: 600; }
+  .table-wrap td.wide-only { display: none; }
+  td.actions form { max-width: none; }
+}
 .search { display: flex; gap: .5rem; align-items: end; flex-wrap: wrap; }
 .search .field { flex: 1 1 14rem; margin: 0; }
 .check { display: flex; gap: .5rem; align-items: center; font-weight: 400; margin: 0 0 .75rem; }

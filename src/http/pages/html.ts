@@ -37,11 +37,14 @@ export interface PageOptions {
   passkeys?: boolean;
   /** The administrators' console: a wider page, with its own navigation above the title. */
   console?: Html;
+  /** The signed-in account is an administrator: the header offers the console. */
+  administrator?: boolean;
 }
 
 export function page(o: PageOptions, body: Html): string {
   const nav = o.signedIn
     ? html`<nav aria-label="Account">
+        ${o.administrator || o.console ? html`<a href="/admin">Console</a>` : ''}
         <a href="/account">Account</a>
         <form method="post" action="/signout" class="inline">${csrfField(o.csrf)}<button type="submit" class="link">Sign out</button></form>
       </nav>`

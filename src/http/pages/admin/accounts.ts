@@ -64,6 +64,9 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
     const v: AccountView = await core.accounts.byReference(a.actor, id);
     const { sessions } = await core.accounts.sessions(a.actor, v.email);
     const passkeys = await core.passkeys.list(a.actor, v.email);
+    // Managed groups only (the ones that grant access); the account's own dedicated group is not one.
+    const managed = new Set((await core.groups.managed(a.actor)).map((g) => g.reference_id));
+    const groups = (await core.accounts.groupsOf(a.actor, v.reference_id)).filter((g) => managed.has(g.reference_id));
     const base = `/admin/accounts/${v.reference_id}`;
     const csrf = a.csrf;
     const actions: Html[] = [
@@ -96,6 +99,10 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
             <dd>${yes(v.disabled)}</dd>
             <dt>Two-factor</dt>
             <dd>${v.totp_enabled ? 'on' : 'off'}</dd>
+            <dt>Groups</dt>
+            <dd id="account-groups">
+              ${groups.length === 0 ? 'none' : groups.map((g, i) => html`${i > 0 ? ', ' : ''}<a href="/admin/groups/${g.reference_id}">${g.name}</a>`)}
+            </dd>
             <dt>Created</dt>
             <dd>${date(v.created_at)} UTC</dd>
             <dt>Id</dt>

@@ -1,6 +1,6 @@
 /** The console's invitations and groups: invite by mail, withdraw an invitation; managed groups, their members. */
 import type { Context } from 'koa';
-import { field, html, raw } from '../html';
+import { field, html, type Html, raw } from '../html';
 import { type PageKit, str } from '../kit';
 import { actionButton, type Admin, assertConfirmed, confirmBox, type ConsoleKit, dataTable } from './kit';
 
@@ -25,14 +25,15 @@ export async function groupChoices(kit: PageKit, a: Admin, name: string, legend:
 export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
   const { core } = kit;
 
-  const invitationsPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string } = {}) => {
+  const invitationsPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string; top?: Html } = {}) => {
     const open = await core.invitations.list(a.actor);
     c.show(
       ctx,
       a,
       'invitations',
       'Invitations',
-      html`<section aria-labelledby="h-invite">
+      html`${o.top ?? ''}
+        <section aria-labelledby="h-invite">
           <h2 id="h-invite">Invite someone</h2>
           <p>The link in the mail opens signup for this address alone, even while guest signup is closed.</p>
           <form method="post" action="/admin/invitations">
@@ -76,20 +77,34 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
     );
   };
   c.get('/admin/invitations', 'invitations', invitationsPage);
-  c.post(
-    '/admin/invitations',
-    async (_ctx, a, body) => {
+  // Inviting answers a page (not a redirect): the link is in this answer only, to copy when no
+  // mail reaches the person (and always said: without SMTP the mail is only a file in the outbox).
+  kit.post('/admin/invitations', async (ctx) => {
+    await c.run(ctx, invitationsPage, async (a, body) => {
       const expires = { '1d': 86400, '7d': 7 * 86400, '30d': 30 * 86400 }[str(body, 'expires')] ?? 7 * 86400;
-      await core.invitations.invite(a.actor, {
+      const r = await core.invitations.invite(a.actor, {
         email: str(body, 'email'),
         groups: many(body, 'groups'),
         administrator: str(body, 'administrator') === 'yes',
         expiresInSeconds: expires,
       });
-      return '/admin/invitations?done=invited';
-    },
-    invitationsPage,
-  );
+      const mail =
+        r.mail.via === 'smtp'
+          ? html`<p>The invitation mail is on its way, by the SMTP server ${r.mail.to}.</p>`
+          : html`<p>
+              <strong>No mail was sent:</strong> no SMTP server is set, so the message was written to the outbox folder ${r.mail.to}. Hand the link over
+              yourself.
+            </p>`;
+      return invitationsPage(ctx, a, {
+        top: html`<section aria-labelledby="h-invited" class="notice success">
+          <h2 id="h-invited">${r.invitation.email} is invited</h2>
+          ${mail}
+          <label for="invitation-link">The link (it works once, until ${date(r.invitation.expires_at)} UTC; shown only now)</label>
+          <input id="invitation-link" class="secret-once" type="text" readonly value="${r.link}" />
+        </section>`,
+      });
+    });
+  });
   c.post(
     '/admin/invitations/revoke',
     async (_ctx, a, body) => {

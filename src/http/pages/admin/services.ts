@@ -18,9 +18,10 @@ const lines = (text: string) =>
 export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
   const { core } = kit;
 
-  const secretOnce = (client: { client_id: string }, secret: string) =>
+  const secretOnce = (client: { client_id: string; name: string }, secret: string) =>
     html`<section aria-labelledby="h-secret" class="notice success">
-      <h2 id="h-secret">The client secret of ${client.client_id}</h2>
+      <h2 id="h-secret">The client secret of ${client.name}</h2>
+      <p class="meta">Client id ${client.client_id}</p>
       <p>Copy it now into the application's settings: it is shown only this once.</p>
       <p class="secret-once" id="client-secret">${secret}</p>
     </section>`;
@@ -103,7 +104,8 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
     await c.run(ctx, clientsPage, async (a, body) => {
       assertConfirmed(body);
       const r = await core.clients.rotateSecret(a.actor, str(body, 'client_id'));
-      return clientsPage(ctx, a, { top: secretOnce(r, r.client_secret) });
+      const { name } = await core.clients.show(a.actor, r.client_id);
+      return clientsPage(ctx, a, { top: secretOnce({ ...r, name }, r.client_secret) });
     });
   });
   c.post(
@@ -129,14 +131,22 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
             apps.length === 0
               ? html`<p>No apps yet: the proxy refuses every host.</p>`
               : html`${dataTable(
-                  ['Host', 'Paths', 'Allowed groups', 'Two-factor', { label: 'Remove', quiet: true }],
+                  [
+                    'Host',
+                    'Paths',
+                    { label: 'Open paths', wide: true },
+                    'Allowed groups',
+                    { label: 'Two-factor', wide: true },
+                    { label: 'Remove', quiet: true },
+                  ],
                   apps.map(
                     (app) =>
                       html`<tr>
                         <td>${app.host}</td>
                         <td>${app.paths.join(' ') || 'all'}</td>
+                        <td class="wide-only">${app.bypass_paths.join(' ') || 'none'}</td>
                         <td>${app.allowed_groups.map((g) => g.name ?? '(deleted)').join(', ') || 'every account'}</td>
-                        <td>${app.two_factor ? 'required' : 'no'}</td>
+                        <td class="wide-only">${app.two_factor ? 'required' : 'no'}</td>
                         <td class="actions">
                           ${actionButton(a.csrf, '/admin/apps/remove', 'Remove', { hidden: { app: app.reference_id }, confirm: `Remove ${app.host}` })}
                         </td>
