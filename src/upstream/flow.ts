@@ -142,8 +142,12 @@ export async function finishUpstream(s: Services, actor: Actor, providerName: st
     const key = emailKeyOf(identity.email);
     const existing = key === null ? undefined : await findAccountByEmailKey(s.store.root, key);
     if (existing) {
-      // Only a provider the operator trusts with emails, and only for an address it verified.
-      if (!(provider.trust_email && identity.emailVerified)) {
+      // Only a provider the operator trusts with emails, only for an address it verified, and only
+      // to an account that proved the address here too: an account made with someone else's
+      // address (never confirmed) would otherwise be handed to them with its maker's password
+      // still working (account pre-hijacking). Its owner signs in (or resets the password by mail,
+      // which proves the address) and links from the account page.
+      if (!(provider.trust_email && identity.emailVerified && existing.email_verified)) {
         throw await refuse(
           'email_not_trusted',
           `An account with this email address exists here. Sign in to it first (with its password or passkey), then link ${provider.display_name} from your account page.`,

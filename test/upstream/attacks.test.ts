@@ -162,3 +162,42 @@ t.test('an upstream that is down, hangs or answers junk: a clear page, no hung r
   t.match(landed.text, /did not answer/);
   t.equal(await countRows(s, 'linked_identity'), 0);
 });
+
+t.test(
+  'issue 34, attack review: a trusted, verified upstream email never takes over a local account that did not prove that address (pre-hijacking)',
+  async (t) => {
+    const s = await startTestServer(t);
+    await s.signup('admin@example.com');
+    await setSignup(s, await s.signin('admin@example.com'), 2097057);
+    // Mallory signs up here first with Victor's address (never confirmed) and keeps the password.
+    await s.signup('victor@example.com');
+    const up = await startHostileUpstream(t, 'gatehouse-client');
+    const added = await cli(
+      s.dataDir,
+      ['provider', 'add', '--name', 'corp', '--issuer', up.issuer, '--client-id', 'gatehouse-client', '--client-secret-env', 'S', '--trust-email'],
+      {
+        env: { S: 'a-secret' },
+      },
+    );
+    t.equal(added.code, 0, added.err);
+    // Victor signs in at the trusted provider, which vouches for his address.
+    up.email = 'victor@example.com';
+    up.emailVerified = true;
+    up.sub = 'victor-at-corp';
+    const victor = jar(s);
+    const { callback } = await victor.throughUpstream('corp');
+    const landed = await victor.go(callback!.replace(s.config.publicUrl, s.url));
+    t.equal(landed.status, 403, 'refused: not linked to the account Mallory made');
+    t.match(landed.text, /Sign in to it first/);
+    t.equal(await countRows(s, 'linked_identity'), 0, 'nothing linked');
+    t.notOk(victor.cookies.get('gatehouse_session'), 'not signed in');
+
+    // Once the address is proved here (a reset link, the verification link), the trusted email links.
+    await s.db('user_account').where({ email_key: 'victor@example.com' }).update({ email_verified: true });
+    const again = jar(s);
+    const second = await again.throughUpstream('corp');
+    const linked = await again.go(second.callback!.replace(s.config.publicUrl, s.url));
+    t.equal(linked.status, 303, linked.text);
+    t.equal(await countRows(s, 'linked_identity'), 1, 'linked to the proved account');
+  },
+);

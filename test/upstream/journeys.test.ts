@@ -175,6 +175,8 @@ t.test('sign in through another Gatehouse: invitations, returning, linking, trus
 
   // --trust-email: Carl's verified address links to his account here; Dave's unverified one does not.
   await cli(s.dataDir, ['user', 'create', '--email', 'carl@example.com', '--password-env', 'PW'], { env: { PW: PASSWORD } });
+  // Carl confirmed his address here too (a trusted email links only to an account that proved it).
+  await s.db('user_account').where({ email_key: 'carl@example.com' }).update({ email_verified: true });
   await cli(s.dataDir, ['user', 'create', '--email', 'dave@example.com', '--password-env', 'PW'], { env: { PW: PASSWORD } });
   const carl = await fresh();
   await signInThrough(carl, base, 'Trusted', 'carl@example.com');
