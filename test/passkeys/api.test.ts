@@ -12,6 +12,7 @@ import { freePort, launch } from '../helpers/browser';
 import { manualClock } from '../helpers/clock';
 import { countRows, errorCode, PASSWORD, startTestServer, tempDir, tokenOf, type TestServer } from '../helpers/server';
 import { credentialsOf, withAuthenticator } from '../helpers/passkeys';
+import { cli } from '../helpers/cli';
 
 type Json = Record<string, unknown>;
 
@@ -133,6 +134,25 @@ t.test('register and sign in through the JSON actions; replays, expiry and purpo
   t.equal(errorCode(old), 'reauth_required', 'six minutes later it asks again');
   const withPassword = await s.action('user_account', 'passkey_options', { password: PASSWORD }, await s.signin('ada@example.com'));
   t.equal(withPassword.status, 200, 'the password given now is enough');
+
+  // Issue 34's attack review: Ada's registration challenge answered with Bob's token registers
+  // nothing for Bob (a challenge is bound to the account it was made for).
+  await cli(s.dataDir, ['user', 'create', '--email', 'bob@example.com', '--password-env', 'PW'], { env: { PW: PASSWORD } });
+  const bob = await s.signin('bob@example.com');
+  const ada = await s.signin('ada@example.com');
+  const before = await countRows(s, 'passkey');
+  const other = await pageOn(browser, base); // a fresh authenticator (Ada's options exclude her own)
+  const stolen = await inPage<Reg>(
+    other.page,
+    `const options = await call('passkey_options', {}, arg.ada);
+     const response = await W.startRegistration({ optionsJSON: optionsOf(options) });
+     return { response, reply: await call('passkey_register', { response, name: 'Stolen' }, arg.bob) };`,
+    { ada, bob },
+  );
+  t.equal(stolen.reply.status, 401, "another account's challenge: refused");
+  t.equal(await countRows(s, 'passkey'), before, 'nothing registered');
+  const own = await s.action('user_account', 'passkey_register', { response: stolen.response, name: 'Replayed' }, ada);
+  t.equal(own.status, 401, 'and the refused answer cannot be replayed by its own account afterwards');
 });
 
 t.test("docs/passkeys.md's browser example runs as written", async (t) => {
