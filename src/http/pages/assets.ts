@@ -11,7 +11,9 @@ export const STYLESHEET = `
 * { box-sizing: border-box; }
 body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
 header { display: flex; align-items: center; justify-content: space-between; gap: 1rem; padding: .75rem 1rem; border-bottom: 1px solid var(--line); background: var(--card); }
-header nav { display: flex; align-items: center; gap: 1rem; }
+header nav { display: flex; align-items: center; gap: 1rem; flex-wrap: wrap; justify-content: flex-end; }
+header nav a, header nav button { white-space: nowrap; }
+@media (max-width: 420px) { header { padding: .75rem; gap: .5rem; } header nav { gap: .75rem; } }
 .brand { font-weight: 700; text-decoration: none; color: var(--fg); }
 main { max-width: 34rem; margin: 1.5rem auto; padding: 0 1rem 3rem; }
 h1 { font-size: 1.6rem; margin: 0 0 1rem; }
@@ -73,6 +75,7 @@ td code { overflow-wrap: anywhere; }
   .table-wrap tr { padding: .5rem 0; border-bottom: 1px solid var(--line); }
   .table-wrap td { border: none; padding: .1rem 0; }
   .table-wrap td:first-child { font-weight: 600; }
+  .table-wrap td[data-label]:not(:first-child)::before { content: attr(data-label) ": "; color: var(--muted); }
   .table-wrap td.wide-only { display: none; }
   td.actions form { max-width: none; }
 }

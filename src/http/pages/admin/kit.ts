@@ -7,7 +7,7 @@
 import type { Context } from 'koa';
 import { AppError } from '../../../errors';
 import type { Actor, Caller } from '../../../core';
-import { html, type Html, notice, page, raw } from '../html';
+import { escape, html, type Html, notice, page, raw } from '../html';
 import { type PageKit, refusal, see, send, str } from '../kit';
 import { csrfToken, pageCaller } from '../session';
 
@@ -80,7 +80,28 @@ export const confirmBox = (what: string): Html => html`<label class="check"><inp
 /** A column of a console table: a heading, shown only on wide screens, or read by screen readers only. */
 export type Column = string | { label: string; wide?: boolean; quiet?: boolean };
 
-/** The console's tables: headed columns, rows as given, scrolling sideways when a phone is narrower. */
+/**
+ * Each cell of the rows (ours, `<tr>` of `<td>`s) names its column in `data-label`: on a phone the
+ * rows stack their cells, and the stylesheet shows the label before each value ("Administrator:
+ * no"), as the hidden heading row no longer does. Quiet columns (buttons) need none.
+ */
+function labelCells(columns: readonly Column[], rows: Html | readonly Html[]): Html {
+  const labels = columns.map((c) => (typeof c === 'string' ? c : c.quiet ? '' : c.label));
+  const text = (Array.isArray(rows) ? rows : [rows]).map((r: Html) => r.html).join('');
+  let cell = 0;
+  return raw(
+    text.replace(/<tr\b|<td(?=[\s>])/g, (tag) => {
+      if (tag !== '<td') {
+        cell = 0;
+        return tag;
+      }
+      const label = labels[cell++] ?? '';
+      return label ? `<td data-label="${escape(label)}"` : tag;
+    }),
+  );
+}
+
+/** The console's tables: headed columns, rows as given; on a phone each row is a block of labelled cells. */
 export function dataTable(columns: readonly Column[], rows: Html | readonly Html[]): Html {
   const head = columns.map((c) =>
     typeof c === 'string'
@@ -97,7 +118,7 @@ export function dataTable(columns: readonly Column[], rows: Html | readonly Html
         </tr>
       </thead>
       <tbody>
-        ${rows}
+        ${labelCells(columns, rows)}
       </tbody>
     </table>
   </div>`;
