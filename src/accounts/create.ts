@@ -12,7 +12,7 @@ import type { Services } from '../services';
 import { can, Principal } from '../permission/check';
 import type { Operation } from '../permission/bits';
 import type { Tx } from '../store/connection';
-import { addMembership, emailKeyTaken, findAccountByEmailKey, insertAccount, insertGroup, lockAccounts, systemGroupId } from '../store/accounts';
+import { addMembership, emailKeyTaken, findAccountByEmailKey, insertAccount, insertGroup, lockAccounts, NO_PASSWORD, systemGroupId } from '../store/accounts';
 import { readAction, readWorld } from '../store/guarded-rows';
 import { claimFirstAdministrator } from './administrators';
 import { normalizeEmail, stringField, validateName, validatePassword } from './validate';
@@ -28,7 +28,6 @@ export interface NewAccount {
 }
 
 /** The stored password of an account that has none: no hash matches it (auth/passwords.ts). */
-export const NO_PASSWORD = '';
 
 export interface CreatedAccount {
   id: number;

@@ -1,32 +1,8 @@
-/** What the self-service actions share: the caller's account, its password check, a fresh token. */
-import { AppError } from '../errors';
+/** What the self-service actions share: a fresh token as an action answers it. */
 import type { ActionContext } from './types';
-import { AccountRow, findAccountById } from '../store/accounts';
+import type { AccountRow } from '../store/accounts';
 import { findSession } from '../store/sessions';
-import { passwordFailure } from '../accounts/failures';
 import { Issued, openSession } from '../accounts/sessions';
-
-export async function callerAccount(ctx: ActionContext): Promise<AccountRow> {
-  const id = ctx.actor.principal.accountId;
-  if (id === null) throw new AppError('unauthenticated', 'sign in first');
-  const account = await findAccountById(ctx.s.store.root, id);
-  if (!account) throw new AppError('unauthenticated', 'sign in first');
-  return account;
-}
-
-/**
- * Re-checks the caller's password before a sensitive change. Wrong guesses count toward the
- * same lockout as failed signins, so this is no side door for guessing.
- */
-export async function confirmPassword(ctx: ActionContext, account: AccountRow, password: string): Promise<void> {
-  const { s, actor } = ctx;
-  await s.limiter.assertSigninAllowed(account.email_key, actor.client ?? 'shell');
-  const check = await s.passwords.verify(password, account.password);
-  if (!check.ok) {
-    await passwordFailure(s, actor, account.email_key, account.reference_id, 'password_check_failed');
-    throw new AppError('invalid_credentials', 'the password is wrong');
-  }
-}
 
 /** A session's tokens as an action answers them. */
 export const sessionOf = (issued: Issued) => ({ token: issued.token, refreshToken: issued.refreshToken });

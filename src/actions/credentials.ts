@@ -7,7 +7,8 @@ import { normalizeEmail, stringField, validatePassword } from '../accounts/valid
 import { reloadAccount, revokeSessions } from '../accounts/lifecycle';
 import { AppError } from '../errors';
 import { bumpAuthVersion, findAccountByEmailKey, lockAccounts } from '../store/accounts';
-import { callerAccount, confirmPassword, newSession } from './account-helpers';
+import { newSession } from './account-helpers';
+import { callerAccount, confirmPassword } from '../accounts/acting';
 import { sendVerification } from './verification';
 import { ActionDef, said } from './types';
 

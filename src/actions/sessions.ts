@@ -2,7 +2,8 @@
 import { AppError } from '../errors';
 import { stringField } from '../accounts/validate';
 import { listSessions, refreshSession, revokeSession } from '../accounts/sessions';
-import { callerAccount, sessionOf } from './account-helpers';
+import { sessionOf } from './account-helpers';
+import { callerAccount } from '../accounts/acting';
 import { ActionDef, said } from './types';
 
 export const refresh: ActionDef = {

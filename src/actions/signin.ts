@@ -7,8 +7,9 @@ import { AppError } from '../errors';
 import { emailKeyOrNull, stringField } from '../accounts/validate';
 import { passwordFailure } from '../accounts/failures';
 import { findAccountByEmailKey, updateAccount } from '../store/accounts';
-import { newSession } from './account-helpers';
-import { verifySecondFactor } from './second-factor';
+import { sessionOf } from './account-helpers';
+import { completeSignin, refuseIfDisabled } from '../accounts/signin';
+import { verifySecondFactor } from '../accounts/second-factor';
 import type { ActionDef } from './types';
 
 const refused = () => new AppError('invalid_credentials', 'wrong email or password');
@@ -41,17 +42,10 @@ export const signin: ActionDef = {
       await failed('wrong_password', account.reference_id);
       throw refused();
     }
-    if (account.disabled) {
-      s.counters.signinsFailed++;
-      await s.audit.record('signin_failed', actor, { account: account.reference_id, reason: 'disabled' });
-      throw new AppError('forbidden', 'this account is disabled');
-    }
+    const way = { method: 'password', secondFactor: account.totp_enabled } as const;
+    await refuseIfDisabled(s, actor, account, way);
     if (account.totp_enabled) await verifySecondFactor(ctx, account);
-    if (s.config.requireVerifiedEmail && !account.email_verified) {
-      await s.audit.record('signin_failed', actor, { account: account.reference_id, reason: 'unverified' });
-      throw new AppError('email_unverified', 'confirm your email address first (request_verification sends a new link)');
-    }
-    await s.limiter.signinSucceeded(account.email_key, actor.client ?? 'shell', actor.device ?? null);
+    const session = sessionOf(await completeSignin(s, actor, account, way));
     if (check.needsRehash) {
       // Upgrade imported argon2id or old-cost hashes; a failure here must not fail the signin.
       try {
@@ -60,8 +54,6 @@ export const signin: ActionDef = {
         s.logger.warn('rehash_failed', { account: account.reference_id });
       }
     }
-    s.counters.signinsOk++;
-    await s.audit.record('signin_ok', actor, { account: account.reference_id });
-    return { session: await newSession(ctx, account, account.totp_enabled), message: 'signed in' };
+    return { session, message: 'signed in' };
   },
 };

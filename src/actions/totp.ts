@@ -11,8 +11,9 @@ import { reloadAccount, turnOffTotp } from '../accounts/lifecycle';
 import { hashRecoveryCode, matchTotp, newRecoveryCodes, newTotpSecret, totpUri } from '../auth/totp';
 import { updateAccount } from '../store/accounts';
 import { enableTotp, replaceRecoveryCodes } from '../store/totp';
-import { callerAccount, confirmPassword, newSession } from './account-helpers';
-import { verifySecondFactor } from './second-factor';
+import { newSession } from './account-helpers';
+import { callerAccount, confirmPassword } from '../accounts/acting';
+import { verifySecondFactor } from '../accounts/second-factor';
 import type { ActionDef } from './types';
 
 export const totpEnroll: ActionDef = {

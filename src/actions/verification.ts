@@ -6,7 +6,7 @@ import { AccountRow, updateAccount } from '../store/accounts';
 import { voidTokens } from '../store/account-tokens';
 import { checkTokenShape, mailToken, redeemToken } from './one-time-tokens';
 import { mailLink, verificationMessage } from '../mail/messages';
-import { callerAccount } from './account-helpers';
+import { callerAccount } from '../accounts/acting';
 import { ActionDef, said } from './types';
 
 /** Issues a verification token and mails its link now (its failure is the caller's to answer). */

@@ -99,10 +99,14 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
   }
 
   // Old counters (failed emails and addresses) and long-expired tokens would otherwise pile up.
-  const pruner = setInterval(() => core.prune().catch(() => logger.warn('prune_failed', {})), PRUNE_EVERY_MS);
+  const pruner = setInterval(
+    () => core.prune().catch((err: unknown) => logger.warn('prune_failed', { code: (err as { code?: string })?.code ?? 'internal' })),
+    PRUNE_EVERY_MS,
+  );
   pruner.unref();
 
-  await new Promise<void>((resolve) => {
+  // A shutdown that fails (the store gone while closing) is said and exits non-zero, not as a clean stop.
+  await new Promise<void>((resolve, reject) => {
     const stop = (signal: string) => {
       clearInterval(pruner);
       process.off('SIGTERM', onTerm);
@@ -112,10 +116,16 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
         .close()
         .then(() => core.close())
         .then(release)
-        .then(() => {
-          logger.info('stopped', {});
-          resolve();
-        }, resolve);
+        .then(
+          () => {
+            logger.info('stopped', {});
+            resolve();
+          },
+          (err: unknown) => {
+            logger.error('stop_failed', { code: (err as { code?: string })?.code ?? 'internal' });
+            reject(err);
+          },
+        );
     };
     const onTerm = () => stop('SIGTERM');
     const onInt = () => stop('SIGINT');

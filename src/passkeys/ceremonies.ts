@@ -7,12 +7,12 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError } from '../errors';
-import type { ActionContext } from '../actions/types';
-import { callerAccount, confirmPassword } from '../actions/account-helpers';
+import { type Acting, callerAccount, confirmPassword } from '../accounts/acting';
+import { hasPassword } from '../accounts/ways-in';
+import { completeSignin } from '../accounts/signin';
 import { assertSignupOpen, createAccount } from '../accounts/create';
 import { normalizeEmail, validateName } from '../accounts/validate';
 import { passwordFailure } from '../accounts/failures';
-import { openSession } from '../accounts/sessions';
 import { emailKeyTaken, findAccountById, type AccountRow } from '../store/accounts';
 import { findSession } from '../store/sessions';
 import {
@@ -54,7 +54,7 @@ export interface OptionsInput {
   invite?: string;
 }
 
-async function newChallenge(ctx: ActionContext): Promise<Uint8Array<ArrayBuffer>> {
+async function newChallenge(ctx: Acting): Promise<Uint8Array<ArrayBuffer>> {
   const { s } = ctx;
   if ((await countLiveChallenges(s.store.root)) >= MAX_LIVE_CHALLENGES) {
     throw new AppError('rate_limited', 'too many passkey ceremonies are in progress; try again in a minute', { retryAfter: 60 });
@@ -62,7 +62,7 @@ async function newChallenge(ctx: ActionContext): Promise<Uint8Array<ArrayBuffer>
   return new Uint8Array(randomBytes(32));
 }
 
-async function keep(ctx: ActionContext, challenge: string, purpose: ChallengePurpose, accountId: number | null, pending: unknown): Promise<void> {
+async function keep(ctx: Acting, challenge: string, purpose: ChallengePurpose, accountId: number | null, pending: unknown): Promise<void> {
   await insertChallenge(ctx.s.store.root, {
     challenge,
     purpose,
@@ -73,7 +73,7 @@ async function keep(ctx: ActionContext, challenge: string, purpose: ChallengePur
 }
 
 /** passkey_options: a guest gets sign-in options (or signup's), a signed-in account registration options. */
-export async function beginCeremony(ctx: ActionContext, input: OptionsInput): Promise<CreationOptions | RequestOptions> {
+export async function beginCeremony(ctx: Acting, input: OptionsInput): Promise<CreationOptions | RequestOptions> {
   const signedIn = ctx.actor.principal.accountId !== null;
   const purpose = input.purpose ?? (signedIn ? 'register' : 'signin');
   const lib = await library();
@@ -148,13 +148,13 @@ export async function beginCeremony(ctx: ActionContext, input: OptionsInput): Pr
 }
 
 /** Adding a passkey needs a sign-in in the last five minutes, or the password given now. */
-async function assertRecent(ctx: ActionContext, account: AccountRow, password: string | undefined): Promise<void> {
+async function assertRecent(ctx: Acting, account: AccountRow, password: string | undefined): Promise<void> {
   if (password !== undefined) return confirmPassword(ctx, account, password);
   const session = ctx.actor.session ? await findSession(ctx.s.store.root, ctx.actor.session) : undefined;
   if (session && session.created_at + REAUTH_MS > ctx.s.clock.now()) return;
   throw new AppError(
     'reauth_required',
-    account.password === '' ? 'sign in again with a passkey to add another one' : 'enter your password again to add a passkey',
+    !hasPassword(account) ? 'sign in again with a passkey to add another one' : 'enter your password again to add a passkey',
   );
 }
 
@@ -168,7 +168,7 @@ const transportsOf = (json: string): Array<'usb' | 'nfc' | 'ble' | 'internal' | 
 };
 
 /** A spent challenge of this purpose, or a refusal (replayed, expired, made for something else). */
-async function spend(ctx: ActionContext, challenge: string, purpose: ChallengePurpose) {
+async function spend(ctx: Acting, challenge: string, purpose: ChallengePurpose) {
   const row = await spendChallenge(ctx.s.store.root, challenge, purpose);
   if (!row) throw new AppError('passkey_invalid', 'this passkey request has expired or was used already; start again');
   return row;
@@ -182,7 +182,7 @@ export interface Registered {
 }
 
 /** passkey_register: adds the passkey to the caller's account, or finishes a passkey signup. */
-export async function finishRegistration(ctx: ActionContext, rawResponse: unknown, rawName: string | undefined): Promise<Registered> {
+export async function finishRegistration(ctx: Acting, rawResponse: unknown, rawName: string | undefined): Promise<Registered> {
   const { s, actor } = ctx;
   const response = registrationResponse(rawResponse);
   const name = passkeyName(rawName);
@@ -234,9 +234,9 @@ export async function finishRegistration(ctx: ActionContext, rawResponse: unknow
     : await createAccount(s, actor, { ...fields, email, emailKey: key }, store);
   await s.audit.record('passkey_added', actor, { account: created.referenceId, passkey: added!.reference_id });
   const account = (await findAccountById(s.store.root, created.id))!;
-  const session = await openSession(s, actor, account, true, 'passkey');
-  s.counters.signinsOk++;
-  await s.audit.record('signin_ok', actor, { account: created.referenceId, method: 'passkey' });
+  // Signed in through the one home: with --require-verified-email, an account made without an
+  // invitation waits for its confirmed address, as one made with a password does.
+  const session = await completeSignin(s, actor, account, { method: 'passkey', secondFactor: true, details: { passkey: added!.reference_id } });
   return {
     passkey: viewPasskey(added!),
     created: { referenceId: created.referenceId, email: created.email, usergroupId: created.usergroupReferenceId },
@@ -245,7 +245,7 @@ export async function finishRegistration(ctx: ActionContext, rawResponse: unknow
 }
 
 /** passkey_signin: the account whose passkey signed this challenge, signed in (no TOTP step: the passkey verified its user). */
-export async function finishSignin(ctx: ActionContext, rawResponse: unknown): Promise<{ token: string; refreshToken: string }> {
+export async function finishSignin(ctx: Acting, rawResponse: unknown): Promise<{ token: string; refreshToken: string }> {
   const { s, actor } = ctx;
   const response = authenticationResponse(rawResponse);
   const challenge = await spend(ctx, challengeOf(response), 'signin');
@@ -305,19 +305,8 @@ export async function finishSignin(ctx: ActionContext, rawResponse: unknown): Pr
     );
     throw new AppError('passkey_invalid', 'this passkey was refused: its signature counter went backwards, which a copied key would do');
   }
-  if (account.disabled) {
-    s.counters.signinsFailed++;
-    await s.audit.record('signin_failed', actor, { account: account.reference_id, method: 'passkey', reason: 'disabled' });
-    throw new AppError('forbidden', 'this account is disabled');
-  }
-  if (s.config.requireVerifiedEmail && !account.email_verified) {
-    await s.audit.record('signin_failed', actor, { account: account.reference_id, method: 'passkey', reason: 'unverified' });
-    throw new AppError('email_unverified', 'confirm your email address first (request_verification sends a new link)');
-  }
-  await s.limiter.signinSucceeded(account.email_key, client, actor.device ?? null);
-  s.counters.signinsOk++;
-  await s.audit.record('signin_ok', actor, { account: account.reference_id, method: 'passkey', passkey: passkey.reference_id });
-  const session = await openSession(s, actor, account, true, 'passkey');
+  // A passkey with user verification is both factors: no TOTP step after it.
+  const session = await completeSignin(s, actor, account, { method: 'passkey', secondFactor: true, details: { passkey: passkey.reference_id } });
   return { token: session.token, refreshToken: session.refreshToken };
 }
 

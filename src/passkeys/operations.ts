@@ -8,12 +8,12 @@ import type { Actor, Caller } from '../actor';
 import type { Services } from '../services';
 import { actorOf, requireAdministrator } from '../access/caller';
 import { findAccountByEmail } from '../accounts/lifecycle';
-import { findAccountById, type AccountRow } from '../store/accounts';
-import { countPasskeys, deletePasskey, passkeysOf } from '../store/passkeys';
-import { countIdentities } from '../store/upstream';
+import type { AccountRow } from '../store/accounts';
+import { deletePasskey, passkeysOf } from '../store/passkeys';
 import { findSession } from '../store/sessions';
 import { REAUTH_MS } from './ceremonies';
-import { NO_PASSWORD } from '../accounts/create';
+import { assertKeepsAWayIn, hasPassword } from '../accounts/ways-in';
+import { callerAccount } from '../accounts/acting';
 import { viewPasskey, type PasskeyView } from './views';
 
 export type { PasskeyView } from './views';
@@ -33,9 +33,7 @@ export interface PasskeyOperations {
 export function passkeyOperations(s: Services): PasskeyOperations {
   const own = async (caller: Caller): Promise<{ actor: Actor; account: AccountRow }> => {
     const actor = await actorOf(s, caller);
-    const account = actor.principal.accountId === null ? undefined : await findAccountById(s.store.root, actor.principal.accountId);
-    if (!account) throw new AppError('unauthenticated', 'sign in first');
-    return { actor, account };
+    return { actor, account: await callerAccount({ s, actor }) };
   };
   const one = async (account: AccountRow, id: string) => {
     const found = (await passkeysOf(s.store.root, account.id)).find((p) => p.reference_id === id);
@@ -47,9 +45,7 @@ export function passkeyOperations(s: Services): PasskeyOperations {
     const removed = await s.store.transaction(async (tx) => {
       // Counted in the transaction: two removals racing cannot both take "one of two".
       // (A linked sign-in through another provider is a way in too.)
-      if (account.password === NO_PASSWORD && (await countPasskeys(tx, account.id)) <= 1 && (await countIdentities(tx, account.id)) === 0) {
-        throw new AppError('last_credential', 'this is the only way to sign in to the account: set a password first (a reset link sets one)');
-      }
+      await assertKeepsAWayIn(tx, account, 'passkey');
       return deletePasskey(tx, account.id, id);
     });
     if (!removed) throw new AppError('not_found', 'no such passkey');
@@ -62,7 +58,7 @@ export function passkeyOperations(s: Services): PasskeyOperations {
       const session = actor.session ? await findSession(s.store.root, actor.session) : undefined;
       return {
         passkeys: (await passkeysOf(s.store.root, account.id)).map(viewPasskey),
-        hasPassword: account.password !== NO_PASSWORD,
+        hasPassword: hasPassword(account),
         recent: session !== undefined && session.created_at + REAUTH_MS > s.clock.now(),
       };
     },

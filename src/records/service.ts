@@ -4,7 +4,7 @@
  * update/delete. Rows the caller may not read are "not found", so their existence does not leak.
  * What a type adds (its fields, its hooks) comes from its definition in types.ts.
  */
-import { AppError, denied } from '../errors';
+import { AppError, denied, isAppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { can, isGuest, Principal } from '../permission/check';
@@ -131,8 +131,12 @@ export async function getRecord(s: Services, principal: Principal | Promise<Prin
 export async function createRecord(s: Services, actor: Actor, type: RecordType, attributes: Record<string, unknown>): Promise<RecordView> {
   if (!type.create) throw new AppError('forbidden', `${type.name} records are built in and cannot be created`);
   const created = await type.create(s, actor, attributes);
-  // A guest who signed up this way may not read the row: answer with what it just gave.
-  return getRecord(s, actor.principal, type, created.referenceId).catch(() => viewOf(type, created.echo));
+  // A guest who signed up this way may not read the row: answer with what it just gave. (Only that
+  // refusal: a store outage after the commit is a 503, not a success with made-up fields.)
+  return getRecord(s, actor.principal, type, created.referenceId).catch((err: unknown) => {
+    if (isAppError(err) && err.code === 'not_found') return viewOf(type, created.echo);
+    throw err;
+  });
 }
 
 /** Every attribute must be a writable field this caller may write; else the whole write is refused. */

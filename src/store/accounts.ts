@@ -6,6 +6,9 @@ import { decodeRow } from './schema';
 
 export type SystemRole = 'administrators' | 'users';
 
+/** The password column of an account without a password (passkeys or providers only): no hash matches it. */
+export const NO_PASSWORD = '';
+
 export interface AccountRow {
   id: number;
   reference_id: string;

@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import type { Knex } from 'knex';
 import { op } from './handle';
+import { NO_PASSWORD } from './accounts';
 import { internalsOf, SQLITE_FILE, Store } from './connection';
 
 const count = async (q: Knex.QueryBuilder): Promise<number> => Number((await q.count({ n: '*' }).first())?.n ?? 0);
@@ -17,7 +18,7 @@ export const accountCounts = op(async (h) => {
     count(k('usergroup')),
     count(k('user_account').whereIn('id', k('passkey').distinct('account_id'))),
     // Passkey-only accounts: their password column is empty (no hash matches it).
-    count(k('user_account').where({ password: '' })),
+    count(k('user_account').where({ password: NO_PASSWORD })),
   ]);
   return { total, administrators, withTotp, unverified, disabled, groups, withPasskeys, withoutPassword };
 });

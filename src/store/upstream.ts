@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors';
 import { isUniqueViolation, op } from './handle';
 import { decodeRow } from './schema';
+import { NO_PASSWORD } from './accounts';
 
 export interface ProviderRow {
   id: number;
@@ -136,10 +137,10 @@ export const countLiveFlows = op(async (h): Promise<number> =>
 export const stranded = op(async (h, providerId: number): Promise<number> => {
   const [row] = await h.all(
     `SELECT COUNT(*) AS n FROM linked_identity i JOIN user_account a ON a.id = i.account_id
-     WHERE i.provider_id = ? AND a.password = ''
+     WHERE i.provider_id = ? AND a.password = ?
        AND NOT EXISTS (SELECT 1 FROM passkey p WHERE p.account_id = a.id)
        AND NOT EXISTS (SELECT 1 FROM linked_identity o WHERE o.account_id = a.id AND o.provider_id <> ?)`,
-    [providerId, providerId],
+    [providerId, NO_PASSWORD, providerId],
   );
   return Number(row?.n ?? 0);
 });

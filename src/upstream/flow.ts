@@ -16,8 +16,8 @@ import type { Services } from '../services';
 import type { Tx } from '../store/connection';
 import { assertSignupOpen, createAccount } from '../accounts/create';
 import { normalizeEmail, validateName } from '../accounts/validate';
-import { openSession } from '../accounts/sessions';
-import { verifySecondFactor } from '../actions/second-factor';
+import { completeSignin, refuseIfDisabled } from '../accounts/signin';
+import { verifySecondFactor } from '../accounts/second-factor';
 import { acceptInvitation, openInvitation } from '../invitations/invitations';
 import { type AccountRow, findAccountByEmailKey, findAccountById, updateAccount } from '../store/accounts';
 import {
@@ -215,15 +215,10 @@ async function newAccount(s: Services, actor: Actor, provider: ProviderRow, iden
 async function signIn(s: Services, actor: Actor, provider: ProviderRow, account: AccountRow, carry: Carry, binding: string): Promise<Finished> {
   const client = actor.client ?? 'shell';
   await s.limiter.assertSigninAllowed(account.email_key, client, actor.device ?? null);
-  if (account.disabled) {
-    count(s, provider.name, 'refused');
-    await s.audit.record('signin_failed', actor, { account: account.reference_id, method: 'provider', provider: provider.name, reason: 'disabled' });
-    throw new AppError('forbidden', 'this account is disabled');
-  }
-  if (s.config.requireVerifiedEmail && !account.email_verified) {
-    await s.audit.record('signin_failed', actor, { account: account.reference_id, method: 'provider', provider: provider.name, reason: 'unverified' });
-    throw new AppError('email_unverified', 'confirm your email address first (request_verification sends a new link)');
-  }
+  if (account.disabled) count(s, provider.name, 'refused');
+  // Counted as a failed sign-in, as a password or passkey one is (it was not before).
+  await refuseIfDisabled(s, actor, account, wayOf(provider, false));
+  // The unconfirmed address is said after the second factor, as for a password (completeSignin).
   if (account.totp_enabled) {
     // The provider vouched for the first factor; this account also asks for its own second one.
     const pending = randomBytes(32).toString('base64url');
@@ -243,12 +238,11 @@ async function signIn(s: Services, actor: Actor, provider: ProviderRow, account:
   return { kind: 'signed_in', session: await opened(s, actor, provider, account, false), carry };
 }
 
+const wayOf = (provider: ProviderRow, secondFactor: boolean) => ({ method: 'provider', secondFactor, details: { provider: provider.name } }) as const;
+
 async function opened(s: Services, actor: Actor, provider: ProviderRow, account: AccountRow, twoFactor: boolean) {
-  await s.limiter.signinSucceeded(account.email_key, actor.client ?? 'shell', actor.device ?? null);
+  const session = await completeSignin(s, actor, account, wayOf(provider, twoFactor));
   count(s, provider.name, 'ok');
-  s.counters.signinsOk++;
-  await s.audit.record('signin_ok', actor, { account: account.reference_id, method: 'provider', provider: provider.name });
-  const session = await openSession(s, actor, account, twoFactor, 'provider');
   return { token: session.token, refreshToken: session.refreshToken };
 }
 

@@ -6,10 +6,9 @@ import { AppError } from '../errors';
 import type { Actor, Caller } from '../actor';
 import type { Services } from '../services';
 import { actorOf } from '../access/caller';
-import { NO_PASSWORD } from '../accounts/create';
-import { findAccountById } from '../store/accounts';
-import { countPasskeys } from '../store/passkeys';
-import { countIdentities, deleteIdentity, identitiesOf } from '../store/upstream';
+import { assertKeepsAWayIn } from '../accounts/ways-in';
+import { callerAccount } from '../accounts/acting';
+import { deleteIdentity, identitiesOf } from '../store/upstream';
 import { beginUpstream, type Carry, type Finished, finishSecondFactor, finishUpstream } from './flow';
 import { addProvider, listProviderViews, type NewProvider, providerButtons, type ProviderView, removeProvider, showProvider } from './providers';
 
@@ -53,9 +52,7 @@ export interface ProviderOperations {
 export function providerOperations(s: Services): ProviderOperations {
   const own = async (caller: Caller) => {
     const actor = await actorOf(s, caller);
-    const account = actor.principal.accountId === null ? undefined : await findAccountById(s.store.root, actor.principal.accountId);
-    if (!account) throw new AppError('unauthenticated', 'sign in first');
-    return { actor, account };
+    return { actor, account: await callerAccount({ s, actor }) };
   };
   const view = (i: Awaited<ReturnType<typeof identitiesOf>>[number]): IdentityView => ({
     id: i.reference_id,
@@ -83,11 +80,7 @@ export function providerOperations(s: Services): ProviderOperations {
       const found = (await identitiesOf(s.store.root, account.id)).find((i) => i.reference_id === id);
       if (!found) throw new AppError('not_found', 'no such linked sign-in');
       const removed = await s.store.transaction(async (tx) => {
-        // Counted in the transaction: the account keeps a password, a passkey or another linked sign-in.
-        const others = (await countIdentities(tx, account.id)) - 1 + (await countPasskeys(tx, account.id));
-        if (account.password === NO_PASSWORD && others < 1) {
-          throw new AppError('last_credential', 'this is the only way to sign in to the account: add a passkey or set a password first');
-        }
+        await assertKeepsAWayIn(tx, account, 'identity');
         return deleteIdentity(tx, account.id, id);
       });
       if (!removed) throw new AppError('not_found', 'no such linked sign-in');

@@ -117,15 +117,18 @@ export async function showProvider(s: Services, actor: Actor, name: string): Pro
 export async function removeProvider(s: Services, actor: Actor, name: string, force = false): Promise<ProviderView> {
   requireAdministrator(actor, 'remove sign-in providers');
   const row = await providerByName(s, name);
-  const locked = await stranded(s.store.root, row.id);
-  if (locked > 0 && !force) {
-    throw new AppError(
-      'last_credential',
-      `${locked} account${locked === 1 ? ' signs' : 's sign'} in only through ${row.name}: removing it would lock ${locked === 1 ? 'it' : 'them'} out (--force removes it anyway; a password reset link lets them back in)`,
-    );
-  }
   const view = await viewProvider(s, row);
-  await deleteProvider(s.store.root, row.id);
+  await s.store.transaction(async (tx) => {
+    // Counted in the removing transaction: an identity linked meanwhile is counted too.
+    const locked = await stranded(tx, row.id);
+    if (locked > 0 && !force) {
+      throw new AppError(
+        'last_credential',
+        `${locked} account${locked === 1 ? ' signs' : 's sign'} in only through ${row.name}: removing it would lock ${locked === 1 ? 'it' : 'them'} out (--force removes it anyway; a password reset link lets them back in)`,
+      );
+    }
+    await deleteProvider(tx, row.id);
+  });
   await s.audit.record('provider_removed', actor, { account: null, provider: row.name, identities: view.linked_identities });
   return view;
 }

@@ -201,3 +201,33 @@ t.test(
     t.equal(await countRows(s, 'linked_identity'), 1, 'linked to the proved account');
   },
 );
+
+t.test('issue 35: a disabled account signing in through a provider is a failed sign-in, as with a password or a passkey', async (t) => {
+  const s = await startTestServer(t, { publicMetrics: true });
+  await s.signup('admin@example.com');
+  await setSignup(s, await s.signin('admin@example.com'), 2097057);
+  const up = await startHostileUpstream(t, 'gatehouse-client');
+  t.equal(
+    (
+      await cli(s.dataDir, ['provider', 'add', '--name', 'corp', '--issuer', up.issuer, '--client-id', 'gatehouse-client', '--client-secret-env', 'S'], {
+        env: { S: 'x' },
+      })
+    ).code,
+    0,
+  );
+  up.email = 'nina@example.com';
+  up.sub = 'nina-at-corp';
+  const first = jar(s);
+  const made = await first.go((await first.throughUpstream('corp')).callback!.replace(s.config.publicUrl, s.url));
+  t.equal(made.status, 303, 'a new account through the provider');
+  t.equal((await cli(s.dataDir, ['user', 'disable', 'nina@example.com'])).code, 0);
+  const metrics = () => s.core.metrics({ token: null, client: '127.0.0.1', userAgent: null });
+  const before = (await metrics()).signinsFailed;
+  const again = jar(s);
+  const refused = await again.go((await again.throughUpstream('corp')).callback!.replace(s.config.publicUrl, s.url));
+  t.equal(refused.status, 403);
+  t.match(refused.text, /this account is disabled/i);
+  t.equal((await metrics()).signinsFailed, before + 1, 'counted as a failed sign-in');
+  const audit = await s.db('audit_event').where({ event: 'signin_failed' }).orderBy('id', 'desc').first();
+  t.match(JSON.parse(audit.details), { method: 'provider', provider: 'corp', reason: 'disabled' });
+});

@@ -6,7 +6,8 @@
  */
 import type { Context } from 'koa';
 import { browserAsset, safeReturn, type Caller } from '../../core';
-import { type PageKit, refusal, see, str, type SigninPage } from './kit';
+import { message, type PageKit, refusal, see, str, type SigninPage } from './kit';
+import { isAppError } from '../../errors';
 import { guestCaller, pageCaller, storeTokens, tokensIn } from './session';
 import { PASSKEY_SCRIPT } from './passkey-script';
 import { INTERACTION_PATH } from '../oidc';
@@ -68,8 +69,16 @@ export function registerPasskeys(kit: PageKit, signinPage: SigninPage, signupPag
       if (tokens) storeTokens(ctx, names, tokens);
       return see(ctx, '/account?done=welcome');
     } catch (err) {
+      // Created, but not signed in (--require-verified-email): said as the password signup says it.
+      if (isAppError(err) && err.code === 'email_unverified') return signinPage(ctx, { info: `Your account is created. ${message(err)}` });
       const token = str(ctx.request.body, 'invite');
-      const invited = token ? await core.invitations.describe(token).catch(() => null) : null;
+      // An invitation that cannot be used any more is shown without it; a store outage is a 503, not a refusal.
+      const invited = token
+        ? await core.invitations.describe(token).catch((e: unknown) => {
+            if (isAppError(e) && e.code !== 'unavailable') return null;
+            throw e;
+          })
+        : null;
       await signupPage(ctx, { ...refusal(err), ...(invited ? { invite: { token, email: invited.email } } : {}) });
     }
   });

@@ -3,6 +3,7 @@
  * link (/signup?invite=…) opens it for the invited address alone, open or closed.
  */
 import type { Context } from 'koa';
+import { isAppError } from '../../errors';
 import { field, form, html, notice, page } from './html';
 import { type PageKit, refusal, see, send, str, message, type SigninPage } from './kit';
 import { csrfToken, guestCaller, storeTokens, tokensIn } from './session';
@@ -96,7 +97,12 @@ export function registerSignup(kit: PageKit, signinPage: SigninPage): SignupPage
           passwordConfirm: str(body, 'passwordConfirm'),
         }));
       } catch (err) {
-        const invited = await core.invitations.describe(token).catch(() => null);
+        // A store outage is a 503, never "the invitation was refused".
+        if (isAppError(err) && err.code === 'unavailable') throw err;
+        const invited = await core.invitations.describe(token).catch((e: unknown) => {
+          if (isAppError(e) && e.code !== 'unavailable') return null;
+          throw e;
+        });
         if (!invited) return invitationRefused(ctx, err);
         return signupPage(ctx, { ...refusal(err), name: str(body, 'name'), invite: { token, email: invited.email } });
       }

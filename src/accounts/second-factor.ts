@@ -4,14 +4,14 @@
  * for a correct code.
  */
 import { AppError } from '../errors';
-import { stringField } from '../accounts/validate';
-import { secondFactorFailure } from '../accounts/failures';
+import { stringField } from './validate';
+import { secondFactorFailure } from './failures';
 import { hashRecoveryCode, isTotpCode, matchTotp } from '../auth/totp';
 import { acceptTotpStep, useRecoveryCode } from '../store/totp';
 import type { AccountRow } from '../store/accounts';
-import type { ActionContext } from './types';
+import type { Acting } from './acting';
 
-export async function verifySecondFactor(ctx: ActionContext, account: AccountRow): Promise<'otp' | 'recovery_code'> {
+export async function verifySecondFactor(ctx: Acting & { attributes: Record<string, unknown> }, account: AccountRow): Promise<'otp' | 'recovery_code'> {
   const { s, actor, attributes } = ctx;
   const given = stringField(attributes, 'otp', false);
   // One box for both: a value in `otp` that is not a six-digit code is tried as a recovery code

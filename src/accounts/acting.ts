@@ -1,0 +1,37 @@
+/**
+ * Who is acting, on which services: what every domain operation on "the caller's own account"
+ * takes (an action's context is one; so is a page's or a provider flow's). The caller's account
+ * and the password check before a sensitive change live here once.
+ */
+import { AppError } from '../errors';
+import type { Actor } from '../actor';
+import type { Services } from '../services';
+import { type AccountRow, findAccountById } from '../store/accounts';
+import { passwordFailure } from './failures';
+
+export interface Acting {
+  s: Services;
+  actor: Actor;
+}
+
+/** The signed-in caller's account, or 401: a deleted account's token is no way in. */
+export async function callerAccount({ s, actor }: Acting): Promise<AccountRow> {
+  const id = actor.principal.accountId;
+  if (id === null) throw new AppError('unauthenticated', 'sign in first');
+  const account = await findAccountById(s.store.root, id);
+  if (!account) throw new AppError('unauthenticated', 'sign in first');
+  return account;
+}
+
+/**
+ * Re-checks the caller's password before a sensitive change. Wrong guesses count toward the
+ * same lockout as failed signins, so this is no side door for guessing.
+ */
+export async function confirmPassword({ s, actor }: Acting, account: AccountRow, password: string): Promise<void> {
+  await s.limiter.assertSigninAllowed(account.email_key, actor.client ?? 'shell');
+  const check = await s.passwords.verify(password, account.password);
+  if (!check.ok) {
+    await passwordFailure(s, actor, account.email_key, account.reference_id, 'password_check_failed');
+    throw new AppError('invalid_credentials', 'the password is wrong');
+  }
+}
