@@ -7,7 +7,7 @@ import type { Actor } from '../actor';
 import type { LogFields } from '../log';
 import type { Services } from '../services';
 import { findAccountByReference } from '../store/accounts';
-import { sendUnlock } from '../actions/unlock';
+import { sendUnlock } from './mailed-links';
 
 /** A wrong password (or unknown email): counts per email and address, per email, and per address. */
 export async function passwordFailure(

@@ -9,7 +9,7 @@ import { AppError } from '../errors';
 import { bumpAuthVersion, findAccountByEmailKey, lockAccounts } from '../store/accounts';
 import { newSession } from './account-helpers';
 import { callerAccount, confirmPassword } from '../accounts/acting';
-import { sendVerification } from './verification';
+import { sendVerification } from '../accounts/mailed-links';
 import { ActionDef, said } from './types';
 
 export const changePassword: ActionDef = {

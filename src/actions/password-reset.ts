@@ -7,7 +7,7 @@ import { AppError } from '../errors';
 import { emailKeyOrNull, stringField, validatePassword } from '../accounts/validate';
 import { findAccountByEmailKey } from '../store/accounts';
 import { tokenAccountEmailKey, voidTokens } from '../store/account-tokens';
-import { checkTokenShape, mailToken, redeemToken } from './one-time-tokens';
+import { checkTokenShape, mailToken, redeemToken } from '../accounts/one-time-tokens';
 import { mailLink, resetMessage } from '../mail/messages';
 import { ActionDef, said } from './types';
 

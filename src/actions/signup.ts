@@ -3,7 +3,7 @@ import { assertSignupOpen, createAccount, parseNewAccount } from '../accounts/cr
 import { findAccountById } from '../store/accounts';
 import { stringField } from '../accounts/validate';
 import { acceptWithPassword } from '../invitations/accept';
-import { sendVerification } from './verification';
+import { sendVerification } from '../accounts/mailed-links';
 import type { ActionDef } from './types';
 
 export const signup: ActionDef = {

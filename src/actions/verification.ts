@@ -1,31 +1,12 @@
 /** Email verification: request_verification, verify_email, and the mail sent at signup. */
 import { AppError } from '../errors';
-import type { Services } from '../services';
 import { stringField } from '../accounts/validate';
-import { AccountRow, updateAccount } from '../store/accounts';
+import { updateAccount } from '../store/accounts';
 import { voidTokens } from '../store/account-tokens';
-import { checkTokenShape, mailToken, redeemToken } from './one-time-tokens';
-import { mailLink, verificationMessage } from '../mail/messages';
+import { checkTokenShape, redeemToken } from '../accounts/one-time-tokens';
+import { mailVerification } from '../accounts/mailed-links';
 import { callerAccount } from '../accounts/acting';
 import { ActionDef, said } from './types';
-
-/** Issues a verification token and mails its link now (its failure is the caller's to answer). */
-export async function mailVerification(s: Services, account: AccountRow): Promise<void> {
-  return issueAndSend(s, account);
-}
-
-async function issueAndSend(s: Services, account: AccountRow): Promise<void> {
-  const ttl = s.config.verificationTtlSeconds;
-  await mailToken(s, account, 'verify_email', ttl, (token) =>
-    verificationMessage(mailLink(s.config, 'verify', token), account.email, account.name, token, ttl),
-  );
-  s.logger.info('verification_sent', { account: account.reference_id, via: s.mailer.kind });
-}
-
-/** After signup or an email change, whose answer must not wait on mail: in the background. */
-export function sendVerification(s: Services, account: AccountRow): void {
-  s.tasks.run('verification_mail_failed', { account: account.reference_id }, () => issueAndSend(s, account));
-}
 
 export const requestVerification: ActionDef = {
   onType: 'user_account',
@@ -35,7 +16,7 @@ export const requestVerification: ActionDef = {
     const account = await callerAccount(ctx);
     if (account.email_verified) return said('your email address is already verified');
     try {
-      await issueAndSend(ctx.s, account);
+      await mailVerification(ctx.s, account);
     } catch (err) {
       if (err instanceof AppError) throw err;
       ctx.s.logger.error('verification_mail_failed', { account: account.reference_id, error: (err as { code?: string }).code ?? 'error' });

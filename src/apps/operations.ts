@@ -11,7 +11,7 @@ import { resolveGateGroup } from '../groups/manage';
 import { findGroupsByReference } from '../store/groups';
 import { AppRow, deleteApp, findApp, findAppsByHost, forwardRide, insertApp, listApps } from '../store/apps';
 import { appFor, normalHost, parsePrefix, under } from './rules';
-import { isReference } from '../records/reference';
+import { isReference } from '../store/reference';
 
 export interface AppView {
   reference_id: string;

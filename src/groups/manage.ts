@@ -13,7 +13,7 @@ import { findGroupByReference, findGroupsByName, listGroups, managedGroups, memb
 import { readWorld } from '../store/guarded-rows';
 import { findAccountById } from '../store/accounts';
 import { validateName } from '../accounts/validate';
-import { isReference } from '../records/reference';
+import { isReference } from '../store/reference';
 import { assertGroupNameFree } from './names';
 
 const RESERVED_GROUP_NAMES = new Set(['administrators', 'users']);

@@ -15,7 +15,7 @@ import { addMembership, findAccountByReference, lockAccounts, removeMembership }
 import { isMember, membersOf, type GroupRow, type MemberRow } from '../store/groups';
 import { readGuarded, readWorld, type GuardedRow } from '../store/guarded-rows';
 import { makeAdministrator, removeAdministrator } from '../accounts/administrators';
-import { isReference } from '../records/reference';
+import { isReference } from '../store/reference';
 
 export type MemberChange = 'add' | 'remove';
 

@@ -12,7 +12,7 @@ import type { Tx } from '../store/connection';
 import { shareRecord, sharesOf, unshareRecord, type GroupRow } from '../store/groups';
 import { readGuarded, type GuardedRow } from '../store/guarded-rows';
 import { loadForWrite, readRow } from '../records/service';
-import { isReference } from '../records/reference';
+import { isReference } from '../store/reference';
 import type { RecordType } from '../records/types';
 
 export type ShareChange = 'add' | 'remove';

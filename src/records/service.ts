@@ -16,7 +16,7 @@ import { listReadable } from '../store/readable';
 import { updateRow } from '../store/records';
 import { authenticate, authenticateRiding, authenticateWith } from '../access/authenticate';
 import { ListParams, parseListParams, Query } from './query';
-import { isReference } from './reference';
+import { isReference } from '../store/reference';
 import type { RecordRow, RecordType, WriteEvent } from './types';
 
 /** A row as the API shows it: the type's allow-listed attributes, times as ISO strings. */
