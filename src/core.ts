@@ -50,7 +50,7 @@ export type { Query } from './records/query';
 export type { AuditRow, AuditFilter } from './store/audit';
 export type { BootstrapOutcome } from './accounts/bootstrap';
 export type { GroupView, GroupDetail } from './groups/manage';
-export type { SharedGroup } from './groups/sharing';
+export type { SharedGroup } from './records/sharing';
 export type { MemberChange } from './groups/members';
 export type { KeyView } from './keys/operations';
 export type { PublicJwk } from './auth/keys';

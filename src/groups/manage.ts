@@ -11,6 +11,7 @@ import type { Tx } from '../store/connection';
 import { insertGroup } from '../store/accounts';
 import { findGroupByReference, findGroupsByName, listGroups, managedGroups, membersOf, type GroupRow, type GroupSummary } from '../store/groups';
 import { readWorld } from '../store/guarded-rows';
+import { deleteRow } from '../store/records';
 import { findAccountById } from '../store/accounts';
 import { validateName } from '../accounts/validate';
 import { isReference } from '../store/reference';
@@ -47,6 +48,27 @@ export async function createGroup(s: Services, actor: Actor, input: NewGroup): P
 }
 
 /** A group by reference_id or by name; a name several groups share must be given as an id. */
+/**
+ * Deletes a group (the shell's and the console's `group delete`; the record API's DELETE takes the
+ * same rule through the usergroup record type): never a system group. Its memberships and shares go
+ * with it (the store's foreign keys).
+ */
+export async function deleteGroup(s: Services, actor: Actor, referenceId: string): Promise<void> {
+  const group = await s.store.transaction(async (tx) => {
+    const found = await findGroupByReference(tx, referenceId);
+    if (!found) throw new AppError('not_found', 'no such group');
+    assertNotSystemGroup(found, 'delete');
+    await deleteRow(tx, 'usergroup', found.id);
+    return found;
+  });
+  await s.audit.record('group_deleted', actor, { account: null, group: group.reference_id, group_name: group.name });
+}
+
+/** System groups (administrators, users) are part of the permission model: never changed or deleted. */
+export function assertNotSystemGroup(row: { system_role: string | null }, op: 'update' | 'delete'): void {
+  if (row.system_role) throw new AppError('forbidden', `system groups cannot be ${op === 'update' ? 'changed' : 'deleted'}`);
+}
+
 export async function resolveGroup(tx: Tx, nameOrId: string): Promise<GroupRow> {
   if (isReference(nameOrId)) {
     const group = await findGroupByReference(tx, nameOrId.toLowerCase());

@@ -4,11 +4,8 @@ import type { Services } from '../services';
 import { principalOf, requireAdministrator } from '../access/caller';
 import { findAccountByEmail } from '../accounts/lifecycle';
 import { AccountView, viewAccount } from '../accounts/views';
-import { deleteRecord } from '../records/service';
-import { recordType } from '../records/types';
 import { changeMembers, listMembers, MemberChange } from './members';
-import { changeShares, listShares, SharedGroup } from './sharing';
-import { createGroup, GroupDetail, GroupView, groupPermission, parseGroupName, resolveGroup, showGroup, listGroupViews } from './manage';
+import { createGroup, deleteGroup, GroupDetail, GroupView, groupPermission, parseGroupName, resolveGroup, showGroup, listGroupViews } from './manage';
 
 export interface GroupOperations {
   list(actor: Actor): Promise<GroupView[]>;
@@ -25,10 +22,6 @@ export interface GroupOperations {
   members(caller: Caller, groupId: string): Promise<string[]>;
   /** The record API's add/remove, by reference_ids (update on the group, refer on memberships). */
   changeMembers(actor: Actor, groupId: string, accountIds: readonly string[], change: MemberChange): Promise<void>;
-  /** The groups a row is shared with (read on the row). */
-  shares(caller: Caller, type: string, id: string): Promise<SharedGroup[]>;
-  /** Shares a row with groups or takes shares back (update on the row; membership of or refer on the group to share). */
-  changeShares(actor: Actor, type: string, id: string, groupIds: readonly string[], change: MemberChange): Promise<void>;
 }
 
 export function groupOperations(s: Services): GroupOperations {
@@ -55,7 +48,7 @@ export function groupOperations(s: Services): GroupOperations {
     async remove(actor, group) {
       requireAdministrator(actor, 'delete groups from here');
       const found = await showGroup(s, group);
-      await deleteRecord(s, actor, recordType('usergroup'), found.reference_id);
+      await deleteGroup(s, actor, found.reference_id);
       return found;
     },
     async changeMember(actor, group, email, change) {
@@ -68,10 +61,6 @@ export function groupOperations(s: Services): GroupOperations {
     members: async (caller, groupId) => (await listMembers(s, await principalOf(s, caller), groupId)).map((m) => m.reference_id),
     async changeMembers(actor, groupId, accountIds, change) {
       await changeMembers(s, actor, groupId, accountIds, change);
-    },
-    shares: async (caller, type, id) => listShares(s, await principalOf(s, caller), recordType(type), id),
-    async changeShares(actor, type, id, groupIds, change) {
-      await changeShares(s, actor, recordType(type), id, groupIds, change);
     },
   };
 }

@@ -100,14 +100,14 @@ export function createRouter(core: Core, web: WebStats, metrics: Metrics): Route
       const type = String(ctx.params.type);
       core.records.assertType(type);
       const actor = await core.auth.actor(callerOf(ctx));
-      await core.groups.changeShares(actor, type, String(ctx.params.id), linkageIds(ctx, 'usergroup'), change);
+      await core.records.changeShares(actor, type, String(ctx.params.id), linkageIds(ctx, 'usergroup'), change);
       ctx.status = 204;
     });
   }
 
   api.get('/:type/:id/relationships/usergroups', async (ctx) => {
     const [type, id] = [String(ctx.params.type), String(ctx.params.id)];
-    const groups = await core.groups.shares(callerOf(ctx), type, id);
+    const groups = await core.records.shares(callerOf(ctx), type, id);
     ctx.body = linkage(
       `${base}/api/${type}/${id}/relationships/usergroups`,
       'usergroup',

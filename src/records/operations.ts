@@ -1,4 +1,5 @@
 /** The record API's operations: list, read, create, change and delete rows, and the caller's own account. */
+import { changeShares, listShares, type SharedGroup, type ShareChange } from './sharing';
 import { AppError } from '../errors';
 import type { Actor, Caller } from '../actor';
 import type { Services } from '../services';
@@ -45,6 +46,10 @@ export interface RecordOperations {
   create(actor: Actor, type: string, attributes: Record<string, unknown>): Promise<RecordView>;
   update(actor: Actor, type: string, id: string, attributes: Record<string, unknown>): Promise<RecordView>;
   remove(actor: Actor, type: string, id: string): Promise<void>;
+  /** The groups a row is shared with (read on the row). */
+  shares(caller: Caller, type: string, id: string): Promise<SharedGroup[]>;
+  /** Shares a row with groups or takes shares back (update on the row; membership of or refer on the group to share). */
+  changeShares(actor: Actor, type: string, id: string, groupIds: readonly string[], change: ShareChange): Promise<void>;
   /** 404 for an unknown record type. */
   assertType(type: string): void;
   /** The caller's own account with its groups and whether it administers (401 for guests). */
@@ -60,6 +65,10 @@ export function recordOperations(s: Services): RecordOperations {
     create: (actor, typeName, attributes) => createRecord(s, actor, recordType(typeName), attributes),
     update: (actor, typeName, id, attributes) => updateRecord(s, actor, recordType(typeName), id, attributes),
     remove: (actor, typeName, id) => deleteRecord(s, actor, recordType(typeName), id),
+    shares: async (caller, typeName, id) => listShares(s, (await authenticate(s, caller.token)).principal, recordType(typeName), id),
+    async changeShares(actor, typeName, id, groupIds, change) {
+      await changeShares(s, actor, recordType(typeName), id, groupIds, change);
+    },
     async me(caller) {
       const { principal, session } = await authenticate(s, caller.token);
       if (principal.accountId === null) throw new AppError('unauthenticated', 'sign in to read your account');

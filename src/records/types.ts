@@ -17,7 +17,7 @@ import type { Tx } from '../store/connection';
 import { AccountRow, deleteAccount } from '../store/accounts';
 import { deleteRow, updateRow } from '../store/records';
 import type { GuardedTable } from '../store/guarded-rows';
-import { createGroup, parseGroupName } from '../groups/manage';
+import { assertNotSystemGroup, createGroup, parseGroupName } from '../groups/manage';
 import { assertGroupNameFree } from '../groups/names';
 
 export type RecordTypeName = 'user_account' | 'usergroup' | 'action' | 'world';
@@ -153,7 +153,7 @@ const usergroup: RecordType = {
     return { referenceId: group.reference_id, echo: { reference_id: group.reference_id, name } };
   },
   async guard(_tx, row, op) {
-    if (row.system_role) throw new AppError('forbidden', `system groups cannot be ${op === 'update' ? 'changed' : 'deleted'}`);
+    assertNotSystemGroup({ system_role: row.system_role ? String(row.system_role) : null }, op === 'update' ? 'update' : 'delete');
   },
   async update(tx, row, changes) {
     // A rename (a dedicated group's too) may not take a managed group's name or a look-alike of it.

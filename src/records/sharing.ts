@@ -11,9 +11,9 @@ import { can, isGuest, type Principal } from '../permission/check';
 import type { Tx } from '../store/connection';
 import { shareRecord, sharesOf, unshareRecord, type GroupRow } from '../store/groups';
 import { readGuarded, type GuardedRow } from '../store/guarded-rows';
-import { loadForWrite, readRow } from '../records/service';
+import { loadForWrite, readRow } from './service';
 import { isReference } from '../store/reference';
-import type { RecordType } from '../records/types';
+import type { RecordType } from './types';
 
 export type ShareChange = 'add' | 'remove';
 export type SharedGroup = Pick<GroupRow, 'reference_id' | 'name'>;
