@@ -195,7 +195,7 @@ export type { SnapshotFacts, RestoreReport } from './store/backup';
  * or back), every table with its ids, and checks every table's row count.
  */
 export async function migrateStore(source: Config, target: Config): Promise<CopyReport & { from: string; to: string }> {
-  if (target.db === source.db && target.dataDir === source.dataDir) throw new AppError('invalid_input', '--to names the store being copied');
+  if (target.db === source.db && target.dataDir === source.dataDir) throw new AppError('invalid_input', '{--to} names the store being copied');
   const from = await openStore(source, systemClock);
   try {
     const to = await openStore(target, systemClock);

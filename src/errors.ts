@@ -42,18 +42,34 @@ export const ERROR_CODES = [
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
+/**
+ * A setting or argument named in a message is written `{--name}`: each front end words it. The
+ * shell shows its flag (`--name`); HTTP, the pages and the logs show the field (`name`, dashes as
+ * spaces). Domain code so never names a CLI flag to a person in a browser.
+ */
+const FIELD = /\{--([a-z][a-z-]*)\}/g;
+export type Front = 'cli' | 'text';
+export const worded = (template: string, front: Front): string =>
+  template.replace(FIELD, (_m, name: string) => (front === 'cli' ? `--${name}` : name.replace(/-/g, ' ')));
+
 export class AppError extends Error {
   readonly code: ErrorCode;
   /** Seconds a client should wait (rate_limited, unavailable). */
   readonly retryAfter?: number;
+  /** The message with its `{--field}` marks, for a front end that words them its own way. */
+  readonly template: string;
 
   constructor(code: ErrorCode, message: string, options: { retryAfter?: number; cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(worded(message, 'text'), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'AppError';
     this.code = code;
     this.retryAfter = options.retryAfter;
+    this.template = message;
   }
 }
+
+/** The message as a front end says it (`cli`: flags; `text`: field names). */
+export const messageFor = (err: AppError, front: Front): string => worded(err.template, front);
 
 export function isAppError(err: unknown): err is AppError {
   return err instanceof AppError;

@@ -88,9 +88,9 @@ export function appOperations(s: Services): AppOperations {
     async add(actor, input) {
       requireAdministrator(actor, 'add apps');
       const host = normalHost(input.host);
-      if (host === null) throw new AppError('invalid_input', `--host takes a host name like app.example.com (no scheme, no port), got "${input.host}"`);
-      const paths = unique((input.paths ?? []).map((p) => parsePrefix(p, '--path')));
-      const bypassPaths = unique((input.bypassPaths ?? []).map((p) => parsePrefix(p, '--bypass-path')));
+      if (host === null) throw new AppError('invalid_input', `{--host} takes a host name like app.example.com (no scheme, no port), got "${input.host}"`);
+      const paths = unique((input.paths ?? []).map((p) => parsePrefix(p, '{--path}')));
+      const bypassPaths = unique((input.bypassPaths ?? []).map((p) => parsePrefix(p, '{--bypass-path}')));
       // Only managed groups grant access (the same rule as OIDC client gates): a group any account
       // can make and name proves nothing.
       const groups = [];

@@ -1,6 +1,6 @@
 /** The command line: one program, every command opening the same core as `serve`. */
 import { Command, CommanderError, Option } from 'commander';
-import { isAppError } from '../errors';
+import { isAppError, messageFor } from '../errors';
 import { Config, loadConfig, settingOptions } from '../config';
 import { registerAction } from './action';
 import { registerAudit } from './audit';
@@ -112,7 +112,8 @@ export async function run(argv: string[], servers: Servers, io: Io = processIo):
       return EXIT.usage;
     }
     if (isAppError(thrown)) {
-      io.err(json ? JSON.stringify({ error: { code: thrown.code, message: thrown.message } }) + '\n' : `gatehouse: ${thrown.message}\n`);
+      const message = messageFor(thrown, 'cli');
+      io.err(json ? JSON.stringify({ error: { code: thrown.code, message } }) + '\n' : `gatehouse: ${message}\n`);
       return EXIT_CODE[thrown.code];
     }
     const e = thrown as NodeJS.ErrnoException;

@@ -62,7 +62,7 @@ function parse(method: string, raw: string): Original {
  * request's log line. The body says it in words.
  */
 export const REFUSALS = {
-  untrusted_proxy: 'forwarded headers are believed only from trusted proxies: start Gatehouse with --trust-proxy naming this proxy',
+  untrusted_proxy: 'forwarded headers are believed only from trusted proxies: name this proxy in the trust-proxy setting (docs/forward-auth.md)',
   bad_request: 'the proxy did not send the original request',
   no_app: 'no app covers this address',
   not_in_group: 'your account is not in a group this app allows',

@@ -135,7 +135,7 @@ export function openApiDocument(catalog: ApiCatalog, publicUrl: string): Schema 
   };
   paths['/statistics'] = {
     get: {
-      summary: 'figures for operators (administrators, or everyone with --public-statistics)',
+      summary: 'figures for operators (administrators, or everyone where public statistics are on)',
       security: optionalBearer,
       responses: {
         200: {
@@ -158,7 +158,7 @@ export function openApiDocument(catalog: ApiCatalog, publicUrl: string): Schema 
   };
   paths['/metrics'] = {
     get: {
-      summary: 'Prometheus text format (administrators, the --metrics-token-file token, or everyone with --public-metrics)',
+      summary: 'Prometheus text format (administrators, the bearer of the metrics token, or everyone where public metrics are on)',
       security: optionalBearer,
       responses: {
         200: { description: 'metrics', ...json({ type: 'string' }, 'text/plain') },

@@ -92,7 +92,7 @@ export async function invite(s: Services, actor: Actor, input: NewInvitation): P
   const { email, key } = normalizeEmail(input.email);
   const ttl = input.expiresInSeconds ?? DEFAULT_INVITATION_TTL_S;
   if (!Number.isInteger(ttl) || ttl < MIN_INVITATION_TTL_S || ttl > MAX_INVITATION_TTL_S) {
-    throw new AppError('invalid_input', 'an invitation expires in 1 hour to 90 days (expires_in, in seconds; --expires 7d)');
+    throw new AppError('invalid_input', 'an invitation expires in 1 hour to 90 days ({--expires}: 1d, 7d, 90d)');
   }
   if ((input.groups ?? []).length > 50) throw new AppError('invalid_input', 'at most 50 groups per invitation');
   if (await emailKeyTaken(s.store.root, key)) throw new AppError('email_taken', 'an account with this email already exists');

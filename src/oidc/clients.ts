@@ -95,11 +95,11 @@ const newSecret = () => randomBytes(32).toString('base64url');
 
 export async function addClient(s: Services, actor: Actor, input: NewClient): Promise<ClientView & { client_secret?: string }> {
   const name = input.name.trim();
-  if (name === '' || name.length > 100) throw new AppError('invalid_input', '--name must be 1 to 100 characters');
-  if (input.redirectUris.length === 0) throw new AppError('invalid_input', 'give at least one --redirect-uri');
+  if (name === '' || name.length > 100) throw new AppError('invalid_input', '{--name} must be 1 to 100 characters');
+  if (input.redirectUris.length === 0) throw new AppError('invalid_input', 'give at least one {--redirect-uri}');
   const metadata: Metadata = {
-    redirect_uris: input.redirectUris.map((u) => redirectUri(u, '--redirect-uri')),
-    post_logout_redirect_uris: (input.postLogoutRedirectUris ?? []).map((u) => redirectUri(u, '--post-logout-redirect-uri')),
+    redirect_uris: input.redirectUris.map((u) => redirectUri(u, '{--redirect-uri}')),
+    post_logout_redirect_uris: (input.postLogoutRedirectUris ?? []).map((u) => redirectUri(u, '{--post-logout-redirect-uri}')),
     token_endpoint_auth_method: input.public ? 'none' : 'client_secret_basic',
   };
   const groups: string[] = [];

@@ -51,7 +51,7 @@ export async function setActionPermissionByName(
       ? change.guest === 'on'
         ? row.permission | bit('guest', 'execute')
         : row.permission & ~bit('guest', 'execute')
-      : parsePermission(change.value, '--value');
+      : parsePermission(change.value, '{--value}');
   if (next !== row.permission) {
     await updateRow(s.store.root, 'action', row.id, { permission: next });
     await s.audit.record('permission_changed', actor, { account: null, record_type: 'action', record: row.reference_id, permission: next });

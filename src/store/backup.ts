@@ -35,7 +35,7 @@ function requireSqlite(config: Config, what: 'backup' | 'restore'): void {
       'invalid_input',
       what === 'backup'
         ? 'the store is PostgreSQL: back it up with pg_dump (pg_dump -Fc -f gatehouse.dump <database>)'
-        : 'the store is PostgreSQL: restore it with pg_restore into a new database, then point --db at it',
+        : 'the store is PostgreSQL: restore it with pg_restore into a new database, then point {--db} at it',
     );
 }
 
@@ -86,8 +86,8 @@ export async function backupStore(config: Config, to: string, force: boolean): P
   const source = storeFile(config);
   if (!fs.existsSync(source)) throw new AppError('not_found', `no store at ${source}`);
   const target = path.resolve(to);
-  if (target === source) throw new AppError('invalid_input', '--to names the store itself');
-  if (!force && fs.existsSync(target)) throw new AppError('conflict', `${target} exists; give --force to replace it`);
+  if (target === source) throw new AppError('invalid_input', '{--to} names the store itself');
+  if (!force && fs.existsSync(target)) throw new AppError('conflict', `${target} exists; give {--force} to replace it`);
   // The snapshot holds password hashes, TOTP secrets and signing keys: it is written inside a
   // fresh directory only this user can enter (0700, made atomically by mkdtemp, on the target's
   // filesystem so the final rename is atomic). A file name in a shared folder could be planted
@@ -137,7 +137,7 @@ export async function restoreStore(config: Config, from: string, now: Date): Pro
   const facts = await inspectSnapshot(snapshot);
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const target = storeFile(config);
-  if (snapshot === target) throw new AppError('invalid_input', '--from names the store itself');
+  if (snapshot === target) throw new AppError('invalid_input', '{--from} names the store itself');
   // Held until the new store is in place: no server runs on the store meanwhile, or starts.
   return withDataDirExclusive(config.dataDir, () => replaceStore(config, snapshot, target, facts, now));
 }

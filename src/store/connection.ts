@@ -45,7 +45,7 @@ export function assertStoreExists(config: Config): void {
     missing = false; // not a directory, or no access: opening the store says what is wrong
   }
   if (missing) {
-    throw new AppError('not_found', `no Gatehouse store at ${file}: check --data-dir (gatehouse serve, bootstrap-admin or migrate make a new one)`);
+    throw new AppError('not_found', `no Gatehouse store at ${file}: check {--data-dir} (gatehouse serve, bootstrap-admin or migrate make a new one)`);
   }
 }
 

@@ -57,29 +57,29 @@ function parseIssuer(raw: string): string {
   try {
     url = new URL(raw.trim());
   } catch {
-    throw new AppError('invalid_input', "--issuer must be the provider's issuer URL (https://accounts.google.com)");
+    throw new AppError('invalid_input', "{--issuer} must be the provider's issuer URL (https://accounts.google.com)");
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new AppError('invalid_input', '--issuer must be an https URL');
-  if (url.username || url.password || url.search || url.hash) throw new AppError('invalid_input', '--issuer must have no user, query or fragment');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new AppError('invalid_input', '{--issuer} must be an https URL');
+  if (url.username || url.password || url.search || url.hash) throw new AppError('invalid_input', '{--issuer} must have no user, query or fragment');
   return url.href.replace(/\/$/, '');
 }
 
 export async function addProvider(s: Services, actor: Actor, input: NewProvider): Promise<ProviderView> {
   requireAdministrator(actor, 'add sign-in providers');
   const name = input.name.trim().toLowerCase();
-  if (!NAME.test(name)) throw new AppError('invalid_input', '--name is 1 to 40 lower-case letters, digits and dashes (it names the callback address)');
+  if (!NAME.test(name)) throw new AppError('invalid_input', '{--name} is 1 to 40 lower-case letters, digits and dashes (it names the callback address)');
   const issuer = parseIssuer(input.issuer);
   const clientId = input.clientId.trim();
-  if (clientId === '' || clientId.length > 500) throw new AppError('invalid_input', '--client-id is required (at most 500 characters)');
+  if (clientId === '' || clientId.length > 500) throw new AppError('invalid_input', '{--client-id} is required (at most 500 characters)');
   const secret = input.clientSecret.trim();
   if (secret === '' || secret.length > 4096)
-    throw new AppError('invalid_input', 'the client secret is empty or too long: give it with --client-secret-file or --client-secret-env');
+    throw new AppError('invalid_input', 'the client secret is empty or too long: give it with {--client-secret-file} or {--client-secret-env}');
   const scopes = [...new Set((input.scopes ?? ['email', 'profile']).map((x) => x.trim()).filter((x) => x !== 'openid'))];
-  if (scopes.length > 20 || scopes.some((x) => !SCOPE.test(x))) throw new AppError('invalid_input', '--scope takes scope names such as email or profile');
+  if (scopes.length > 20 || scopes.some((x) => !SCOPE.test(x))) throw new AppError('invalid_input', '{--scope} takes scope names such as email or profile');
   const displayName = (input.displayName ?? name).trim();
   // eslint-disable-next-line no-control-regex
   if (displayName === '' || [...displayName].length > 100 || /[\u0000-\u001f\u007f]/.test(displayName)) {
-    throw new AppError('invalid_input', '--display-name is at most 100 characters, no control characters');
+    throw new AppError('invalid_input', '{--display-name} is at most 100 characters, no control characters');
   }
   const row = await insertProvider(s.store.root, {
     name,
@@ -124,7 +124,7 @@ export async function removeProvider(s: Services, actor: Actor, name: string, fo
     if (locked > 0 && !force) {
       throw new AppError(
         'last_credential',
-        `${locked} account${locked === 1 ? ' signs' : 's sign'} in only through ${row.name}: removing it would lock ${locked === 1 ? 'it' : 'them'} out (--force removes it anyway; a password reset link lets them back in)`,
+        `${locked} account${locked === 1 ? ' signs' : 's sign'} in only through ${row.name}: removing it would lock ${locked === 1 ? 'it' : 'them'} out ({--force} removes it anyway; a password reset link lets them back in)`,
       );
     }
     await deleteProvider(tx, row.id);

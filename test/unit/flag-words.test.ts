@@ -1,0 +1,53 @@
+// Issue 35: domain code never names a CLI flag to a person in a browser. A setting or argument in a
+// message is written {--name}: the shell shows "--name", HTTP and the pages "name". Only src/cli/,
+// the settings (src/config.ts: they are the flags) and serve's own start-up lines for a terminal
+// (src/http/serve.ts) spell flags out.
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import ts from 'typescript';
+import { AppError, messageFor } from '../../src/errors';
+
+const SRC = path.join(__dirname, '..', '..', 'src');
+const ALLOWED = new Set(['cli', 'config.ts', 'http/serve.ts']);
+
+function files(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name);
+    const rel = path.relative(SRC, full).split(path.sep).join('/');
+    if (ALLOWED.has(rel)) return [];
+    return e.isDirectory() ? files(full) : e.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+t.test('no --flag in a string outside src/cli/ (but as a {--field} mark)', async (t) => {
+  const found: string[] = [];
+  for (const file of files(SRC)) {
+    const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+    const visit = (node: ts.Node) => {
+      if (
+        ts.isStringLiteral(node) ||
+        ts.isNoSubstitutionTemplateLiteral(node) ||
+        ts.isTemplateHead(node) ||
+        ts.isTemplateMiddle(node) ||
+        ts.isTemplateTail(node)
+      ) {
+        // CSS custom properties (var(--fg)) are not flags; a whole command line shown as one
+        // (`gatehouse action set-permission signup --guest on`) is the shell's own words.
+        const text = node.text.replace(/var\(--[a-z-]+\)|--[a-z-]+:/g, '').replace(/gatehouse [a-z][^<`]*/g, '');
+        for (const m of text.matchAll(/(?<![{\w-])--[a-z][a-z-]+/g))
+          found.push(`${path.relative(SRC, file)}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1} ${m[0]}`);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  t.same(found, []);
+});
+
+t.test('each front end words a field its own way', async (t) => {
+  const err = new AppError('invalid_input', '{--bypass-path} takes a path prefix like /admin');
+  t.equal(err.message, 'bypass path takes a path prefix like /admin', 'HTTP, the pages, the logs');
+  t.equal(messageFor(err, 'cli'), '--bypass-path takes a path prefix like /admin', 'the shell');
+  t.equal(new AppError('invalid_input', 'a {token} template stays').message, 'a {token} template stays', 'other braces are left alone');
+});
