@@ -53,6 +53,7 @@ export class PasswordHasher {
     if (stored.startsWith('$argon2')) {
       // Loaded on first use: only accounts imported with argon2id hashes need it.
       const argon2 = await import('@node-rs/argon2');
+      // A malformed imported hash verifies nothing: a wrong password, not a 500.
       const ok = await this.gate.run(() => argon2.verify(stored, password).catch(() => false));
       return { ok: ok && !tooLong, needsRehash: true };
     }

@@ -30,6 +30,7 @@ function lazyTransport<T extends { close(): void }>(make: (nodemailer: Nodemaile
   let transport: Promise<T> | null = null;
   return {
     get: () => (transport ??= import('nodemailer').then((m) => make(m.default))),
+    // Closing at shutdown: a transport that never connected has nothing to close.
     close: () => void transport?.then((t) => t.close()).catch(() => undefined),
   };
 }

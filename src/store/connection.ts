@@ -173,6 +173,7 @@ export async function openStore(config: Config, clock: Clock): Promise<Store> {
     else created = await migrate(knex);
     if (dialect === 'sqlite') readers = await ReadPool.open(path.join(config.dataDir, SQLITE_FILE), SQLITE_READERS, config.busyTimeoutMs);
   } catch (err) {
+    // The opening's own error is the one to report, not the pool's on the way out.
     await knex.destroy().catch(() => {});
     const code = (err as { code?: string }).code;
     // PostgreSQL's refusals at connection, said plainly (the server's own text can name more).

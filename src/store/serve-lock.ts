@@ -45,6 +45,7 @@ export async function holdDataDir(dataDir: string, busyTimeoutMs: number): Promi
   const pidFile = path.join(dataDir, PID_FILE);
   fs.writeFileSync(pidFile, `${process.pid}\n`, { mode: 0o600 });
   return async () => {
+    // The server is stopping: the lock ends with the connection either way.
     await trx.rollback().catch(() => undefined);
     await k.destroy();
     try {
@@ -78,6 +79,7 @@ export async function withDataDirExclusive<T>(dataDir: string, work: () => Promi
     try {
       return await work();
     } finally {
+      // Releasing the lock: the work's own outcome is what the caller hears.
       await k.raw('ROLLBACK').catch(() => undefined);
     }
   } finally {

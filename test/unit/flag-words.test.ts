@@ -1,7 +1,7 @@
 // Issue 35: domain code never names a CLI flag to a person in a browser. A setting or argument in a
 // message is written {--name}: the shell shows "--name", HTTP and the pages "name". Only src/cli/,
 // the settings (src/config.ts: they are the flags) and serve's own start-up lines for a terminal
-// (src/http/serve.ts) spell flags out.
+// (src/http/serve.ts) spell flags out. And no error is dropped without a word on why.
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
@@ -50,4 +50,19 @@ t.test('each front end words a field its own way', async (t) => {
   t.equal(err.message, 'bypass path takes a path prefix like /admin', 'HTTP, the pages, the logs');
   t.equal(messageFor(err, 'cli'), '--bypass-path takes a path prefix like /admin', 'the shell');
   t.equal(new AppError('invalid_input', 'a {token} template stays').message, 'a {token} template stays', 'other braces are left alone');
+});
+
+t.test('an error dropped without its code (.catch(() => …)) says why, on its line or the one above', async (t) => {
+  const walk = (dir: string): string[] =>
+    fs
+      .readdirSync(dir, { withFileTypes: true })
+      .flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
+  const silent: string[] = [];
+  for (const file of walk(SRC)) {
+    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    lines.forEach((line, i) => {
+      if (/\.catch\(\(\) =>/.test(line) && !/\/\/ ./.test(line) && !/^\s*\/\/ ./.test(lines[i - 1] ?? '')) silent.push(`${path.relative(SRC, file)}:${i + 1}`);
+    });
+  }
+  t.same(silent, []);
 });

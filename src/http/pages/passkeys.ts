@@ -56,6 +56,7 @@ export function registerPasskeys(kit: PageKit, signinPage: SigninPage, signupPag
       const previous = await pageCaller(ctx, core, names);
       const tokens = tokensIn(await run(guestCaller(ctx), 'passkey_signin', { response: responseOf(ctx) }));
       if (tokens) storeTokens(ctx, names, tokens);
+      // The session this browser held may have ended already (401): nothing more to end.
       if (previous) await run(previous, 'signout', {}).catch(() => undefined);
       return see(ctx, returnTo ?? rd ?? '/account');
     } catch (err) {

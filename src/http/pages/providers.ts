@@ -99,6 +99,7 @@ export function registerProviders(kit: PageKit, account: AccountPages): void {
       if (done.kind === 'linked') return see(ctx, '/account?done=linked');
       if (done.kind === 'second_factor') return secondFactorPage(ctx, done.pending);
       storeTokens(ctx, names, { token: done.session.token, refresh: done.session.refreshToken });
+      // The session this browser held may have ended already (401): nothing more to end.
       if (previous) await core.actions.run(previous, 'user_account', 'signout', {}).catch(() => undefined);
       see(ctx, after(done.carry));
     } catch (err) {

@@ -94,6 +94,7 @@ export function registerSignin(kit: PageKit) {
       if (tokens) storeTokens(ctx, names, tokens);
       // Signing in again on this browser (another person, or again for prompt=login) ends the
       // session the cookie held: one browser, one page session.
+      // It may have ended already (401): nothing more to end.
       if (previous) await run(previous, 'signout', {}).catch(() => undefined);
       return see(ctx, returnTo ?? rd ?? '/account');
     } catch (err) {
