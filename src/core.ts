@@ -8,12 +8,10 @@
  */
 import { defaultPublicUrl, type Config } from './config';
 import { Clock, systemClock } from './clock';
-import { AppError } from './errors';
 import { createLogger, Logger } from './log';
 import { SHELL, type Actor, type Caller } from './actor';
 import type { Services } from './services';
 import { dataDirWarning, openStore, Store } from './store/connection';
-import { copyStore, CopyReport } from './store/copy';
 import { PasswordHasher } from './auth/passwords';
 import { TokenService } from './auth/tokens';
 import { KeyRing } from './keys/ring';
@@ -190,21 +188,4 @@ export { backupStore, restoreStore, inspectSnapshot } from './store/backup';
 export { holdDataDir } from './store/serve-lock';
 export type { SnapshotFacts, RestoreReport } from './store/backup';
 
-/**
- * Copies the store `source` names into the new, empty one `target` names (SQLite to PostgreSQL
- * or back), every table with its ids, and checks every table's row count.
- */
-export async function migrateStore(source: Config, target: Config): Promise<CopyReport & { from: string; to: string }> {
-  if (target.db === source.db && target.dataDir === source.dataDir) throw new AppError('invalid_input', '{--to} names the store being copied');
-  const from = await openStore(source, systemClock);
-  try {
-    const to = await openStore(target, systemClock);
-    try {
-      return { ...(await copyStore(from, to)), from: from.location, to: to.location };
-    } finally {
-      await to.close();
-    }
-  } finally {
-    await from.close();
-  }
-}
+export { migrateStore } from './store/copy';

@@ -5,7 +5,9 @@
  */
 import type { Knex } from 'knex';
 import { AppError } from '../errors';
-import { internalsOf, Store } from './connection';
+import type { Config } from '../config';
+import { systemClock } from '../clock';
+import { internalsOf, openStore, Store } from './connection';
 import { storeError } from './handle';
 import { decodeRow, TableName } from './schema';
 
@@ -118,4 +120,23 @@ async function copy(from: Knex, to: Knex, toDialect: Store['dialect']): Promise<
   if (mismatch)
     throw new AppError('internal', `copy check failed for ${mismatch.table}: ${mismatch.source} rows in the source, ${mismatch.target} in the target`);
   return { tables };
+}
+
+/**
+ * Copies the store `source` names into the new, empty one `target` names (SQLite to PostgreSQL
+ * or back), every table with its ids, and checks every table's row count.
+ */
+export async function migrateStore(source: Config, target: Config): Promise<CopyReport & { from: string; to: string }> {
+  if (target.db === source.db && target.dataDir === source.dataDir) throw new AppError('invalid_input', '{--to} names the store being copied');
+  const from = await openStore(source, systemClock);
+  try {
+    const to = await openStore(target, systemClock);
+    try {
+      return { ...(await copyStore(from, to)), from: from.location, to: to.location };
+    } finally {
+      await to.close();
+    }
+  } finally {
+    await from.close();
+  }
 }
