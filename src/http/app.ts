@@ -13,7 +13,10 @@ import { OidcProvider } from './oidc';
 import { createWebStats, recordRequest, WebStats } from './statistics';
 import { createMetrics, Metrics } from './metrics';
 
-export function createApp(core: Core): { app: Koa; web: WebStats; metrics: Metrics } {
+/** The API's route table (method and path), as the router holds it: /openapi.json is checked against it. */
+export type RouteTable = ReadonlyArray<{ path: string; methods: readonly string[] }>;
+
+export function createApp(core: Core): { app: Koa; web: WebStats; metrics: Metrics; routes: RouteTable } {
   const trust = core.config.trustProxy;
   // Behind proxies, Koa reads X-Forwarded-Proto/Host; the client address is ours to choose (below).
   const app = new Koa({ proxy: trust !== null });
@@ -89,5 +92,6 @@ export function createApp(core: Core): { app: Koa; web: WebStats; metrics: Metri
   }
   // Errors are answered by errorMiddleware; keep Koa from printing them to stderr.
   app.silent = true;
-  return { app, web, metrics };
+  const routes = router.stack.map((layer) => ({ path: String(layer.path), methods: layer.methods.filter((m) => m !== 'HEAD') }));
+  return { app, web, metrics, routes };
 }

@@ -2,11 +2,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Core } from '../core';
-import { createApp } from './app';
+import { createApp, type RouteTable } from './app';
 
 export interface RunningServer {
   url: string;
   server: http.Server;
+  /** The API's routes (not the pages'): what /openapi.json must describe. */
+  routes: RouteTable;
   /** Stops accepting, waits up to the grace period for in-flight requests. Does not close the store. */
   close(): Promise<void>;
 }
@@ -29,12 +31,13 @@ export async function startServer(core: Core, host = core.config.host, port = co
   // Known only now (port 0): links and issuers use it. No request runs before the handler is attached:
   // nothing awaits between here and server.on('request').
   core.listening(url);
-  const { app, web, metrics } = createApp(core);
+  const { app, web, metrics, routes } = createApp(core);
   server.on('request', app.callback());
   let closing: Promise<void> | null = null;
   return {
     url,
     server,
+    routes,
     close() {
       closing ??= new Promise<void>((resolve) => {
         const grace = setTimeout(() => server.closeAllConnections(), core.config.shutdownGraceMs);

@@ -170,3 +170,26 @@ t.test('the document states the bounds the server applies (page[size] up to 500,
   t.equal(big.status, 200, 'the maximum it states is accepted');
   t.equal((await s.call('GET', '/api/user_account?page[size]=501', { token: s.adminToken })).status, 400, 'and one more is not');
 });
+
+t.test("every route of the API's router is in /openapi.json, and every documented path is a route (issue 35)", async (t) => {
+  const s = await withAdmin(t);
+  const doc = (await s.call('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
+  const documented = Object.keys(doc.paths);
+  // The router's patterns, as OpenAPI paths: /api/:type/:id → /api/{type}/{id}.
+  const asPattern = (p: string) => new RegExp(`^${p.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/:[a-z]+/g, '[^/]+')}$`);
+  const routes = s.server.routes.filter((r) => r.methods.length > 0);
+  for (const r of routes) {
+    const full = r.path;
+    const matched = documented.filter((d) => asPattern(full).test(d.replace(/\{[a-z]+\}/g, 'x')));
+    t.ok(matched.length > 0, `${r.methods.length > 5 ? 'ALL' : r.methods.join(',')} ${full} is documented`);
+  }
+  for (const d of documented) {
+    const concrete = d.replace(/\{[a-z]+\}/g, 'x');
+    t.ok(
+      routes.some((r) => asPattern(r.path).test(concrete)),
+      `${d} is a route`,
+    );
+  }
+  for (const p of ['/auth/forward', '/auth/request', '/auth/denied', '/action/user_account/passkey_signin', '/action/user_account/passkey_options'])
+    t.ok(doc.paths[p], `${p} documented`);
+});
