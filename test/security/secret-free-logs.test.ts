@@ -97,38 +97,54 @@ t.test('no password, token, secret or code ever reaches a log line, CLI output o
 
   await s.core.settle();
   const auditRows = JSON.stringify(await s.db('audit_event').select());
-  const everything = [s.logs.join(''), cliOut.join('\n'), auditRows].join('\n');
   t.ok(secrets.length > 25, `${secrets.length} secrets tracked`);
-  const leaks = secrets.filter((x) => everything.includes(x));
-  t.same(leaks, [], 'zero matches');
-  t.notMatch(everything, /authorization|bearer/i, 'no Authorization header');
-  t.notMatch(everything, /PRIVATE KEY|"d":"/, 'no signing key');
+  // One subtest per surface and per check: a leak in one does not hide another's.
+  const surfaces: Array<[string, string]> = [
+    ['the server log', s.logs.join('')],
+    ['the CLI output', cliOut.join('\n')],
+    ['the audit table', auditRows],
+  ];
+  for (const [name, text] of surfaces) {
+    await t.test(`${name}: no secret`, async (t) => {
+      t.same(
+        secrets.filter((x) => text.includes(x)),
+        [],
+        'zero matches',
+      );
+      t.notMatch(text, /authorization|bearer/i, 'no Authorization header');
+      t.notMatch(text, /PRIVATE KEY|"d":"/, 'no signing key');
+    });
+  }
 
   // Security events are logged and audited with the account's reference_id.
   const events = (audit.json.events as Array<{ event: string; account: string | null }>).map((e) => e.event);
-  for (const e of [
-    'bootstrap',
-    'permission_changed',
-    'signup',
-    'signin_ok',
-    'signin_failed',
-    'lockout',
-    'email_verified',
-    'password_changed',
-    'totp_enabled',
-    'totp_replay',
-    'recovery_code_used',
-    'password_reset',
-    'password_set',
-    'sessions_revoked',
-    'account_unlocked',
-  ]) {
-    t.ok(events.includes(e), `audited: ${e}`);
-  }
+  await t.test('every security event is audited', async (t) => {
+    for (const e of [
+      'bootstrap',
+      'permission_changed',
+      'signup',
+      'signin_ok',
+      'signin_failed',
+      'lockout',
+      'email_verified',
+      'password_changed',
+      'totp_enabled',
+      'totp_replay',
+      'recovery_code_used',
+      'password_reset',
+      'password_set',
+      'sessions_revoked',
+      'account_unlocked',
+    ]) {
+      t.ok(events.includes(e), `audited: ${e}`);
+    }
+  });
   const user = await s.db('user_account').where({ email_key: 'u@example.com' }).first('reference_id');
-  const signinOk = audit.json.events.find((e: { event: string; account: string }) => e.event === 'signin_ok' && e.account === user.reference_id);
-  t.ok(signinOk, 'signin_ok carries the reference_id');
-  t.match(s.logs.join(''), new RegExp(`"event":"lockout","account":"${user.reference_id}"`));
+  await t.test("audit rows and log lines carry the account's reference_id", async (t) => {
+    const signinOk = audit.json.events.find((e: { event: string; account: string }) => e.event === 'signin_ok' && e.account === user.reference_id);
+    t.ok(signinOk, 'signin_ok carries the reference_id');
+    t.match(s.logs.join(''), new RegExp(`"event":"lockout","account":"${user.reference_id}"`));
+  });
 
   const since = await run(['--json', 'audit', '--since', '1h', '--account', 'u@example.com']);
   t.ok(since.json.events.length > 0 && since.json.events.every((e: { account: string }) => e.account === user.reference_id));
