@@ -9,9 +9,9 @@ import { ERROR_CODES } from '../errors';
 import { STATUS } from './errors';
 import { JSONAPI } from './jsonapi';
 
-type Schema = Record<string, unknown>;
+import { forwardAuthPaths, json, optionalBearer, type Schema } from './openapi-parts';
+
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: Schema, type = 'application/json') => ({ content: { [type]: { schema } } });
 const COLUMN: Record<string, Schema> = {
   int: { type: 'integer' },
   bool: { type: 'boolean' },
@@ -19,7 +19,6 @@ const COLUMN: Record<string, Schema> = {
   time: { type: 'string', format: 'date-time' },
 };
 const bearer = [{ bearer: [] }];
-const optionalBearer = [{}, { bearer: [] }];
 
 /** The statuses an operation can answer with an error, from the catalogue (4xx and 5xx). */
 function errorResponses(schema: Schema, type: string, codes: readonly (typeof ERROR_CODES)[number][]) {
@@ -176,48 +175,7 @@ export function openApiDocument(catalog: ApiCatalog, publicUrl: string): Schema 
     },
   };
 
-  // Forward authentication: reverse proxies ask about each request (docs/forward-auth.md).
-  const remote = Object.fromEntries(
-    ['Remote-User', 'Remote-Email', 'Remote-Name', 'Remote-Groups'].map((h) => [
-      h,
-      { description: `${h} of the signed-in account (empty when unknown)`, schema: { type: 'string' } },
-    ]),
-  );
-  const reason = {
-    'X-Gatehouse-Reason': {
-      description: 'why it was refused (untrusted_proxy, no_app, not_in_group, second_factor_required, unauthenticated, bad_request)',
-      schema: { type: 'string' },
-    },
-  };
-  const refusal = (description: string) => ({ description, headers: reason, ...json({ type: 'string' }, 'text/plain') });
-  const forwardAnswers = {
-    200: { description: 'allowed: the proxy passes the request on, with the Remote-* headers', headers: remote },
-    400: refusal('the proxy did not send the original request'),
-    401: refusal('not signed in (an XHR or API client; a browser gets a sign-in address in Location)'),
-    403: refusal('refused: an untrusted proxy, no app for the host, not in an allowed group, or a second factor needed'),
-    503: { description: 'the store is unavailable' },
-  };
-  const forward = (summary: string, extra: Record<string, unknown> = {}) => ({
-    summary,
-    tags: ['forward authentication'],
-    security: optionalBearer,
-    responses: { ...forwardAnswers, ...extra },
-  });
-  paths['/auth/forward'] = {
-    get: forward('Caddy forward_auth, Traefik ForwardAuth: the original request in X-Forwarded-Method, -Proto, -Host and -Uri', {
-      302: { description: 'not signed in, a browser navigation (GET, HEAD): to <public-url>/signin?rd=<the original address>' },
-      303: { description: 'not signed in, a browser after another method' },
-    }),
-  };
-  paths['/auth/request'] = { get: forward('nginx auth_request: the original request in X-Original-URL and X-Original-Method') };
-  paths['/auth/denied'] = {
-    get: {
-      summary: 'why a request was refused, in words, for a proxy to show (the documented nginx block does)',
-      tags: ['forward authentication'],
-      parameters: [{ name: 'reason', in: 'query', required: false, schema: { type: 'string' } }],
-      responses: { 403: refusal('the reason in words') },
-    },
-  };
+  Object.assign(paths, forwardAuthPaths());
 
   for (const a of catalog.actions) {
     // `object` attributes: the WebAuthn credential in the JSON form @simplewebauthn/browser returns.

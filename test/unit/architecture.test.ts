@@ -99,7 +99,7 @@ const FORBIDDEN: readonly Rule[] = [
   },
   { from: /^(?!core$|http\/|cli\/)/, to: /^core$/, why: 'only front ends import the core' },
   { from: /^(?!core$)/, to: new RegExp(`^((${DOMAINS.join('|')})/operations|operator)$`), why: 'only the core combines the domains' },
-  { from: /^(errors|clock|log|config)$/, to: /^(?!pkg:|(errors|clock|log|config)$)/, why: 'the leaves import nothing of ours' },
+  { from: /^(errors|clock|log|config)$|^config\//, to: /^(?!pkg:|(errors|clock|log|config)$|config\/)/, why: 'the leaves import nothing of ours' },
 ];
 
 const forbids = (rule: Rule, from: string, to: string) => rule.from.test(from) && rule.to.test(to) && !rule.except?.test(to);

@@ -1,4 +1,4 @@
-// Settings are declared once (src/config.ts SETTINGS): the commander options, --help and the table
+// Settings are declared once (src/config/settings.ts SETTINGS): the commander options, --help and the table
 // in docs/configuration.md come from that declaration. This keeps the docs' copy equal and checks
 // that each flag reaches its setting, beats the environment, and that the environment still counts.
 import fs from 'node:fs';

@@ -1,0 +1,380 @@
+/**
+ * Every setting, declared once: the commander options, `--help`, the environment variable, the
+ * default and the table in docs/configuration.md are all made from this table.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { bool, cookieDomain, dbUrl, int, linkTemplate, logLevel, mailbox, origins, parseDuration, smtpUrl, str, tokenFile, trustProxy, url } from './parsers';
+
+/**
+ * One setting, declared once: the commander options, `--help`, the environment variable, the
+ * default and the table in docs/configuration.md are all made from this. The key is the flag's
+ * name as commander gives it (camelCase of `--kebab-case`).
+ */
+export interface Setting<T> {
+  env: string;
+  /** Also read from `<env>_FILE`; never echoed in an error. */
+  secret?: boolean;
+  parse: (raw: string, name: string) => T;
+  fallback: T | (() => T);
+  /** What it does (one line: --help and the docs table). */
+  help: string;
+  /** The value placeholder (`<n>`, `<duration>`); absent for an on/off switch. `[x]`: optional. */
+  arg?: string;
+  /** The default as a person reads it (`1h`, `on`); absent: none. */
+  shown?: string;
+  /** `global`: every command takes it; `serve`: the server only; `env`: no flag, environment only. */
+  scope: 'global' | 'serve' | 'env';
+  /** On by default: the flag is `--no-<name>` and turns it off. */
+  negated?: boolean;
+  /** The flag may be given several times (comma-separated in the environment). */
+  repeatable?: boolean;
+}
+
+export const SETTINGS = {
+  dataDir: {
+    env: 'GATEHOUSE_DATA_DIR',
+    parse: (r: string) => path.resolve(r),
+    fallback: () => path.resolve('gatehouse-data'),
+    scope: 'global',
+    arg: '<dir>',
+    shown: './gatehouse-data',
+    help: 'data directory: the SQLite file (gatehouse.sqlite, made with mode 0700), the outbox',
+  },
+  db: {
+    env: 'GATEHOUSE_DB',
+    secret: true,
+    parse: dbUrl,
+    fallback: null,
+    scope: 'global',
+    arg: '<url>',
+    shown: 'SQLite',
+    help: 'postgres://user@host:port/db to use PostgreSQL instead of SQLite',
+  },
+  host: { env: 'GATEHOUSE_HOST', parse: str, fallback: '127.0.0.1', scope: 'serve', arg: '<host>', shown: '127.0.0.1', help: 'address to listen on' },
+  port: {
+    env: 'GATEHOUSE_PORT',
+    parse: int(0, 65535),
+    fallback: 6336,
+    scope: 'serve',
+    arg: '<port>',
+    shown: '6336',
+    help: 'port to listen on, 0 for any free one',
+  },
+  tokenTtl: {
+    env: 'GATEHOUSE_TOKEN_TTL',
+    parse: parseDuration,
+    fallback: 3600,
+    scope: 'serve',
+    arg: '<duration>',
+    shown: '1h',
+    help: 'access-token lifetime (3600, 30m, 24h, 7d); sessions last longer through refresh tokens',
+  },
+  bcryptCost: {
+    env: 'GATEHOUSE_BCRYPT_COST',
+    parse: int(4, 31),
+    fallback: 11,
+    scope: 'serve',
+    arg: '<n>',
+    shown: '11',
+    help: 'bcrypt cost of new hashes (older ones are upgraded at signin)',
+  },
+  passwordMinLength: {
+    env: 'GATEHOUSE_PASSWORD_MIN_LENGTH',
+    parse: int(1, 72),
+    fallback: 8,
+    scope: 'serve',
+    arg: '<n>',
+    shown: '8',
+    help: 'minimum password length in characters',
+  },
+  publicStatistics: { env: 'GATEHOUSE_PUBLIC_STATISTICS', parse: bool, fallback: false, scope: 'serve', shown: 'off', help: 'serve /statistics to everyone' },
+  publicMetrics: { env: 'GATEHOUSE_PUBLIC_METRICS', parse: bool, fallback: false, scope: 'serve', shown: 'off', help: 'serve /metrics to everyone' },
+  metricsTokenFile: {
+    env: 'GATEHOUSE_METRICS_TOKEN_FILE',
+    parse: tokenFile,
+    fallback: null,
+    scope: 'serve',
+    arg: '<file>',
+    help: 'a file holding a bearer token (16+ characters) that may read /metrics, for Prometheus',
+  },
+  logLevel: {
+    env: 'GATEHOUSE_LOG_LEVEL',
+    parse: logLevel,
+    fallback: 'info',
+    scope: 'serve',
+    arg: '<level>',
+    shown: 'info',
+    help: 'debug, info, warn, error or silent; lines below it are dropped',
+  },
+  publicUrl: {
+    env: 'GATEHOUSE_PUBLIC_URL',
+    parse: url,
+    fallback: '',
+    scope: 'serve',
+    arg: '<url>',
+    shown: 'http://localhost:<port>',
+    help: 'the address clients use; links are built from it, never from the Host header (without it: http://localhost:<port> on a loopback --host, http://<host>:<port> otherwise)',
+  },
+  verifyUrl: {
+    env: 'GATEHOUSE_VERIFY_URL',
+    parse: linkTemplate,
+    fallback: null,
+    scope: 'serve',
+    arg: '<template>',
+    shown: 'the pages',
+    help: "your app's verification screen, with {token}: https://app.example.com/verify#token={token}",
+  },
+  resetUrl: {
+    env: 'GATEHOUSE_RESET_URL',
+    parse: linkTemplate,
+    fallback: null,
+    scope: 'serve',
+    arg: '<template>',
+    shown: 'the pages',
+    help: "your app's password-reset screen, with {token}",
+  },
+  pages: {
+    env: 'GATEHOUSE_PAGES',
+    parse: bool,
+    fallback: true,
+    scope: 'serve',
+    negated: true,
+    shown: 'on',
+    help: 'serve no HTML pages (/signin, /signup, /account, …)',
+  },
+  corsOrigin: {
+    env: 'GATEHOUSE_CORS_ORIGIN',
+    parse: origins,
+    fallback: Object.freeze([]) as readonly string[],
+    scope: 'serve',
+    arg: '<origin>',
+    repeatable: true,
+    help: 'a browser origin allowed to call the API, exactly (https://app.example.com); preflights get 204, never credentials; without it, no CORS headers',
+  },
+  cookieDomain: {
+    env: 'GATEHOUSE_COOKIE_DOMAIN',
+    parse: cookieDomain,
+    fallback: null,
+    scope: 'serve',
+    arg: '<domain>',
+    help: "set the pages' session cookie on this parent domain (example.com): one sign-in opens every app on its subdomains behind forward authentication",
+  },
+  passkeyRpId: {
+    env: 'GATEHOUSE_PASSKEY_RP_ID',
+    parse: cookieDomain,
+    fallback: null,
+    scope: 'serve',
+    arg: '<domain>',
+    help: "the passkeys' relying-party id: a parent domain of the public URL's host (example.com), so one passkey serves every subdomain; default: the public URL's host",
+  },
+  trustProxy: {
+    env: 'GATEHOUSE_TRUST_PROXY',
+    parse: trustProxy,
+    fallback: null,
+    scope: 'serve',
+    arg: '[hops|networks]',
+    shown: 'off',
+    help: 'behind reverse proxies: how many (1 when given alone), or their networks like 10.0.0.0/8,127.0.0.1; the client address is the first untrusted one from the right of X-Forwarded-For',
+  },
+  rateLimits: {
+    env: 'GATEHOUSE_RATE_LIMITS',
+    parse: bool,
+    fallback: true,
+    scope: 'serve',
+    negated: true,
+    shown: 'on',
+    help: 'turn per-address limits off (benchmarks, trusted networks); per-account ones always apply',
+  },
+  hashConcurrency: {
+    env: 'GATEHOUSE_HASH_CONCURRENCY',
+    parse: int(1, 256),
+    fallback: () => Math.max(1, os.availableParallelism()),
+    scope: 'serve',
+    arg: '<n>',
+    shown: 'number of cores',
+    help: 'password hashes computed at once; the rest wait in a queue',
+  },
+  busyTimeout: {
+    env: 'GATEHOUSE_BUSY_TIMEOUT',
+    parse: int(0, 600000),
+    fallback: 5000,
+    scope: 'env',
+    shown: '5000',
+    help: 'ms a request waits for a locked store before 503',
+  },
+  shutdownGrace: {
+    env: 'GATEHOUSE_SHUTDOWN_GRACE',
+    parse: int(0, 600000),
+    fallback: 10000,
+    scope: 'env',
+    shown: '10000',
+    help: 'ms in-flight requests get on SIGTERM/SIGINT',
+  },
+  smtpUrl: {
+    env: 'GATEHOUSE_SMTP_URL',
+    secret: true,
+    parse: smtpUrl,
+    fallback: null,
+    scope: 'serve',
+    arg: '<url>',
+    shown: 'outbox',
+    help: 'smtp(s)://user:pass@host:port; without it mail goes to <data-dir>/outbox/*.eml',
+  },
+  mailFrom: {
+    env: 'GATEHOUSE_MAIL_FROM',
+    parse: mailbox,
+    fallback: 'Gatehouse <gatehouse@localhost>',
+    scope: 'serve',
+    arg: '<address>',
+    shown: 'Gatehouse <gatehouse@localhost>',
+    help: 'sender of outgoing mail',
+  },
+  requireVerifiedEmail: {
+    env: 'GATEHOUSE_REQUIRE_VERIFIED_EMAIL',
+    parse: bool,
+    fallback: false,
+    scope: 'serve',
+    shown: 'off',
+    help: 'refuse signin until the email is verified',
+  },
+  verificationTtl: {
+    env: 'GATEHOUSE_VERIFICATION_TTL',
+    parse: parseDuration,
+    fallback: 86400,
+    scope: 'serve',
+    arg: '<duration>',
+    shown: '24h',
+    help: 'verification link lifetime',
+  },
+  resetTtl: {
+    env: 'GATEHOUSE_RESET_TTL',
+    parse: parseDuration,
+    fallback: 1800,
+    scope: 'serve',
+    arg: '<duration>',
+    shown: '30m',
+    help: 'password reset link lifetime',
+  },
+  limitWindow: {
+    env: 'GATEHOUSE_LIMIT_WINDOW',
+    parse: parseDuration,
+    fallback: 900,
+    scope: 'serve',
+    arg: '<duration>',
+    shown: '15m',
+    help: 'window of the signin, signup and TOTP limits',
+  },
+  signinFailuresPerAccount: {
+    env: 'GATEHOUSE_SIGNIN_FAILURES_PER_ACCOUNT',
+    parse: int(1, 1000000),
+    fallback: 10,
+    scope: 'serve',
+    arg: '<n>',
+    shown: '10',
+    help: 'failed signins for one account from one address before that pair locks',
+  },
+  signinFailuresPerAccountTotal: {
+    env: 'GATEHOUSE_SIGNIN_FAILURES_PER_ACCOUNT_TOTAL',
+    parse: int(1, 1000000),
+    fallback: 100,
+    scope: 'serve',
+    arg: '<n>',
+    shown: '100',
+    help: 'failed signins for one account from all addresses before signins from unfamiliar places wait longer after each failure',
+  },
+  signinFailuresPerAddress: {
+    env: 'GATEHOUSE_SIGNIN_FAILURES_PER_ADDRESS',
+    parse: int(1, 1000000),
+    fallback: 100,
+    scope: 'serve',
+    arg: '<n>',
+    shown: '100',
+    help: 'failed signins per client address',
+  },
+  signupsPerAddress: {
+    env: 'GATEHOUSE_SIGNUPS_PER_ADDRESS',
+    parse: int(1, 1000000),
+    fallback: 100,
+    scope: 'serve',
+    arg: '<n>',
+    shown: '100',
+    help: 'signup attempts per client address',
+  },
+  totpFailuresPerAccount: {
+    env: 'GATEHOUSE_TOTP_FAILURES_PER_ACCOUNT',
+    parse: int(1, 1000000),
+    fallback: 5,
+    scope: 'serve',
+    arg: '<n>',
+    shown: '5',
+    help: 'failed codes before the second factor locks',
+  },
+  resetRequestsPerAccount: {
+    env: 'GATEHOUSE_RESET_REQUESTS_PER_ACCOUNT',
+    parse: int(1, 1000000),
+    fallback: 3,
+    scope: 'serve',
+    arg: '<n>',
+    shown: '3',
+    help: 'password reset requests per account',
+  },
+  resetWindow: {
+    env: 'GATEHOUSE_RESET_WINDOW',
+    parse: parseDuration,
+    fallback: 3600,
+    scope: 'serve',
+    arg: '<duration>',
+    shown: '1h',
+    help: 'window of the reset request limit',
+  },
+} satisfies Record<string, Setting<unknown>>;
+
+export type SettingName = keyof typeof SETTINGS;
+/** Raw values as given on the command line (strings or booleans from commander). */
+export type Flags = Partial<Record<SettingName, string | boolean | number | readonly string[] | undefined>>;
+
+export const flagName = (key: string) => '--' + key.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+
+/** A setting as a command-line option: what commander is given (cli/main.ts adds them). */
+export interface SettingOption {
+  key: SettingName;
+  /** `--port <port>`, `--no-pages`, `--trust-proxy [hops|networks]`. */
+  flags: string;
+  description: string;
+  repeatable: boolean;
+}
+
+export const envNames = (s: Setting<unknown>) =>
+  s.secret ? `${s.env}, ${s.env}_FILE` : s.repeatable ? `${s.env}, comma-separated` : s.negated ? `${s.env}=false` : s.env;
+
+/** The options of one scope, in declaration order, each with its environment variable and default in the help. */
+export function settingOptions(scope: 'global' | 'serve'): SettingOption[] {
+  return (Object.entries(SETTINGS) as Array<[SettingName, Setting<unknown>]>)
+    .filter(([, s]) => s.scope === scope)
+    .map(([key, s]) => {
+      const flag = s.negated ? flagName(key).replace(/^--/, '--no-') : flagName(key);
+      const shown = s.shown === undefined || s.negated ? '' : ` (default ${s.shown})`;
+      return {
+        key,
+        flags: s.arg ? `${flag} ${s.arg}` : flag,
+        description: `${s.help}${s.repeatable ? ' (repeatable)' : ''}${shown} [env ${envNames(s)}]`,
+        repeatable: s.repeatable === true,
+      };
+    });
+}
+
+/** The Markdown table of every setting (docs/configuration.md holds a copy; a test keeps them equal). */
+export function settingsTable(): string {
+  const rows = (Object.entries(SETTINGS) as Array<[SettingName, Setting<unknown>]>).map(([key, s]) => {
+    const flag = s.scope === 'env' ? '' : `\`${s.negated ? flagName(key).replace(/^--/, '--no-') : flagName(key)}\``;
+    const env = envNames(s)
+      .split(', ')
+      .map((e) => (e === 'comma-separated' ? e : `\`${e}\``))
+      .join(', ');
+    const cell = (v: string) => v.replace(/\|/g, '\\|').replace(/</g, '&lt;');
+    const shown = s.shown === undefined ? 'none' : /^[a-z ]+$/i.test(s.shown) ? s.shown : `\`${s.shown}\``;
+    return `| ${flag} | ${env} | ${shown} | ${cell(s.help)} |`;
+  });
+  return ['| flag | environment | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
+}

@@ -1,0 +1,52 @@
+/** Pieces of /openapi.json kept apart from the main document (src/http/openapi.ts). */
+export type Schema = Record<string, unknown>;
+export const json = (schema: Schema, type = 'application/json') => ({ content: { [type]: { schema } } });
+/** Anonymous, or a bearer access token. */
+export const optionalBearer = [{}, { bearer: [] }];
+
+/** Forward authentication: reverse proxies ask about each request (docs/forward-auth.md). */
+export function forwardAuthPaths(): Record<string, Record<string, unknown>> {
+  const remote = Object.fromEntries(
+    ['Remote-User', 'Remote-Email', 'Remote-Name', 'Remote-Groups'].map((h) => [
+      h,
+      { description: `${h} of the signed-in account (empty when unknown)`, schema: { type: 'string' } },
+    ]),
+  );
+  const reason = {
+    'X-Gatehouse-Reason': {
+      description: 'why it was refused (untrusted_proxy, no_app, not_in_group, second_factor_required, unauthenticated, bad_request)',
+      schema: { type: 'string' },
+    },
+  };
+  const refusal = (description: string) => ({ description, headers: reason, ...json({ type: 'string' }, 'text/plain') });
+  const forwardAnswers = {
+    200: { description: 'allowed: the proxy passes the request on, with the Remote-* headers', headers: remote },
+    400: refusal('the proxy did not send the original request'),
+    401: refusal('not signed in (an XHR or API client; a browser gets a sign-in address in Location)'),
+    403: refusal('refused: an untrusted proxy, no app for the host, not in an allowed group, or a second factor needed'),
+    503: { description: 'the store is unavailable' },
+  };
+  const forward = (summary: string, extra: Record<string, unknown> = {}) => ({
+    summary,
+    tags: ['forward authentication'],
+    security: optionalBearer,
+    responses: { ...forwardAnswers, ...extra },
+  });
+  return {
+    '/auth/forward': {
+      get: forward('Caddy forward_auth, Traefik ForwardAuth: the original request in X-Forwarded-Method, -Proto, -Host and -Uri', {
+        302: { description: 'not signed in, a browser navigation (GET, HEAD): to <public-url>/signin?rd=<the original address>' },
+        303: { description: 'not signed in, a browser after another method' },
+      }),
+    },
+    '/auth/request': { get: forward('nginx auth_request: the original request in X-Original-URL and X-Original-Method') },
+    '/auth/denied': {
+      get: {
+        summary: 'why a request was refused, in words, for a proxy to show (the documented nginx block does)',
+        tags: ['forward authentication'],
+        parameters: [{ name: 'reason', in: 'query', required: false, schema: { type: 'string' } }],
+        responses: { 403: refusal('the reason in words') },
+      },
+    },
+  };
+}
