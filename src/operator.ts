@@ -17,7 +17,8 @@ import { pruneTokens } from './store/account-tokens';
 import { pruneLegacySecret, pruneSigningKeys } from './store/keys';
 import { pruneSessions } from './store/sessions';
 import { prunePayloads } from './store/oidc';
-import { accountCounts, filterIndexed, poolStats, storeWritable } from './store/stats';
+import { filterIndexed, poolStats, storeWritable } from './store/stats';
+import { administratorExists } from './store/accounts';
 import { accountStats, dbStats, storeStats } from './stats';
 
 export interface MetricsSnapshot {
@@ -49,8 +50,8 @@ export interface OperatorOperations {
    */
   metrics(caller: Caller): Promise<MetricsSnapshot>;
   signupStatus(): Promise<{ open: boolean; closedBy: SignupCheck | null }>;
-  /** How many administrators the store has (the start-up message says whether one exists). */
-  administratorCount(): Promise<number>;
+  /** Whether the store has an administrator (the start-up message for a person says so). */
+  hasAdministrator(): Promise<boolean>;
   /** Whether filter= on accounts and groups is served by trigram indexes (not a scan). */
   filterIndexed(): Promise<boolean>;
   schema(): Promise<SchemaStatus>;
@@ -131,7 +132,7 @@ export function operatorOperations(s: Services): OperatorOperations {
       };
     },
     signupStatus: () => signupStatus(root),
-    administratorCount: async () => (await accountCounts(root)).administrators,
+    hasAdministrator: () => administratorExists(root),
     filterIndexed: () => filterIndexed(root),
     schema: () => schemaStatus(root),
     async prune() {

@@ -18,6 +18,9 @@ export interface Terminal {
   readonly interactive: boolean;
   say(line: string): void;
 }
+/** An error's code for a log line (never its message: driver text may carry SQL or paths). */
+const codeOf = (err: unknown): string => (err as { code?: string } | null)?.code ?? 'internal';
+
 const processTerminal: Terminal = { interactive: process.stdout.isTTY === true, say: (line) => process.stderr.write(`${line}\n`) };
 
 export async function serve(config: Config, logger: Logger = createLogger(undefined, config.logLevel), terminal: Terminal = processTerminal): Promise<void> {
@@ -79,7 +82,6 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
   }
 
   const signup = await core.signupStatus();
-  const administrators = await core.administratorCount();
   logger.info('listening', {
     url: running.url,
     store: core.storeLocation,
@@ -89,20 +91,18 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
     // Since the process started (Node's own start included).
     started_in_ms: Math.round(performance.now()),
   });
+  // Only for a person watching: a service's start does no more work than before.
   if (terminal.interactive || core.storeCreated) {
     terminal.say(`Gatehouse is running at ${core.config.publicUrl} (listening on ${running.url}; store ${core.storeLocation}).`);
     terminal.say(
-      administrators > 0
+      (await core.hasAdministrator())
         ? `Sign in at ${core.config.publicUrl}/signin. Stop it with Ctrl-C.`
         : `No administrator yet: run \`gatehouse bootstrap-admin --email you@example.com --password-stdin\` in another terminal, or the first account to sign up at ${core.config.publicUrl}/signup becomes it.`,
     );
   }
 
   // Old counters (failed emails and addresses) and long-expired tokens would otherwise pile up.
-  const pruner = setInterval(
-    () => core.prune().catch((err: unknown) => logger.warn('prune_failed', { code: (err as { code?: string })?.code ?? 'internal' })),
-    PRUNE_EVERY_MS,
-  );
+  const pruner = setInterval(() => core.prune().catch((err: unknown) => logger.warn('prune_failed', { code: codeOf(err) })), PRUNE_EVERY_MS);
   pruner.unref();
 
   // A shutdown that fails (the store gone while closing) is said and exits non-zero, not as a clean stop.
@@ -122,7 +122,7 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
             resolve();
           },
           (err: unknown) => {
-            logger.error('stop_failed', { code: (err as { code?: string })?.code ?? 'internal' });
+            logger.error('stop_failed', { code: codeOf(err) });
             reject(err);
           },
         );

@@ -242,6 +242,12 @@ export const groupsOf = op(async (h, accountId: number): Promise<Array<{ referen
   return rows.map((r) => ({ reference_id: String(r.reference_id), name: String(r.name) }));
 });
 
+/** Whether any administrator exists (one indexed row, not a count: the start-up message asks). */
+export const administratorExists = op(async (h): Promise<boolean> => {
+  const row = await h.k('membership as m').join('usergroup as g', 'g.id', 'm.usergroup_id').where('g.system_role', 'administrators').first('m.id');
+  return row !== undefined;
+});
+
 /** Another administrator than `accountId` (the oldest), or null. */
 export const otherAdministrator = op(async (h, accountId: number): Promise<number | null> => {
   const row = await h

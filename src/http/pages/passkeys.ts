@@ -8,7 +8,7 @@ import type { Context } from 'koa';
 import { browserAsset, safeReturn, type Caller } from '../../core';
 import { message, type PageKit, refusal, see, str, type SigninPage } from './kit';
 import { isAppError } from '../../errors';
-import { guestCaller, pageCaller, storeTokens, tokensIn } from './session';
+import { endPrevious, guestCaller, pageCaller, storeTokens, tokensIn } from './session';
 import { PASSKEY_SCRIPT } from './passkey-script';
 import { INTERACTION_PATH } from '../oidc';
 import type { AccountPages } from './account';
@@ -56,8 +56,7 @@ export function registerPasskeys(kit: PageKit, signinPage: SigninPage, signupPag
       const previous = await pageCaller(ctx, core, names);
       const tokens = tokensIn(await run(guestCaller(ctx), 'passkey_signin', { response: responseOf(ctx) }));
       if (tokens) storeTokens(ctx, names, tokens);
-      // The session this browser held may have ended already (401): nothing more to end.
-      if (previous) await run(previous, 'signout', {}).catch(() => undefined);
+      await endPrevious(core, previous);
       return see(ctx, returnTo ?? rd ?? '/account');
     } catch (err) {
       await signinPage(ctx, { ...refusal(err), returnTo, rd });

@@ -10,7 +10,7 @@ import { safeReturn, type Caller } from '../../core';
 import { isAppError } from '../../errors';
 import { field, form, html, notice, page } from './html';
 import { type PageKit, refusal, see, send, str } from './kit';
-import { csrfToken, guestCaller, pageCaller, readCookie, setPageCookie, storeTokens } from './session';
+import { csrfToken, endPrevious, guestCaller, pageCaller, readCookie, setPageCookie, storeTokens } from './session';
 import { INTERACTION_PATH } from '../oidc';
 import type { AccountPages } from './account';
 
@@ -99,8 +99,7 @@ export function registerProviders(kit: PageKit, account: AccountPages): void {
       if (done.kind === 'linked') return see(ctx, '/account?done=linked');
       if (done.kind === 'second_factor') return secondFactorPage(ctx, done.pending);
       storeTokens(ctx, names, { token: done.session.token, refresh: done.session.refreshToken });
-      // The session this browser held may have ended already (401): nothing more to end.
-      if (previous) await core.actions.run(previous, 'user_account', 'signout', {}).catch(() => undefined);
+      await endPrevious(core, previous);
       see(ctx, after(done.carry));
     } catch (err) {
       if (!isAppError(err)) throw err;

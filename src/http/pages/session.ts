@@ -146,3 +146,18 @@ export async function pageCaller(ctx: Context, core: Core, names: PageCookies): 
   clearTokens(ctx, names);
   return null;
 }
+
+/**
+ * Signing in again on a browser ends the session its cookie held: one browser, one page session.
+ * That session may have ended already (401): nothing more to end. Anything else is logged by its
+ * code; the new sign-in stands either way.
+ */
+export async function endPrevious(core: Core, previous: Caller | null): Promise<void> {
+  if (!previous) return;
+  try {
+    await core.actions.run(previous, 'user_account', 'signout', {});
+  } catch (err) {
+    const code = (err as { code?: string } | null)?.code;
+    if (code !== 'unauthenticated' && code !== 'invalid_token') core.logger.warn('previous_session_not_ended', { code: code ?? 'internal' });
+  }
+}

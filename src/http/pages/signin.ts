@@ -4,7 +4,7 @@ import { safeReturn } from '../../core';
 import { isAppError } from '../../errors';
 import { field, form, html, Html, notice, page, raw } from './html';
 import { DONE, type PageKit, refusal, see, send, str, message } from './kit';
-import { clearTokens, csrfToken, ensureDevice, guestCaller, pageCaller, storeTokens, tokensIn } from './session';
+import { clearTokens, csrfToken, endPrevious, ensureDevice, guestCaller, pageCaller, storeTokens, tokensIn } from './session';
 import { INTERACTION_PATH } from '../oidc';
 import { ceremonyForm } from './passkey-forms';
 import { providerButtons } from './provider-forms';
@@ -94,8 +94,7 @@ export function registerSignin(kit: PageKit) {
       if (tokens) storeTokens(ctx, names, tokens);
       // Signing in again on this browser (another person, or again for prompt=login) ends the
       // session the cookie held: one browser, one page session.
-      // It may have ended already (401): nothing more to end.
-      if (previous) await run(previous, 'signout', {}).catch(() => undefined);
+      await endPrevious(core, previous);
       return see(ctx, returnTo ?? rd ?? '/account');
     } catch (err) {
       const code = isAppError(err) ? err.code : null;
