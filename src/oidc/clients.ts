@@ -93,6 +93,17 @@ export async function clientMetadata(s: Services, clientId: string): Promise<Rec
 
 const newSecret = () => randomBytes(32).toString('base64url');
 
+/**
+ * 96 random bits, base64url, never starting with '-' or '_': an id that begins with a dash reads
+ * as an option on the command line (`client show -Xy…`), one id in 64 before this.
+ */
+export function newClientId(): string {
+  for (;;) {
+    const id = randomBytes(12).toString('base64url');
+    if (/^[A-Za-z0-9]/.test(id)) return id;
+  }
+}
+
 export async function addClient(s: Services, actor: Actor, input: NewClient): Promise<ClientView & { client_secret?: string }> {
   const name = input.name.trim();
   if (name === '' || name.length > 100) throw new AppError('invalid_input', '{--name} must be 1 to 100 characters');
@@ -104,7 +115,7 @@ export async function addClient(s: Services, actor: Actor, input: NewClient): Pr
   };
   const groups: string[] = [];
   for (const g of input.allowedGroups ?? []) groups.push((await resolveGateGroup(s.store.root, g)).reference_id);
-  const clientId = randomBytes(12).toString('base64url');
+  const clientId = newClientId();
   const secret = input.public ? null : newSecret();
   await insertClient(s.store.root, {
     client_id: clientId,
