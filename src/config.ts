@@ -4,73 +4,25 @@
  */
 import fs from 'node:fs';
 import { AppError } from './errors';
-import type { LogLevel, TrustProxy } from './config/parsers';
-import { type Flags, SETTINGS, type Setting, type SettingName, flagName } from './config/settings';
+import { type Flags, SETTINGS, type Setting, type SettingName, type SettingValues, flagName } from './config/settings';
 
 export { LOG_LEVELS, parseDuration, type LogLevel, type TrustProxy } from './config/parsers';
-export { settingOptions, settingsTable, type Flags, type SettingName, type SettingOption } from './config/settings';
+export { settingOptions, settingsTable, type Flags, type SettingName, type SettingOption, type SettingValues } from './config/settings';
 
-export interface Config {
-  readonly dataDir: string;
-  /** PostgreSQL URL, or null for SQLite at <dataDir>/gatehouse.sqlite. */
-  readonly db: string | null;
-  readonly host: string;
-  readonly port: number;
-  readonly tokenTtlSeconds: number;
-  readonly bcryptCost: number;
-  readonly passwordMinLength: number;
-  readonly publicStatistics: boolean;
-  /** Serve /metrics to everyone (else administrators and the metrics token only). */
-  readonly publicMetrics: boolean;
-  /** A bearer token that may read /metrics (from --metrics-token-file), or null. */
-  readonly metricsToken: string | null;
-  /** Log lines below this level are dropped. */
-  readonly logLevel: LogLevel;
+/**
+ * The server's settings: one field per entry of SETTINGS (config/settings.ts), named as its flag
+ * (`tokenTtl` for `--token-ttl`) and typed by its parser, so a setting is declared once. Durations
+ * are in seconds unless the table's help says milliseconds.
+ */
+export type Config = SettingValues & {
+  /** The public URL given, or the one derived from the listening address (defaultPublicUrl). */
   readonly publicUrl: string;
   /** False when publicUrl was derived from host and port: the bound address replaces it (port 0). */
   readonly publicUrlSet: boolean;
-  /** Link templates with {token} for apps with their own screens; null: Gatehouse's pages. */
-  readonly verifyUrl: string | null;
-  readonly resetUrl: string | null;
-  /** Serve the HTML pages (/signin, /signup, /verify-email, /reset-password, /account). */
-  readonly pages: boolean;
-  /** Browser origins allowed to call the API (CORS); empty: no CORS headers at all. */
-  readonly corsOrigins: readonly string[];
-  /** The parent domain the pages' session cookie is set on (forward authentication across subdomains), or null. */
-  readonly cookieDomain: string | null;
-  /** The WebAuthn relying-party id (a parent domain of the public URL's host), or null: that host itself. */
-  readonly passkeyRpId: string | null;
-  /** Reverse proxies in front (null: none; X-Forwarded-For is then ignored). */
-  readonly trustProxy: TrustProxy | null;
-  readonly rateLimits: boolean;
-  /** Password hashes computed at once; the rest wait, so database reads keep pool threads. */
-  readonly hashConcurrency: number;
-  /** How long a store operation waits for a lock before answering "unavailable". */
-  readonly busyTimeoutMs: number;
-  readonly shutdownGraceMs: number;
-  /** smtp(s)://user:pass@host:port, or null to write messages to <dataDir>/outbox/. */
-  readonly smtpUrl: string | null;
-  readonly mailFrom: string;
-  readonly requireVerifiedEmail: boolean;
-  readonly verificationTtlSeconds: number;
-  readonly resetTtlSeconds: number;
-  readonly limits: Limits;
-}
+};
 
-export interface Limits {
-  readonly windowSeconds: number;
-  /** Failed signins for one account from one address before that pair locks. */
-  readonly signinFailuresPerAccount: number;
-  /** Failed signins for one account from all addresses before it locks everywhere. */
-  readonly signinFailuresPerAccountTotal: number;
-  readonly signinFailuresPerAddress: number;
-  readonly signupsPerAddress: number;
-  readonly totpFailuresPerAccount: number;
-  readonly resetRequestsPerAccount: number;
-  readonly resetWindowSeconds: number;
-}
-
-function resolve<T>(key: SettingName, flags: Flags, env: NodeJS.ProcessEnv): T {
+function resolve<K extends SettingName>(key: K, flags: Flags, env: NodeJS.ProcessEnv): SettingValues[K] {
+  type T = SettingValues[K];
   const s = SETTINGS[key] as Setting<T>;
   const given = flags[key];
   const fromEnv = env[s.env];
@@ -129,51 +81,16 @@ function checkedCookieDomain(domain: string | null, publicUrl: string, flag = '-
 }
 
 export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): Config {
-  const r = <T>(k: SettingName) => resolve<T>(k, flags, env);
-  const host = r<string>('host');
-  const port = r<number>('port');
-  const givenUrl = r<string>('publicUrl');
-  const publicUrl = givenUrl || defaultPublicUrl(host, port);
+  const values = {} as Record<SettingName, unknown>;
+  for (const key of Object.keys(SETTINGS) as SettingName[]) values[key] = resolve(key, flags, env);
+  const v = values as SettingValues;
+  const publicUrl = v.publicUrl || defaultPublicUrl(v.host, v.port);
   return Object.freeze({
-    dataDir: r<string>('dataDir'),
-    db: r<string | null>('db'),
-    host,
-    port,
-    tokenTtlSeconds: r<number>('tokenTtl'),
-    bcryptCost: r<number>('bcryptCost'),
-    passwordMinLength: r<number>('passwordMinLength'),
-    publicStatistics: r<boolean>('publicStatistics'),
-    publicMetrics: r<boolean>('publicMetrics'),
-    metricsToken: r<string | null>('metricsTokenFile'),
-    logLevel: r<LogLevel>('logLevel'),
+    ...v,
     publicUrl,
-    publicUrlSet: givenUrl !== '',
-    corsOrigins: r<readonly string[]>('corsOrigin'),
-    verifyUrl: r<string | null>('verifyUrl'),
-    resetUrl: r<string | null>('resetUrl'),
-    pages: r<boolean>('pages'),
-    cookieDomain: checkedCookieDomain(r<string | null>('cookieDomain'), publicUrl),
+    publicUrlSet: v.publicUrl !== '',
+    cookieDomain: checkedCookieDomain(v.cookieDomain, publicUrl),
     // A browser accepts an RP id only if it is the page's host or a parent of it (WebAuthn's rule).
-    passkeyRpId: checkedCookieDomain(r<string | null>('passkeyRpId'), publicUrl, '--passkey-rp-id'),
-    trustProxy: r<TrustProxy | null>('trustProxy'),
-    rateLimits: r<boolean>('rateLimits'),
-    hashConcurrency: r<number>('hashConcurrency'),
-    busyTimeoutMs: r<number>('busyTimeout'),
-    shutdownGraceMs: r<number>('shutdownGrace'),
-    smtpUrl: r<string | null>('smtpUrl'),
-    mailFrom: r<string>('mailFrom'),
-    requireVerifiedEmail: r<boolean>('requireVerifiedEmail'),
-    verificationTtlSeconds: r<number>('verificationTtl'),
-    resetTtlSeconds: r<number>('resetTtl'),
-    limits: Object.freeze({
-      windowSeconds: r<number>('limitWindow'),
-      signinFailuresPerAccount: r<number>('signinFailuresPerAccount'),
-      signinFailuresPerAccountTotal: r<number>('signinFailuresPerAccountTotal'),
-      signinFailuresPerAddress: r<number>('signinFailuresPerAddress'),
-      signupsPerAddress: r<number>('signupsPerAddress'),
-      totpFailuresPerAccount: r<number>('totpFailuresPerAccount'),
-      resetRequestsPerAccount: r<number>('resetRequestsPerAccount'),
-      resetWindowSeconds: r<number>('resetWindow'),
-    }),
+    passkeyRpId: checkedCookieDomain(v.passkeyRpId, publicUrl, '--passkey-rp-id'),
   });
 }

@@ -124,9 +124,9 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
   if (dirWarning) logger.warn('data_dir_open', { message: dirWarning });
   let s: Services;
   try {
-    const keys = new KeyRing(store.root, clock, config.tokenTtlSeconds);
+    const keys = new KeyRing(store.root, clock, config.tokenTtl);
     await keys.open();
-    const tokens = new TokenService(keys, () => s.config.publicUrl, config.tokenTtlSeconds, clock);
+    const tokens = new TokenService(keys, () => s.config.publicUrl, config.tokenTtl, clock);
     const passwords = new PasswordHasher(config.bcryptCost, config.hashConcurrency);
     s = {
       config,

@@ -116,7 +116,7 @@ export function operatorOperations(s: Services): OperatorOperations {
       }
     },
     async metrics(caller) {
-      const { publicMetrics, metricsToken } = s.config;
+      const { publicMetrics, metricsTokenFile: metricsToken } = s.config;
       const allowed = publicMetrics || (metricsToken !== null && tokenIs(caller.token, metricsToken));
       if (!allowed) requireAdministrator(await actorOf(s, caller), 'read metrics');
       const c = s.counters;
@@ -140,7 +140,7 @@ export function operatorOperations(s: Services): OperatorOperations {
         pruneCounters(root, KEEP_COUNTERS_MS),
         pruneTokens(root),
         pruneSigningKeys(root, KEEP_RETIRED_KEYS_MS),
-        pruneLegacySecret(root, (s.config.tokenTtlSeconds + 60) * 1000),
+        pruneLegacySecret(root, (s.config.tokenTtl + 60) * 1000),
         pruneSessions(root, SESSION_IDLE_MS, KEEP_COUNTERS_MS),
         prunePayloads(root),
         pruneKnownSignins(root, KNOWN_SIGNIN_MS),

@@ -7,11 +7,11 @@ import { countLockedAccounts } from './store/counters';
 import { accountCounts, poolStats, storeBytes } from './store/stats';
 
 export async function accountStats(s: Services) {
-  const { limits } = s.config;
+  const limits = s.config;
   const [c, locked] = await Promise.all([
     accountCounts(s.store.root),
     // Accounts locked everywhere: failed signins from all addresses reached the ceiling in the current window.
-    countLockedAccounts(s.store.root, keys.signinEmail(''), limits.signinFailuresPerAccountTotal, limits.windowSeconds * 1000),
+    countLockedAccounts(s.store.root, keys.signinEmail(''), limits.signinFailuresPerAccountTotal, limits.limitWindow * 1000),
   ]);
   return {
     total: c.total,

@@ -69,12 +69,12 @@ export class Limiter {
     private readonly config: Config,
     private readonly clock: Clock,
   ) {
-    this.windowMs = config.limits.windowSeconds * 1000;
+    this.windowMs = config.limitWindow * 1000;
   }
 
   /** Refuses before any password work when the email or the address is locked out. */
   async assertSigninAllowed(emailKey: string | null, address: string, device: string | null = null): Promise<void> {
-    const { limits } = this.config;
+    const limits = this.config;
     const group = addressGroup(address);
     if (this.config.rateLimits) {
       const byAddress = await peek(this.db, keys.signinAddress(group), this.windowMs);
@@ -102,7 +102,7 @@ export class Limiter {
 
   /** 1 s at the ceiling, doubling with each failure past it, at most the window. */
   private delayMs(hits: number): number {
-    const past = hits - this.config.limits.signinFailuresPerAccountTotal;
+    const past = hits - this.config.signinFailuresPerAccountTotal;
     return Math.min(1000 * 2 ** Math.min(past, 30), this.windowMs);
   }
 
@@ -119,8 +119,8 @@ export class Limiter {
       hit(this.db, keys.signinEmail(emailKey), this.windowMs),
       hit(this.db, keys.signinLast(emailKey), 0),
     ]);
-    if (total.hits === this.config.limits.signinFailuresPerAccountTotal) return 'account';
-    return pair.hits === this.config.limits.signinFailuresPerAccount ? 'pair' : null;
+    if (total.hits === this.config.signinFailuresPerAccountTotal) return 'account';
+    return pair.hits === this.config.signinFailuresPerAccount ? 'pair' : null;
   }
 
   /** The right password from this address: its pair starts over, and the address becomes familiar. */
@@ -147,24 +147,24 @@ export class Limiter {
   async signupAttempt(address: string): Promise<void> {
     if (!this.config.rateLimits) return;
     const count = await hit(this.db, keys.signupAddress(address), this.windowMs);
-    if (count.hits > this.config.limits.signupsPerAddress) throw limited(count, this.windowMs, this.clock.now(), 'signups from this address');
+    if (count.hits > this.config.signupsPerAddress) throw limited(count, this.windowMs, this.clock.now(), 'signups from this address');
   }
 
   async assertTotpAllowed(referenceId: string): Promise<void> {
     const count = await peek(this.db, keys.totpAccount(referenceId), this.windowMs);
-    if (count.hits >= this.config.limits.totpFailuresPerAccount) throw limited(count, this.windowMs, this.clock.now(), 'failed codes for this account');
+    if (count.hits >= this.config.totpFailuresPerAccount) throw limited(count, this.windowMs, this.clock.now(), 'failed codes for this account');
   }
 
   /** Returns true when this failure locked the second factor. */
   async totpFailed(referenceId: string): Promise<boolean> {
     const count = await hit(this.db, keys.totpAccount(referenceId), this.windowMs);
-    return count.hits === this.config.limits.totpFailuresPerAccount;
+    return count.hits === this.config.totpFailuresPerAccount;
   }
 
   /** Counts a reset request; false when the account is over its limit (the request is dropped). */
   async resetRequest(referenceId: string): Promise<boolean> {
-    const count = await hit(this.db, keys.resetAccount(referenceId), this.config.limits.resetWindowSeconds * 1000);
-    return count.hits <= this.config.limits.resetRequestsPerAccount;
+    const count = await hit(this.db, keys.resetAccount(referenceId), this.config.resetWindow * 1000);
+    return count.hits <= this.config.resetRequestsPerAccount;
   }
 
   /**

@@ -21,7 +21,7 @@ export function sendUnlock(s: Services, account: AccountRow): void {
 
 /** Issues a verification token and mails its link now (its failure is the caller's to answer). */
 export async function mailVerification(s: Services, account: AccountRow): Promise<void> {
-  const ttl = s.config.verificationTtlSeconds;
+  const ttl = s.config.verificationTtl;
   await mailToken(s, account, 'verify_email', ttl, (token) =>
     verificationMessage(mailLink(s.config, 'verify', token), account.email, account.name, token, ttl),
   );

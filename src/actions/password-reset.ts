@@ -30,7 +30,7 @@ export const resetPasswordRequest: ActionDef = {
         }
         // A new request voids the older links.
         await voidTokens(s.store.root, account.id, 'reset_password');
-        const ttl = s.config.resetTtlSeconds;
+        const ttl = s.config.resetTtl;
         await mailToken(s, account, 'reset_password', ttl, (token) =>
           resetMessage(mailLink(s.config, 'reset', token), account.email, account.name, token, ttl),
         );

@@ -5,6 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { bool, cookieDomain, dbUrl, int, linkTemplate, logLevel, mailbox, origins, parseDuration, smtpUrl, str, tokenFile, trustProxy, url } from './parsers';
+import type { LogLevel } from './parsers';
 
 /**
  * One setting, declared once: the commander options, `--help`, the environment variable, the
@@ -101,7 +102,7 @@ export const SETTINGS = {
   logLevel: {
     env: 'GATEHOUSE_LOG_LEVEL',
     parse: logLevel,
-    fallback: 'info',
+    fallback: 'info' as LogLevel,
     scope: 'serve',
     arg: '<level>',
     shown: 'info',
@@ -331,6 +332,10 @@ export const SETTINGS = {
 } satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;
+/** The value a setting holds once read: what its parser returns, or its fallback. */
+type ValueOf<S> = S extends { parse: (raw: string, name: string) => infer T; fallback: infer F } ? T | (F extends () => infer R ? R : F) : never;
+/** Every setting's value, typed from the table above: a new setting is one entry there and nothing else. */
+export type SettingValues = { readonly [K in SettingName]: ValueOf<(typeof SETTINGS)[K]> };
 /** Raw values as given on the command line (strings or booleans from commander). */
 export type Flags = Partial<Record<SettingName, string | boolean | number | readonly string[] | undefined>>;
 

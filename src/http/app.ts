@@ -50,10 +50,10 @@ export function createApp(core: Core): { app: Koa; web: WebStats; metrics: Metri
       });
     }
   });
-  if (core.config.corsOrigins.length > 0) {
+  if (core.config.corsOrigin.length > 0) {
     // An exact allow-list; bearer tokens only, so never credentials. Other origins get no CORS
     // headers (the browser then refuses to hand them the answer).
-    const allowed = new Set(core.config.corsOrigins);
+    const allowed = new Set(core.config.corsOrigin);
     app.use(
       cors({
         origin: (ctx) => (allowed.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),

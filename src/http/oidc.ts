@@ -110,9 +110,9 @@ export class OidcProvider {
       rotateRefreshToken: true,
       // Lifetimes (seconds): codes are short; refresh tokens and grants follow Gatehouse's sessions.
       ttl: {
-        AccessToken: core.config.tokenTtlSeconds,
+        AccessToken: core.config.tokenTtl,
         AuthorizationCode: 60,
-        IdToken: core.config.tokenTtlSeconds,
+        IdToken: core.config.tokenTtl,
         Interaction: 3600,
         Session: 14 * 24 * 3600,
         Grant: 90 * 24 * 3600,

@@ -9,7 +9,7 @@ const PRUNE_EVERY_MS = 10 * 60 * 1000;
 
 async function holdDataDirFor(config: Config) {
   prepareDataDir(config.dataDir);
-  return holdDataDir(config.dataDir, config.busyTimeoutMs);
+  return holdDataDir(config.dataDir, config.busyTimeout);
 }
 
 /** Where a person at a terminal reads what the JSON log line says (stderr: stdout stays the log). */

@@ -40,7 +40,7 @@ export async function startServer(core: Core, host = core.config.host, port = co
     routes,
     close() {
       closing ??= new Promise<void>((resolve) => {
-        const grace = setTimeout(() => server.closeAllConnections(), core.config.shutdownGraceMs);
+        const grace = setTimeout(() => server.closeAllConnections(), core.config.shutdownGrace);
         grace.unref();
         server.close(() => {
           clearTimeout(grace);

@@ -45,7 +45,7 @@ export function keyOperations(s: Services): KeyOperations {
     async rotate(actor, alg = 'RS256') {
       requireAdministrator(actor, 'rotate signing keys');
       if (!SIGNING_ALGS.includes(alg as SigningAlg)) throw new AppError('invalid_input', `{--alg} must be one of ${SIGNING_ALGS.join(', ')}`);
-      const r = await rotateKeys(s.store.root, s.clock, alg as SigningAlg, s.config.tokenTtlSeconds);
+      const r = await rotateKeys(s.store.root, s.clock, alg as SigningAlg, s.config.tokenTtl);
       await s.keys.refresh(0);
       await s.audit.record('key_rotated', actor, { account: null, kid: r.kid, alg, retired: r.retired.join(',') });
       return { kid: r.kid, alg, retired: r.retired };

@@ -99,7 +99,7 @@ export async function backupStore(config: Config, to: string, force: boolean): P
     throw new AppError('unavailable', `could not write the backup to ${target} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
   const partial = path.join(scratch, 'snapshot.sqlite');
-  const k = openFile(source, config.busyTimeoutMs);
+  const k = openFile(source, config.busyTimeout);
   try {
     const umask = process.umask(0o077); // so SQLite creates it 0600 too
     try {
@@ -152,7 +152,7 @@ async function replaceStore(config: Config, snapshot: string, target: string, fa
   try {
     if (fs.existsSync(target)) {
       // Fold the WAL into the main file, so the kept store is whole on its own.
-      const k = openFile(target, config.busyTimeoutMs);
+      const k = openFile(target, config.busyTimeout);
       try {
         await k.raw('PRAGMA wal_checkpoint(TRUNCATE)');
       } finally {

@@ -96,8 +96,8 @@ function sqliteKnex(config: Config): Knex {
   }
   return sqliteFileKnex(
     filename,
-    `PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = ${config.busyTimeoutMs};`,
-    config.busyTimeoutMs,
+    `PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = ${config.busyTimeout};`,
+    config.busyTimeout,
   );
 }
 
@@ -126,17 +126,17 @@ function postgresKnex(config: Config, url: string): Knex {
   return knexFactory({
     client: 'pg',
     log: QUIET,
-    connection: { connectionString: url, statement_timeout: config.busyTimeoutMs + 25000 } as Knex.PgConnectionConfig,
+    connection: { connectionString: url, statement_timeout: config.busyTimeout + 25000 } as Knex.PgConnectionConfig,
     pool: {
       min: 0,
       max: 10,
       // Like SQLite's busy_timeout: a lock held elsewhere is waited for a bounded time, then the
       // request answers 503 (lock_not_available) instead of hanging.
       afterCreate(conn: { query(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, conn: unknown) => void) {
-        conn.query(`SET lock_timeout = ${Math.max(1, config.busyTimeoutMs)}`, (err) => done(err, conn));
+        conn.query(`SET lock_timeout = ${Math.max(1, config.busyTimeout)}`, (err) => done(err, conn));
       },
     },
-    acquireConnectionTimeout: config.busyTimeoutMs + 10000,
+    acquireConnectionTimeout: config.busyTimeout + 10000,
   });
 }
 
@@ -171,7 +171,7 @@ export async function openStore(config: Config, clock: Clock): Promise<Store> {
   try {
     if (dialect === 'postgres') await withAdvisoryLock(knex, async () => void (created = await migrate(knex)));
     else created = await migrate(knex);
-    if (dialect === 'sqlite') readers = await ReadPool.open(path.join(config.dataDir, SQLITE_FILE), SQLITE_READERS, config.busyTimeoutMs);
+    if (dialect === 'sqlite') readers = await ReadPool.open(path.join(config.dataDir, SQLITE_FILE), SQLITE_READERS, config.busyTimeout);
   } catch (err) {
     // The opening's own error is the one to report, not the pool's on the way out.
     await knex.destroy().catch(() => {});

@@ -51,6 +51,6 @@ t.test('--cors-origin takes exact origins only', async (t) => {
   for (const bad of ['*', 'https://app.example.com/', 'https://app.example.com/path', 'ftp://x.example.com', 'app.example.com']) {
     t.throws(() => loadConfig({ corsOrigin: bad }, {}), { code: 'invalid_input' }, bad);
   }
-  t.same(loadConfig({}, { GATEHOUSE_CORS_ORIGIN: `${APP}, http://localhost:5173` }).corsOrigins, [APP, 'http://localhost:5173'], 'env: comma-separated');
-  t.same(loadConfig({}, {}).corsOrigins, []);
+  t.same(loadConfig({}, { GATEHOUSE_CORS_ORIGIN: `${APP}, http://localhost:5173` }).corsOrigin, [APP, 'http://localhost:5173'], 'env: comma-separated');
+  t.same(loadConfig({}, {}).corsOrigin, []);
 });

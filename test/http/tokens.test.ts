@@ -22,7 +22,7 @@ t.test('the token carries the documented claims, signed RS256 with a kid', async
   const p = claims.payload as Record<string, unknown>;
   t.match(p, { iss: s.config.publicUrl, email: 'admin@example.com', name: 'admin', auth_version: 1 });
   for (const c of ['sub', 'iat', 'nbf', 'exp', 'jti']) t.ok(p[c] !== undefined, `has ${c}`);
-  t.equal((p.exp as number) - (p.iat as number), s.config.tokenTtlSeconds, 'the configured lifetime');
+  t.equal((p.exp as number) - (p.iat as number), s.config.tokenTtl, 'the configured lifetime');
   t.equal(await s.db('gatehouse_setting').where({ name: 'jwt_secret' }).first(), undefined, 'a new store has no HS256 secret');
 });
 
