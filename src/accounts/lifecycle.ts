@@ -4,7 +4,7 @@
  * rule, writes, and audits with the actor's `via`. Only administrators (and the operator at the
  * shell) may act on another account.
  */
-import { replacePassword } from './replace-password';
+import { newPasswordHash, replacePassword } from './replace-password';
 import { AppError } from '../errors';
 import { requireAdministrator } from '../access/caller';
 import type { Actor } from '../actor';
@@ -13,7 +13,7 @@ import type { Tx } from '../store/connection';
 import { AccountRow, bumpAuthVersion, findAccountByEmailKey, findAccountById, isAdministrator, lockAccounts } from '../store/accounts';
 import { disableTotp } from '../store/totp';
 import { assertNotLastAdministrator, makeAdministrator, removeAdministrator } from './administrators';
-import { normalizeEmail, validatePassword } from './validate';
+import { normalizeEmail } from './validate';
 
 export async function findAccountByEmail(s: Services, email: string, tx: Tx = s.store.root): Promise<AccountRow> {
   const account = await findAccountByEmailKey(tx, normalizeEmail(email).key);
@@ -56,9 +56,8 @@ export async function setDisabled(s: Services, actor: Actor, email: string, disa
 export async function setPassword(s: Services, actor: Actor, email: string, password: string): Promise<AccountRow> {
   requireAdministrator(actor, 'change other accounts');
   const account = await findAccountByEmail(s, email);
-  validatePassword(password, undefined, account.email_key, s.config.passwordMinLength);
   // A new password ends every session issued under the old one, and its lockouts.
-  await replacePassword(s, actor, account, await s.passwords.hash(password), 'password_set');
+  await replacePassword(s, actor, account, await newPasswordHash(s, password, undefined, account.email_key), 'password_set');
   return account;
 }
 

@@ -2,12 +2,24 @@
  * Replacing an account's password, the one way every path does it (change_password, the mailed
  * reset, the shell's set-password): the new hash and an auth_version bump in one write (every
  * session issued under the old password ends), the failures counted against the old password
- * cleared (a lockout of the old one says nothing about the new), and one audit row.
+ * cleared (a lockout of the old one says nothing about the new), and one audit row. A new
+ * password is checked and hashed once, by newPasswordHash, for those three and for no one else.
  */
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import type { Tx } from '../store/connection';
 import { AccountRow, bumpAuthVersion } from '../store/accounts';
+import { validatePassword } from './validate';
+
+/**
+ * A new password's hash, after the rules every new password meets (length, not common, not the
+ * email, equal to its confirmation when one is given). Callers check who is asking first, so a
+ * refused request costs no hashing.
+ */
+export async function newPasswordHash(s: Services, password: string, confirm: string | undefined, emailKey: string): Promise<string> {
+  validatePassword(password, confirm, emailKey, s.config.passwordMinLength);
+  return s.passwords.hash(password);
+}
 
 export type PasswordEvent = 'password_changed' | 'password_reset' | 'password_set';
 

@@ -2,8 +2,8 @@
  * Credential changes: each bumps auth_version, so every token issued before is refused at once,
  * and answers a fresh token for the caller.
  */
-import { replacePassword } from '../accounts/replace-password';
-import { normalizeEmail, stringField, validatePassword } from '../accounts/validate';
+import { newPasswordHash, replacePassword } from '../accounts/replace-password';
+import { normalizeEmail, stringField } from '../accounts/validate';
 import { reloadAccount, revokeSessions } from '../accounts/lifecycle';
 import { AppError } from '../errors';
 import { bumpAuthVersion, findAccountByEmailKey, lockAccounts } from '../store/accounts';
@@ -22,9 +22,8 @@ export const changePassword: ActionDef = {
     const password = stringField(attributes, 'password')!;
     const confirm = stringField(attributes, 'passwordConfirm')!;
     const account = await callerAccount(ctx);
-    validatePassword(password, confirm, account.email_key, s.config.passwordMinLength);
     await confirmPassword(ctx, account, current);
-    await replacePassword(s, ctx.actor, account, await s.passwords.hash(password), 'password_changed');
+    await replacePassword(s, ctx.actor, account, await newPasswordHash(s, password, confirm, account.email_key), 'password_changed');
     return { session: await newSession(ctx, await reloadAccount(s, account.id)), message: 'password changed; other sessions are signed out' };
   },
 };

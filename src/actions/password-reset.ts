@@ -2,9 +2,9 @@
  * Password recovery. The request answers at once and the same way whether or not the email
  * exists: the lookup, the token and the mail happen after the answer, so its timing says nothing.
  */
-import { replacePassword } from '../accounts/replace-password';
+import { newPasswordHash, replacePassword } from '../accounts/replace-password';
 import { AppError } from '../errors';
-import { emailKeyOrNull, stringField, validatePassword } from '../accounts/validate';
+import { emailKeyOrNull, stringField } from '../accounts/validate';
 import { findAccountByEmailKey } from '../store/accounts';
 import { tokenAccountEmailKey, voidTokens } from '../store/account-tokens';
 import { checkTokenShape, mailToken, redeemToken } from '../accounts/one-time-tokens';
@@ -56,8 +56,7 @@ export const resetPassword: ActionDef = {
     // An unknown token is refused here, before the bcrypt work: guessing costs the server nothing.
     const emailKey = await tokenAccountEmailKey(s.store.root, token, 'reset_password');
     if (emailKey === null) throw new AppError('token_invalid', 'the reset link is not valid or was already used');
-    validatePassword(password, confirm, emailKey, s.config.passwordMinLength);
-    const hash = await s.passwords.hash(password);
+    const hash = await newPasswordHash(s, password, confirm, emailKey);
     const account = await redeemToken(s, token, 'reset_password');
     // Sessions issued before the reset end here; TOTP stays as it was.
     await replacePassword(s, actor, account, hash, 'password_reset', (tx) => voidTokens(tx, account.id, 'reset_password'));
