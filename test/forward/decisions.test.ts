@@ -3,14 +3,14 @@
 // tokens, revoked sessions, apps added and removed while the server runs, and hostile input.
 // The real proxies in front are in proxies.test.ts.
 import t from 'tap';
-import { generate } from 'otplib';
 import { cli } from '../helpers/cli';
+import { manualClock, totpAt, type ManualClock } from '../helpers/clock';
 import { countRows, PASSWORD, setSignup, startTestServer, type TestServer } from '../helpers/server';
 
 const APP = 'app.gh.test';
 
-async function setUp(t: Parameters<typeof startTestServer>[0]) {
-  const s = await startTestServer(t, { trustProxy: '127.0.0.1', publicUrl: 'http://auth.gh.test:6336', cookieDomain: 'gh.test' });
+async function setUp(t: Parameters<typeof startTestServer>[0], clock?: ManualClock) {
+  const s = await startTestServer(t, { trustProxy: '127.0.0.1', publicUrl: 'http://auth.gh.test:6336', cookieDomain: 'gh.test' }, undefined, { clock });
   await s.signup('admin@example.com');
   const admin = await s.signin('admin@example.com');
   await setSignup(s, admin, 2097057);
@@ -120,20 +120,22 @@ t.test('bypass paths, path prefixes, the longest prefix wins', async (t) => {
 });
 
 t.test('--two-factor admits only sessions that passed TOTP', async (t) => {
-  const { s, member } = await setUp(t);
+  const clock = manualClock();
+  const { s, member } = await setUp(t, clock);
   await cli(s.dataDir, ['app', 'add', '--host', APP, '--two-factor']);
   const refused = await forward(s, { token: member });
   t.equal(refused.status, 403);
   t.match(refused.text, /two-factor/);
   const enrol = await s.action('user_account', 'totp_enroll', { password: PASSWORD }, member);
   const secret = enrol.body.find((i: { ResponseType: string }) => i.ResponseType === 'totp.secret').Attributes.secret;
-  const confirm = await s.action('user_account', 'totp_confirm', { otp: await generate({ secret }) }, member);
+  const confirm = await s.action('user_account', 'totp_confirm', { otp: await totpAt(secret, clock) }, member);
   const confirmed = confirm.body.find((i: { Attributes: { key?: string } }) => i.Attributes.key === 'token').Attributes.value;
   t.equal((await forward(s, { token: confirmed })).status, 200, 'the session that turned TOTP on passed it');
+  clock.advance(30_000);
   const r = await s.action('user_account', 'signin', {
     email: 'member@example.com',
     password: PASSWORD,
-    otp: await generate({ secret, epoch: Date.now() / 1000 + 30 }),
+    otp: await totpAt(secret, clock),
   });
   const fresh = r.body.find((i: { Attributes: { key?: string } }) => i.Attributes.key === 'token').Attributes.value;
   t.equal((await forward(s, { token: fresh })).status, 200, 'a signin with a code');

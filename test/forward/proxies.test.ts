@@ -3,16 +3,21 @@
 // Chromium (its resolver mapping *.gh.test to 127.0.0.1) opens an app, signs in, comes back, and
 // opens the other app without signing in again: one cookie on the parent domain.
 import http from 'node:http';
-import { generate } from 'otplib';
 import t from 'tap';
 import { cli } from '../helpers/cli';
 import { freePort, launch, screenshots } from '../helpers/browser';
 import { docBlock, startCaddy, startCaddyFile, startEcho, startNginx, startNginxFile } from '../helpers/proxies';
+import { manualClock, totpAt, type ManualClock } from '../helpers/clock';
 import { PASSWORD, setSignup, startTestServer } from '../helpers/server';
 
-async function setUp(t: Parameters<typeof startTestServer>[0]) {
+async function setUp(t: Parameters<typeof startTestServer>[0], clock?: ManualClock) {
   const [gatePort, nginxPort, caddyPort] = [await freePort(), await freePort(), await freePort()];
-  const s = await startTestServer(t, { port: gatePort, publicUrl: `http://auth.gh.test:${gatePort}`, cookieDomain: 'gh.test', trustProxy: '127.0.0.1' });
+  const s = await startTestServer(
+    t,
+    { port: gatePort, publicUrl: `http://auth.gh.test:${gatePort}`, cookieDomain: 'gh.test', trustProxy: '127.0.0.1' },
+    undefined,
+    { clock },
+  );
   const backend = await startEcho(t);
   // The documented blocks, with this run's names and ports.
   const nginx = docBlock('nginx')
@@ -139,11 +144,12 @@ t.test('nginx and Caddy: an outsider gets 403; XHRs get 401; an unknown host is 
 });
 
 t.test('Caddy: the two-factor step keeps the way back', async (t) => {
-  const { s, files } = await setUp(t);
+  const clock = manualClock();
+  const { s, files } = await setUp(t, clock);
   const sam = await s.signin('sam@example.com');
   const enrol = await s.action('user_account', 'totp_enroll', { password: PASSWORD }, sam);
   const secret = enrol.body.find((i: { ResponseType: string }) => i.ResponseType === 'totp.secret').Attributes.secret;
-  t.equal((await s.action('user_account', 'totp_confirm', { otp: await generate({ secret }) }, sam)).status, 200);
+  t.equal((await s.action('user_account', 'totp_confirm', { otp: await totpAt(secret, clock) }, sam)).status, 200);
 
   const browser = await launch(t, browserArgs);
   const page = await browser.newPage();
@@ -156,7 +162,8 @@ t.test('Caddy: the two-factor step keeps the way back', async (t) => {
   await screenshots(page, 'forward-totp-step');
   await page.fill('input[name=password]', PASSWORD);
   // The next step's code: the one that turned TOTP on may not be used twice.
-  await page.fill('input[name=otp]', await generate({ secret, epoch: Math.floor(Date.now() / 1000) + 30 }));
+  clock.advance(30_000);
+  await page.fill('input[name=otp]', await totpAt(secret, clock));
   await Promise.all([page.waitForURL(`${files}/**`), page.click('button[type=submit]')]);
   const seen = JSON.parse((await page.textContent('body')) ?? '{}');
   t.equal(seen.url, '/docs/report.pdf', 'back at the app after the code');

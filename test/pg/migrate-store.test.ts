@@ -1,9 +1,9 @@
 // Moving from SQLite to PostgreSQL: `gatehouse migrate-store` copies every account, group,
 // permission and secret; the new store serves the same accounts, tokens and second factors.
 import t from 'tap';
-import { generate } from 'otplib';
 import { cli } from '../helpers/cli';
 import { freshDatabase, pgReachable } from '../helpers/pg';
+import { manualClock, totpAt } from '../helpers/clock';
 import { PASSWORD, setSignup, startTestServer, tempDir, tokenOf } from '../helpers/server';
 
 t.test('copy a store into a new PostgreSQL database and serve from it', async (t) => {
@@ -11,7 +11,8 @@ t.test('copy a store into a new PostgreSQL database and serve from it', async (t
     t.fail('PostgreSQL is not reachable: set GATEHOUSE_TEST_PG or start it (.ci/run does)');
     return;
   }
-  const s = await startTestServer(t);
+  const clock = manualClock();
+  const s = await startTestServer(t, {}, undefined, { clock });
   await s.signup('admin@example.com');
   const admin = await s.signin('admin@example.com');
   await setSignup(s, admin, 2097057);
@@ -19,8 +20,7 @@ t.test('copy a store into a new PostgreSQL database and serve from it', async (t
   const kim = await s.signin('kim@example.com');
   const enrol = await s.action('user_account', 'totp_enroll', { password: PASSWORD }, kim);
   const secret = enrol.body[0].Attributes.secret;
-  const step = Math.floor(Date.now() / 30000);
-  const confirmed = await s.action('user_account', 'totp_confirm', { otp: await generate({ secret, epoch: step * 30 }) }, kim);
+  const confirmed = await s.action('user_account', 'totp_confirm', { otp: await totpAt(secret, clock) }, kim);
   t.equal(confirmed.status, 200);
   const kimToken = tokenOf(confirmed);
   await s.call('POST', '/api/usergroup', { token: admin, body: { data: { type: 'usergroup', attributes: { name: 'editors' } } } });
@@ -37,7 +37,8 @@ t.test('copy a store into a new PostgreSQL database and serve from it', async (t
   t.equal(again.code, 3, 'a target that holds accounts is refused');
 
   // The same server moved to a new store keeps its public URL (the tokens' issuer).
-  const p = await startTestServer(t, { db: target, publicUrl: s.config.publicUrl }, tempDir(t));
+  const p = await startTestServer(t, { db: target, publicUrl: s.config.publicUrl }, tempDir(t), { clock });
+  clock.advance(30_000);
   t.equal(
     (await p.call('GET', '/api/user_account', { token: kimToken })).status,
     200,
@@ -48,7 +49,7 @@ t.test('copy a store into a new PostgreSQL database and serve from it', async (t
   const withCode = await p.action('user_account', 'signin', {
     email: 'kim@example.com',
     password: PASSWORD,
-    otp: await generate({ secret, epoch: (step + 1) * 30 }),
+    otp: await totpAt(secret, clock),
   });
   t.equal(withCode.status, 200);
   const groups = await p.call('GET', '/api/usergroup?filter=editors', { token: await p.signin('admin@example.com') });
