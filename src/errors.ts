@@ -45,12 +45,13 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
 /**
  * A setting or argument named in a message is written `{--name}`: each front end words it. The
  * shell shows its flag (`--name`); HTTP, the pages and the logs show the field (`name`, dashes as
- * spaces). Domain code so never names a CLI flag to a person in a browser.
+ * spaces); the console shows its form's label (`“Redirect URIs”`) where it has one. Domain code
+ * so never names a CLI flag to a person in a browser.
  */
 const FIELD = /\{--([a-z][a-z-]*)\}/g;
 export type Front = 'cli' | 'text';
-export const worded = (template: string, front: Front): string =>
-  template.replace(FIELD, (_m, name: string) => (front === 'cli' ? `--${name}` : name.replace(/-/g, ' ')));
+export const worded = (template: string, front: Front, labels: Readonly<Record<string, string>> = {}): string =>
+  template.replace(FIELD, (_m, name: string) => (front === 'cli' ? `--${name}` : labels[name] ? `“${labels[name]}”` : name.replace(/-/g, ' ')));
 
 export class AppError extends Error {
   readonly code: ErrorCode;
@@ -68,8 +69,8 @@ export class AppError extends Error {
   }
 }
 
-/** The message as a front end says it (`cli`: flags; `text`: field names). */
-export const messageFor = (err: AppError, front: Front): string => worded(err.template, front);
+/** The message as a front end says it (`cli`: flags; `text`: field names, or a form's labels for them). */
+export const messageFor = (err: AppError, front: Front, labels?: Readonly<Record<string, string>>): string => worded(err.template, front, labels);
 
 export function isAppError(err: unknown): err is AppError {
   return err instanceof AppError;

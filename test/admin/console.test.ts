@@ -239,6 +239,17 @@ t.test('the console: guest signup, an OIDC client, disabling an account; non-adm
   await admin.goto(`${base}/admin/apps`);
   t.match(await admin.locator('table').textContent(), /\/share/, 'the apps table shows open (bypass) paths');
   await screenshots(admin, 'admin-apps-rows');
+  // A refusal names the form's field as the console labels it, never the shell's flag.
+  await admin.getByLabel('Host', { exact: true }).fill('https://grafana.example.com/');
+  await admin.getByRole('button', { name: 'Add app' }).click();
+  const refused = (await admin.getByRole('alert').textContent()) ?? '';
+  t.match(refused, /^“Host” takes a host name/, 'the console words the field by its label');
+  t.notMatch(refused, /--/, 'no command-line flag on a console page');
+  await admin.goto(`${base}/admin/clients`);
+  await admin.getByLabel('Name', { exact: true }).fill('Wiki');
+  await admin.getByLabel('Redirect URIs').fill('http://wiki.example.com/callback');
+  await admin.getByRole('button', { name: 'Add client' }).click();
+  t.match(await admin.getByRole('alert').textContent(), /^“Redirect URIs” must be https/);
   await admin.goto(`${base}/admin/audit`);
   await screenshots(admin, 'admin-audit-rows');
   await admin.goto(`${base}/admin/clients`);

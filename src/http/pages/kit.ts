@@ -5,7 +5,7 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { AppError, isAppError } from '../../errors';
+import { AppError, isAppError, messageFor } from '../../errors';
 import type { ActionResult, Caller, Core } from '../../core';
 import { errorStyle, STATUS } from '../errors';
 import { lazyKoaBody } from '../body';
@@ -36,14 +36,21 @@ const PAGE_MESSAGES: Partial<Record<string, string>> = {
   password_mismatch: 'The two passwords differ; type the same one twice.',
 };
 
-/** An action's refusal as the page shows it; anything else is not ours to explain. */
-export const message = (err: unknown): string => {
+/**
+ * An action's refusal as the page shows it; anything else is not ours to explain. `labels` names
+ * the form's fields as the page labels them (the console's forms), for the fields a message names.
+ */
+export const message = (err: unknown, labels?: Readonly<Record<string, string>>): string => {
   if (!isAppError(err)) throw err;
-  return PAGE_MESSAGES[err.code] ?? err.message.charAt(0).toUpperCase() + err.message.slice(1);
+  const said = messageFor(err, 'text', labels);
+  return PAGE_MESSAGES[err.code] ?? said.charAt(0).toUpperCase() + said.slice(1);
 };
 
 /** A refusal's status and message, for a form shown again with it. */
-export const refusal = (err: unknown): { status: number; error: string } => ({ error: message(err), status: STATUS[(err as AppError).code] });
+export const refusal = (err: unknown, labels?: Readonly<Record<string, string>>): { status: number; error: string } => ({
+  error: message(err, labels),
+  status: STATUS[(err as AppError).code],
+});
 
 /** Fixed success messages by name (redirects carry only the name: no reflected text). */
 export const DONE: Record<string, string> = {

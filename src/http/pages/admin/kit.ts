@@ -23,6 +23,19 @@ export const SECTIONS = [
 ] as const;
 export type Section = (typeof SECTIONS)[number][0];
 
+/**
+ * The console's labels for the fields a domain message names (`{--host}` in the message): a
+ * refusal on a console form speaks of "Host", not of the shell's --host.
+ */
+const FORM_LABELS: Readonly<Record<string, string>> = {
+  host: 'Host',
+  path: 'Path prefixes',
+  'bypass-path': 'Open paths',
+  name: 'Name',
+  'redirect-uri': 'Redirect URIs',
+  expires: 'The link works for',
+};
+
 /** Fixed words after a change (the redirect carries only the name: no reflected text). */
 const DONE: Record<string, string> = {
   disabled: 'The account is disabled; its sessions have ended.',
@@ -170,7 +183,7 @@ export function consoleKit(kit: PageKit): ConsoleKit {
       try {
         await handler(a, ctx.request.body);
       } catch (err) {
-        await back(ctx, a, refusal(err));
+        await back(ctx, a, refusal(err, FORM_LABELS));
       }
     },
     get(path, _section, handler) {
@@ -183,7 +196,7 @@ export function consoleKit(kit: PageKit): ConsoleKit {
         try {
           to = await handler(ctx, a, ctx.request.body);
         } catch (err) {
-          return back(ctx, a, refusal(err));
+          return back(ctx, a, refusal(err, FORM_LABELS));
         }
         see(ctx, to);
       });
