@@ -31,35 +31,12 @@ import { appOperations, type AppOperations } from './apps/operations';
 import { passkeyOperations, type PasskeyOperations } from './passkeys/operations';
 import { invitationOperations, type InvitationOperations } from './invitations/operations';
 import { providerOperations, type ProviderOperations } from './upstream/operations';
+import { deliveryOperations, type DeliveryOperations } from './deliveries/operations';
+import { Sender } from './deliveries/sender';
+import { recordRunning, withServerFacts } from './deliveries/running';
 
-export { assertStoreExists, prepareDataDir } from './store/connection';
-export { PAGE_SIZE } from './records/operations';
-export { safeReturn } from './apps/rules';
-export { browserAsset } from './native/lazy';
-export { describe as describePermission } from './permission/bits';
-export type { Actor, Caller } from './actor';
-export type { AccountInput } from './accounts/operations';
-export type { MetricsSnapshot } from './operator';
-export type { AccountView } from './accounts/views';
-export type { ActionResult } from './actions/types';
-export type { ActionPermissionView, PermissionChange } from './records/action-permissions';
-export type { RecordPage, RecordView } from './records/service';
-export type { Query } from './records/query';
-export type { AuditRow, AuditFilter } from './store/audit';
-export type { BootstrapOutcome } from './accounts/bootstrap';
-export type { GroupView, GroupDetail } from './groups/manage';
-export type { SharedGroup } from './records/sharing';
-export type { MemberChange } from './groups/members';
-export type { KeyView } from './keys/operations';
-export type { PublicJwk } from './auth/keys';
-export type { SessionView } from './accounts/sessions';
-export type { ClientView, NewClient } from './oidc/clients';
-export type { OidcClaims, ProviderAdapter } from './oidc/support';
-export type { SchemaStatus } from './store/connection';
-export type { AppView, ForwardDecision, NewAppInput } from './apps/operations';
-export type { PasskeyView } from './passkeys/operations';
-export type { InvitationView, NewInvitation } from './invitations/operations';
-export type { IdentityView, NewProvider, ProviderView } from './upstream/operations';
+// The vocabulary front ends name (views, inputs, a few pure helpers), re-exported in one place.
+export * from './core-vocabulary';
 
 /** What the HTTP API serves, described from the definitions the handlers use (/openapi.json). */
 export interface ApiCatalog {
@@ -92,6 +69,8 @@ export interface Core extends Omit<OperatorOperations, 'audit'> {
   readonly invitations: InvitationOperations;
   /** Upstream OpenID Connect providers: sign in with another provider, linked identities. */
   readonly providers: ProviderOperations;
+  /** Webhook endpoints and the delivery queue (mail and webhooks). */
+  readonly deliveries: DeliveryOperations;
   readonly audit: OperatorOperations['audit'];
   /** The actions and record types the HTTP API serves, with their attributes. */
   catalog(): ApiCatalog;
@@ -106,7 +85,9 @@ export interface Core extends Omit<OperatorOperations, 'audit'> {
    * loopback one (passkeys need a host name).
    */
   listening(url: string): void;
-  /** Waits for background work (mail sent after an answer). */
+  /** This process is the server: record its public URL and mail route for the shell, and deliver the queue. */
+  serving(): Promise<void>;
+  /** Waits for background work and, in a server, for every message due now to be tried. */
   settle(): Promise<void>;
   close(): Promise<void>;
 }
@@ -128,8 +109,11 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     await keys.open();
     const tokens = new TokenService(keys, () => s.config.publicUrl, config.tokenTtl, clock);
     const passwords = new PasswordHasher(config.bcryptCost, config.hashConcurrency);
+    const mailer = createMailer(config, logger);
+    const sender = new Sender(store, mailer, logger, clock);
     s = {
-      config,
+      // An admin command links to the running server's public URL unless it is given one.
+      config: await withServerFacts(store, config),
       clock,
       logger,
       store,
@@ -137,9 +121,10 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       keys,
       tokens,
       limiter: new Limiter(store.root, config, clock),
-      mailer: createMailer(config, logger),
+      mailer,
+      sender,
       tasks: new Tasks(logger),
-      audit: new Audit(store, logger),
+      audit: new Audit(store, logger, clock, () => sender.nudge()),
       counters: { signinsOk: 0, signinsFailed: 0, signups: 0, lockouts: 0, providerSignins: {} },
     };
   } catch (err) {
@@ -172,11 +157,20 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     passkeys: passkeyOperations(s),
     invitations: invitationOperations(s),
     providers: providerOperations(s),
+    deliveries: deliveryOperations(s),
     ...operatorOperations(s),
     catalog: () => ({ actions: describeActions(), records: describeRecordTypes() }),
-    settle: () => s.tasks.drain(),
+    async serving() {
+      await recordRunning(store, s.config, s.mailer, logger);
+      await s.sender.start();
+    },
+    async settle() {
+      await s.tasks.drain();
+      await s.sender.flush();
+    },
     async close() {
       await s.tasks.drain();
+      await s.sender.stop();
       s.mailer.close();
       await s.passwords.close();
       await store.close();

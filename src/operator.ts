@@ -17,6 +17,8 @@ import { pruneTokens } from './store/account-tokens';
 import { pruneLegacySecret, pruneSigningKeys } from './store/keys';
 import { pruneSessions } from './store/sessions';
 import { prunePayloads } from './store/oidc';
+import { pruneDeliveries, queueFigures } from './store/deliveries';
+import type { DeliveryCounts } from './deliveries/sender';
 import { filterIndexed, poolStats, storeWritable } from './store/stats';
 import { administratorExists } from './store/accounts';
 import { accountStats, dbStats, storeStats } from './stats';
@@ -32,6 +34,10 @@ export interface MetricsSnapshot {
   hashesRunning: number;
   /** The store's connection pool (null where the driver keeps none). */
   pool: { used: number; free: number; pending: number } | null;
+  /** Tries by this server since start, by kind (mail, webhook) and outcome (delivered, retried, failed). */
+  deliveries: DeliveryCounts;
+  /** The queue in the store: messages pending and failed, the oldest pending one's age. */
+  queue: { pending: number; failed: number; oldestPendingSeconds: number };
 }
 
 export interface OperatorOperations {
@@ -60,6 +66,9 @@ export interface OperatorOperations {
 }
 
 const KEEP_COUNTERS_MS = 24 * 60 * 60 * 1000;
+/** Delivered messages stay listed a week (deliveries --all); failed ones a month, for the operator. */
+const KEEP_DELIVERED_MS = 7 * KEEP_COUNTERS_MS;
+const KEEP_FAILED_MS = 30 * KEEP_COUNTERS_MS;
 /** Withdrawn keys stay listed (as retired) this long. */
 const KEEP_RETIRED_KEYS_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -129,6 +138,12 @@ export function operatorOperations(s: Services): OperatorOperations {
         hashesQueued: s.passwords.queued,
         hashesRunning: s.passwords.running,
         pool: poolStats(s.store),
+        deliveries: structuredClone(s.sender.counts),
+        queue: await queueFigures(root).then((q) => ({
+          pending: q.pending,
+          failed: q.failed,
+          oldestPendingSeconds: q.oldestPendingAt === null ? 0 : Math.max(0, (s.clock.now() - q.oldestPendingAt) / 1000),
+        })),
       };
     },
     signupStatus: () => signupStatus(root),
@@ -144,6 +159,7 @@ export function operatorOperations(s: Services): OperatorOperations {
         pruneSessions(root, SESSION_IDLE_MS, KEEP_COUNTERS_MS),
         prunePayloads(root),
         pruneKnownSignins(root, KNOWN_SIGNIN_MS),
+        pruneDeliveries(root, KEEP_DELIVERED_MS, KEEP_FAILED_MS),
       ]);
     },
   };

@@ -13,6 +13,7 @@ import type { Limiter } from './access/limits';
 import type { Mailer } from './mail/mailer';
 import type { Tasks } from './tasks';
 import type { Audit } from './audit';
+import type { Sender } from './deliveries/sender';
 
 export interface AuthCounters {
   signinsOk: number;
@@ -35,6 +36,8 @@ export interface Services {
   readonly tokens: TokenService;
   readonly limiter: Limiter;
   readonly mailer: Mailer;
+  /** Delivers queued mail and webhooks; running in `serve` only (start()), idle in an admin command. */
+  readonly sender: Sender;
   readonly tasks: Tasks;
   readonly audit: Audit;
   readonly counters: AuthCounters;

@@ -5,7 +5,8 @@
 import { AppError } from '../errors';
 import type { Services } from '../services';
 import { AccountRow, findAccountById } from '../store/accounts';
-import { consumeToken, issueToken, TokenPurpose, voidTokens } from '../store/account-tokens';
+import { consumeToken, issueToken, TokenPurpose } from '../store/account-tokens';
+import { queueMail, type MailTopic } from '../deliveries/queue';
 import type { MailMessage } from '../mail/mailer';
 
 const LABEL: Record<TokenPurpose, string> = { verify_email: 'verification', reset_password: 'reset', unlock_signin: 'unlock' };
@@ -28,7 +29,12 @@ export async function redeemToken(s: Services, token: string, purpose: TokenPurp
   return account;
 }
 
-/** Issues a token and mails it; if the mail does not go out, the token is voided. */
+const TOPIC: Record<TokenPurpose, MailTopic> = { verify_email: 'verification', reset_password: 'reset', unlock_signin: 'unlock' };
+
+/**
+ * Issues a token and queues its mail in one write: both or neither. A running server sends it,
+ * retrying while the mail server is down (deliveries/sender.ts).
+ */
 export async function mailToken(
   s: Services,
   account: AccountRow,
@@ -36,11 +42,9 @@ export async function mailToken(
   ttlSeconds: number,
   message: (token: string) => MailMessage,
 ): Promise<void> {
-  const token = await issueToken(s.store.root, account.id, purpose, account.email_key, ttlSeconds);
-  try {
-    await s.mailer.send(message(token));
-  } catch (err) {
-    await voidTokens(s.store.root, account.id, purpose);
-    throw err;
-  }
+  await s.store.transaction(async (tx) => {
+    const token = await issueToken(tx, account.id, purpose, account.email_key, ttlSeconds);
+    await queueMail(tx, message(token), TOPIC[purpose]);
+  });
+  s.sender.nudge();
 }

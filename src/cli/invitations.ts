@@ -36,10 +36,13 @@ export function registerInvitations(user: Command, io: Io): void {
         });
         // The link is the invitation's only key: printed when asked for, never otherwise.
         const doc = o.printLink ? { invitation: r.invitation, mail: r.mail, link: r.link } : { invitation: r.invitation, mail: r.mail };
+        // Queued: the running server sends it (this command sends nothing itself).
         const mail =
           r.mail.via === 'smtp'
-            ? `mail:           sent by the SMTP server ${r.mail.to}\n`
-            : `mail:           written to ${r.mail.to} (no --smtp-url: nobody receives it; give --print-link to hand the link over)\n`;
+            ? `mail:           queued; the server sends it through the SMTP server ${r.mail.to}\n`
+            : r.mail.via === 'outbox'
+              ? `mail:           queued; the server writes it to ${r.mail.to} (no --smtp-url: nobody receives it; give --print-link to hand the link over)\n`
+              : `mail:           queued; no server has run on this store yet: it is sent when gatehouse serve starts\n`;
         emit(io, wantsJson(c), doc, () => `${show(r.invitation)}${mail}${o.printLink ? `link:           ${r.link}\n` : ''}`);
       }),
     );

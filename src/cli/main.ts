@@ -18,6 +18,7 @@ import { registerMigrate } from './migrate';
 import { registerMigrateStore } from './migrate-store';
 import { registerStats } from './stats';
 import { registerUser } from './user';
+import { registerWebhook } from './webhook';
 
 export const VERSION = '0.1.0';
 
@@ -66,6 +67,7 @@ export function buildProgram(io: Io, servers: Servers): Command {
   registerClient(program, io);
   registerApp(program, io);
   registerProvider(program, io);
+  registerWebhook(program, io);
   registerMigrate(program, io);
   registerAudit(program, io);
   registerMigrateStore(program, io);

@@ -125,6 +125,23 @@ export function createMetrics(core: Core): Metrics {
     },
   });
 
+  new client.Counter({
+    name: 'gatehouse_deliveries_total',
+    help: 'Delivery tries by this server since start, by kind (mail, webhook) and outcome (delivered, retried, failed)',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [register],
+    collect() {
+      if (!snapshot) return;
+      this.reset();
+      for (const [kind, outcomes] of Object.entries(snapshot.deliveries)) {
+        for (const [outcome, n] of Object.entries(outcomes)) this.inc({ kind, outcome }, n);
+      }
+    },
+  });
+  fromCore('gatehouse_delivery_queue_pending', 'Messages (mail and webhooks) waiting in the queue', (m) => m.queue.pending, 'gauge');
+  fromCore('gatehouse_delivery_queue_failed', 'Messages that failed for good and are kept for the operator', (m) => m.queue.failed, 'gauge');
+  fromCore('gatehouse_delivery_oldest_pending_seconds', 'Age of the oldest message still waiting (0: none)', (m) => m.queue.oldestPendingSeconds, 'gauge');
+
   const forwards = new client.Counter({
     name: 'gatehouse_forward_auth_total',
     help: 'Forward-authentication answers, by outcome (allowed, unauthenticated, denied_no_app, denied_not_member, denied_two_factor, bad_request, untrusted)',

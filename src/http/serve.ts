@@ -58,6 +58,41 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
     undoDir();
     throw err;
   }
+  // Old counters (failed emails and addresses) and long-expired tokens would otherwise pile up.
+  const pruner = setInterval(() => core.prune().catch((err: unknown) => logger.warn('prune_failed', { code: codeOf(err) })), PRUNE_EVERY_MS);
+  pruner.unref();
+
+  // A shutdown that fails (the store gone while closing) is said and exits non-zero, not as a clean stop.
+  // Installed before anything else is awaited: a SIGTERM right after the listening line stops cleanly.
+  const stopped = new Promise<void>((resolve, reject) => {
+    const stop = (signal: string) => {
+      clearInterval(pruner);
+      process.off('SIGTERM', onTerm);
+      process.off('SIGINT', onInt);
+      logger.info('shutting_down', { signal });
+      running
+        .close()
+        .then(() => core.close())
+        .then(release)
+        .then(
+          () => {
+            logger.info('stopped', {});
+            resolve();
+          },
+          (err: unknown) => {
+            logger.error('stop_failed', { code: codeOf(err) });
+            reject(err);
+          },
+        );
+    };
+    const onTerm = () => stop('SIGTERM');
+    const onInt = () => stop('SIGINT');
+    process.on('SIGTERM', onTerm);
+    process.on('SIGINT', onInt);
+  });
+  // Awaited at the end; a failed stop during the start-up lines below is not an unhandled rejection.
+  stopped.catch(() => undefined);
+
   if (core.storeCreated) {
     // A mistyped --data-dir would otherwise quietly start an empty store, open to the first comer.
     terminal.say(`gatehouse: created a new, empty store at ${core.storeLocation}`);
@@ -100,36 +135,5 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
         : `No administrator yet: run \`gatehouse bootstrap-admin --email you@example.com --password-stdin\` in another terminal, or the first account to sign up at ${core.config.publicUrl}/signup becomes it.`,
     );
   }
-
-  // Old counters (failed emails and addresses) and long-expired tokens would otherwise pile up.
-  const pruner = setInterval(() => core.prune().catch((err: unknown) => logger.warn('prune_failed', { code: codeOf(err) })), PRUNE_EVERY_MS);
-  pruner.unref();
-
-  // A shutdown that fails (the store gone while closing) is said and exits non-zero, not as a clean stop.
-  await new Promise<void>((resolve, reject) => {
-    const stop = (signal: string) => {
-      clearInterval(pruner);
-      process.off('SIGTERM', onTerm);
-      process.off('SIGINT', onInt);
-      logger.info('shutting_down', { signal });
-      running
-        .close()
-        .then(() => core.close())
-        .then(release)
-        .then(
-          () => {
-            logger.info('stopped', {});
-            resolve();
-          },
-          (err: unknown) => {
-            logger.error('stop_failed', { code: codeOf(err) });
-            reject(err);
-          },
-        );
-    };
-    const onTerm = () => stop('SIGTERM');
-    const onInt = () => stop('SIGINT');
-    process.on('SIGTERM', onTerm);
-    process.on('SIGINT', onInt);
-  });
+  await stopped;
 }

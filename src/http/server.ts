@@ -33,6 +33,8 @@ export async function startServer(core: Core, host = core.config.host, port = co
   core.listening(url);
   const { app, web, metrics, routes } = createApp(core);
   server.on('request', app.callback());
+  // A running server records its public URL for the shell and delivers the queue (mail, webhooks).
+  await core.serving();
   let closing: Promise<void> | null = null;
   return {
     url,

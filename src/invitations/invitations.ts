@@ -29,6 +29,8 @@ import {
   spendInvitation,
 } from '../store/invitations';
 import { invitationMessage } from '../mail/messages';
+import { queueMail } from '../deliveries/queue';
+import { mailRoute, type MailRoute } from '../deliveries/running';
 
 const DAY_S = 24 * 60 * 60;
 export const DEFAULT_INVITATION_TTL_S = 7 * DAY_S;
@@ -81,11 +83,8 @@ async function view(s: Services, row: InvitationRow): Promise<InvitationView> {
 
 export const invitationLink = (publicUrl: string, token: string) => `${publicUrl}/signup?invite=${token}`;
 
-/** Where an invitation's mail went: an SMTP server, or (no SMTP set) the outbox folder, where nobody receives it. */
-export interface MailDestination {
-  via: 'smtp' | 'outbox';
-  to: string;
-}
+/** Where an invitation's mail goes: an SMTP server, the outbox folder (where nobody receives it), or a server yet to start. */
+export type MailDestination = MailRoute;
 
 export async function invite(s: Services, actor: Actor, input: NewInvitation): Promise<{ invitation: InvitationView; link: string; mail: MailDestination }> {
   requireAdministrator(actor, 'invite people');
@@ -103,24 +102,29 @@ export async function invite(s: Services, actor: Actor, input: NewInvitation): P
     if (!groups.includes(found.reference_id)) groups.push(found.reference_id);
   }
   const token = randomBytes(32).toString('base64url');
-  const row = await insertInvitation(s.store.root, {
-    email,
-    email_key: key,
-    token_hash: hash(token),
-    groups: JSON.stringify(groups),
-    administrator: input.administrator === true,
-    created_by: actor.principal.accountId,
-    expires_at: s.clock.now() + ttl * 1000,
-  });
   const link = invitationLink(s.config.publicUrl, token);
-  s.tasks.run('invitation_mail_failed', { invitation: row.reference_id }, () => s.mailer.send(invitationMessage(link, email, ttl)));
+  // The invitation and its mail are one write: a running server sends the mail (never this call).
+  const row = await s.store.transaction(async (tx) => {
+    const created = await insertInvitation(tx, {
+      email,
+      email_key: key,
+      token_hash: hash(token),
+      groups: JSON.stringify(groups),
+      administrator: input.administrator === true,
+      created_by: actor.principal.accountId,
+      expires_at: s.clock.now() + ttl * 1000,
+    });
+    await queueMail(tx, invitationMessage(link, email, ttl), 'invitation');
+    return created;
+  });
+  s.sender.nudge();
   await s.audit.record('invitation_created', actor, {
     account: null,
     invitation: row.reference_id,
     groups: groups.join(','),
     administrator: row.administrator,
   });
-  return { invitation: await view(s, row), link, mail: { via: s.mailer.kind, to: s.mailer.destination } };
+  return { invitation: await view(s, row), link, mail: await mailRoute(s.store, s.mailer, s.sender.sending) };
 }
 
 export async function listInvitations(s: Services, actor: Actor): Promise<InvitationView[]> {

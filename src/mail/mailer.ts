@@ -65,7 +65,13 @@ export function readable(eml: Buffer): Buffer {
 /** Every message's fate is logged: where it went (never its text: it carries links that sign in). */
 export function createMailer(config: Config, logger?: Logger): Mailer {
   if (config.smtpUrl) {
-    const smtp = lazyTransport((nodemailer) => nodemailer.createTransport(config.smtpUrl!, { from: config.mailFrom }));
+    // Bounded waits: a try must end well within the queue's claim on the message (deliveries/sender.ts).
+    const smtp = lazyTransport((nodemailer) =>
+      nodemailer.createTransport(
+        { url: config.smtpUrl!, connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 30_000 },
+        { from: config.mailFrom },
+      ),
+    );
     const server = new URL(config.smtpUrl);
     const destination = `${server.hostname}:${server.port || (server.protocol === 'smtps:' ? 465 : 587)}`;
     return {

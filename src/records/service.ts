@@ -166,7 +166,7 @@ export async function loadForWrite(tx: Tx, principal: Principal, type: RecordTyp
 
 /** Audited after the commit: an audit write must not wait for the connection the transaction holds. */
 async function auditAll(s: Services, actor: Actor, events: WriteEvent[]): Promise<void> {
-  for (const e of events) await s.audit.record(e.event, actor, { account: e.account, ...e.details });
+  for (const e of events) await s.audit.record(e.event, actor, { account: e.account, ...e.details }, 'info', e.about);
 }
 
 export async function updateRecord(s: Services, actor: Actor, type: RecordType, id: string, attributes: Record<string, unknown>): Promise<RecordView> {

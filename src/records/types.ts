@@ -17,6 +17,7 @@ import type { Tx } from '../store/connection';
 import { AccountRow, deleteAccount } from '../store/accounts';
 import { deleteRow, updateRow } from '../store/records';
 import type { GuardedTable } from '../store/guarded-rows';
+import type { AccountFacts } from '../deliveries/events';
 import { assertNotSystemGroup, createGroup, parseGroupName } from '../groups/manage';
 import { assertGroupNameFree } from '../groups/names';
 
@@ -34,6 +35,8 @@ export interface WriteEvent {
   event: string;
   account: string | null;
   details?: Record<string, string>;
+  /** The account as it was, for an event announced after it is gone (account_deleted). */
+  about?: AccountFacts;
 }
 
 export interface RecordType {
@@ -115,18 +118,21 @@ const userAccount: RecordType = {
   },
   async update(tx, row, changes) {
     const { disabled, ...columns } = changes;
+    const events: WriteEvent[] = [];
     if (Object.keys(columns).length > 0) await updateRow(tx, 'user_account', row.id, columns);
+    if (columns.name !== undefined && columns.name !== row.name) events.push({ event: 'name_changed', account: row.reference_id });
     // Disabling (or enabling) is the account use case: the last-administrator rule, sessions end.
     if (disabled !== undefined && (await applyDisabled(tx, row as unknown as AccountRow, disabled as boolean))) {
-      return [{ event: disabled ? 'account_disabled' : 'account_enabled', account: row.reference_id }];
+      events.push({ event: disabled ? 'account_disabled' : 'account_enabled', account: row.reference_id });
     }
-    return [];
+    return events;
   },
   async remove(tx, row) {
     await assertNotLastAdministrator(tx, row.id, 'deleted');
     // The account's dedicated group goes with it (groups it owns that nobody else is in).
     await deleteAccount(tx, row.id);
-    return [{ event: 'account_deleted', account: row.reference_id }];
+    // The account is gone when the event is announced: its address and name travel with it.
+    return [{ event: 'account_deleted', account: row.reference_id, about: { id: String(row.reference_id), email: String(row.email), name: String(row.name) } }];
   },
 };
 

@@ -34,6 +34,8 @@ export const COPIED_TABLES: readonly TableName[] = [
   'upstream_provider',
   'linked_identity',
   'upstream_flow',
+  'webhook',
+  'delivery',
   'rate_counter',
   'known_signin',
   'recovery_code',
@@ -55,6 +57,8 @@ const WITH_ID = new Set([
   'invitation',
   'upstream_provider',
   'linked_identity',
+  'webhook',
+  'delivery',
 ]);
 const BATCH = 200;
 /** The unique column paging orders by, for tables without an id (default: name). */

@@ -18,6 +18,7 @@ import * as forwardAuth from '../../migrations/20261126000000_forward_auth';
 import * as passkeys from '../../migrations/20261127000000_passkeys';
 import * as invitations from '../../migrations/20261128000000_invitations';
 import * as upstreamProviders from '../../migrations/20261129000000_upstream_providers';
+import * as deliveries from '../../migrations/20261130000000_deliveries';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -40,6 +41,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261127000000_passkeys', passkeys],
   ['20261128000000_invitations', invitations],
   ['20261129000000_upstream_providers', upstreamProviders],
+  ['20261130000000_deliveries', deliveries],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

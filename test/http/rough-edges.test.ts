@@ -24,6 +24,7 @@ t.test('--port 0: links, mailed links and the issuer name the bound port, never 
   t.ok(me.body.data[0].links.self.startsWith(`${s.url}/api/user_account/`), 'JSON:API links');
   t.ok(me.body.links.self.startsWith(`${s.url}/api/user_account`));
   t.equal((await s.action('user_account', 'request_verification', {}, token)).status, 200);
+  await s.core.settle();
   const outbox = path.join(s.dataDir, 'outbox');
   const eml = fs.readFileSync(
     path.join(

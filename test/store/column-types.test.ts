@@ -12,7 +12,9 @@ const JS_TYPE = { int: 'number', time: 'number', bool: 'boolean', text: 'string'
 t.test('every column decodes to its declared type on this dialect', async (t) => {
   const clock = manualClock(Math.floor(Date.now() / 30000) * 30000 + 1000);
   const s = await withAdmin(t, {}, { clock });
-  // Fill every table: accounts, groups, memberships, tokens, counters, recovery codes, audit.
+  // Fill every table: accounts, groups, memberships, tokens, counters, recovery codes, audit,
+  // a webhook and the deliveries its events and the mails make.
+  t.equal((await cli(s.dataDir, ['webhook', 'add', '--url', 'http://127.0.0.1:9/hook', '--description', 'columns'])).code, 0);
   await setSignup(s, s.adminToken, 2097057);
   await s.signup('kim@example.com');
   await s.action('user_account', 'signin', { email: 'kim@example.com', password: 'wrong password 99' });

@@ -1,0 +1,45 @@
+/**
+ * Putting messages in the queue. A mail is queued in the transaction of the change that causes
+ * it (the token it carries, the invitation it announces); a webhook event is queued with the
+ * audit row of the change (audit.ts), so both are durable before anyone is told "done", and only
+ * a running server sends them (sender.ts).
+ */
+import type { Actor } from '../actor';
+import type { Clock } from '../clock';
+import type { MailMessage } from '../mail/mailer';
+import type { Store, Tx } from '../store/connection';
+import { findAccountByReference } from '../store/accounts';
+import { enqueue, listWebhooks, type NewDelivery } from '../store/deliveries';
+import { type AccountFacts, eventBody, eventTypeOf, subscribes } from './events';
+
+/** The kinds of mail, as the queue lists them. */
+export type MailTopic = 'verification' | 'reset' | 'unlock' | 'invitation';
+
+export async function queueMail(tx: Tx, message: MailMessage, topic: MailTopic): Promise<void> {
+  await enqueue(tx, [{ kind: 'mail', topic, payload: JSON.stringify(message) }]);
+}
+
+/**
+ * The webhook messages an audited event makes, one per endpoint that subscribes to it; none when
+ * no endpoint does (one indexed read, no write: the common case costs a signup nothing more).
+ */
+export async function eventMessages(
+  store: Store,
+  clock: Clock,
+  auditEvent: string,
+  actor: Actor,
+  fields: Readonly<Record<string, unknown>> & { account: string | null },
+  about?: AccountFacts,
+): Promise<NewDelivery[]> {
+  const type = eventTypeOf(auditEvent);
+  if (type === null) return [];
+  const hooks = (await listWebhooks(store.root)).filter((w) => subscribes(JSON.parse(w.events) as string[], type));
+  if (hooks.length === 0) return [];
+  let account: AccountFacts | { id: string } | null = about ?? null;
+  if (!account && fields.account !== null) {
+    const row = await findAccountByReference(store.root, fields.account);
+    account = row ? { id: row.reference_id, email: row.email, name: row.name } : { id: fields.account };
+  }
+  const payload = eventBody(type, clock.now(), actor, account, fields);
+  return hooks.map((w) => ({ kind: 'webhook' as const, webhook_id: w.id, topic: type, payload }));
+}
