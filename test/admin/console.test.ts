@@ -211,6 +211,14 @@ t.test('the console: guest signup, an OIDC client, disabling an account; non-adm
   await cli(s.dataDir, ['group', 'add', 'editors', 'eve@example.com']);
   await cli(s.dataDir, ['app', 'add', '--host', 'files.example.com', '--bypass-path', '/share', '--two-factor']);
   await cli(s.dataDir, ['user', 'invite', 'fay@example.com', '--group', 'editors']);
+  await cli(s.dataDir, [
+    'webhook',
+    'add',
+    '--url',
+    'https://hooks.example.com/a/very/long/path/for/the/crm/synchronisation?key=abc',
+    '--event',
+    'account.created',
+  ]);
   const eveId = (await s.db('user_account').where({ email_key: 'eve@example.com' }).first()).reference_id;
   // Run in the page (a string: the tests compile without the DOM's types).
   const outside = () =>
@@ -229,7 +237,7 @@ t.test('the console: guest signup, an OIDC client, disabling an account; non-adm
     })()`) as Promise<string[]>;
   for (const width of [360, 390, 1280]) {
     await admin.setViewportSize({ width, height: 800 });
-    for (const path of ['accounts', 'invitations', 'groups', 'clients', 'apps', 'keys', 'audit', `accounts/${eveId}`]) {
+    for (const path of ['accounts', 'invitations', 'groups', 'clients', 'apps', 'webhooks', 'keys', 'audit', `accounts/${eveId}`]) {
       await admin.goto(`${base}/admin/${path}`);
       t.same(await outside(), [], `/admin/${path} at ${width} px: everything inside its box`);
     }

@@ -86,6 +86,16 @@ t.test('an invitation from a shell says where its mail goes; the command itself 
   t.ok(after.json.link.startsWith('https://auth.example.test/signup?invite='), "the server's public URL, not the shell's default");
   const said = await cli(dir, ['user', 'invite', 'cy@example.com']);
   t.match(said.out, /mail: +queued; the server writes it to .*outbox \(no --smtp-url/);
+  const provider = await cli(
+    dir,
+    ['--json', 'provider', 'add', '--name', 'up', '--issuer', 'https://id.example.com', '--client-id', 'gh', '--client-secret-env', 'S'],
+    {
+      env: { S: 'secret' },
+    },
+  );
+  t.equal(provider.json.redirect_uri, 'https://auth.example.test/signin/provider/up/callback', "provider add's redirect URI too");
+  const given = await cli(dir, ['--json', 'user', 'invite', 'di@example.com', '--print-link'], { env: { GATEHOUSE_PUBLIC_URL: 'https://other.example.test' } });
+  t.ok(given.json.link.startsWith('https://other.example.test/'), 'a public URL given to the command (GATEHOUSE_PUBLIC_URL) wins');
 });
 
 t.test('a webhook in flight when the server is killed is delivered after the restart', async (t) => {

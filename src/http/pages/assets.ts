@@ -68,6 +68,8 @@ td.actions { min-width: 8rem; }
 td.actions form { display: inline-block; margin: 0 .25rem .25rem 0; max-width: 18rem; }
 td.actions .check { font-size: .85rem; align-items: flex-start; }
 td code { overflow-wrap: anywhere; }
+/* Long addresses (a webhook URL, a redirect URI) wrap instead of pushing the page sideways. */
+td, .notice h2 { overflow-wrap: anywhere; }
 /* Phones: each row is a block of its cells (secondary columns dropped), so nothing hides off screen. */
 @media (max-width: 600px) {
   .table-wrap table, .table-wrap tbody, .table-wrap tr, .table-wrap td { display: block; width: 100%; }

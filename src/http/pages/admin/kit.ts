@@ -17,6 +17,7 @@ export const SECTIONS = [
   ['groups', 'Groups'],
   ['clients', 'OIDC clients'],
   ['apps', 'Apps'],
+  ['webhooks', 'Webhooks'],
   ['signup', 'Signup'],
   ['keys', 'Keys'],
   ['audit', 'Audit log'],
@@ -33,6 +34,9 @@ const FORM_LABELS: Readonly<Record<string, string>> = {
   'bypass-path': 'Open paths',
   name: 'Name',
   'redirect-uri': 'Redirect URIs',
+  url: 'URL',
+  event: 'Events',
+  description: 'Description',
   expires: 'The link works for',
 };
 
@@ -57,6 +61,7 @@ const DONE: Record<string, string> = {
   app_removed: 'The app is removed; its proxy refuses everyone from the next request.',
   signup_opened: 'Guest signup is open.',
   signup_closed: 'Guest signup is closed.',
+  webhook_removed: 'The webhook is removed; its waiting messages are dropped.',
   key_rotated: 'A new signing key signs from now on; the old one verifies until its tokens expire.',
 };
 

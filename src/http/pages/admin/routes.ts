@@ -6,12 +6,14 @@ import { registerConsoleAccounts } from './accounts';
 import { registerConsolePeople } from './people';
 import { registerConsoleServices } from './services';
 import { registerConsoleSettings } from './settings';
+import { registerConsoleWebhooks } from './webhooks';
 
 export function registerConsole(kit: PageKit): void {
   const c = consoleKit(kit);
   registerConsoleAccounts(kit, c);
   registerConsolePeople(kit, c);
   registerConsoleServices(kit, c);
+  registerConsoleWebhooks(kit, c);
   registerConsoleSettings(kit, c);
   // Any other address under /admin: the same 404 for everyone (administrators see the page-not-found page too).
   kit.router.all('/admin/{*rest}', kit.html_, () => {
