@@ -24,6 +24,7 @@ import { bareOidcTokenFigures, oidcTokenFigures } from './oidc-load.mjs';
 import { scalingTable } from './scale.mjs';
 import { startupFigures } from './startup.mjs';
 import { forwardFigures, printForward } from './forward-bench.mjs';
+import { deliveryFigures, printDeliveries } from './deliveries-bench.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, fallback) => {
@@ -346,6 +347,8 @@ async function all() {
   console.log('\nForward authentication (scripts/forward-bench.mjs):');
   const fwd = await forwardFigures({ duration: DURATION, connections: CONNECTIONS });
   printForward(fwd);
+  console.log('\nDeliveries (scripts/deliveries-bench.mjs):');
+  printDeliveries(await deliveryFigures({ duration: DURATION, connections: 8 }));
   summary(f, start, fwd);
 }
 

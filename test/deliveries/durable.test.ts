@@ -40,7 +40,7 @@ t.test('a reset during an SMTP outage arrives after it, and its link works', asy
 
 t.test('five failed tries over hours, then failed and kept for the operator', async (t) => {
   const clock = manualClock();
-  const s = await startTestServer(t, {}, undefined, { clock });
+  const s = await startTestServer(t, { publicMetrics: true }, undefined, { clock });
   const receiver = await startReceiver(t);
   receiver.answers = [500, 502, 503, 500, 500, 500, 500];
   const added = await cli(s.dataDir, ['--json', 'webhook', 'add', '--url', receiver.url]);
@@ -69,6 +69,12 @@ t.test('five failed tries over hours, then failed and kept for the operator', as
   const listed = await cli(s.dataDir, ['deliveries']);
   t.match(listed.out, /webhook +account\.created +failed +6 +- +HTTP 500/);
   t.match(s.logs.join(''), /"event":"delivery_failed"/);
+  t.notMatch(s.logs.join(''), /whsec_/, 'the signing secret is in no log line');
+  const metrics = (await s.call('GET', '/metrics')).text;
+  t.match(metrics, /gatehouse_deliveries_total\{kind="webhook",outcome="retried"\} 5/);
+  t.match(metrics, /gatehouse_deliveries_total\{kind="webhook",outcome="failed"\} 1/);
+  t.match(metrics, /gatehouse_delivery_queue_failed 1/);
+  t.match(metrics, /gatehouse_delivery_queue_pending 0/);
 });
 
 t.test('an invitation from a shell says where its mail goes; the command itself sends nothing', async (t) => {
