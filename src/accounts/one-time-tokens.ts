@@ -1,5 +1,5 @@
 /**
- * Verification and reset tokens: mailing one (nothing usable is left if the mail fails) and
+ * Verification and reset tokens: mailing one (the token and its queued mail in one write) and
  * spending one (once, unexpired, for the address it was sent to).
  */
 import { AppError } from '../errors';

@@ -1,5 +1,4 @@
 /** Email verification: request_verification, verify_email, and the mail sent at signup. */
-import { AppError } from '../errors';
 import { stringField } from '../accounts/validate';
 import { updateAccount } from '../store/accounts';
 import { voidTokens } from '../store/account-tokens';
@@ -15,13 +14,8 @@ export const requestVerification: ActionDef = {
   async run(ctx) {
     const account = await callerAccount(ctx);
     if (account.email_verified) return said('your email address is already verified');
-    try {
-      await mailVerification(ctx.s, account);
-    } catch (err) {
-      if (err instanceof AppError) throw err;
-      ctx.s.logger.error('verification_mail_failed', { account: account.reference_id, error: (err as { code?: string }).code ?? 'error' });
-      throw new AppError('unavailable', 'the verification email could not be sent; try again later', { retryAfter: 60 });
-    }
+    // Queued with its token; the running server sends it, retrying while the mail server is down.
+    await mailVerification(ctx.s, account);
     return said('a verification link is on its way');
   },
 };
