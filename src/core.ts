@@ -32,6 +32,7 @@ import { passkeyOperations, type PasskeyOperations } from './passkeys/operations
 import { invitationOperations, type InvitationOperations } from './invitations/operations';
 import { providerOperations, type ProviderOperations } from './upstream/operations';
 import { deliveryOperations, type DeliveryOperations } from './deliveries/operations';
+import { directoryOperations, type DirectoryOperations } from './directory/operations';
 import { Sender } from './deliveries/sender';
 import { recordRunning, withServerFacts } from './deliveries/running';
 
@@ -71,6 +72,8 @@ export interface Core extends Omit<OperatorOperations, 'audit'> {
   readonly providers: ProviderOperations;
   /** Webhook endpoints and the delivery queue (mail and webhooks). */
   readonly deliveries: DeliveryOperations;
+  /** The LDAP directory's reads and binds (the LDAP front end's core). */
+  readonly directory: DirectoryOperations;
   readonly audit: OperatorOperations['audit'];
   /** The actions and record types the HTTP API serves, with their attributes. */
   catalog(): ApiCatalog;
@@ -158,6 +161,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     invitations: invitationOperations(s),
     providers: providerOperations(s),
     deliveries: deliveryOperations(s),
+    directory: directoryOperations(s),
     ...operatorOperations(s),
     catalog: () => ({ actions: describeActions(), records: describeRecordTypes() }),
     async serving() {

@@ -16,11 +16,14 @@ import { addMembership, emailKeyTaken, findAccountByEmailKey, insertAccount, ins
 import { readAction, readWorld } from '../store/guarded-rows';
 import { claimFirstAdministrator } from './administrators';
 import { normalizeEmail, stringField, validateName, validatePassword } from './validate';
+import { parseUsername, usernameFor } from './usernames';
 
 export interface NewAccount {
   email: string;
   emailKey: string;
   name: string;
+  /** Asked for at signup; absent: one is made from the email (accounts/usernames.ts). */
+  username?: string;
   /** null: an account that signs in with a passkey only (its password column holds ''). */
   password: string | null;
   /** Its reference_id, when something made before it must name it (a passkey's user handle). */
@@ -33,6 +36,7 @@ export interface CreatedAccount {
   id: number;
   referenceId: string;
   email: string;
+  username: string;
   name: string;
   usergroupReferenceId: string;
   becameAdministrator: boolean;
@@ -45,7 +49,8 @@ export function parseNewAccount(attributes: Record<string, unknown>, minLength: 
   const password = stringField(attributes, 'password')!;
   const confirm = stringField(attributes, 'passwordConfirm');
   validatePassword(password, confirm, key, minLength);
-  return { email, emailKey: key, name, password };
+  const asked = attributes.username;
+  return { email, emailKey: key, name, password, ...(asked === undefined || asked === '' ? {} : { username: parseUsername(asked) }) };
 }
 
 /** The shell's form: the name defaults to the part of the email before @. */
@@ -94,9 +99,11 @@ export async function createAccount(
     if (!invited) await assertSignupOpen(tx, principal); // 1
     const accountWorld = await checkTable(tx, principal, 'user_account', 'create', invited); // 2
     if (await findAccountByEmailKey(tx, input.emailKey)) throw new AppError('email_taken', 'an account with this email already exists');
+    const username = await usernameFor(tx, input.email, input.username);
     const account = await insertAccount(tx, {
       email: input.email,
       emailKey: input.emailKey,
+      username,
       name: input.name,
       passwordHash,
       permission: accountWorld.row.default_permission,
@@ -118,6 +125,7 @@ export async function createAccount(
       id: account.id,
       referenceId: account.referenceId,
       email: input.email,
+      username,
       name: input.name,
       usergroupReferenceId: group.referenceId,
       becameAdministrator,

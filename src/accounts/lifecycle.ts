@@ -10,10 +10,20 @@ import { requireAdministrator } from '../access/caller';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import type { Tx } from '../store/connection';
-import { AccountRow, bumpAuthVersion, findAccountByEmailKey, findAccountById, isAdministrator, lockAccounts } from '../store/accounts';
+import {
+  AccountRow,
+  bumpAuthVersion,
+  findAccountByEmailKey,
+  findAccountById,
+  isAdministrator,
+  lockAccounts,
+  updateAccount,
+  usernameInUse,
+} from '../store/accounts';
 import { disableTotp } from '../store/totp';
 import { assertNotLastAdministrator, makeAdministrator, removeAdministrator } from './administrators';
 import { normalizeEmail } from './validate';
+import { parseUsername } from './usernames';
 
 export async function findAccountByEmail(s: Services, email: string, tx: Tx = s.store.root): Promise<AccountRow> {
   const account = await findAccountByEmailKey(tx, normalizeEmail(email).key);
@@ -50,6 +60,22 @@ export async function setDisabled(s: Services, actor: Actor, email: string, disa
     return { account: found, changed: await applyDisabled(tx, found, disabled) };
   });
   if (changed) await auditDisabled(s, actor, account, disabled);
+  return { account, changed };
+}
+
+/** A new username for an account (administrators and the shell; the account itself through its record). */
+export async function setUsername(s: Services, actor: Actor, email: string, raw: string): Promise<{ account: AccountRow; changed: boolean }> {
+  requireAdministrator(actor, 'change other accounts');
+  const username = parseUsername(raw);
+  const { account, changed } = await s.store.transaction(async (tx) => {
+    await lockAccounts(tx);
+    const found = await findAccountByEmail(s, email, tx);
+    if (found.username === username) return { account: found, changed: false };
+    if (await usernameInUse(tx, username, found.id)) throw new AppError('name_taken', `the username ${username} is taken`);
+    await updateAccount(tx, found.id, { username });
+    return { account: { ...found, username }, changed: true };
+  });
+  if (changed) await s.audit.record('username_changed', actor, { account: account.reference_id });
   return { account, changed };
 }
 

@@ -12,9 +12,10 @@ import { mailVerification } from './mailed-links';
 import { totpUri } from '../auth/totp';
 import { bootstrapAdmin, BootstrapOutcome } from './bootstrap';
 import { createAccount, newAccountFrom } from './create';
-import { demote, findAccountByEmail, promote, resetTotp, revokeSessions, setDisabled, setPassword, unlockAccount } from './lifecycle';
+import { demote, findAccountByEmail, promote, resetTotp, revokeSessions, setDisabled, setPassword, setUsername, unlockAccount } from './lifecycle';
 import { AccountView, listAccountViews, viewAccount, viewOf } from './views';
 import { listSessions, revokeSession, SessionView } from './sessions';
+import { appPasswordOperations, type AppPasswordOperations } from './app-passwords';
 
 /** Operator input for a new account (passwords never come from arguments). */
 export interface AccountInput {
@@ -32,6 +33,8 @@ export interface AccountOperations {
   show(actor: Actor, email: string): Promise<AccountView>;
   setDisabled(actor: Actor, email: string, disabled: boolean): Changed;
   setPassword(actor: Actor, email: string, password: string): Promise<AccountView>;
+  /** A new username (unique; the LDAP uid and OIDC's preferred_username). */
+  setUsername(actor: Actor, email: string, username: string): Changed;
   revokeSessions(actor: Actor, email: string): Promise<AccountView>;
   unlock(actor: Actor, email: string): Promise<{ account: AccountView; unlocked: boolean }>;
   resetTotp(actor: Actor, email: string): Changed;
@@ -54,6 +57,8 @@ export interface AccountOperations {
   groupsOf(actor: Actor, referenceId: string): Promise<Array<{ reference_id: string; name: string }>>;
   /** Mails the account a new verification link (an administrator's "resend"). */
   sendVerification(actor: Actor, email: string): Promise<AccountView>;
+  /** App passwords (for LDAP binds): any account's, and the caller's own. */
+  readonly appPasswords: AppPasswordOperations;
 }
 
 const MAX_SEARCH = 100;
@@ -64,6 +69,7 @@ export function accountOperations(s: Services): AccountOperations {
   const changed = async (email: string, change: Promise<{ changed: boolean }>) => ({ changed: (await change).changed, account: await view(email) });
   return {
     bootstrapAdmin: (actor, input) => bootstrapAdmin(s, actor, input),
+    appPasswords: appPasswordOperations(s, (email) => findAccountByEmail(s, email)),
     async create(actor, input) {
       requireAdministrator(actor, 'create accounts from here');
       const created = await createAccount(s, actor, newAccountFrom(input, s.config.passwordMinLength));
@@ -78,6 +84,7 @@ export function accountOperations(s: Services): AccountOperations {
       return view(email);
     },
     setDisabled: (actor, email, disabled) => changed(email, setDisabled(s, actor, email, disabled)),
+    setUsername: (actor, email, username) => changed(email, setUsername(s, actor, email, username)),
     async setPassword(actor, email, password) {
       await setPassword(s, actor, email, password);
       return view(email);

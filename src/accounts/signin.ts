@@ -29,11 +29,14 @@ export interface Way {
 
 export const UNCONFIRMED_EMAIL = 'confirm your email address first (request_verification sends a new link)';
 
+/** A way as the audit names it: the ways that open sessions, and the directory bind (no session). */
+type Named = { method: SigninMethod | 'ldap'; details?: Record<string, string> };
+
 /** The audit's words for a way: a password sign-in names no method (as it always has). */
-const said = (way: Pick<Way, 'method' | 'details'>) => ({ ...(way.method === 'password' ? {} : { method: way.method }), ...way.details });
+const said = (way: Named) => ({ ...(way.method === 'password' ? {} : { method: way.method }), ...way.details });
 
 /** A disabled account is a failed sign-in, whichever way it came (403 forbidden). */
-export async function refuseIfDisabled(s: Services, actor: Actor, account: AccountRow, way: Pick<Way, 'method' | 'details'>): Promise<void> {
+export async function refuseIfDisabled(s: Services, actor: Actor, account: AccountRow, way: Named): Promise<void> {
   if (!account.disabled) return;
   s.counters.signinsFailed++;
   await s.audit.record('signin_failed', actor, { account: account.reference_id, ...said(way), reason: 'disabled' });

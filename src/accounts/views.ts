@@ -5,6 +5,7 @@ import { AccountRow, isAdministrator, listAccounts } from '../store/accounts';
 export interface AccountView {
   reference_id: string;
   email: string;
+  username: string;
   name: string;
   administrator: boolean;
   disabled: boolean;
@@ -19,6 +20,7 @@ export const viewOf = (a: AccountRow & { administrator: boolean }): AccountView 
 const view = (a: AccountRow, administrator: boolean): AccountView => ({
   reference_id: a.reference_id,
   email: a.email,
+  username: a.username,
   name: a.name,
   administrator,
   disabled: a.disabled,

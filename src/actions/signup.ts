@@ -10,7 +10,7 @@ export const signup: ActionDef = {
   onType: 'user_account',
   name: 'signup',
   // email is required without an invitation (parseNewAccount says so); with one, it is the invitation's.
-  input: { email: 'optional', name: 'required', password: 'required', passwordConfirm: 'required', invite: 'optional' },
+  input: { email: 'optional', name: 'required', password: 'required', passwordConfirm: 'required', username: 'optional', invite: 'optional' },
   checksOwnPermission: true,
   async run({ s, actor, attributes }) {
     const token = stringField(attributes, 'invite', false);
@@ -20,6 +20,7 @@ export const signup: ActionDef = {
         name: stringField(attributes, 'name')!,
         password: stringField(attributes, 'password')!,
         passwordConfirm: stringField(attributes, 'passwordConfirm')!,
+        username: stringField(attributes, 'username', false),
       });
       return {
         message: 'account created from the invitation; you can sign in now',

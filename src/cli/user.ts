@@ -6,10 +6,12 @@ import type { Io } from './io';
 import { emit, keyValues, table } from './output';
 import { addPasswordOptions, PasswordFlags, readPassword } from './password-input';
 import { registerInvitations } from './invitations';
+import { registerAppPasswords } from './app-passwords';
 
 const showAccount = (v: AccountView) =>
   keyValues([
     ['email', v.email],
+    ['username', v.username],
     ['name', v.name],
     ['reference_id', v.reference_id],
     ['administrator', v.administrator],
@@ -35,8 +37,8 @@ export function registerUser(program: Command, io: Io): void {
         const views = await core.accounts.list(core.shell);
         emit(io, wantsJson(c), { accounts: views }, () =>
           table([
-            ['EMAIL', 'NAME', 'ADMIN', 'DISABLED', 'VERIFIED', 'TOTP', 'CREATED'],
-            ...views.map((v) => [v.email, v.name, yes(v.administrator), yes(v.disabled), yes(v.email_verified), yes(v.totp_enabled), v.created_at]),
+            ['EMAIL', 'USERNAME', 'NAME', 'ADMIN', 'DISABLED', 'VERIFIED', 'TOTP', 'CREATED'],
+            ...views.map((v) => [v.email, v.username, v.name, yes(v.administrator), yes(v.disabled), yes(v.email_verified), yes(v.totp_enabled), v.created_at]),
           ]),
         );
       }),
@@ -83,6 +85,16 @@ export function registerUser(program: Command, io: Io): void {
       withCore(c, io, async (core) => done(io, c, await core.accounts.revokeSessions(core.shell, email), true, 'every earlier session is signed out')),
     );
 
+  user
+    .command('set-username <email> <username>')
+    .description('a new username: 1 to 64 of a-z 0-9 . _ - (the LDAP uid and OIDC preferred_username)')
+    .action(async (email: string, username: string, _o, c: Command) =>
+      withCore(c, io, async (core) => {
+        const r = await core.accounts.setUsername(core.shell, email, username);
+        done(io, c, r.account, r.changed, r.changed ? `username is now ${r.account.username}` : `already ${r.account.username}; nothing changed`);
+      }),
+    );
+
   for (const [name, disabled] of [
     ['disable', true],
     ['enable', false],
@@ -121,6 +133,7 @@ export function registerUser(program: Command, io: Io): void {
     );
 
   registerInvitations(user, io);
+  registerAppPasswords(user, io);
 
   user
     .command('passkeys <email>')

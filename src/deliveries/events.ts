@@ -33,6 +33,7 @@ const FROM_AUDIT: Readonly<Record<string, EventType>> = {
   totp_disabled: 'account.updated',
   totp_reset: 'account.updated',
   name_changed: 'account.updated',
+  username_changed: 'account.updated',
   account_disabled: 'account.disabled',
   account_enabled: 'account.enabled',
   account_deleted: 'account.deleted',

@@ -103,7 +103,7 @@ export class OidcProvider {
         return { accountId: sub, claims: async () => ({ ...claims }) };
       },
       // amr rides with openid: how the person signed in (a passkey, a password, with TOTP or not).
-      claims: { openid: ['sub', 'amr'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
+      claims: { openid: ['sub', 'amr'], email: ['email', 'email_verified'], profile: ['name', 'preferred_username'], groups: ['groups'] },
       scopes: ['openid', 'offline_access', 'email', 'profile', 'groups'],
       responseTypes: ['code'],
       pkce: { methods: ['S256'], required: (_ctx, client) => client.clientAuthMethod === 'none' },

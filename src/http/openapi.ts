@@ -325,7 +325,7 @@ export function openApiDocument(catalog: ApiCatalog, publicUrl: string): Schema 
     };
     if (r.createAttributes) {
       const attrs = Object.fromEntries(r.createAttributes.map((c) => [c, c in attributes ? attributes[c] : { type: 'string' }]));
-      const required = r.name === 'user_account' ? [...r.createAttributes] : ['name'];
+      const required = r.name === 'user_account' ? r.createAttributes.filter((c) => c !== 'username') : ['name'];
       listPath.post = {
         summary: `create a ${r.name}`,
         tags: ['records'],

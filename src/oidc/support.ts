@@ -60,6 +60,7 @@ export interface OidcClaims {
   email: string;
   email_verified: boolean;
   name: string;
+  preferred_username: string;
   groups: string[];
 }
 
@@ -67,7 +68,14 @@ export interface OidcClaims {
 export async function claimsOf(s: Services, sub: string): Promise<OidcClaims | undefined> {
   const account = await accountClaims(s.store.root, sub);
   if (!account || account.disabled) return undefined;
-  return { sub, email: account.email, email_verified: account.email_verified, name: account.name, groups: account.groups };
+  return {
+    sub,
+    email: account.email,
+    email_verified: account.email_verified,
+    name: account.name,
+    preferred_username: account.username,
+    groups: account.groups,
+  };
 }
 
 /**

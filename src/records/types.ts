@@ -13,8 +13,9 @@ import { createAccount, parseNewAccount } from '../accounts/create';
 import { assertNotLastAdministrator } from '../accounts/administrators';
 import { applyDisabled } from '../accounts/lifecycle';
 import { validateName } from '../accounts/validate';
+import { parseUsername } from '../accounts/usernames';
 import type { Tx } from '../store/connection';
-import { AccountRow, deleteAccount } from '../store/accounts';
+import { AccountRow, deleteAccount, usernameInUse } from '../store/accounts';
 import { deleteRow, updateRow } from '../store/records';
 import type { GuardedTable } from '../store/guarded-rows';
 import type { AccountFacts } from '../deliveries/events';
@@ -93,14 +94,16 @@ const booleanField = (key: string): FieldDef => ({
   },
 });
 
-const SIGNUP_ATTRIBUTES = ['email', 'name', 'password', 'passwordConfirm'];
+const SIGNUP_ATTRIBUTES = ['email', 'name', 'password', 'passwordConfirm', 'username'];
+
+const usernameField: FieldDef = { writer: 'anyone', parse: (value) => parseUsername(value) };
 
 const userAccount: RecordType = {
   name: 'user_account',
-  attributes: ['email', 'name', 'permission', 'email_verified', 'totp_enabled', 'disabled', ...TIMES],
+  attributes: ['email', 'username', 'name', 'permission', 'email_verified', 'totp_enabled', 'disabled', ...TIMES],
   filterColumns: ['email', 'name'],
   sortColumns: ['email', 'name', ...TIMES],
-  fields: { name: accountNameField, permission: { ...permissionField, writer: 'administrators' }, disabled: booleanField('disabled') },
+  fields: { name: accountNameField, username: usernameField, permission: { ...permissionField, writer: 'administrators' }, disabled: booleanField('disabled') },
   protectedFields: ['email', 'password', 'passwordConfirm', 'auth_version', 'email_verified', 'totp_enabled', 'totp_secret', ...IDS],
   locksAccounts: true,
   createAttributes: SIGNUP_ATTRIBUTES,
@@ -119,6 +122,12 @@ const userAccount: RecordType = {
   async update(tx, row, changes) {
     const { disabled, ...columns } = changes;
     const events: WriteEvent[] = [];
+    // Unique: checked under the accounts' lock this update holds (locksAccounts).
+    if (columns.username !== undefined && columns.username !== row.username) {
+      if (await usernameInUse(tx, String(columns.username), Number(row.id)))
+        throw new AppError('name_taken', `the username ${String(columns.username)} is taken`);
+      events.push({ event: 'username_changed', account: String(row.reference_id) });
+    }
     if (Object.keys(columns).length > 0) await updateRow(tx, 'user_account', row.id, columns);
     if (columns.name !== undefined && columns.name !== row.name) events.push({ event: 'name_changed', account: row.reference_id });
     // Disabling (or enabling) is the account use case: the last-administrator rule, sessions end.

@@ -14,6 +14,8 @@ export interface AccountRow {
   reference_id: string;
   email: string;
   email_key: string;
+  /** Unique, lower case: the LDAP uid and OIDC's preferred_username. */
+  username: string;
   name: string;
   password: string;
   permission: number;
@@ -32,9 +34,15 @@ export interface AccountRow {
 export type AccountChanges = Partial<Omit<AccountRow, 'id' | 'reference_id' | 'user_account_id' | 'created_at' | 'updated_at' | 'auth_version'>>;
 
 const emailTaken = () => new AppError('email_taken', 'an account with this email already exists');
+const usernameTaken = () => new AppError('name_taken', 'this username is taken');
+/** Which unique column a violation is about: the username's index, or the email's. */
+const taken = (err: unknown) => {
+  const e = err as { message?: string; constraint?: string; detail?: string };
+  return /username/.test(`${e.message ?? ''} ${e.constraint ?? ''} ${e.detail ?? ''}`) ? usernameTaken() : emailTaken();
+};
 
 /** One account by a unique column: on the root, a read-pool statement (the writer stays free). */
-async function first(h: Handle, column: 'email_key' | 'id' | 'reference_id', value: string | number): Promise<AccountRow | undefined> {
+async function first(h: Handle, column: 'email_key' | 'id' | 'reference_id' | 'username', value: string | number): Promise<AccountRow | undefined> {
   const [raw] = await h.all(`SELECT * FROM user_account WHERE ${column} = ?`, [value]);
   return raw ? decodeRow<AccountRow>('user_account', raw) : undefined;
 }
@@ -54,7 +62,7 @@ async function insertReturningId(h: Handle, table: string, row: Record<string, u
 export const insertAccount = op(
   async (
     h,
-    fields: { email: string; emailKey: string; name: string; passwordHash: string; permission: number; referenceId?: string },
+    fields: { email: string; emailKey: string; username: string; name: string; passwordHash: string; permission: number; referenceId?: string },
   ): Promise<{ id: number; referenceId: string }> => {
     const now = h.clock.now();
     // Chosen beforehand only by a passkey signup, whose passkey already names it as its user handle.
@@ -65,6 +73,7 @@ export const insertAccount = op(
         reference_id: referenceId,
         email: fields.email,
         email_key: fields.emailKey,
+        username: fields.username,
         name: fields.name,
         password: fields.passwordHash,
         permission: fields.permission,
@@ -73,7 +82,7 @@ export const insertAccount = op(
       });
     } catch (err) {
       // Two signups of one email racing past the first check: the unique index decides.
-      if (isUniqueViolation(err)) throw emailTaken();
+      if (isUniqueViolation(err)) throw taken(err);
       throw err;
     }
     // An account owns its own row.
@@ -181,7 +190,7 @@ export const updateAccount = op(async (h, id: number, fields: AccountChanges): P
       .where({ id })
       .update({ ...fields, updated_at: h.clock.now() });
   } catch (err) {
-    if (isUniqueViolation(err)) throw emailTaken();
+    if (isUniqueViolation(err)) throw taken(err);
     throw err;
   }
 });
@@ -194,7 +203,7 @@ export const bumpAuthVersion = op(async (h, id: number, fields: AccountChanges =
       .where({ id })
       .update({ ...fields, auth_version: h.k.raw('auth_version + 1'), updated_at: h.clock.now() });
   } catch (err) {
-    if (isUniqueViolation(err)) throw emailTaken();
+    if (isUniqueViolation(err)) throw taken(err);
     throw err;
   }
 });
@@ -259,3 +268,18 @@ export const otherAdministrator = op(async (h, accountId: number): Promise<numbe
     .first('m.account_id');
   return row ? Number(row.account_id) : null;
 });
+
+/** Whether a username is in use (by an account other than `exceptId`). */
+export const usernameInUse = op(async (h, username: string, exceptId?: number): Promise<boolean> => {
+  const row = await h.k('user_account').where({ username }).first('id');
+  return row !== undefined && Number(row.id) !== exceptId;
+});
+
+/** Usernames that start with `prefix` (to find a free one: ann, ann2, …): a range on the index ('~' sorts after every allowed character). */
+export const usernamesLike = op(async (h, prefix: string): Promise<string[]> =>
+  (await h.k('user_account').where('username', '>=', prefix).andWhere('username', '<', `${prefix}~`).select('username')).map(
+    (r: { username: string }) => r.username,
+  ),
+);
+
+export const findAccountByUsername = op((h, username: string) => first(h, 'username', username));

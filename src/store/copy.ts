@@ -36,6 +36,7 @@ export const COPIED_TABLES: readonly TableName[] = [
   'upstream_flow',
   'webhook',
   'delivery',
+  'app_password',
   'rate_counter',
   'known_signin',
   'recovery_code',
@@ -59,6 +60,7 @@ const WITH_ID = new Set([
   'linked_identity',
   'webhook',
   'delivery',
+  'app_password',
 ]);
 const BATCH = 200;
 /** The unique column paging orders by, for tables without an id (default: name). */

@@ -19,6 +19,8 @@ import * as passkeys from '../../migrations/20261127000000_passkeys';
 import * as invitations from '../../migrations/20261128000000_invitations';
 import * as upstreamProviders from '../../migrations/20261129000000_upstream_providers';
 import * as deliveries from '../../migrations/20261130000000_deliveries';
+import * as usernames from '../../migrations/20261201000000_usernames';
+import * as appPasswords from '../../migrations/20261201000100_app_passwords';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -42,6 +44,8 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261128000000_invitations', invitations],
   ['20261129000000_upstream_providers', upstreamProviders],
   ['20261130000000_deliveries', deliveries],
+  ['20261201000000_usernames', usernames],
+  ['20261201000100_app_passwords', appPasswords],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

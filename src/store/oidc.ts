@@ -133,6 +133,7 @@ export const oidcCookieKey = op(async (h): Promise<string> => {
 export interface ClaimsRow {
   email: string;
   email_verified: boolean;
+  username: string;
   name: string;
   disabled: boolean;
   groups: string[];
@@ -150,9 +151,10 @@ export const accountClaims = op(async (h, referenceId: string): Promise<ClaimsRo
     h.dialect === 'postgres'
       ? `(SELECT COALESCE(json_agg(n.name ORDER BY n.name), '[]'::json) FROM (${names}) n)`
       : `(SELECT json_group_array(n.name) FROM (${names} ORDER BY g.name) n)`;
-  const [row] = await h.all(`SELECT a.email, a.email_verified, a.name, a.disabled, ${groups} AS group_names FROM user_account a WHERE a.reference_id = ?`, [
-    referenceId,
-  ]);
+  const [row] = await h.all(
+    `SELECT a.email, a.email_verified, a.username, a.name, a.disabled, ${groups} AS group_names FROM user_account a WHERE a.reference_id = ?`,
+    [referenceId],
+  );
   if (!row) return undefined;
   const { group_names: raw, ...account } = row;
   const fields = decodeRow<Omit<ClaimsRow, 'groups'>>('user_account', account);

@@ -14,6 +14,7 @@ export const SCHEMA = {
   user_account: {
     ...RECORD,
     email: 'text',
+    username: 'text',
     email_key: 'text',
     name: 'text',
     password: 'text',
@@ -127,6 +128,7 @@ export const SCHEMA = {
     carry: 'text',
     expires_at: 'time',
   },
+  app_password: { id: 'int', reference_id: 'text', account_id: 'int', name: 'text', secret_hash: 'text', created_at: 'time', last_used_at: 'time' },
   webhook: { id: 'int', reference_id: 'text', url: 'text', description: 'text', events: 'text', secret: 'text', created_at: 'time' },
   delivery: {
     id: 'int',

@@ -67,7 +67,7 @@ t.test('code flow with PKCE: ID token, userinfo, refresh (openid-client, Chromiu
   t.equal(claims.iss, s.config.publicUrl);
   t.same(claims.amr, ['pwd'], 'amr: a password sign-in');
   const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
-  t.match(info, { sub: ada.reference_id, email: 'ada@example.com', email_verified: false, name: 'ada' });
+  t.match(info, { sub: ada.reference_id, email: 'ada@example.com', email_verified: false, name: 'ada', preferred_username: 'ada' });
   t.same((info.groups as string[]).sort(), ['editors', 'users'], 'group names, the dedicated group left out');
   t.type(tokens.refresh_token, 'string', 'offline_access gives a refresh token');
 

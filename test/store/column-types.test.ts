@@ -16,6 +16,9 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
   // a webhook and the deliveries its events and the mails make.
   t.equal((await cli(s.dataDir, ['webhook', 'add', '--url', 'http://127.0.0.1:9/hook', '--description', 'columns'])).code, 0);
   await setSignup(s, s.adminToken, 2097057);
+  // An app password, used once (last_used_at).
+  const app = await cli(s.dataDir, ['--json', 'user', 'app-password', 'add', 'admin@example.com', '--name', 'NAS']);
+  await s.core.directory.bind({ token: null, client: '127.0.0.1', userAgent: null }, 'admin', app.json.secret, []);
   await s.signup('kim@example.com');
   await s.action('user_account', 'signin', { email: 'kim@example.com', password: 'wrong password 99' });
   let kim = await s.signin('kim@example.com');

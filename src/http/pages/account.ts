@@ -7,6 +7,7 @@ import { clearTokens, csrfToken, pageCaller, storeTokens, tokenCaller, tokensIn 
 import type { SessionView } from '../../core';
 import { passkeySection } from './passkey-forms';
 import { identitySection } from './provider-forms';
+import { appPasswordSection } from './app-password-forms';
 
 /** An account form's handler: a redirect's address, or the account page's state to show. */
 type AccountHandler = (ctx: Context, caller: Caller, body: unknown) => Promise<AccountState | string>;
@@ -17,6 +18,8 @@ interface AccountState {
   info?: string;
   enrolment?: { secret: string; uri: string };
   recoveryCodes?: string[];
+  /** An app password just made: shown this once. */
+  appPassword?: { name: string; secret: string };
 }
 
 /** What other page groups add to the account page: forms posted to it, errors shown on it. */
@@ -30,15 +33,21 @@ export function registerAccount(kit: PageKit): AccountPages {
   const accountPage = async (ctx: Context, caller: Caller, o: AccountState = {}) => {
     const csrf = csrfToken(ctx, names);
     const me = await core.records.me(caller);
-    const a = me.view.attributes as { email: string; name: string; email_verified: boolean; totp_enabled: boolean };
+    const a = me.view.attributes as { email: string; username: string; name: string; email_verified: boolean; totp_enabled: boolean };
     const sessions: SessionView[] = [...((await run(caller, 'list_sessions', {})).sessions ?? [])];
     const passkeys = await core.passkeys.mine(caller);
-    const [identities, providers] = await Promise.all([core.providers.identities(caller), core.providers.buttons()]);
+    const [identities, providers, appPasswords] = await Promise.all([
+      core.providers.identities(caller),
+      core.providers.buttons(),
+      core.accounts.appPasswords.listMine(caller),
+    ]);
     const profile = html`<section aria-labelledby="h-profile">
       <h2 id="h-profile">Profile</h2>
       <dl>
         <dt>Name</dt>
         <dd>${a.name}</dd>
+        <dt>Username</dt>
+        <dd id="username">${a.username}</dd>
         <dt>Email</dt>
         <dd>${a.email}</dd>
         <dt>Confirmed</dt>
@@ -47,6 +56,19 @@ export function registerAccount(kit: PageKit): AccountPages {
         <dd>${me.meta.administrator ? html`yes (<a href="/admin">the console</a>)` : 'no'}</dd>
       </dl>
       ${a.email_verified ? '' : form('/account/request-verification', csrf, 'Send a confirmation link', [], { secondary: true })}
+      ${form(
+        '/account/username',
+        csrf,
+        'Change username',
+        [
+          field('username', 'New username', {
+            autocomplete: 'username',
+            maxlength: 64,
+            hint: 'a-z and 0-9, then also . _ and -: what apps that sign in by username (LDAP) ask for',
+          }),
+        ],
+        { secondary: true },
+      )}
     </section>`;
     const password = passkeys.hasPassword
       ? html`<section aria-labelledby="h-password">
@@ -144,7 +166,7 @@ export function registerAccount(kit: PageKit): AccountPages {
         html`${notice('error', o.error)}${notice('success', o.info)}${profile}${passkeySection(csrf, { ...passkeys, back: `${core.config.publicUrl}/account?done=confirmed` })}${identitySection(csrf, identities, providers)}${
           // Without a password, TOTP and an email change (both confirmed by the password) wait until one is set.
           passkeys.hasPassword ? html`${totp}${password}${email}` : ''
-        }${sessionList}`,
+        }${appPasswordSection(csrf, appPasswords, o.appPassword)}${sessionList}`,
       ),
     );
   };
@@ -179,6 +201,11 @@ export function registerAccount(kit: PageKit): AccountPages {
     ctx.state.renewed = tokenCaller(ctx, tokens.token);
   };
 
+  accountPost('/account/username', async (_ctx, caller, body) => {
+    const me = await core.records.me(caller);
+    await core.records.update(await core.auth.actor(caller), 'user_account', me.view.id, { username: str(body, 'username') });
+    return '/account?done=username';
+  });
   accountPost('/account/request-verification', async (_ctx, caller) => {
     await run(caller, 'request_verification', {});
     return '/account?done=verification';

@@ -55,6 +55,7 @@ export const refusal = (err: unknown, labels?: Readonly<Record<string, string>>)
 /** Fixed success messages by name (redirects carry only the name: no reflected text). */
 export const DONE: Record<string, string> = {
   welcome: 'Your account is ready.',
+  username: 'Username changed: apps that sign you in by username (LDAP) use the new one from now on.',
   password: 'Password changed. Other sessions are signed out.',
   email: 'Email address changed. Other sessions are signed out; confirm the new address with the link we sent.',
   verification: 'A confirmation link is on its way to your address.',
@@ -69,6 +70,7 @@ export const DONE: Record<string, string> = {
   confirmed: 'Confirmed: you can add a passkey for the next five minutes.',
   linked: 'The sign-in is linked: you can use it to sign in from now on.',
   unlinked: 'The sign-in is unlinked.',
+  app_password_revoked: 'The app password is revoked: the app it was for can no longer sign in with it.',
 };
 
 /** The sign-in form as other pages show it (the OIDC login, signup's "account created"). */

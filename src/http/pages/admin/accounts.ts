@@ -60,10 +60,11 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
   c.get('/admin', 'accounts', async (ctx, a) => listPage(ctx, a));
   c.get('/admin/accounts', 'accounts', async (ctx, a) => listPage(ctx, a));
 
-  const accountPage = async (ctx: Context, a: Admin, id: string, o: { status?: number; error?: string } = {}) => {
+  const accountPage = async (ctx: Context, a: Admin, id: string, o: { status?: number; error?: string; top?: Html } = {}) => {
     const v: AccountView = await core.accounts.byReference(a.actor, id);
     const { sessions } = await core.accounts.sessions(a.actor, v.email);
     const passkeys = await core.passkeys.list(a.actor, v.email);
+    const appPasswords = await core.accounts.appPasswords.list(a.actor, v.email);
     // Managed groups only (the ones that grant access); the account's own dedicated group is not one.
     const managed = new Set((await core.groups.managed(a.actor)).map((g) => g.reference_id));
     const groups = (await core.accounts.groupsOf(a.actor, v.reference_id)).filter((g) => managed.has(g.reference_id));
@@ -84,11 +85,14 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
       a,
       'accounts',
       v.email,
-      html`<section aria-labelledby="h-details">
+      html`${o.top ?? ''}
+        <section aria-labelledby="h-details">
           <h2 id="h-details">Details</h2>
           <dl>
             <dt>Name</dt>
             <dd>${v.name}</dd>
+            <dt>Username</dt>
+            <dd id="account-username">${v.username}</dd>
             <dt>Email</dt>
             <dd>${v.email}</dd>
             <dt>Confirmed</dt>
@@ -109,6 +113,11 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
             <dd><code>${v.reference_id}</code></dd>
           </dl>
           <div class="links">${actions}</div>
+          <form method="post" action="${base}/username">
+            <input type="hidden" name="csrf" value="${csrf}" />
+            ${field('username', 'New username', { autocomplete: 'off', maxlength: 64 })}
+            <button type="submit" class="secondary">Change username</button>
+          </form>
         </section>
         <section aria-labelledby="h-sessions">
           <h2 id="h-sessions">Sessions</h2>
@@ -150,6 +159,32 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
                 )}`
           }
         </section>
+        <section aria-labelledby="h-app-passwords">
+          <h2 id="h-app-passwords">App passwords</h2>
+          ${
+            appPasswords.length === 0
+              ? html`<p>None: the account binds to LDAP with its password (if it has no second factor).</p>`
+              : html`${dataTable(
+                  ['Name', 'Made (UTC)', 'Last used (UTC)', { label: 'Revoke', quiet: true }],
+                  appPasswords.map(
+                    (p) =>
+                      html`<tr>
+                        <td>${p.name}</td>
+                        <td>${date(p.created_at)}</td>
+                        <td>${date(p.last_used_at)}</td>
+                        <td class="actions">
+                          ${button(csrf, `${base}/app-passwords/revoke`, 'Revoke', { confirm: `Revoke the app password ${p.name}`, hidden: { app_password_id: p.id } })}
+                        </td>
+                      </tr>`,
+                  ),
+                )}`
+          }
+          <form method="post" action="${base}/app-passwords">
+            <input type="hidden" name="csrf" value="${csrf}" />
+            ${field('app_password_name', 'Which app is it for?', { autocomplete: 'off', maxlength: 100 })}
+            <button type="submit" class="secondary">Make an app password</button>
+          </form>
+        </section>
         <p class="links"><a href="/admin/accounts">All accounts</a></p>`,
       o,
     );
@@ -172,6 +207,30 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
   change('promote', async (a, email) => (await core.accounts.promote(a.actor, email), 'promoted'), true);
   change('demote', async (a, email) => (await core.accounts.demote(a.actor, email), 'demoted'), true);
   change('totp-reset', async (a, email) => (await core.accounts.resetTotp(a.actor, email), 'totp_reset'), true);
+  change('username', async (a, email, body) => (await core.accounts.setUsername(a.actor, email, str(body, 'username')), 'username_changed'));
+  change(
+    'app-passwords/revoke',
+    async (a, email, body) => (await core.accounts.appPasswords.revoke(a.actor, email, str(body, 'app_password_id')), 'app_password_revoked'),
+    true,
+  );
+  // Made here, the password is shown on the answer (not a redirect): this once only.
+  kit.post('/admin/accounts/:id/app-passwords', async (ctx) => {
+    await c.run(
+      ctx,
+      (ctx2, a2, e) => accountPage(ctx2, a2, ctx.params.id, e),
+      async (a, body) => {
+        const v = await core.accounts.byReference(a.actor, ctx.params.id);
+        const r = await core.accounts.appPasswords.add(a.actor, v.email, str(body, 'app_password_name'));
+        return accountPage(ctx, a, v.reference_id, {
+          top: html`<section class="notice success" aria-labelledby="h-made">
+            <h2 id="h-made">The app password for ${r.appPassword.name}</h2>
+            <p>Give it to ${v.email} now: it is shown only this once.</p>
+            <p class="secret-once" id="app-password">${r.secret}</p>
+          </section>`,
+        });
+      },
+    );
+  });
   change('verification', async (a, email) => (await core.accounts.sendVerification(a.actor, email), 'verification'));
   change('sessions/end', async (a, email, body) => (await core.accounts.revokeSession(a.actor, email, str(body, 'session_id')), 'session_ended'));
   change('passkeys/remove', async (a, email, body) => (await core.passkeys.remove(a.actor, email, str(body, 'passkey_id')), 'passkey_removed'), true);

@@ -37,6 +37,7 @@ const FORM_LABELS: Readonly<Record<string, string>> = {
   url: 'URL',
   event: 'Events',
   description: 'Description',
+  username: 'New username',
   expires: 'The link works for',
 };
 
@@ -61,6 +62,8 @@ const DONE: Record<string, string> = {
   app_removed: 'The app is removed; its proxy refuses everyone from the next request.',
   signup_opened: 'Guest signup is open.',
   signup_closed: 'Guest signup is closed.',
+  app_password_revoked: 'The app password is revoked.',
+  username_changed: 'The username is changed.',
   webhook_removed: 'The webhook is removed; its waiting messages are dropped.',
   key_rotated: 'A new signing key signs from now on; the old one verifies until its tokens expire.',
 };

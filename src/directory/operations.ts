@@ -1,0 +1,75 @@
+/**
+ * The directory (contract section 15), as the LDAP front end asks for it: who binds (through the
+ * sign-in home's directoryBind), who may search (administrators and members of the reader groups
+ * the server names), and the people and groups a search sees. Disabled accounts and unmanaged
+ * groups never appear; someone who may not search sees only their own entry. Read on every call:
+ * a group change or a disabled account shows on the next request, on every instance.
+ */
+import type { Caller } from '../actor';
+import type { Services } from '../services';
+import { actorOf } from '../access/caller';
+import { directoryBind } from '../accounts/directory-bind';
+import { isAdministrator } from '../store/accounts';
+import { managedGroups, memberOfManaged } from '../store/groups';
+import { type GroupEntryRow, type PersonRow, readGroups, readPeople } from '../store/directory';
+
+export type Person = PersonRow;
+export type DirectoryGroup = GroupEntryRow;
+
+/** Who is bound: an account, and whether it may search the whole directory. */
+export interface DirectoryIdentity {
+  referenceId: string;
+  username: string;
+  reader: boolean;
+}
+
+/** What a search may narrow to before reading: one person (by username, email or id) or one group (by name). */
+export interface PeopleQuery {
+  username?: string;
+  email?: string;
+  referenceId?: string;
+}
+
+export interface DirectoryOperations {
+  /** A simple bind: the identity, or invalid_credentials for every failure alike. `readers` are managed group names. */
+  bind(caller: Caller, username: string, password: string, readers: readonly string[]): Promise<DirectoryIdentity>;
+  /** People the identity may see: everyone enabled for a reader, else only itself. */
+  people(identity: DirectoryIdentity, query?: PeopleQuery): Promise<Person[]>;
+  /** Managed groups for a reader (optionally one by name); none for anyone else. */
+  groups(identity: DirectoryIdentity, name?: string): Promise<DirectoryGroup[]>;
+}
+
+export function directoryOperations(s: Services): DirectoryOperations {
+  const readerGroupIds = async (names: readonly string[]) => {
+    if (names.length === 0) return [];
+    const wanted = new Set(names.map((n) => n.toLowerCase()));
+    return (await managedGroups(s.store.root)).filter((g) => wanted.has(g.name.toLowerCase())).map((g) => g.reference_id);
+  };
+  return {
+    async bind(caller, username, password, readers) {
+      // A bind carries no token: the caller is a guest until the bind proves who it is.
+      const actor = { ...(await actorOf(s, { ...caller, token: null })), via: 'ldap' as const };
+      const account = await directoryBind(s, actor, username, password);
+      const reader =
+        (await isAdministrator(s.store.root, account.id)) || (await memberOfManaged(s.store.root, account.reference_id, await readerGroupIds(readers)));
+      return { referenceId: account.reference_id, username: account.username, reader };
+    },
+    async people(identity, query = {}) {
+      // Someone who may not search reads their own entry, whatever they ask for.
+      if (!identity.reader) {
+        const own = await readPeople(s.store.root, { referenceId: identity.referenceId });
+        return own.filter((p) => matches(p, query));
+      }
+      return readPeople(s.store.root, query);
+    },
+    async groups(identity, name) {
+      if (!identity.reader) return [];
+      return readGroups(s.store.root, name);
+    },
+  };
+}
+
+const matches = (p: Person, q: PeopleQuery) =>
+  (q.username === undefined || p.username === q.username) &&
+  (q.email === undefined || p.email.toLowerCase() === q.email) &&
+  (q.referenceId === undefined || p.reference_id === q.referenceId);

@@ -1,0 +1,122 @@
+// The directory's core (contract section 15), as the LDAP front end will call it: binds through
+// the sign-in home (password, app password, the second-factor rule, disabled accounts, limits),
+// who may search, and what a search sees (enabled people, managed groups).
+import t from 'tap';
+import { cli } from '../helpers/cli';
+import { manualClock, totpAt } from '../helpers/clock';
+import { PASSWORD, withAdmin } from '../helpers/server';
+
+const caller = (client = '192.0.2.10') => ({ token: null, client, userAgent: null });
+
+t.test('binds: password, app password, the second-factor rule, disabled, every failure alike', async (t) => {
+  const clock = manualClock();
+  const s = await withAdmin(t, {}, { clock });
+  const dir = s.core.directory;
+  const make = (email: string) => cli(s.dataDir, ['user', 'create', '--email', email, '--password-env', 'PW'], { env: { PW: PASSWORD } });
+  await make('ann@example.com');
+  await make('tom@example.com');
+  await make('dis@example.com');
+
+  const ann = await dir.bind(caller(), 'ann', PASSWORD, []);
+  t.match(ann, { username: 'ann', reader: false }, 'a password binds an account without a second factor');
+  t.match(await dir.bind(caller(), 'ANN', PASSWORD, []), { username: 'ann' }, 'the username in any case');
+  const admin = await dir.bind(caller(), 'admin', PASSWORD, []);
+  t.equal(admin.reader, true, 'an administrator may search');
+
+  const refusedAs = async (username: string, password: string, what: string) => {
+    const err = await dir.bind(caller(), username, password, []).then(
+      () => null,
+      (e: { code?: string }) => e,
+    );
+    t.equal(err?.code, 'invalid_credentials', what);
+  };
+  await refusedAs('ann', 'wrong password here', 'a wrong password');
+  await refusedAs('nobody', PASSWORD, 'an unknown username');
+  await refusedAs('ann', '', 'an empty password (no unauthenticated bind as ann)');
+
+  // TOTP on: the password alone no longer binds; an app password does.
+  const tom = await s.signin('tom@example.com');
+  const enrol = await s.action('user_account', 'totp_enroll', { password: PASSWORD }, tom);
+  const secret = enrol.body.find((i: { ResponseType: string }) => i.ResponseType === 'totp.secret').Attributes.secret;
+  t.equal((await s.action('user_account', 'totp_confirm', { otp: await totpAt(secret, clock) }, tom)).status, 200);
+  await refusedAs('tom', PASSWORD, 'a second factor: the password alone is refused');
+  const app = await cli(s.dataDir, ['--json', 'user', 'app-password', 'add', 'tom@example.com', '--name', 'NAS']);
+  t.match(await dir.bind(caller(), 'tom', app.json.secret, []), { username: 'tom' }, 'an app password binds');
+  t.ok((await s.db('app_password').first()).last_used_at, 'its use is recorded');
+  await refusedAs('ann', app.json.secret, "another account's app password");
+
+  // Disabled: refused like any failure, audited as disabled.
+  await cli(s.dataDir, ['user', 'disable', 'dis@example.com']);
+  await refusedAs('dis', PASSWORD, 'a disabled account');
+  const audited = await s.db('audit_event').where({ event: 'signin_failed' }).select('details');
+  const reasons = audited.map((r: { details: string }) => JSON.parse(r.details)).filter((d: { method?: string }) => d.method === 'ldap');
+  t.same(
+    reasons.map((d: { reason: string }) => d.reason).sort(),
+    ['app_password_required', 'disabled', 'empty_password', 'unknown_username', 'wrong_password', 'wrong_password'].sort(),
+    'each failure audited with its reason, via ldap',
+  );
+  t.ok(reasons.every((d: { via: string }) => d.via === 'ldap'));
+});
+
+t.test('binds count against the signin limits', async (t) => {
+  const s = await withAdmin(t, { signinFailuresPerAccount: '3' });
+  await cli(s.dataDir, ['user', 'create', '--email', 'lee@example.com', '--password-env', 'PW'], { env: { PW: PASSWORD } });
+  for (let i = 0; i < 3; i++) await s.core.directory.bind(caller(), 'lee', 'wrong password here', []).catch(() => undefined);
+  const err = await s.core.directory.bind(caller(), 'lee', PASSWORD, []).then(
+    () => null,
+    (e: { code?: string }) => e,
+  );
+  t.equal(err?.code, 'rate_limited', 'the right password waits, as a signin would');
+  t.match(await s.core.directory.bind(caller('198.51.100.7'), 'lee', PASSWORD, []), { username: 'lee' }, 'from another address it binds');
+});
+
+t.test('who may search, and what a search sees', async (t) => {
+  const s = await withAdmin(t);
+  const make = (email: string) => cli(s.dataDir, ['user', 'create', '--email', email, '--password-env', 'PW'], { env: { PW: PASSWORD } });
+  for (const e of ['ann@example.com', 'bot@example.com', 'dis@example.com']) await make(e);
+  await cli(s.dataDir, ['group', 'create', 'media']);
+  await cli(s.dataDir, ['group', 'create', 'ldap-readers']);
+  await cli(s.dataDir, ['group', 'add', 'media', 'ann@example.com']);
+  await cli(s.dataDir, ['group', 'add', 'media', 'dis@example.com']);
+  await cli(s.dataDir, ['group', 'add', 'ldap-readers', 'bot@example.com']);
+  await cli(s.dataDir, ['user', 'disable', 'dis@example.com']);
+  // A group an ordinary account made is not managed: it never appears.
+  const ann = await s.signin('ann@example.com');
+  await s.call('POST', '/api/usergroup', { token: ann, body: { data: { type: 'usergroup', attributes: { name: 'admins-ish' } } } });
+
+  const dir = s.core.directory;
+  const bot = await dir.bind(caller(), 'bot', PASSWORD, ['ldap-readers']);
+  t.equal(bot.reader, true, 'a member of a reader group may search');
+  const people = await dir.people(bot);
+  t.same(
+    people.map((p) => p.username),
+    ['admin', 'ann', 'bot'],
+    'enabled people only',
+  );
+  t.same(people.find((p) => p.username === 'ann')?.groups, ['media', 'users'], 'managed groups only (as the OIDC groups claim)');
+  t.same(
+    (await dir.people(bot, { email: 'ann@example.com' })).map((p) => p.username),
+    ['ann'],
+  );
+  const groups = await dir.groups(bot);
+  t.same(
+    groups.map((g) => g.name),
+    ['administrators', 'ldap-readers', 'media', 'users'],
+    'managed groups',
+  );
+  t.same(groups.find((g) => g.name === 'media')?.members, ['ann'], 'enabled members only');
+
+  const plain = await dir.bind(caller(), 'ann', PASSWORD, ['ldap-readers']);
+  t.equal(plain.reader, false);
+  t.same(
+    (await dir.people(plain)).map((p) => p.username),
+    ['ann'],
+    'anyone else sees only their own entry',
+  );
+  t.same(await dir.people(plain, { username: 'bot' }), [], 'not even by asking for another');
+  t.same(await dir.groups(plain), []);
+
+  // A group change shows on the next read.
+  await cli(s.dataDir, ['group', 'remove', 'media', 'ann@example.com']);
+  t.same((await dir.groups(bot, 'media'))[0].members, []);
+});
