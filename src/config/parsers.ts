@@ -160,3 +160,32 @@ export const mailbox = (raw: string, name: string): string => {
     throw new AppError('invalid_input', `${name} must be an address like "Gatehouse <noreply@example.com>"`);
   return raw;
 };
+
+/** Comma-separated names (group names), trimmed, empty ones dropped. */
+export const names = (raw: string): readonly string[] =>
+  raw
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
+
+/** An LDAP DN of attribute=value parts (dc=example,dc=com); checked loosely here, fully by the listener. */
+export const ldapDn = (raw: string, name: string): string => {
+  const v = raw.trim();
+  if (!/^[a-zA-Z][a-zA-Z0-9-]*=[^,=]+(,\s*[a-zA-Z][a-zA-Z0-9-]*=[^,=]+)*$/.test(v))
+    throw new AppError('invalid_input', `${name} must be a DN such as dc=example,dc=com, got "${raw.slice(0, 100)}"`);
+  return v;
+};
+
+/** A PEM file's contents (a certificate chain or a key), read at start; a clear error when it is missing or not PEM. */
+export const pemFile =
+  (what: string) =>
+  (raw: string, name: string): string => {
+    let text: string;
+    try {
+      text = fs.readFileSync(raw.trim(), 'utf8');
+    } catch {
+      throw new AppError('invalid_input', `${name}: cannot read the ${what} file ${raw.slice(0, 200)}`);
+    }
+    if (!/-----BEGIN [A-Z ]+-----/.test(text)) throw new AppError('invalid_input', `${name}: ${raw.slice(0, 200)} is not a PEM ${what}`);
+    return text;
+  };

@@ -4,7 +4,25 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { bool, cookieDomain, dbUrl, int, linkTemplate, logLevel, mailbox, origins, parseDuration, smtpUrl, str, tokenFile, trustProxy, url } from './parsers';
+import {
+  bool,
+  cookieDomain,
+  dbUrl,
+  int,
+  ldapDn,
+  linkTemplate,
+  logLevel,
+  mailbox,
+  names,
+  origins,
+  parseDuration,
+  pemFile,
+  smtpUrl,
+  str,
+  tokenFile,
+  trustProxy,
+  url,
+} from './parsers';
 import type { LogLevel } from './parsers';
 
 /**
@@ -328,6 +346,65 @@ export const SETTINGS = {
     arg: '<duration>',
     shown: '1h',
     help: 'window of the reset request limit',
+  },
+  ldapPort: {
+    env: 'GATEHOUSE_LDAP_PORT',
+    parse: int(0, 65535) as (raw: string, name: string) => number | null,
+    fallback: null,
+    scope: 'serve',
+    arg: '<port>',
+    help: 'serve a read-only LDAP directory on this port (same --host; StartTLS with --ldap-tls-cert); off unless given; see docs/ldap.md',
+  },
+  ldapsPort: {
+    env: 'GATEHOUSE_LDAPS_PORT',
+    parse: int(0, 65535) as (raw: string, name: string) => number | null,
+    fallback: null,
+    scope: 'serve',
+    arg: '<port>',
+    help: 'serve the LDAP directory over TLS (LDAPS) on this port; needs --ldap-tls-cert and --ldap-tls-key',
+  },
+  ldapTlsCert: {
+    env: 'GATEHOUSE_LDAP_TLS_CERT',
+    parse: pemFile('certificate'),
+    fallback: null,
+    scope: 'serve',
+    arg: '<file>',
+    help: "the LDAP directory's certificate chain (PEM), for LDAPS and StartTLS",
+  },
+  ldapTlsKey: {
+    env: 'GATEHOUSE_LDAP_TLS_KEY',
+    secret: true,
+    parse: pemFile('private key'),
+    fallback: null,
+    scope: 'serve',
+    arg: '<file>',
+    help: "the certificate's private key (PEM file, readable by the service only)",
+  },
+  ldapBaseDn: {
+    env: 'GATEHOUSE_LDAP_BASE_DN',
+    parse: ldapDn,
+    fallback: '',
+    scope: 'serve',
+    arg: '<dn>',
+    shown: 'from the public URL',
+    help: "the directory's base DN (dc=example,dc=com); default: the dc= parts of the public URL's domain",
+  },
+  ldapReaders: {
+    env: 'GATEHOUSE_LDAP_READERS',
+    parse: names,
+    fallback: Object.freeze([]) as readonly string[],
+    scope: 'serve',
+    arg: '<group>',
+    repeatable: true,
+    help: "a managed group whose members may search the directory (an app's bind account); administrators always may",
+  },
+  ldapAllowInsecureBind: {
+    env: 'GATEHOUSE_LDAP_ALLOW_INSECURE_BIND',
+    parse: bool,
+    fallback: false,
+    scope: 'serve',
+    shown: 'off',
+    help: 'accept LDAP binds in clear text from addresses other than loopback (a trusted network only)',
   },
 } satisfies Record<string, Setting<unknown>>;
 

@@ -1,9 +1,10 @@
 /** `gatehouse serve`: open the core, listen, prune periodically, stop gracefully on SIGTERM/SIGINT. */
 import fs from 'node:fs';
 import { passkeyObstacle, type Config } from '../config';
-import { holdDataDir, openCore, prepareDataDir } from '../core';
+import { AppError } from '../errors';
+import { holdDataDir, openCore, prepareDataDir, type Core } from '../core';
 import { createLogger, Logger } from '../log';
-import { startServer } from './server';
+import { startServer, type RunningServer } from './server';
 
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
 
@@ -49,10 +50,13 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
     undoDir();
     throw err;
   }
-  let running;
+  let running: RunningServer | undefined;
+  let ldap: { close(): Promise<void> } | null = null;
   try {
     running = await startServer(core);
+    ldap = await startDirectory(core, config, logger);
   } catch (err) {
+    await running?.close();
     await core.close();
     await release();
     undoDir();
@@ -70,8 +74,9 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
       process.off('SIGTERM', onTerm);
       process.off('SIGINT', onInt);
       logger.info('shutting_down', { signal });
-      running
+      running!
         .close()
+        .then(() => ldap?.close())
         .then(() => core.close())
         .then(release)
         .then(
@@ -136,4 +141,31 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
     );
   }
   await stopped;
+}
+
+/** The LDAP directory, when a port is given: loaded only then (it brings the BER codecs). */
+async function startDirectory(core: Core, config: Config, logger: Logger) {
+  if (config.ldapPort === null && config.ldapsPort === null) return null;
+  const tls = config.ldapTlsCert && config.ldapTlsKey ? { cert: config.ldapTlsCert, key: config.ldapTlsKey } : null;
+  if ((config.ldapTlsCert === null) !== (config.ldapTlsKey === null)) {
+    throw new AppError('invalid_input', '{--ldap-tls-cert} and {--ldap-tls-key} go together: give both');
+  }
+  if (config.ldapsPort !== null && !tls) throw new AppError('invalid_input', '{--ldaps-port} needs {--ldap-tls-cert} and {--ldap-tls-key}');
+  const { startLdap, defaultBaseDn } = await import('../ldap/server');
+  const baseDn = config.ldapBaseDn || defaultBaseDn(core.config.publicUrl);
+  const ldap = await startLdap(
+    core,
+    {
+      host: config.host,
+      port: config.ldapPort,
+      tlsPort: config.ldapsPort,
+      tls,
+      baseDn,
+      readers: config.ldapReaders,
+      allowInsecureBind: config.ldapAllowInsecureBind,
+    },
+    logger,
+  );
+  logger.info('ldap_listening', { port: ldap.port, ldaps_port: ldap.tlsPort, base_dn: baseDn });
+  return ldap;
 }

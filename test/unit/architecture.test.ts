@@ -81,8 +81,15 @@ const FORBIDDEN: readonly Rule[] = [
   { from: /^(?!store\/)/, to: /^pkg:knex$/, why: 'only src/store knows knex' },
   { from: /^(?!http\/)/, to: /^pkg:(koa|@koa\/.*|koa-.*|oidc-provider)$/, why: 'koa and oidc-provider live in src/http' },
   { from: /^(?!cli\/)/, to: /^pkg:commander$/, why: 'commander lives in src/cli' },
-  { from: /^(http|cli)\//, to: /^(?!pkg:|http\/|cli\/)/, except: /^(core|errors|config|log)$/, why: 'front ends reach the domain through the core only' },
-  { from: /^http\//, to: /^cli\//, why: 'front ends do not import each other' },
+  {
+    from: /^(http|cli|ldap)\//,
+    to: /^(?!pkg:|http\/|cli\/|ldap\/)/,
+    except: /^(core|errors|config|log)$/,
+    why: 'front ends reach the domain through the core only',
+  },
+  { from: /^http\//, to: /^(cli|ldap)\//, except: /^ldap\/server$/, why: 'front ends do not import each other' },
+  { from: /^ldap\//, to: /^(http|cli)\//, why: 'the LDAP front end is a room of its own' },
+  { from: /^(?!ldap\/)/, to: /^pkg:ldapts$/, why: "LDAP's BER codecs (ldapts) live in src/ldap" },
   { from: /^cli\//, to: /^http\//, except: /^http\/serve$/, why: 'the CLI starts the server through serve() only' },
   {
     from: /^auth\//,
@@ -97,7 +104,7 @@ const FORBIDDEN: readonly Rule[] = [
     except: /^(errors|clock|config|log|permission\/.*|native\/.*|\.\.\/migrations\/.*)$/,
     why: 'the store knows no domain',
   },
-  { from: /^(?!core$|http\/|cli\/)/, to: /^core$/, why: 'only front ends import the core' },
+  { from: /^(?!core$|http\/|cli\/|ldap\/)/, to: /^core$/, why: 'only front ends import the core' },
   // core-vocabulary.ts is the core's list of re-exported types: part of the core.
   { from: /^(?!core(-vocabulary)?$)/, to: new RegExp(`^((${DOMAINS.join('|')})/operations|operator)$`), why: 'only the core combines the domains' },
   { from: /^(errors|clock|log|config)$|^config\//, to: /^(?!pkg:|(errors|clock|log|config)$|config\/)/, why: 'the leaves import nothing of ours' },

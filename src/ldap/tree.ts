@@ -1,0 +1,260 @@
+/**
+ * The directory tree as LDAP shows it (contract section 15): the root DSE, `<base>`,
+ * `ou=people` with `uid=<username>` entries and `ou=groups` with `cn=<name>` entries; DNs read
+ * as RFC 4514 strings, filters evaluated against multi-valued attributes,
+ * case-insensitively, DN-valued attributes compared as normalised DNs.
+ */
+import { DN } from 'ldapts';
+import type { LdapFilter } from './protocol';
+import type { DirectoryGroup, Person } from '../core';
+
+export type Attributes = ReadonlyArray<[string, readonly string[]]>;
+export interface Entry {
+  dn: string;
+  attributes: Attributes;
+}
+
+/** One RDN component: attribute type (lower case) and its value, unescaped. */
+type Component = [string, string];
+
+/** Parses an RFC 4514 DN into its RDNs (first = leftmost); null when malformed. Multi-valued RDNs are refused. */
+export function parseDn(dn: string): Component[] | null {
+  const out: Component[] = [];
+  if (dn.trim() === '') return out;
+  let i = 0;
+  while (i < dn.length) {
+    const eq = dn.indexOf('=', i);
+    if (eq < 0) return null;
+    const type = dn.slice(i, eq).trim().toLowerCase();
+    if (!/^[a-z][a-z0-9-]*$|^\d+(\.\d+)*$/.test(type)) return null;
+    let value = '';
+    let j = eq + 1;
+    while (j < dn.length && dn[j] === ' ') j++;
+    for (; j < dn.length; j++) {
+      const c = dn[j];
+      if (c === '\\') {
+        const hex = /^[0-9a-fA-F]{2}/.exec(dn.slice(j + 1, j + 3));
+        if (hex) {
+          // A run of \XX escapes is UTF-8 bytes.
+          const bytes: number[] = [];
+          while (dn[j] === '\\' && /^[0-9a-fA-F]{2}$/.test(dn.slice(j + 1, j + 3))) {
+            bytes.push(parseInt(dn.slice(j + 1, j + 3), 16));
+            j += 3;
+          }
+          value += Buffer.from(bytes).toString('utf8');
+          j--;
+          continue;
+        }
+        if (j + 1 >= dn.length) return null;
+        value += dn[j + 1];
+        j++;
+        continue;
+      }
+      if (c === '+') return null;
+      if (c === ',' || c === ';') break;
+      value += c;
+    }
+    out.push([type, value.replace(/\s+$/, '')]);
+    i = j + 1;
+    if (j >= dn.length) break;
+  }
+  return out;
+}
+
+const rdn = (type: string, value: string) => new DN().addPairRDN(type, value).toString();
+/** A DN in one spelling for comparing: types and values lower case, escapes as RDN writes them. */
+export const normalDn = (components: readonly Component[]) => components.map(([t, v]) => rdn(t, v.toLowerCase())).join(',');
+
+export class Tree {
+  readonly base: string;
+  private readonly baseParts: Component[];
+  readonly people: string;
+  readonly groups: string;
+
+  constructor(baseDn: string) {
+    const parts = parseDn(baseDn);
+    if (!parts || parts.length === 0) throw new Error(`not a DN: ${baseDn}`);
+    this.baseParts = parts;
+    this.base = parts.map(([t, v]) => rdn(t, v)).join(',');
+    this.people = `ou=people,${this.base}`;
+    this.groups = `ou=groups,${this.base}`;
+  }
+
+  personDn = (username: string) => `${rdn('uid', username)},${this.people}`;
+  groupDn = (name: string) => `${rdn('cn', name)},${this.groups}`;
+
+  /**
+   * Where a DN is: the root DSE, the base, an ou, a person or a group (by name), or outside
+   * the tree (null); `unknownUnder` names the deepest known entry above an unknown one.
+   */
+  locate(dn: string): { at: 'root' | 'base' | 'people' | 'groups' } | { at: 'person' | 'group'; name: string } | { at: 'unknown'; matched: string } | null {
+    const parts = parseDn(dn);
+    if (parts === null) return null;
+    if (parts.length === 0) return { at: 'root' };
+    const n = this.baseParts.length;
+    if (parts.length < n || normalDn(parts.slice(parts.length - n)) !== normalDn(this.baseParts)) return { at: 'unknown', matched: '' };
+    const rest = parts.slice(0, parts.length - n);
+    if (rest.length === 0) return { at: 'base' };
+    const [ouType, ou] = rest[rest.length - 1];
+    const branch = ouType === 'ou' ? ou.toLowerCase() : '';
+    if (branch !== 'people' && branch !== 'groups') return { at: 'unknown', matched: this.base };
+    if (rest.length === 1) return { at: branch };
+    const [type, value] = rest[0];
+    if (rest.length === 2 && branch === 'people' && type === 'uid') return { at: 'person', name: value.toLowerCase() };
+    if (rest.length === 2 && branch === 'groups' && type === 'cn') return { at: 'group', name: value };
+    return { at: 'unknown', matched: branch === 'people' ? this.people : this.groups };
+  }
+
+  rootDse(extensions: readonly string[], controls: readonly string[]): Entry {
+    return {
+      dn: '',
+      attributes: [
+        ['objectClass', ['top']],
+        ['namingContexts', [this.base]],
+        ['supportedLDAPVersion', ['3']],
+        ['supportedControl', [...controls]],
+        ['supportedExtension', [...extensions]],
+        ['vendorName', ['Gatehouse']],
+      ],
+    };
+  }
+
+  baseEntry(): Entry {
+    const [type, value] = this.baseParts[0];
+    return {
+      dn: this.base,
+      attributes: [
+        ['objectClass', ['top', type === 'dc' ? 'domain' : 'organization']],
+        [type, [value]],
+      ],
+    };
+  }
+
+  ou(name: 'people' | 'groups'): Entry {
+    return {
+      dn: name === 'people' ? this.people : this.groups,
+      attributes: [
+        ['objectClass', ['top', 'organizationalUnit']],
+        ['ou', [name]],
+      ],
+    };
+  }
+
+  person(p: Person): Entry {
+    const sn = p.name.trim().split(/\s+/).pop() || p.username;
+    return {
+      dn: this.personDn(p.username),
+      attributes: [
+        ['objectClass', ['top', 'person', 'organizationalPerson', 'inetOrgPerson']],
+        ['uid', [p.username]],
+        ['cn', [p.name]],
+        ['displayName', [p.name]],
+        ['sn', [sn]],
+        ['mail', [p.email]],
+        ['memberOf', p.groups.map((g) => this.groupDn(g))],
+        ['entryUUID', [p.reference_id]],
+        ['createTimestamp', [generalizedTime(p.created_at)]],
+      ],
+    };
+  }
+
+  group(g: DirectoryGroup): Entry {
+    const members = g.members.map((u) => this.personDn(u));
+    return {
+      dn: this.groupDn(g.name),
+      attributes: [
+        ['objectClass', ['top', 'groupOfNames', 'groupOfUniqueNames']],
+        ['cn', [g.name]],
+        ['member', members],
+        ['uniqueMember', members],
+        ['entryUUID', [g.reference_id]],
+      ],
+    };
+  }
+}
+
+const generalizedTime = (ms: number) =>
+  new Date(ms)
+    .toISOString()
+    .replace(/[-:T]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+
+/** Attributes whose values are DNs: compared as normalised DNs. */
+const DN_VALUED = new Set(['member', 'uniquemember', 'memberof', 'namingcontexts']);
+/** Operational attributes: returned when named or with `+`, not with `*`. */
+const OPERATIONAL = new Set(['entryuuid', 'createtimestamp']);
+
+const valuesOf = (e: Entry, type: string) => {
+  const t = type.toLowerCase();
+  return e.attributes.find(([name]) => name.toLowerCase() === t)?.[1] ?? [];
+};
+
+const normalValue = (type: string, v: string) => {
+  if (!DN_VALUED.has(type.toLowerCase())) return v.toLowerCase();
+  const parts = parseDn(v);
+  return parts ? normalDn(parts) : v.toLowerCase();
+};
+
+/** Whether an entry matches a filter; an extensible match matches nothing (it is not offered). */
+export function matches(f: LdapFilter, e: Entry): boolean {
+  if ('and' in f) return f.and.every((g) => matches(g, e));
+  if ('or' in f) return f.or.some((g) => matches(g, e));
+  if ('not' in f) return !matches(f.not, e);
+  if ('present' in f) return valuesOf(e, f.present).length > 0;
+  if ('compare' in f) {
+    const asserted = normalValue(f.attribute, f.value);
+    const have = valuesOf(e, f.attribute).map((v) => normalValue(f.attribute, v));
+    if (f.compare === 'ge') return have.some((v) => v >= asserted);
+    if (f.compare === 'le') return have.some((v) => v <= asserted);
+    return have.includes(asserted); // equality, and approximate as equality
+  }
+  if ('substring' in f) {
+    const { attribute, initial, any, final } = f.substring;
+    const [i0, f0, parts] = [initial.toLowerCase(), final.toLowerCase(), any.map((a) => a.toLowerCase())];
+    return valuesOf(e, attribute).some((raw) => {
+      const v = raw.toLowerCase();
+      if (v.length < i0.length + f0.length || !v.startsWith(i0) || !v.endsWith(f0)) return false;
+      let at = i0.length;
+      const end = v.length - f0.length;
+      for (const part of parts) {
+        const found = v.indexOf(part, at);
+        if (found < 0 || found + part.length > end) return false;
+        at = found + part.length;
+      }
+      return true;
+    });
+  }
+  return false;
+}
+
+/**
+ * What a search narrows to before reading: an equality on uid, mail or entryUUID at the top of
+ * the filter or in a top-level AND lets the directory read one person by index.
+ */
+export function peopleHint(f: LdapFilter): { username?: string; email?: string; referenceId?: string } {
+  for (const p of 'and' in f ? f.and : [f]) {
+    if (!('compare' in p) || p.compare !== 'eq') continue;
+    const value = p.value.toLowerCase();
+    const a = p.attribute.toLowerCase();
+    if (a === 'uid') return { username: value };
+    if (a === 'mail') return { email: value };
+    if (a === 'entryuuid') return { referenceId: value };
+  }
+  return {};
+}
+
+/** The attributes a search asked for: `*` (or none) the user attributes, `+` the operational, `1.1` none. */
+export function select(e: Entry, requested: readonly string[], typesOnly: boolean): Attributes {
+  const asked = requested.map((a) => a.toLowerCase());
+  const all = asked.length === 0 || asked.includes('*');
+  const operational = asked.includes('+');
+  const out: Array<[string, readonly string[]]> = [];
+  for (const [name, values] of e.attributes) {
+    const n = name.toLowerCase();
+    const wanted = asked.includes(n) || (OPERATIONAL.has(n) ? operational : all);
+    if (!wanted || (asked.length === 1 && asked[0] === '1.1')) continue;
+    if (values.length === 0) continue;
+    out.push([name, typesOnly ? [] : values]);
+  }
+  return out;
+}
