@@ -49,7 +49,7 @@ ul.sessions li:first-child { border-top: none; }
 ul.sessions button { white-space: nowrap; }
 .meta { color: var(--muted); font-size: .9rem; overflow-wrap: anywhere; }
 form[data-passkey] { margin-top: .75rem; }
-section > form + form { margin-top: 1.25rem; }
+section > form + form, section > .links + form, section > .table-wrap + form { margin-top: 1.25rem; }
 .providers { display: flex; flex-direction: column; gap: .5rem; margin-top: .75rem; }
 form[data-passkey] .notice { margin-top: .5rem; }
 ul.sessions + form, ul.sessions + p { margin-top: 1rem; padding-top: .75rem; border-top: 1px solid var(--line); }
