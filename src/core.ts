@@ -79,12 +79,12 @@ export interface Core extends Omit<OperatorOperations, 'audit'> {
   catalog(): ApiCatalog;
   /** Where the store is, for logs (no credentials). */
   readonly storeLocation: string;
-  /** True when this opening made a new, empty store (a first start, or a mistyped --data-dir). */
+  /** True when this opening made a new, empty store (a first start, or a mistyped data folder). */
   readonly storeCreated: boolean;
   readonly dialect: Store['dialect'];
   /**
-   * The server is bound at `url`. Without --public-url, links, the token issuer and the OpenID
-   * issuer name this address from now on (so `--port 0` never yields `:0`), `localhost` for a
+   * The server is bound at `url`. Without a public URL setting, links, the token issuer and the
+   * OpenID issuer name this address from now on (so port 0 never yields `:0`), `localhost` for a
    * loopback one (passkeys need a host name).
    */
   listening(url: string): void;

@@ -44,7 +44,7 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /**
  * A setting or argument named in a message is written `{--name}`: each front end words it. The
- * shell shows its flag (`--name`); HTTP, the pages and the logs show the field (`name`, dashes as
+ * shell shows it as a flag (dashes before the name); HTTP, the pages and the logs show the field (`name`, dashes as
  * spaces); the console shows its form's label (`“Redirect URIs”`) where it has one. Domain code
  * so never names a CLI flag to a person in a browser.
  */

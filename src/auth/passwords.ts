@@ -54,7 +54,7 @@ export class PasswordHasher {
       // Loaded on first use: only accounts imported with argon2id hashes need it.
       const argon2 = await import('@node-rs/argon2');
       // A malformed imported hash verifies nothing: a wrong password, not a 500.
-      const ok = await this.gate.run(() => argon2.verify(stored, password).catch(() => false));
+      const ok = await this.gate.run(() => argon2.verify(stored, password).catch(() => false)); // reason: a malformed stored hash matches no password
       return { ok: ok && !tooLong, needsRehash: true };
     }
     const candidate = tooLong ? password.slice(0, 1) : password;

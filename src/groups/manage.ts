@@ -143,5 +143,5 @@ export async function showGroup(s: Services, nameOrId: string): Promise<GroupDet
   };
 }
 
-/** The shell's `--permission`: the same integer the record API takes. */
+/** The shell's permission option: the same integer the record API takes. */
 export const groupPermission = (value: string | undefined) => (value === undefined ? undefined : parsePermission(value, '{--permission}'));
