@@ -15,6 +15,28 @@ const date = (iso: string | null) => (iso === null ? 'never' : iso.replace('T', 
 const yes = (b: boolean) => (b ? 'yes' : 'no');
 const button = actionButton;
 
+/** An account's credentials of one kind (passkeys, app passwords): name, made, last used, and one button each. */
+function credentialTable<C extends { name: string; created_at: string; last_used_at: string | null }>(
+  list: readonly C[],
+  none: Html,
+  [made, action]: [string, string],
+  buttonFor: (c: C) => Html,
+): Html {
+  if (list.length === 0) return none;
+  return dataTable(
+    ['Name', made, 'Last used (UTC)', { label: action, quiet: true }],
+    list.map(
+      (c) =>
+        html`<tr>
+          <td>${c.name}</td>
+          <td>${date(c.created_at)}</td>
+          <td>${date(c.last_used_at)}</td>
+          <td class="actions">${buttonFor(c)}</td>
+        </tr>`,
+    ),
+  );
+}
+
 export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
   const { core } = kit;
 
@@ -140,45 +162,18 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
         </section>
         <section aria-labelledby="h-passkeys">
           <h2 id="h-passkeys">Passkeys</h2>
-          ${
-            passkeys.length === 0
-              ? html`<p>None.</p>`
-              : html`${dataTable(
-                  ['Name', 'Added (UTC)', 'Last used (UTC)', { label: 'Remove', quiet: true }],
-                  passkeys.map(
-                    (p) =>
-                      html`<tr>
-                        <td>${p.name}</td>
-                        <td>${date(p.created_at)}</td>
-                        <td>${date(p.last_used_at)}</td>
-                        <td class="actions">
-                          ${button(csrf, `${base}/passkeys/remove`, 'Remove', { confirm: 'Remove this passkey', hidden: { passkey_id: p.id } })}
-                        </td>
-                      </tr>`,
-                  ),
-                )}`
-          }
+          ${credentialTable(passkeys, html`<p>None.</p>`, ['Added (UTC)', 'Remove'], (p) =>
+            button(csrf, `${base}/passkeys/remove`, 'Remove', { confirm: 'Remove this passkey', hidden: { passkey_id: p.id } }),
+          )}
         </section>
         <section aria-labelledby="h-app-passwords">
           <h2 id="h-app-passwords">App passwords</h2>
-          ${
-            appPasswords.length === 0
-              ? html`<p>None: the account binds to LDAP with its password (if it has no second factor).</p>`
-              : html`${dataTable(
-                  ['Name', 'Made (UTC)', 'Last used (UTC)', { label: 'Revoke', quiet: true }],
-                  appPasswords.map(
-                    (p) =>
-                      html`<tr>
-                        <td>${p.name}</td>
-                        <td>${date(p.created_at)}</td>
-                        <td>${date(p.last_used_at)}</td>
-                        <td class="actions">
-                          ${button(csrf, `${base}/app-passwords/revoke`, 'Revoke', { confirm: `Revoke the app password ${p.name}`, hidden: { app_password_id: p.id } })}
-                        </td>
-                      </tr>`,
-                  ),
-                )}`
-          }
+          ${credentialTable(
+            appPasswords,
+            html`<p>None: the account binds to LDAP with its password (if it has no second factor).</p>`,
+            ['Made (UTC)', 'Revoke'],
+            (p) => button(csrf, `${base}/app-passwords/revoke`, 'Revoke', { confirm: `Revoke the app password ${p.name}`, hidden: { app_password_id: p.id } }),
+          )}
           <form method="post" action="${base}/app-passwords">
             <input type="hidden" name="csrf" value="${csrf}" />
             ${field('app_password_name', 'Which app is it for?', { autocomplete: 'off', maxlength: 100 })}
