@@ -33,5 +33,5 @@ export type { PasskeyView } from './passkeys/operations';
 export type { InvitationView, NewInvitation } from './invitations/operations';
 export type { IdentityView, NewProvider, ProviderView } from './upstream/operations';
 export type { DeliveryView, NewWebhook, WebhookView } from './deliveries/operations';
-export type { DirectoryGroup, DirectoryIdentity, PeopleQuery, Person } from './directory/operations';
+export type { DirectoryGroup, DirectoryIdentity, PeopleQuery, Person, SearchOutcome } from './directory/operations';
 export { EVENT_TYPES } from './deliveries/events';

@@ -128,7 +128,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       sender,
       tasks: new Tasks(logger),
       audit: new Audit(store, logger, clock, () => sender.nudge()),
-      counters: { signinsOk: 0, signinsFailed: 0, signups: 0, lockouts: 0, providerSignins: {} },
+      counters: { signinsOk: 0, signinsFailed: 0, signups: 0, lockouts: 0, providerSignins: {}, ldap: { binds: {}, searches: {} } },
     };
   } catch (err) {
     await store.close();

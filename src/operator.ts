@@ -30,6 +30,7 @@ export interface MetricsSnapshot {
   lockouts: number;
   /** Sign-ins through each upstream provider: completed, and refused at the callback. */
   providerSignins: Record<string, { ok: number; refused: number }>;
+  ldap: { binds: Record<string, number>; searches: Record<string, number> };
   hashesQueued: number;
   hashesRunning: number;
   /** The store's connection pool (null where the driver keeps none). */
@@ -135,6 +136,7 @@ export function operatorOperations(s: Services): OperatorOperations {
         signups: c.signups,
         lockouts: c.lockouts,
         providerSignins: Object.fromEntries(Object.entries(c.providerSignins).map(([k, v]) => [k, { ...v }])),
+        ldap: structuredClone(c.ldap),
         hashesQueued: s.passwords.queued,
         hashesRunning: s.passwords.running,
         pool: poolStats(s.store),

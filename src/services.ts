@@ -23,6 +23,8 @@ export interface AuthCounters {
   lockouts: number;
   /** Sign-ins through each upstream provider since start: completed, and refused at the callback. */
   providerSignins: Record<string, { ok: number; refused: number }>;
+  /** LDAP since start: binds by outcome (ok, failed) and searches by outcome (ok, refused, not_found, failed). */
+  ldap: { binds: Record<string, number>; searches: Record<string, number> };
 }
 
 export interface Services {

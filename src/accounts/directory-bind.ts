@@ -25,6 +25,7 @@ export async function directoryBind(s: Services, actor: Actor, username: string,
   await s.limiter.assertSigninAllowed(key, actor.client ?? 'shell');
   const fail = async (reason: string) => {
     s.counters.signinsFailed++;
+    count(s, 'failed');
     await passwordFailure(s, actor, key, account?.reference_id ?? null, 'signin_failed', { method: 'ldap', reason });
     return refused();
   };
@@ -45,9 +46,16 @@ export async function directoryBind(s: Services, actor: Actor, username: string,
     await refuseIfDisabled(s, actor, account, { method: 'ldap' });
   } catch {
     // Counted and audited as a disabled sign-in; answered as every other failure.
+    count(s, 'failed');
     throw refused();
   }
   await s.limiter.signinSucceeded(account.email_key, actor.client ?? 'shell', null);
   s.counters.signinsOk++;
+  count(s, 'ok');
   return account;
 }
+
+const count = (s: Services, outcome: 'ok' | 'failed') => {
+  const binds = s.counters.ldap.binds;
+  binds[outcome] = (binds[outcome] ?? 0) + 1;
+};

@@ -37,7 +37,11 @@ export interface DirectoryOperations {
   people(identity: DirectoryIdentity, query?: PeopleQuery): Promise<Person[]>;
   /** Managed groups for a reader (optionally one by name); none for anyone else. */
   groups(identity: DirectoryIdentity, name?: string): Promise<DirectoryGroup[]>;
+  /** Counts one answered search for /metrics, by outcome (ok, refused, not_found, failed). */
+  searched(outcome: SearchOutcome): void;
 }
+
+export type SearchOutcome = 'ok' | 'refused' | 'not_found' | 'failed';
 
 export function directoryOperations(s: Services): DirectoryOperations {
   const readerGroupIds = async (names: readonly string[]) => {
@@ -65,6 +69,10 @@ export function directoryOperations(s: Services): DirectoryOperations {
     async groups(identity, name) {
       if (!identity.reader) return [];
       return readGroups(s.store.root, name);
+    },
+    searched(outcome) {
+      const searches = s.counters.ldap.searches;
+      searches[outcome] = (searches[outcome] ?? 0) + 1;
     },
   };
 }

@@ -107,6 +107,26 @@ export function createMetrics(core: Core): Metrics {
       }
     },
   });
+  for (const [name, help, read] of [
+    ['gatehouse_ldap_binds_total', 'LDAP simple binds with a password since start, by outcome (ok, failed)', (m: MetricsSnapshot) => m.ldap.binds],
+    [
+      'gatehouse_ldap_searches_total',
+      'LDAP searches answered since start, by outcome (ok, refused, not_found, failed)',
+      (m: MetricsSnapshot) => m.ldap.searches,
+    ],
+  ] as const) {
+    new client.Counter({
+      name,
+      help,
+      labelNames: ['outcome'] as const,
+      registers: [register],
+      collect() {
+        if (!snapshot) return;
+        this.reset();
+        for (const [outcome, n] of Object.entries(read(snapshot))) this.inc({ outcome }, n);
+      },
+    });
+  }
   fromCore('gatehouse_signups_total', 'Accounts created by signup since start', (m) => m.signups);
   fromCore('gatehouse_lockouts_total', 'Lockouts caused since start (account and address, account-wide, second factor)', (m) => m.lockouts);
   fromCore('gatehouse_password_hash_queue_depth', 'Password hashes waiting for a hashing slot', (m) => m.hashesQueued, 'gauge');

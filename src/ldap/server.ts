@@ -8,7 +8,7 @@
  */
 import net from 'node:net';
 import tls from 'node:tls';
-import type { Core, DirectoryIdentity } from '../core';
+import type { Core, DirectoryIdentity, SearchOutcome } from '../core';
 import { isAppError } from '../errors';
 import type { Logger } from '../log';
 import { decode, entry, extended, frame, OID, OP, pagedDone, result, RESULT, type LdapFilter, type Request } from './protocol';
@@ -201,6 +201,7 @@ class Connection {
 
   private failed(request: Request, err: unknown): void {
     const code = isAppError(err) && err.code === 'unavailable' ? RESULT.unavailable : RESULT.other;
+    if (request.kind === 'search') this.core.directory.searched('failed');
     if (!isAppError(err)) this.logger.error('ldap_request_failed', { client: this.address, kind: request.kind, error: (err as Error)?.name ?? 'error' });
     const op = request.kind === 'bind' ? OP.bindResponse : request.kind === 'search' ? OP.searchDone : OP.extendedResponse;
     this.send(
@@ -256,8 +257,10 @@ class Connection {
 
   private async search(r: Extract<Request, { kind: 'search' }>): Promise<void> {
     const { search } = r;
-    const done = (code: number, text = '', matched = '', controls?: Parameters<typeof result>[5]) =>
+    const done = (code: number, text = '', matched = '', controls?: Parameters<typeof result>[5]) => {
+      this.core.directory.searched(outcomeOf(code));
       this.send(result(r.id, OP.searchDone, code, text, matched, controls));
+    };
     if (r.criticalUnknown) return done(RESULT.unavailableCriticalExtension, 'a critical control this directory does not support');
     if ('refused' in search.filter) return done(RESULT.unwillingToPerform, search.filter.refused);
     const filter = search.filter;
@@ -324,6 +327,13 @@ class Connection {
         return [];
     }
   }
+}
+
+/** A search's result code as a /metrics outcome. */
+function outcomeOf(code: number): SearchOutcome {
+  if (code === RESULT.success || code === RESULT.sizeLimitExceeded) return 'ok';
+  if (code === RESULT.noSuchObject || code === RESULT.invalidDNSyntax) return 'not_found';
+  return 'refused';
 }
 
 /** The base DN when none is given: the dc= parts of the public URL's domain (auth.example.com → dc=example,dc=com). */

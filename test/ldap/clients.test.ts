@@ -92,6 +92,14 @@ t.test('binds, searches and the filters of real apps', async (t) => {
   const gone = await ldapTool('ldapsearch', [...as('bot'), '-b', BASE, '(uid=cy)', 'uid']);
   t.equal(ldif(gone.out).size, 0, 'and absent from searches');
   t.equal((await ldapTool('ldapsearch', [...as('bot'), '-b', `uid=nobody,ou=people,${BASE}`, '-s', 'base'])).code, 32, 'an unknown entry: noSuchObject');
+
+  // /metrics counts binds and searches by outcome.
+  const metrics = (await s.call('GET', '/metrics', { token: s.adminToken })).text;
+  t.match(metrics, /gatehouse_ldap_binds_total\{outcome="failed"\} 3\n/, 'a wrong password, an unknown person, a disabled account');
+  t.match(metrics, /gatehouse_ldap_binds_total\{outcome="ok"\} \d+/);
+  t.match(metrics, /gatehouse_ldap_searches_total\{outcome="refused"\} 1\n/, 'the anonymous search');
+  t.match(metrics, /gatehouse_ldap_searches_total\{outcome="not_found"\} 1\n/);
+  t.match(metrics, /gatehouse_ldap_searches_total\{outcome="ok"\} \d+/);
 });
 
 t.test("Python's ldap3 binds with an app password (TOTP account) and searches", async (t) => {
