@@ -6,7 +6,7 @@
  * BerReader rather than ldapts's SearchRequest: its filter parser is made for a client's own
  * filters and misreads a presence filter inside a request ((objectClass=*) comes out garbled).
  */
-import { Attribute, BerReader, BerWriter, BindRequest, ExtendedRequest, PagedResultsControl, type Control } from 'ldapts';
+import { Attribute, BerReader, BerWriter, BindRequest, CompareRequest, ExtendedRequest, PagedResultsControl, type Control } from 'ldapts';
 
 /** A message larger than this closes the connection (a directory request is a few hundred bytes). */
 export const MAX_MESSAGE = 1024 * 1024;
@@ -38,10 +38,13 @@ export const RESULT = {
   operationsError: 1,
   protocolError: 2,
   sizeLimitExceeded: 4,
+  compareFalse: 5,
+  compareTrue: 6,
   authMethodNotSupported: 7,
   unavailableCriticalExtension: 12,
   confidentialityRequired: 13,
   noSuchObject: 32,
+  noSuchAttribute: 16,
   invalidDNSyntax: 34,
   invalidCredentials: 49,
   insufficientAccessRights: 50,
@@ -190,6 +193,7 @@ export type Request =
   | { kind: 'unbind'; id: number }
   | { kind: 'search'; id: number; search: Search; paged: PagedResultsControl | null; criticalUnknown: boolean }
   | { kind: 'extended'; id: number; oid: string }
+  | { kind: 'compare'; id: number; dn: string; attribute: string; value: string }
   | { kind: 'abandon'; id: number }
   | { kind: 'write'; id: number; response: number }
   | { kind: 'unknown'; id: number; tag: number };
@@ -199,7 +203,6 @@ const WRITES: Record<number, number> = {
   [OP.addRequest]: OP.addResponse,
   [OP.deleteRequest]: OP.deleteResponse,
   [OP.modifyDnRequest]: OP.modifyDnResponse,
-  [OP.compareRequest]: OP.compareResponse,
 };
 
 /** Decodes one framed message; throws on a malformed one (the connection is then closed). */
@@ -213,13 +216,19 @@ export function decode(message: Buffer): Request {
   if (tag === OP.unbindRequest) return { kind: 'unbind', id };
   if (tag === OP.abandonRequest) return { kind: 'abandon', id };
   if (WRITES[tag] !== undefined) return { kind: 'write', id, response: WRITES[tag] };
-  if (tag !== OP.bindRequest && tag !== OP.searchRequest && tag !== OP.extendedRequest) return { kind: 'unknown', id, tag };
+  if (tag !== OP.bindRequest && tag !== OP.searchRequest && tag !== OP.extendedRequest && tag !== OP.compareRequest) return { kind: 'unknown', id, tag };
   reader.readSequence(tag);
   const end = reader.offset + reader.length;
   if (tag === OP.bindRequest) {
     const bind = new BindRequest({ messageId: id });
     bind.parseMessage(reader);
     return { kind: 'bind', id, version: bind.version, dn: bind.dn, password: bind.password };
+  }
+  if (tag === OP.compareRequest) {
+    // Apache's `Require ldap-group` asks by compare: is this DN a member of that group?
+    const compare = new CompareRequest({ messageId: id });
+    compare.parseMessage(reader);
+    return { kind: 'compare', id, dn: compare.dn, attribute: compare.attribute, value: compare.value };
   }
   if (tag === OP.extendedRequest) {
     const ext = new ExtendedRequest({ messageId: id });

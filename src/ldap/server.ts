@@ -2,9 +2,9 @@
  * The LDAP listener (contract section 15), a front end beside HTTP and the shell: it reads
  * requests (protocol.ts), asks the core's directory (binds through the sign-in home, reads of
  * people and groups) and answers from the tree (tree.ts). Read-only: writes answer
- * unwillingToPerform. Each connection handles one request at a time; a malformed or oversize
- * message, a client that reads nothing, an idle connection or too many connections from one
- * address end with a notice of disconnection, never with the server.
+ * unwillingToPerform; compare is a read. Each connection handles one request at a time; a
+ * malformed or oversize message, a client that reads nothing, an idle connection or too many
+ * connections from one address end with a notice of disconnection, never with the server.
  */
 import net from 'node:net';
 import tls from 'node:tls';
@@ -203,7 +203,7 @@ class Connection {
     const code = isAppError(err) && err.code === 'unavailable' ? RESULT.unavailable : RESULT.other;
     if (request.kind === 'search') this.core.directory.searched('failed');
     if (!isAppError(err)) this.logger.error('ldap_request_failed', { client: this.address, kind: request.kind, error: (err as Error)?.name ?? 'error' });
-    const op = request.kind === 'bind' ? OP.bindResponse : request.kind === 'search' ? OP.searchDone : OP.extendedResponse;
+    const op = { bind: OP.bindResponse, search: OP.searchDone, compare: OP.compareResponse }[request.kind as string] ?? OP.extendedResponse;
     this.send(
       request.kind === 'extended'
         ? extended(request.id, code, 'the directory could not answer')
@@ -218,6 +218,8 @@ class Connection {
         return this.bind(r);
       case 'search':
         return this.search(r);
+      case 'compare':
+        return this.compare(r);
       case 'extended':
         if (r.oid === OID.whoAmI)
           return this.send(extended(r.id, RESULT.success, '', { value: this.identity ? `dn:${this.tree.personDn(this.identity.username)}` : '' }));
@@ -296,6 +298,23 @@ class Connection {
       sent++;
     }
     done(RESULT.success, '', '', next ? pagedDone(next) : undefined);
+  }
+
+  /**
+   * Compare (RFC 4511 4.10): does the entry hold this value? Read as a base search of the entry,
+   * with the same rules: bound first, and only what the identity may see.
+   */
+  private async compare(r: Extract<Request, { kind: 'compare' }>): Promise<void> {
+    const done = (code: number, text = '', matched = '') => this.send(result(r.id, OP.compareResponse, code, text, matched));
+    const at = this.tree.locate(r.dn);
+    if (at === null) return done(RESULT.invalidDNSyntax, 'the entry is not a DN');
+    if (at.at === 'unknown') return done(RESULT.noSuchObject, 'no such entry', at.matched);
+    if (at.at === 'root') return done(RESULT.noSuchObject, `the directory's base is ${this.tree.base}`);
+    if (!this.identity) return done(RESULT.insufficientAccessRights, 'bind first');
+    const [found] = (await this.candidates(at, 'base', { present: 'objectclass' })) ?? [];
+    if (!found) return done(RESULT.noSuchObject, 'no such entry', at.at === 'person' ? this.tree.people : this.tree.groups);
+    if (!matches({ present: r.attribute }, found)) return done(RESULT.noSuchAttribute, `the entry has no ${r.attribute.slice(0, 60)}`);
+    done(matches({ compare: 'eq', attribute: r.attribute, value: r.value }, found) ? RESULT.compareTrue : RESULT.compareFalse);
   }
 
   /** The entries in scope of a search, in DN order; null when the base names an entry that does not exist. */

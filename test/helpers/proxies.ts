@@ -1,6 +1,6 @@
 /**
- * Debian's nginx and Caddy, started by the tests on free ports (installed by .ci/run when
- * missing), with the configuration blocks docs/forward-auth.md shows, and a small backend that
+ * Debian's nginx, Caddy and Apache httpd, started by the tests on free ports (installed by
+ * .ci/run when missing), with the configuration blocks the docs show, and a small backend that
  * answers with what it received.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -48,9 +48,10 @@ async function waitForPort(port: number, child: ChildProcess, log: () => string)
   throw new Error(`the proxy did not listen on ${port}: ${log()}`);
 }
 
-function run(t: Test, cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): { child: ChildProcess; log: () => string } {
+/** `detached`: a process group of its own, for a server that signals its whole group when it stops (Apache). */
+function run(t: Test, cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env, detached = false): { child: ChildProcess; log: () => string } {
   let out = '';
-  const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached });
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   t.teardown(
@@ -112,4 +113,42 @@ export async function startCaddy(t: Test, siteBlock: string, port: number): Prom
   const env = { ...process.env, HOME: dir, XDG_DATA_HOME: path.join(dir, 'data'), XDG_CONFIG_HOME: path.join(dir, 'config') };
   const { child, log } = run(t, 'caddy', ['run', '--config', path.join(dir, 'Caddyfile'), '--adapter', 'caddyfile'], env);
   await waitForPort(port, child, log);
+}
+
+/** Apache modules Debian ships, by file (mod_X.so → X_module unless named otherwise). */
+const APACHE_MODULES = '/usr/lib/apache2/modules';
+
+/**
+ * Apache httpd in the foreground (`apache2 -DFOREGROUND -f conf`), one process (prefork with
+ * one server), listening on `port`, with `modules` loaded and `body` as the rest of the
+ * configuration; its DocumentRoot is `<dir>/www`, readable by the user it drops to.
+ */
+export async function startApache(t: Test, port: number, modules: string[], body: (dir: string) => string): Promise<string> {
+  const dir = tempDir(t, 'gh-apache-');
+  fs.chmodSync(dir, 0o755);
+  fs.mkdirSync(path.join(dir, 'www'), { mode: 0o755 });
+  const load = ['mpm_prefork', 'authn_core', 'authz_core', 'authz_user', 'auth_basic', ...modules]
+    .map((m) => `LoadModule ${m}_module ${APACHE_MODULES}/mod_${m}.so`)
+    .join('\n');
+  const conf = `ServerRoot ${dir}
+ServerName 127.0.0.1
+Listen 127.0.0.1:${port}
+PidFile ${dir}/httpd.pid
+ErrorLog ${dir}/error.log
+LogLevel warn
+${load}
+User nobody
+Group nogroup
+StartServers 1
+MinSpareServers 1
+MaxSpareServers 1
+DocumentRoot ${dir}/www
+${body(dir)}
+`;
+  fs.writeFileSync(path.join(dir, 'httpd.conf'), conf);
+  // Apache stops by signalling its process group: it gets one of its own, not the test's.
+  const { child, log } = run(t, '/usr/sbin/apache2', ['-DFOREGROUND', '-f', path.join(dir, 'httpd.conf')], process.env, true);
+  const errors = () => log() + (fs.existsSync(path.join(dir, 'error.log')) ? fs.readFileSync(path.join(dir, 'error.log'), 'utf8') : '');
+  await waitForPort(port, child, errors);
+  return dir;
 }

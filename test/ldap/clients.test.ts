@@ -1,6 +1,7 @@
-// The LDAP directory through clients nobody here wrote: OpenLDAP's ldapwhoami, ldapsearch and
-// ldapmodify, and Python's ldap3. Binds (password, wrong password, unknown, disabled), the root
-// DSE, Gitea's, Jellyfin's and Nextcloud's filters, paged results, who may search, writes refused.
+// The LDAP directory through clients nobody here wrote: OpenLDAP's ldapwhoami, ldapsearch,
+// ldapcompare and ldapmodify, and Python's ldap3. Binds (password, wrong password, unknown,
+// disabled), the root DSE, Gitea's, Jellyfin's and Nextcloud's filters, paged results, compare,
+// who may search, writes refused.
 import t from 'tap';
 import { execFile } from 'node:child_process';
 import { cli } from '../helpers/cli';
@@ -79,6 +80,14 @@ t.test('binds, searches and the filters of real apps', async (t) => {
   // Someone who may not search sees only their own entry.
   const own = await ldapTool('ldapsearch', [...as('cy'), '-b', BASE, '(objectClass=*)', 'uid']);
   t.same([...ldif(own.out).keys()], [BASE, `ou=people,${BASE}`, person('cy'), `ou=groups,${BASE}`], 'cy sees herself and the branches');
+
+  // Compare, as Apache's Require ldap-group asks: 6 compareTrue, 5 compareFalse (ldapcompare's exit codes).
+  const media = `cn=media,ou=groups,${BASE}`;
+  t.equal((await ldapTool('ldapcompare', [...as('bot'), media, `member:${person('ann')}`])).code, 6, 'compare: ann is a member of media');
+  t.equal((await ldapTool('ldapcompare', [...as('bot'), media, `uniqueMember:${person('cy')}`])).code, 5, 'compare: cy is not');
+  t.equal((await ldapTool('ldapcompare', [...as('bot'), person('ann'), 'telephoneNumber:1'])).code, 16, 'an attribute the entry lacks: 16');
+  t.equal((await ldapTool('ldapcompare', [...as('cy'), media, `member:${person('ann')}`])).code, 32, 'someone who may not search: no such entry');
+  t.equal((await ldapTool('ldapcompare', ['-x', '-H', url, media, `member:${person('ann')}`])).code, 50, 'anonymous: 50');
 
   // Read-only.
   const modify = await ldapTool('ldapmodify', as('admin'), `dn: ${person('ann')}\nchangetype: modify\nreplace: mail\nmail: evil@example.com\n`);
