@@ -26,7 +26,12 @@ export function registerAppPasswords(user: Command, io: Io): void {
     .action(async (email: string, o: { name: string }, c: Command) =>
       withCore(c, io, async (core) => {
         const r = await core.accounts.appPasswords.add(core.shell, email, o.name);
-        emit(io, wantsJson(c), r, () => `${show(r.appPassword)}password:       ${r.secret}\n\nShown this once: enter it in the app now.\n`);
+        emit(
+          io,
+          wantsJson(c),
+          { app_password: r.appPassword, secret: r.secret },
+          () => `${show(r.appPassword)}password:       ${r.secret}\n\nShown this once: enter it in the app now.\n`,
+        );
       }),
     );
 

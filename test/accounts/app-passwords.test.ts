@@ -29,7 +29,7 @@ t.test('from the shell: add (printed once), list, revoke; only the hash is store
   t.match(plain.out, /password: +\S{35}\n\nShown this once/);
   t.equal((await cli(s.dataDir, ['user', 'app-password', 'add', 'gil@example.com', '--name', ' '])).code, 2, 'an empty name: exit 2');
   t.equal((await cli(s.dataDir, ['user', 'app-password', 'revoke', 'gil@example.com', 'nope'])).code, 4, 'unknown: exit 4');
-  t.equal((await cli(s.dataDir, ['user', 'app-password', 'revoke', 'gil@example.com', made.json.appPassword.id])).code, 0);
+  t.equal((await cli(s.dataDir, ['user', 'app-password', 'revoke', 'gil@example.com', made.json.app_password.id])).code, 0);
   t.same(
     (await cli(s.dataDir, ['--json', 'user', 'app-password', 'list', 'gil@example.com'])).json.app_passwords.map((p: { name: string }) => p.name),
     ['NAS'],
