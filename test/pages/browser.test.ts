@@ -41,7 +41,7 @@ t.test('sign up on /signup, confirm the address from the mail, reset the passwor
   const page = await browser.newPage();
   await page.goto(`${s.url}/signup`);
   await screenshots(page, 'signup');
-  await page.getByLabel('Name').fill('Ada');
+  await page.getByLabel('Name', { exact: true }).fill('Ada');
   await page.getByLabel('Email', { exact: true }).fill('ada@example.com');
   await page.getByLabel('Password', { exact: true }).fill('short');
   await page.getByLabel('Password again').fill('short');
@@ -49,12 +49,20 @@ t.test('sign up on /signup, confirm the address from the mail, reset the passwor
   t.match(await page.getByRole('alert').textContent(), /at least 8 characters/, 'a weak password shows as a message');
   await screenshots(page, 'signup-error');
   t.equal(await page.getByLabel('Email', { exact: true }).inputValue(), 'ada@example.com', 'what was typed stays');
+  await page.getByLabel('Username (optional)').fill('Ada Lovelace');
+  await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+  await page.getByLabel('Password again').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  t.match(await page.getByRole('alert').textContent(), /“Username”|username/i, 'a malformed username is refused in words');
+  t.equal(await page.getByLabel('Username (optional)').inputValue(), 'Ada Lovelace', 'and stays to be mended');
+  await page.getByLabel('Username (optional)').fill('ada.l');
   await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
   await page.getByLabel('Password again').fill(PASSWORD);
   await page.getByRole('button', { name: 'Create account' }).click();
   await page.waitForURL(/\/account/);
   t.match(await page.getByRole('status').first().textContent(), /Your account is ready/);
   t.match(await page.locator('dl').textContent(), /Confirmed\s*not yet/);
+  t.equal(await page.locator('#username').textContent(), 'ada.l', 'the username chosen at signup');
   await screenshots(page, 'account');
 
   // The verification link from the real mail opens the page, which confirms the address.
@@ -237,7 +245,7 @@ t.test('with --require-verified-email, the pages say to confirm the address firs
   const browser = await launch(t);
   const page = await browser.newPage();
   await page.goto(`${s.url}/signup`);
-  await page.getByLabel('Name').fill('Una');
+  await page.getByLabel('Name', { exact: true }).fill('Una');
   await page.getByLabel('Email', { exact: true }).fill('una@example.com');
   await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
   await page.getByLabel('Password again').fill(PASSWORD);

@@ -114,7 +114,7 @@ t.test('passkey-only signup; the last passkey stays until a password is set; a c
   const browser = await launch(t);
   const a = await withAuthenticator(browser);
   await a.page.goto(`${base}/signup`);
-  await a.page.getByLabel('Name').fill('Grace');
+  await a.page.getByLabel('Name', { exact: true }).fill('Grace');
   await a.page.getByLabel('Email', { exact: true }).fill('grace@example.com');
   await a.page.getByRole('button', { name: 'Create it with a passkey instead' }).click();
   await a.page.waitForURL(/\/account\?done=welcome/);

@@ -13,7 +13,7 @@ import { providerButtons } from './provider-forms';
 /** The signup form, shown again with a refusal. */
 export type SignupPage = (
   ctx: Context,
-  o?: { status?: number; error?: string; info?: string; name?: string; email?: string; invite?: { token: string; email: string } },
+  o?: { status?: number; error?: string; info?: string; name?: string; email?: string; username?: string; invite?: { token: string; email: string } },
 ) => Promise<void>;
 
 export function registerSignup(kit: PageKit, signinPage: SigninPage): SignupPage {
@@ -31,6 +31,16 @@ export function registerSignup(kit: PageKit, signinPage: SigninPage): SignupPage
         : html``,
       field('name', 'Name', { autocomplete: 'name', value: o.name, autofocus: true, maxlength: 100, passkeyOption: true }),
       invite ? html`` : field('email', 'Email', { type: 'email', autocomplete: 'email', value: o.email, passkeyOption: true }),
+      // Optional: apps that sign in over LDAP ask for it; made from the email when left empty.
+      invite
+        ? html``
+        : field('username', 'Username (optional)', {
+            autocomplete: 'username',
+            value: o.username,
+            required: false,
+            maxlength: 64,
+            hint: 'a-z and 0-9, then also . _ and -; from your email when left empty',
+          }),
       field('password', 'Password', { type: 'password', autocomplete: 'new-password', hint: passwordHint }),
       field('passwordConfirm', 'Password again', { type: 'password', autocomplete: 'new-password' }),
     ];
@@ -109,10 +119,11 @@ export function registerSignup(kit: PageKit, signinPage: SigninPage): SignupPage
       return signInAfter(ctx, email, str(body, 'password'));
     }
     const input = { name: str(body, 'name'), email: str(body, 'email'), password: str(body, 'password'), passwordConfirm: str(body, 'passwordConfirm') };
+    const username = str(body, 'username').trim();
     try {
-      await run(guestCaller(ctx), 'signup', input);
+      await run(guestCaller(ctx), 'signup', username ? { ...input, username } : input);
     } catch (err) {
-      return signupPage(ctx, { ...refusal(err), name: input.name, email: input.email });
+      return signupPage(ctx, { ...refusal(err), name: input.name, email: input.email, username });
     }
     return signInAfter(ctx, input.email, input.password);
   });
