@@ -8,7 +8,8 @@
 //   RSS idle and peak.
 //   the start to the first /ping (scripts/startup.mjs), the OIDC token endpoint beside a bare
 //   oidc-provider (scripts/oidc-bare-server.mjs), the scaling table (scripts/scale.mjs), and at the
-//   end the figures each beside its target; then forward authentication (scripts/forward-bench.mjs).
+//   end the figures each beside its target; then forward authentication (scripts/forward-bench.mjs),
+//   deliveries (scripts/deliveries-bench.mjs) and the LDAP directory beside slapd (scripts/ldap-bench.mjs).
 // Usage: npm run bench [-- --duration 10 --connections 16 --cost 11 --sizes 1000,100000,1000000]
 //        npm run bench -- --pg postgres://postgres@127.0.0.1:5432/test [--instances 2]
 //   (PostgreSQL mode: a fresh database is created on that server for the run and dropped after;
@@ -25,6 +26,7 @@ import { scalingTable } from './scale.mjs';
 import { startupFigures } from './startup.mjs';
 import { forwardFigures, printForward } from './forward-bench.mjs';
 import { deliveryFigures, printDeliveries } from './deliveries-bench.mjs';
+import { ldapFigures, printLdap } from './ldap-bench.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, fallback) => {
@@ -349,6 +351,8 @@ async function all() {
   printForward(fwd);
   console.log('\nDeliveries (scripts/deliveries-bench.mjs):');
   printDeliveries(await deliveryFigures({ duration: DURATION, connections: 8 }));
+  console.log('\nThe LDAP directory beside slapd (scripts/ldap-bench.mjs):');
+  printLdap(await ldapFigures({ sizes: [1000, 100000], duration: DURATION, connections: 8 }));
   summary(f, start, fwd);
 }
 

@@ -22,7 +22,7 @@ const UUID_SQL = {
   postgres: `gen_random_uuid()::text`,
 };
 
-/** Accounts seed1 … seedN (N = count), each with its home group and its two memberships. */
+/** Accounts seed1 … seedN (N = count; usernames seed1 … seedN), each with its home group and its two memberships. */
 export async function seedAccounts(knex, dialect, count) {
   const uuid = UUID_SQL[dialect];
   const series =
@@ -36,8 +36,8 @@ export async function seedAccounts(knex, dialect, count) {
   const concat = (...parts) => parts.join(' || ');
   await knex.transaction(async (trx) => {
     await trx.raw(
-      `INSERT INTO user_account (reference_id, email, email_key, name, password, permission, created_at, updated_at)
-       ${series} SELECT ${uuid}, ${concat(`'seed'`, 'n', `'@scale.example'`)}, ${concat(`'seed'`, 'n', `'@scale.example'`)}, ${concat(`'Seed '`, 'n')}, ?, ?, ?, ? FROM seq`,
+      `INSERT INTO user_account (reference_id, email, email_key, username, name, password, permission, created_at, updated_at)
+       ${series} SELECT ${uuid}, ${concat(`'seed'`, 'n', `'@scale.example'`)}, ${concat(`'seed'`, 'n', `'@scale.example'`)}, ${concat(`'seed'`, 'n')}, ${concat(`'Seed '`, 'n')}, ?, ?, ?, ? FROM seq`,
       [first.password, world.user_account, now, now],
     );
     await trx.raw(`UPDATE user_account SET user_account_id = id WHERE user_account_id IS NULL`);

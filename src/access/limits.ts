@@ -20,7 +20,7 @@ import { AppError } from '../errors';
 import type { Config } from '../config';
 import type { Clock } from '../clock';
 import type { Tx } from '../store/connection';
-import { clear, clearPrefix, Count, hit, knownSignin, peek, rememberSignin } from '../store/counters';
+import { clear, clearPrefix, Count, hit, knownSignin, peek, peekMany, rememberSignin } from '../store/counters';
 
 /** How long a successful signin keeps its address familiar. */
 export const KNOWN_SIGNIN_MS = 90 * 24 * 60 * 60 * 1000;
@@ -42,6 +42,9 @@ export function addressGroup(address: string): string {
     .map((g) => g.replace(/^0+(?=.)/, ''))
     .join(':')}::/64`;
 }
+
+/** A familiar place's "last signed in" is kept to the minute. */
+const REMEMBER_EVERY_MS = 60_000;
 
 export const keys = {
   /** Failures for an account from one client address: what locks that pair. */
@@ -76,16 +79,19 @@ export class Limiter {
   async assertSigninAllowed(emailKey: string | null, address: string, device: string | null = null): Promise<void> {
     const limits = this.config;
     const group = addressGroup(address);
+    // Every counter in one read: the address's, then the account's (pair, total, latest).
+    const asked = [
+      ...(this.config.rateLimits ? [keys.signinAddress(group)] : []),
+      ...(emailKey === null ? [] : [keys.signinPair(emailKey, group), keys.signinEmail(emailKey), keys.signinLast(emailKey)]),
+    ];
+    if (asked.length === 0) return;
+    const counts = await peekMany(this.db, asked, this.windowMs);
     if (this.config.rateLimits) {
-      const byAddress = await peek(this.db, keys.signinAddress(group), this.windowMs);
+      const byAddress = counts.shift()!;
       if (byAddress.hits >= limits.signinFailuresPerAddress) throw limited(byAddress, this.windowMs, this.clock.now(), 'failed signins from this address');
     }
     if (emailKey === null) return;
-    const [pair, total, last] = await Promise.all([
-      peek(this.db, keys.signinPair(emailKey, group), this.windowMs),
-      peek(this.db, keys.signinEmail(emailKey), this.windowMs),
-      peek(this.db, keys.signinLast(emailKey), this.windowMs),
-    ]);
+    const [pair, total, last] = counts;
     if (pair.hits >= limits.signinFailuresPerAccount) throw limited(pair, this.windowMs, this.clock.now(), 'failed signins for this account from this address');
     if (total.hits < limits.signinFailuresPerAccountTotal) return;
     // Past the ceiling: a growing delay since the latest failure, except where the owner signed in before.
@@ -126,9 +132,12 @@ export class Limiter {
   /** The right password from this address: its pair starts over, and the address becomes familiar. */
   async signinSucceeded(emailKey: string, address: string, device: string | null = null): Promise<void> {
     const group = addressGroup(address);
+    const pair = keys.signinPair(emailKey, group);
+    // Read first, write only what changes: an LDAP app binds on every login, often from one address.
+    const [failures, known] = await Promise.all([peek(this.db, pair, this.windowMs), knownSignin(this.db, emailKey, group, REMEMBER_EVERY_MS)]);
     await Promise.all([
-      clear(this.db, [keys.signinPair(emailKey, group)]),
-      rememberSignin(this.db, emailKey, group),
+      ...(failures.hits > 0 ? [clear(this.db, [pair])] : []),
+      ...(known ? [] : [rememberSignin(this.db, emailKey, group)]),
       ...(device ? [rememberSignin(this.db, emailKey, deviceKey(device))] : []),
     ]);
   }

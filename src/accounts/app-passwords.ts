@@ -73,7 +73,8 @@ export async function matchAppPassword(s: Services, account: AccountRow, secret:
   if (secret.length < 20 || secret.length > 100) return false;
   const row = await findAppPassword(s.store.root, account.id, digest(secret));
   if (!row) return false;
-  await touchAppPassword(s.store.root, row.id, TOUCH_EVERY_MS);
+  // "Last used" to the minute: a write only when the one recorded is older (an app may bind on every request).
+  if (row.last_used_at === null || s.clock.now() - row.last_used_at >= TOUCH_EVERY_MS) await touchAppPassword(s.store.root, row.id, TOUCH_EVERY_MS);
   return true;
 }
 

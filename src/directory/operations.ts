@@ -11,10 +11,11 @@ import { actorOf } from '../access/caller';
 import { directoryBind } from '../accounts/directory-bind';
 import { isAdministrator } from '../store/accounts';
 import { managedGroups, memberOfManaged } from '../store/groups';
-import { type GroupEntryRow, type PersonRow, readGroups, readPeople } from '../store/directory';
+import { type GroupEntryRow, type GroupQuery, type PersonRow, readGroups, readPeople } from '../store/directory';
 
 export type Person = PersonRow;
 export type DirectoryGroup = GroupEntryRow;
+export type { GroupQuery };
 
 /** Who is bound: an account, and whether it may search the whole directory. */
 export interface DirectoryIdentity {
@@ -28,6 +29,8 @@ export interface PeopleQuery {
   username?: string;
   email?: string;
   referenceId?: string;
+  /** Members of this managed group (by name). */
+  group?: string;
 }
 
 export interface DirectoryOperations {
@@ -35,8 +38,8 @@ export interface DirectoryOperations {
   bind(caller: Caller, username: string, password: string, readers: readonly string[]): Promise<DirectoryIdentity>;
   /** People the identity may see: everyone enabled for a reader, else only itself. */
   people(identity: DirectoryIdentity, query?: PeopleQuery): Promise<Person[]>;
-  /** Managed groups for a reader (optionally one by name); none for anyone else. */
-  groups(identity: DirectoryIdentity, name?: string): Promise<DirectoryGroup[]>;
+  /** Managed groups for a reader (optionally narrowed: by name, by a member); none for anyone else. */
+  groups(identity: DirectoryIdentity, query?: GroupQuery): Promise<DirectoryGroup[]>;
   /** Counts one answered search for /metrics, by outcome (ok, refused, not_found, failed). */
   searched(outcome: SearchOutcome): void;
 }
@@ -66,9 +69,9 @@ export function directoryOperations(s: Services): DirectoryOperations {
       }
       return readPeople(s.store.root, query);
     },
-    async groups(identity, name) {
+    async groups(identity, query = {}) {
       if (!identity.reader) return [];
-      return readGroups(s.store.root, name);
+      return readGroups(s.store.root, query);
     },
     searched(outcome) {
       const searches = s.counters.ldap.searches;
@@ -80,4 +83,5 @@ export function directoryOperations(s: Services): DirectoryOperations {
 const matches = (p: Person, q: PeopleQuery) =>
   (q.username === undefined || p.username === q.username) &&
   (q.email === undefined || p.email.toLowerCase() === q.email) &&
-  (q.referenceId === undefined || p.reference_id === q.referenceId);
+  (q.referenceId === undefined || p.reference_id === q.referenceId) &&
+  (q.group === undefined || p.groups.some((g) => g.toLowerCase() === q.group!.toLowerCase()));

@@ -227,11 +227,52 @@ export function matches(f: LdapFilter, e: Entry): boolean {
   return false;
 }
 
+const MEMBER_ATTRIBUTES = new Set(['member', 'uniquemember']);
+
+/** Whether the filter asserts anything about an attribute in `names` (lower case), `skip` aside. */
+function mentions(f: LdapFilter, names: ReadonlySet<string>, skip: LdapFilter | null): boolean {
+  if (f === skip) return false;
+  if ('and' in f) return f.and.some((g) => mentions(g, names, skip));
+  if ('or' in f) return f.or.some((g) => mentions(g, names, skip));
+  if ('not' in f) return mentions(f.not, names, skip);
+  if ('present' in f) return names.has(f.present.toLowerCase());
+  if ('compare' in f) return names.has(f.attribute.toLowerCase());
+  if ('substring' in f) return names.has(f.substring.attribute.toLowerCase());
+  return true; // an extensible match may name any attribute
+}
+
+/**
+ * What a group search narrows to before reading: an equality on cn, or on member or
+ * uniqueMember naming a person, at the top of the filter or in a top-level AND. `members` says
+ * whether the member lists must be read whole: not when the answer does not return them and
+ * the filter asks about members only through the narrowing equality (which the read checks).
+ */
+export function groupsHint(f: LdapFilter, attributes: readonly string[], tree: Tree): { name?: string; member?: string; members: boolean } {
+  const hint: { name?: string; member?: string } = {};
+  let by: LdapFilter | null = null;
+  for (const p of 'and' in f ? f.and : [f]) {
+    if (!('compare' in p) || p.compare !== 'eq') continue;
+    const a = p.attribute.toLowerCase();
+    if (a === 'cn' && hint.name === undefined) hint.name = p.value.toLowerCase();
+    if (MEMBER_ATTRIBUTES.has(a) && by === null) {
+      const at = tree.locate(p.value);
+      if (at?.at !== 'person') return { members: true };
+      hint.member = at.name;
+      by = p;
+    }
+  }
+  const asked = attributes.map((a) => a.toLowerCase());
+  const returned = asked.length === 0 || asked.includes('*') || asked.some((a) => MEMBER_ATTRIBUTES.has(a));
+  return { ...hint, members: returned || mentions(f, MEMBER_ATTRIBUTES, by) };
+}
+
 /**
  * What a search narrows to before reading: an equality on uid, mail or entryUUID at the top of
- * the filter or in a top-level AND lets the directory read one person by index.
+ * the filter or in a top-level AND lets the directory read one person by index; on memberOf,
+ * the members of that group.
  */
-export function peopleHint(f: LdapFilter): { username?: string; email?: string; referenceId?: string } {
+export function peopleHint(f: LdapFilter, tree: Tree): { username?: string; email?: string; referenceId?: string; group?: string } {
+  let inGroup: string | undefined;
   for (const p of 'and' in f ? f.and : [f]) {
     if (!('compare' in p) || p.compare !== 'eq') continue;
     const value = p.value.toLowerCase();
@@ -239,8 +280,13 @@ export function peopleHint(f: LdapFilter): { username?: string; email?: string; 
     if (a === 'uid') return { username: value };
     if (a === 'mail') return { email: value };
     if (a === 'entryuuid') return { referenceId: value };
+    if (a === 'memberof' && inGroup === undefined) {
+      // Jellyfin's (memberOf=cn=media,ou=groups,…): the members of one group, not everyone.
+      const at = tree.locate(p.value);
+      if (at?.at === 'group') inGroup = at.name;
+    }
   }
-  return {};
+  return inGroup === undefined ? {} : { group: inGroup };
 }
 
 /** The attributes a search asked for: `*` (or none) the user attributes, `+` the operational, `1.1` none. */

@@ -25,6 +25,18 @@ export const hit = op(async (h, key: string, windowMs: number): Promise<Count> =
   return { hits: Number(row.hits), windowStart: Number(row.window_start) };
 });
 
+/** The current counts of several keys in one read, in the order asked (0 where the window has passed). */
+export const peekMany = op(async (h, keys: readonly string[], windowMs: number): Promise<Count[]> => {
+  const now = h.clock.now();
+  const rows = await h.all(`SELECT counter_key, hits, window_start FROM rate_counter WHERE counter_key IN (${keys.map(() => '?').join(', ')})`, [...keys]);
+  const byKey = new Map(rows.map((r) => [String(r.counter_key), r]));
+  return keys.map((key) => {
+    const row = byKey.get(key);
+    if (!row || Number(row.window_start) <= now - windowMs) return { hits: 0, windowStart: now };
+    return { hits: Number(row.hits), windowStart: Number(row.window_start) };
+  });
+});
+
 /** The current count (0 when the window has passed). */
 export const peek = op(async (h, key: string, windowMs: number): Promise<Count> => {
   const now = h.clock.now();

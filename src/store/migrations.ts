@@ -21,6 +21,7 @@ import * as upstreamProviders from '../../migrations/20261129000000_upstream_pro
 import * as deliveries from '../../migrations/20261130000000_deliveries';
 import * as usernames from '../../migrations/20261201000000_usernames';
 import * as appPasswords from '../../migrations/20261201000100_app_passwords';
+import * as groupIndexes from '../../migrations/20261202000000_group_indexes';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -46,6 +47,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261130000000_deliveries', deliveries],
   ['20261201000000_usernames', usernames],
   ['20261201000100_app_passwords', appPasswords],
+  ['20261202000000_group_indexes', groupIndexes],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

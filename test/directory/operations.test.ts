@@ -118,5 +118,5 @@ t.test('who may search, and what a search sees', async (t) => {
 
   // A group change shows on the next read.
   await cli(s.dataDir, ['group', 'remove', 'media', 'ann@example.com']);
-  t.same((await dir.groups(bot, 'media'))[0].members, []);
+  t.same((await dir.groups(bot, { name: 'media' }))[0].members, []);
 });
