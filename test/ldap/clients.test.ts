@@ -61,6 +61,17 @@ t.test('binds, searches and the filters of real apps', async (t) => {
     'cn',
   ]);
   t.same([...ldif(nc.out).keys()].sort(), [`cn=media,ou=groups,${BASE}`, `cn=users,ou=groups,${BASE}`], 'Nextcloud: groups by uniqueMember');
+  // The narrowed reads answer as a full read would: members asked about elsewhere in the filter, or returned.
+  const groupsOf = async (filter: string, ...attributes: string[]) =>
+    ldif((await ldapTool('ldapsearch', [...as('bot'), '-b', `ou=groups,${BASE}`, filter, ...attributes])).out);
+  t.same([...(await groupsOf(`(&(uniqueMember=${person('ann')})(!(uniqueMember=${person('bot')})))`, 'cn')).keys()], [`cn=media,ou=groups,${BASE}`]);
+  t.same([...(await groupsOf(`(|(uniqueMember=${person('ann')})(member=${person('bot')}))`, 'cn')).keys()].sort(), [
+    `cn=ldap-readers,ou=groups,${BASE}`,
+    `cn=media,ou=groups,${BASE}`,
+    `cn=users,ou=groups,${BASE}`,
+  ]);
+  const users = (await groupsOf(`(&(member=${person('ann')})(cn=USERS))`, 'member')).get(`cn=users,ou=groups,${BASE}`);
+  t.same(users?.get('member')?.sort(), ['admin', 'ann', 'bot', 'cy'].map(person).sort(), 'a returned member list is whole');
 
   // Paged results, two a page: every person once.
   const paged = await ldapTool('ldapsearch', [
