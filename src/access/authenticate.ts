@@ -7,6 +7,8 @@ import type { Services } from '../services';
 import { GUEST, Guarded, Principal } from '../permission/check';
 import { readRequestFacts, readRequestFactsWith, type RequestFacts, type Ride } from '../store/request-facts';
 import { invalidToken, type Verified } from '../auth/tokens';
+import { isApiKey } from '../auth/api-keys';
+import { verifyApiKey } from './api-keys';
 
 /**
  * The caller, and (when `table` is given) that record type's table permission, read together in
@@ -17,8 +19,13 @@ export async function authenticate(
   token: string | null,
   table: string | null = null,
 ): Promise<{ principal: Principal; table?: Guarded; session: string | null }> {
-  const verified = token === null ? null : await s.tokens.verify(token);
+  const verified = token === null ? null : await verifyBearer(s, token);
   return decide(verified, await factsFor(s, verified, table));
+}
+
+/** A bearer token on the HTTP API: an access token (JWT), or an API key (`gh_…`) acting as its account. */
+function verifyBearer(s: Services, token: string): Promise<Verified> {
+  return isApiKey(token) ? verifyApiKey(s.store.root, s.clock, token) : s.tokens.verify(token);
 }
 
 /** The principal a verified token had at its previous request: a hint, never an answer. */
@@ -37,7 +44,7 @@ export async function authenticateWith<T>(
   table: string | null,
   read: (principal: Principal) => Promise<T>,
 ): Promise<{ principal: Principal; table?: Guarded; session: string | null; value: T }> {
-  const verified = token === null ? null : await s.tokens.verify(token);
+  const verified = token === null ? null : await verifyBearer(s, token);
   const hint = verified === null ? GUEST : lastPrincipal.get(verified);
   const early =
     hint === undefined
@@ -66,6 +73,8 @@ export async function authenticateRiding<T>(
   token: string | null,
   ride: (subject: { referenceId: string; sid: string | null } | null) => Ride<T>,
 ): Promise<{ principal: Principal; session: string | null; value: T }> {
+  // Forward authentication guards apps for people: an API key is not a way in there.
+  if (token !== null && isApiKey(token)) throw invalidToken();
   const verified = token === null ? null : await s.tokens.verify(token);
   const subject = subjectOf(verified);
   const { facts, value } = await readRequestFactsWith(s.store.root, subject, null, ride(subject && { referenceId: subject.referenceId, sid: subject.sid }));

@@ -16,6 +16,7 @@ import { demote, findAccountByEmail, promote, resetTotp, revokeSessions, setDisa
 import { AccountView, listAccountViews, viewAccount, viewOf } from './views';
 import { listSessions, revokeSession, SessionView } from './sessions';
 import { appPasswordOperations, type AppPasswordOperations } from './app-passwords';
+import { apiKeyOperations, type ApiKeyOperations } from './api-keys';
 
 /** Operator input for a new account (passwords never come from arguments). */
 export interface AccountInput {
@@ -59,6 +60,8 @@ export interface AccountOperations {
   sendVerification(actor: Actor, email: string): Promise<AccountView>;
   /** App passwords (for LDAP binds): any account's, and the caller's own. */
   readonly appPasswords: AppPasswordOperations;
+  /** API keys (for scripts on the HTTP API): any account's, by an administrator or the shell. */
+  readonly apiKeys: ApiKeyOperations;
 }
 
 const MAX_SEARCH = 100;
@@ -70,6 +73,7 @@ export function accountOperations(s: Services): AccountOperations {
   return {
     bootstrapAdmin: (actor, input) => bootstrapAdmin(s, actor, input),
     appPasswords: appPasswordOperations(s, (email) => findAccountByEmail(s, email)),
+    apiKeys: apiKeyOperations(s, (email) => findAccountByEmail(s, email)),
     async create(actor, input) {
       requireAdministrator(actor, 'create accounts from here');
       const created = await createAccount(s, actor, newAccountFrom(input, s.config.passwordMinLength));

@@ -7,6 +7,7 @@ import { emit, keyValues, table } from './output';
 import { addPasswordOptions, PasswordFlags, readPassword } from './password-input';
 import { registerInvitations } from './invitations';
 import { registerAppPasswords } from './app-passwords';
+import { registerApiKeys } from './api-keys';
 
 const showAccount = (v: AccountView) =>
   keyValues([
@@ -134,6 +135,7 @@ export function registerUser(program: Command, io: Io): void {
 
   registerInvitations(user, io);
   registerAppPasswords(user, io);
+  registerApiKeys(user, io);
 
   user
     .command('passkeys <email>')

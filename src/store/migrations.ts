@@ -22,6 +22,7 @@ import * as deliveries from '../../migrations/20261130000000_deliveries';
 import * as usernames from '../../migrations/20261201000000_usernames';
 import * as appPasswords from '../../migrations/20261201000100_app_passwords';
 import * as groupIndexes from '../../migrations/20261202000000_group_indexes';
+import * as apiKeys from '../../migrations/20261203000000_api_keys';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -48,6 +49,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261201000000_usernames', usernames],
   ['20261201000100_app_passwords', appPasswords],
   ['20261202000000_group_indexes', groupIndexes],
+  ['20261203000000_api_keys', apiKeys],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -129,6 +129,17 @@ export const SCHEMA = {
     expires_at: 'time',
   },
   app_password: { id: 'int', reference_id: 'text', account_id: 'int', name: 'text', secret_hash: 'text', created_at: 'time', last_used_at: 'time' },
+  api_key: {
+    id: 'int',
+    reference_id: 'text',
+    account_id: 'int',
+    name: 'text',
+    secret_hash: 'text',
+    auth_version: 'int',
+    created_at: 'time',
+    expires_at: 'time',
+    last_used_at: 'time',
+  },
   webhook: { id: 'int', reference_id: 'text', url: 'text', description: 'text', events: 'text', secret: 'text', created_at: 'time' },
   delivery: {
     id: 'int',

@@ -8,7 +8,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import { AppError } from '../../errors';
-import type { ActionResult, Caller, Core } from '../../core';
+import { isApiKey, type ActionResult, type Caller, type Core } from '../../core';
 
 const NINETY_DAYS_S = 90 * 24 * 60 * 60;
 
@@ -102,7 +102,8 @@ export function clearTokens(ctx: Context, names: PageCookies): void {
 export function tokensOf(ctx: Context, names: PageCookies): Tokens | null {
   const value = readCookie(ctx, names.session);
   const [token, refresh] = (value ?? '').split('~');
-  return token && refresh ? { token, refresh } : null;
+  // A page session is an access token and its refresh token; an API key is never one.
+  return token && refresh && !isApiKey(token) ? { token, refresh } : null;
 }
 
 /** The session an action opened (signin, refresh, password change), as the cookie keeps it. */

@@ -1,0 +1,160 @@
+// API keys (contract section 16): made from the shell, shown once, kept only as SHA-256; a script
+// acts as the account on the HTTP API with `Authorization: Bearer gh_…` (a provisioning script
+// creates accounts with an administrator's key); every way a key ends (revoked, expired, the
+// account's auth_version bumped, disabled); refused one character off, on the pages and at
+// forward authentication; last use recorded without a write per request; audited.
+import { createHash } from 'node:crypto';
+import t from 'tap';
+import { cli } from '../helpers/cli';
+import { manualClock } from '../helpers/clock';
+import { PASSWORD, withAdmin } from '../helpers/server';
+
+const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');
+
+t.test('from the shell: add (printed once), list, revoke; only the hash is stored', async (t) => {
+  const s = await withAdmin(t);
+  await cli(s.dataDir, ['user', 'create', '--email', 'gil@example.com', '--password-env', 'PW'], { env: { PW: PASSWORD } });
+  const made = await cli(s.dataDir, ['--json', 'user', 'api-key', 'add', 'gil@example.com', '--name', 'backup job', '--expires', '90d']);
+  t.equal(made.code, 0, made.err);
+  const key: string = made.json.key;
+  t.match(key, /^gh_[A-Za-z0-9_-]{32}$/, 'gh_ and 192 random bits');
+  t.match(made.json.api_key, { name: 'backup job', last_used_at: null });
+  const days = (Date.parse(made.json.api_key.expires_at) - Date.now()) / 86_400_000;
+  t.ok(days > 89.9 && days <= 90, 'expires in 90 days');
+  const row = await s.db('api_key').first();
+  t.equal(row.secret_hash, sha256(key), 'stored as its SHA-256');
+  t.notMatch(JSON.stringify(await s.db('api_key')), key, 'never in clear');
+  const plain = await cli(s.dataDir, ['user', 'api-key', 'add', 'gil@example.com', '--name', 'ci']);
+  t.match(plain.out, /expires: +never \(until revoked\)\n/);
+  t.match(plain.out, /key: +gh_\S{32}\n\nShown this once/);
+  const listed = await cli(s.dataDir, ['--json', 'user', 'api-key', 'list', 'gil@example.com']);
+  t.same(
+    listed.json.api_keys.map((k: { name: string }) => k.name),
+    ['backup job', 'ci'],
+  );
+  t.notMatch(listed.out, key, 'the list never shows it');
+  t.match((await cli(s.dataDir, ['user', 'api-key', 'list', 'gil@example.com'])).out, /ID +NAME +CREATED +EXPIRES +LAST USED\n/);
+
+  // Bad input: clear refusals, nothing stored.
+  const before = await s.db('api_key').count({ n: '*' }).first();
+  for (const [args, why] of [
+    [['--name', ' '], 'an empty name'],
+    [['--name', 'x', '--expires', 'soon'], 'an unreadable duration'],
+    [['--name', 'x', '--expires', '10s'], 'under a minute'],
+    [['--name', 'x', '--expires', '4000d'], 'over 5 years'],
+  ] as const) {
+    const r = await cli(s.dataDir, ['user', 'api-key', 'add', 'gil@example.com', ...args]);
+    t.equal(r.code, 2, `${why}: exit 2 (${r.err.trim()})`);
+  }
+  t.equal((await cli(s.dataDir, ['user', 'api-key', 'add', 'nobody@example.com', '--name', 'x'])).code, 4, 'an unknown account: exit 4');
+  t.same(await s.db('api_key').count({ n: '*' }).first(), before, 'nothing stored');
+  t.equal((await cli(s.dataDir, ['user', 'api-key', 'revoke', 'gil@example.com', 'nope'])).code, 4, 'an unknown key: exit 4');
+  t.equal((await cli(s.dataDir, ['user', 'api-key', 'revoke', 'gil@example.com', made.json.api_key.id])).code, 0);
+  t.same(
+    (await cli(s.dataDir, ['--json', 'user', 'api-key', 'list', 'gil@example.com'])).json.api_keys.map((k: { name: string }) => k.name),
+    ['ci'],
+  );
+  t.ok(await s.db('audit_event').where({ event: 'api_key_added' }).first(), 'audited');
+  t.ok(await s.db('audit_event').where({ event: 'api_key_revoked' }).first(), 'audited');
+  t.notMatch(s.logs.join(''), key, 'in no log line');
+});
+
+t.test('a provisioning script creates accounts over the API with a key', async (t) => {
+  const s = await withAdmin(t);
+  const made = await cli(s.dataDir, ['--json', 'user', 'api-key', 'add', 'admin@example.com', '--name', 'provisioning']);
+  const key: string = made.json.key;
+  const api = (method: string, path: string, body?: unknown) =>
+    fetch(`${s.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/vnd.api+json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  for (const n of [1, 2, 3]) {
+    const r = await api('POST', '/api/user_account', {
+      data: { type: 'user_account', attributes: { email: `staff${n}@example.com`, name: `Staff ${n}`, password: PASSWORD, passwordConfirm: PASSWORD } },
+    });
+    t.equal(r.status, 201, `account ${n} created`);
+  }
+  const list = (await (await api('GET', '/api/user_account?filter=staff')).json()) as { data: Array<{ attributes: { email: string } }> };
+  t.same(
+    list.data.map((a: { attributes: { email: string } }) => a.attributes.email).sort(),
+    [1, 2, 3].map((n) => `staff${n}@example.com`),
+  );
+  const me = (await (await api('GET', '/api/me')).json()) as { data: { attributes: { email: string } } };
+  t.equal(me.data.attributes.email, 'admin@example.com', 'the key acts as its account');
+  const created = await s.db('audit_event').where({ event: 'signup' });
+  t.equal(created.length, 4, 'each creation audited (and the administrator before them)');
+});
+
+t.test('every way a key ends, and where it is refused', async (t) => {
+  const clock = manualClock();
+  // Forward authentication answers only a trusted proxy, for apps under the cookie domain.
+  const s = await withAdmin(t, { trustProxy: '127.0.0.1', publicUrl: 'http://auth.gh.test:6336', cookieDomain: 'gh.test' }, { clock });
+  await cli(s.dataDir, ['user', 'create', '--email', 'ivy@example.com', '--password-env', 'PW'], { env: { PW: PASSWORD } });
+  const add = async (...extra: string[]) => (await cli(s.dataDir, ['--json', 'user', 'api-key', 'add', 'ivy@example.com', '--name', 'k', ...extra])).json;
+  const me = (key: string) => s.call('GET', '/api/me', { token: key });
+
+  const first = await add();
+  const ok = await me(first.key);
+  t.equal(ok.status, 200);
+  t.equal(ok.body.data.attributes.email, 'ivy@example.com');
+  t.notOk(
+    (await s.call('GET', '/api/user_account', { token: first.key })).body.data.some(
+      (a: { attributes: { email: string } }) => a.attributes.email === 'admin@example.com',
+    ),
+    "an account's key reads what the account may read, no more",
+  );
+  const off = first.key.slice(0, -1) + (first.key.endsWith('A') ? 'B' : 'A');
+  t.equal((await me(off)).status, 401, 'one character off: 401');
+  t.equal((await me('gh_short')).status, 401, 'malformed: 401');
+
+  // Last used: recorded, then not written again within the minute.
+  const used = async () => (await s.db('api_key').where({ reference_id: first.api_key.id }).first()).last_used_at;
+  const at = await used();
+  t.ok(at, 'last use recorded');
+  clock.advance(10_000);
+  await me(first.key);
+  t.equal(await used(), at, 'no write for a use within the minute');
+  clock.advance(60_000);
+  await me(first.key);
+  t.ok(Number(await used()) > Number(at), 'a minute later, written again');
+
+  // Not on the pages, not at forward authentication.
+  const page = await fetch(`${s.url}/account`, { headers: { cookie: `gatehouse_session=${first.key}~${first.key}`, accept: 'text/html' }, redirect: 'manual' });
+  t.not(page.status, 200, 'a key as a page cookie is not a page session');
+  await cli(s.dataDir, ['group', 'create', 'family']);
+  await cli(s.dataDir, ['group', 'add', 'family', 'ivy@example.com']);
+  await cli(s.dataDir, ['app', 'add', '--host', 'app.gh.test', '--allow-group', 'family']);
+  const ivy = await s.signin('ivy@example.com');
+  const asPerson = await s.call('GET', '/auth/request', {
+    token: ivy,
+    headers: { 'x-original-url': 'http://app.gh.test/', 'x-original-method': 'GET' },
+  });
+  t.equal(asPerson.status, 200, 'forward authentication lets ivy in with a session');
+  const forward = await s.call('GET', '/auth/request', {
+    token: first.key,
+    headers: { 'x-original-url': 'http://app.gh.test/', 'x-original-method': 'GET' },
+  });
+  t.equal(forward.status, 401, 'forward authentication: 401');
+
+  // Revoked.
+  await cli(s.dataDir, ['user', 'api-key', 'revoke', 'ivy@example.com', first.api_key.id]);
+  t.equal((await me(first.key)).status, 401, 'revoked: 401 at once');
+  // Expired.
+  const brief = await add('--expires', '1h');
+  t.equal((await me(brief.key)).status, 200);
+  clock.advance(3600_000);
+  t.equal((await me(brief.key)).status, 401, 'expired: 401');
+  // The account's auth_version bumped (revoke-sessions; a password change does the same).
+  const bumped = await add();
+  t.equal((await me(bumped.key)).status, 200);
+  await cli(s.dataDir, ['user', 'revoke-sessions', 'ivy@example.com']);
+  t.equal((await me(bumped.key)).status, 401, 'revoke-sessions: 401');
+  // Disabled, and enabled again.
+  const last = await add();
+  await cli(s.dataDir, ['user', 'disable', 'ivy@example.com']);
+  t.equal((await me(last.key)).status, 401, 'disabled: 401');
+  await cli(s.dataDir, ['user', 'enable', 'ivy@example.com']);
+  t.equal((await me(last.key)).status, 401, 'and enabled again: still ended (disabling moved the auth_version, as for sessions)');
+  t.equal((await me((await add()).key)).status, 200, 'a new key works');
+});
