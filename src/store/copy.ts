@@ -37,6 +37,7 @@ export const COPIED_TABLES: readonly TableName[] = [
   'webhook',
   'delivery',
   'app_password',
+  'api_key',
   'rate_counter',
   'known_signin',
   'recovery_code',
@@ -61,6 +62,7 @@ const WITH_ID = new Set([
   'webhook',
   'delivery',
   'app_password',
+  'api_key',
 ]);
 const BATCH = 200;
 /** The unique column paging orders by, for tables without an id (default: name). */

@@ -19,6 +19,9 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
   // An app password, used once (last_used_at).
   const app = await cli(s.dataDir, ['--json', 'user', 'app-password', 'add', 'admin@example.com', '--name', 'NAS']);
   await s.core.directory.bind({ token: null, client: '127.0.0.1', userAgent: null }, 'admin', app.json.secret, []);
+  // An API key that expires, used once (expires_at, last_used_at).
+  const key = await cli(s.dataDir, ['--json', 'user', 'api-key', 'add', 'admin@example.com', '--name', 'ci', '--expires', '30d']);
+  t.equal((await s.call('GET', '/api/me', { token: key.json.key })).status, 200);
   await s.signup('kim@example.com');
   await s.action('user_account', 'signin', { email: 'kim@example.com', password: 'wrong password 99' });
   let kim = await s.signin('kim@example.com');
