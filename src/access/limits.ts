@@ -55,6 +55,8 @@ export const keys = {
   signinLast: (emailKey: string) => `signin_last:${emailKey}`,
   signinAddress: (address: string) => `signin_addr:${address}`,
   signupAddress: (address: string) => `signup_addr:${address}`,
+  /** Wrong device-flow user codes entered from one address. */
+  deviceCodeAddress: (address: string) => `device_code_addr:${address}`,
   totpAccount: (referenceId: string) => `totp_account:${referenceId}`,
   resetAccount: (referenceId: string) => `reset_account:${referenceId}`,
 };
@@ -157,6 +159,21 @@ export class Limiter {
     if (!this.config.rateLimits) return;
     const count = await hit(this.db, keys.signupAddress(address), this.windowMs);
     if (count.hits > this.config.signupsPerAddress) throw limited(count, this.windowMs, this.clock.now(), 'signups from this address');
+  }
+
+  /**
+   * Before a device-flow user code is looked up: an address that entered too many wrong codes
+   * waits (the same ceiling as failed signins per address; a code has 20^8 values and lives 10
+   * minutes, so guessing one needs far more tries than the ceiling lets through).
+   */
+  async assertCodeEntryAllowed(address: string): Promise<void> {
+    if (!this.config.rateLimits) return;
+    const count = await peek(this.db, keys.deviceCodeAddress(addressGroup(address)), this.windowMs);
+    if (count.hits >= this.config.signinFailuresPerAddress) throw limited(count, this.windowMs, this.clock.now(), 'wrong codes from this address');
+  }
+
+  async codeEntryFailed(address: string): Promise<void> {
+    if (this.config.rateLimits) await hit(this.db, keys.deviceCodeAddress(addressGroup(address)), this.windowMs);
   }
 
   async assertTotpAllowed(referenceId: string): Promise<void> {

@@ -7,14 +7,24 @@ import { emit, keyValues, table } from './output';
 
 const collect = (value: string, previous?: string[]) => [...(previous ?? []), value];
 
+/** The grants as the flags that gave them. */
+const GRANT_WORDS: Record<ClientView['grants'][number], string> = {
+  authorization_code: 'authorization code',
+  device_code: 'device',
+  client_credentials: 'client credentials',
+};
+const grantsText = (c: ClientView) => c.grants.map((g) => GRANT_WORDS[g]).join(', ');
+
 const showClient = (c: ClientView & { client_secret?: string }) =>
   keyValues([
     ['client_id', c.client_id],
     ...(c.client_secret ? ([['client_secret', `${c.client_secret}   (shown once: store it now)`]] as Array<[string, string]>) : []),
     ['name', c.name],
-    ['type', c.public ? 'public (PKCE, no secret)' : 'confidential (client_secret_basic)'],
+    ['type', c.public ? 'public (no secret)' : 'confidential (client_secret_basic)'],
+    ['grants', grantsText(c)],
+    ...(c.audience === null ? [] : ([['audience', c.audience]] as Array<[string, string]>)),
     ['first party', c.first_party],
-    ['redirect URIs', c.redirect_uris.join(' ')],
+    ['redirect URIs', c.redirect_uris.join(' ') || null],
     ['post-logout URIs', c.post_logout_redirect_uris.join(' ') || null],
     ['allowed groups', c.allowed_groups.join(', ') || 'everyone'],
     ['created', c.created_at],
@@ -27,20 +37,36 @@ export function registerClient(program: Command, io: Io): void {
     .command('add')
     .description('register an application; prints its client_id (and, unless --public, its secret, once)')
     .requiredOption('--name <name>', 'what people see on the consent page')
-    .requiredOption('--redirect-uri <uri>', 'where the application receives the code (repeatable; https, or http on localhost)', collect)
-    .option('--public', 'a browser or native app without a secret (PKCE required)')
+    .option('--redirect-uri <uri>', 'a browser sign-in: where the application receives the code (repeatable; https, or http on localhost)', collect)
+    .option('--device', 'the device flow: a TV or command line shows a code, the person confirms it at /device')
+    .option('--credentials', 'client credentials: the application acts as itself (machine to machine; needs a secret)')
+    .option('--audience <uri>', 'with --credentials: the resource server its tokens are for (their aud; default: urn:gatehouse:client:<client_id>)')
+    .option('--public', 'a browser, native or device app without a secret (PKCE required for browser sign-ins)')
     .option('--first-party', 'your own application: no consent page')
     .option('--allowed-group <group>', 'only members of this group may sign in (repeatable)', collect)
     .option('--post-logout-redirect-uri <uri>', 'where to return after signing out (repeatable)', collect)
     .action(
       async (
-        opts: { name: string; redirectUri: string[]; public?: boolean; firstParty?: boolean; allowedGroup?: string[]; postLogoutRedirectUri?: string[] },
+        opts: {
+          name: string;
+          redirectUri?: string[];
+          device?: boolean;
+          credentials?: boolean;
+          audience?: string;
+          public?: boolean;
+          firstParty?: boolean;
+          allowedGroup?: string[];
+          postLogoutRedirectUri?: string[];
+        },
         c: Command,
       ) =>
         withCore(c, io, async (core) => {
           const added = await core.clients.add(core.shell, {
             name: opts.name,
-            redirectUris: opts.redirectUri,
+            redirectUris: opts.redirectUri ?? [],
+            device: opts.device,
+            credentials: opts.credentials,
+            audience: opts.audience,
             public: opts.public,
             firstParty: opts.firstParty,
             allowedGroups: opts.allowedGroup,
@@ -58,8 +84,15 @@ export function registerClient(program: Command, io: Io): void {
         const clients = await core.clients.list(core.shell);
         emit(io, wantsJson(c), { clients }, () =>
           table([
-            ['CLIENT_ID', 'NAME', 'TYPE', 'FIRST PARTY', 'ALLOWED GROUPS'],
-            ...clients.map((x) => [x.client_id, x.name, x.public ? 'public' : 'confidential', x.first_party ? 'yes' : 'no', x.allowed_groups.join(',') || '-']),
+            ['CLIENT_ID', 'NAME', 'TYPE', 'GRANTS', 'FIRST PARTY', 'ALLOWED GROUPS'],
+            ...clients.map((x) => [
+              x.client_id,
+              x.name,
+              x.public ? 'public' : 'confidential',
+              grantsText(x),
+              x.first_party ? 'yes' : 'no',
+              x.allowed_groups.join(',') || '-',
+            ]),
           ]),
         );
       }),

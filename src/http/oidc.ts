@@ -11,7 +11,8 @@ import type { Context, Next } from 'koa';
 import type { default as Provider, Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { Core } from '../core';
 import { errorPage, html, page, PAGE_CSP, raw } from './pages/html';
-import { clearTokens, cookieNames, pageCaller, readCookie, tokenCaller } from './pages/session';
+import { clearTokens, cookieNames, guestCaller, pageCaller, readCookie, tokenCaller } from './pages/session';
+import { devicePages } from './pages/device';
 
 const ROUTES = {
   authorization: '/oidc/auth',
@@ -23,7 +24,8 @@ const ROUTES = {
   jwks: '/oidc/jwks',
   registration: '/oidc/reg',
   pushed_authorization_request: '/oidc/request',
-  code_verification: '/oidc/device',
+  // The device flow's page for people is on the pages' paths: RFC 8628 wants a short URI to type.
+  code_verification: '/device',
   device_authorization: '/oidc/device/auth',
   backchannel_authentication: '/oidc/backchannel',
 };
@@ -56,7 +58,7 @@ export class OidcProvider {
   private async build(keys: { version: string; keys: ReadonlyArray<Record<string, unknown>> }): Promise<Provider> {
     const core = this.core;
     const cookieKey = await core.oidc.cookieKey();
-    const { default: Provider, interactionPolicy } = await import('oidc-provider');
+    const { default: Provider, interactionPolicy, errors } = await import('oidc-provider');
     const names = cookieNames(core.config.publicUrl, core.config.cookieDomain);
     const { Check } = interactionPolicy;
     /** The account of this browser's page session (renewed with its refresh token if needed), or null. */
@@ -85,6 +87,12 @@ export class OidcProvider {
         return (await core.oidc.clientPolicy(ctx.oidc.client.clientId, accountId)).allowed ? Check.NO_NEED_TO_PROMPT : Check.REQUEST_PROMPT;
       }),
     );
+    const device = devicePages(core, names, `${new URL(core.config.publicUrl).pathname.replace(/\/$/, '')}${ROUTES.code_verification}`);
+    // Client-credentials tokens are JWTs (RFC 9068, typ at+jwt) for the client's one audience,
+    // signed with the key that signs everything else.
+    const signingAlg = String(keys.keys[0]?.alg ?? 'RS256');
+    const credentialsAudience = async (ctx: KoaContextWithOIDC, clientId: string) =>
+      ctx.oidc.params?.grant_type === 'client_credentials' ? core.oidc.credentialsAudience(clientId) : null;
     class StoreAdapter {
       constructor(model: string) {
         return core.oidc.adapter(model);
@@ -118,6 +126,7 @@ export class OidcProvider {
         Grant: 90 * 24 * 3600,
         RefreshToken: 30 * 24 * 3600,
         ClientCredentials: 600,
+        DeviceCode: 600,
       },
       features: {
         devInteractions: { enabled: false },
@@ -154,6 +163,28 @@ export class OidcProvider {
           },
         },
         userinfo: { enabled: true },
+        // RFC 8628: user codes XXXX-XXXX from 20 consonants (no vowels: no words), 10 minutes.
+        deviceFlow: {
+          enabled: true,
+          charset: 'base-20',
+          mask: '****-****',
+          userCodeInputSource: device.input,
+          userCodeConfirmSource: device.confirm,
+          successSource: device.success,
+        },
+        clientCredentials: { enabled: true },
+        // Resource indicators only name the audience of client-credentials tokens: a person's
+        // sign-in asking for a resource gets invalid_target, as does a client asking for another.
+        resourceIndicators: {
+          enabled: true,
+          defaultResource: async (ctx, client, oneOf) => (oneOf ?? (await credentialsAudience(ctx, client.clientId)) ?? undefined) as string,
+          useGrantedResource: async () => false,
+          getResourceServerInfo: async (ctx, indicator, client) => {
+            const audience = await credentialsAudience(ctx, client.clientId);
+            if (audience === null || audience !== indicator) throw new errors.InvalidTarget('this client may not ask for that resource');
+            return { scope: '', audience, accessTokenFormat: 'jwt', accessTokenTTL: 600, jwt: { sign: { alg: signingAlg as 'RS256' } } };
+          },
+        },
       },
       routes: ROUTES,
       interactions: { policy, url: (_ctx, interaction) => `/oidc/interaction/${interaction.uid}` },
@@ -205,6 +236,7 @@ export class OidcProvider {
         core.actions.run(tokenCaller(ctx as unknown as Context, token), 'user_account', 'signout', {}).catch(() => undefined); // an ended session needs no second end
       }
     });
+    provider.use(slowDown(core.clock));
     this.current = { version: keys.version, provider, handle: provider.callback() };
     return provider;
   }
@@ -213,8 +245,14 @@ export class OidcProvider {
   middleware() {
     return async (ctx: Context, next: Next) => {
       const path = ctx.path;
-      const ours = path === '/.well-known/openid-configuration' || (path.startsWith('/oidc/') && !path.startsWith('/oidc/interaction/'));
+      const device = path === ROUTES.code_verification || path.startsWith(`${ROUTES.code_verification}/`);
+      const ours = device || path === '/.well-known/openid-configuration' || (path.startsWith('/oidc/') && !path.startsWith('/oidc/interaction/'));
       if (!ours) return next();
+      // A user code entered (or confirmed) from an address that entered too many wrong ones waits.
+      if (device && ctx.method === 'POST') {
+        ctx.state.errorStyle = 'html';
+        await this.core.oidc.assertCodeEntryAllowed(guestCaller(ctx));
+      }
       // Where a flow begins, the signing keys are checked against the store now (elsewhere at most once a second).
       const handle = await this.handler(path === '/.well-known/openid-configuration' || path === ROUTES.authorization);
       // The provider answers on its own (HTML too: errors, logout, form_post): the pages' headers.
@@ -226,4 +264,32 @@ export class OidcProvider {
       await handle(ctx.req, ctx.res);
     };
   }
+}
+
+/**
+ * RFC 8628 3.5: a device polling its token faster than its interval gets slow_down, and its
+ * interval grows by 5 s for the rest of the flow. A pending poll is one read and no write (the
+ * library answers it); the times are kept here, in this instance's memory, for the 10 minutes a
+ * code lives. (A device whose polls alternate between instances is held back by each one alone.)
+ */
+export function slowDown(clock: { now(): number }) {
+  const polls = new Map<string, { at: number; interval: number }>();
+  const LIFETIME_MS = 11 * 60 * 1000;
+  return async (ctx: KoaContextWithOIDC, next: Next) => {
+    await next();
+    const body = ctx.body as { error?: string } | undefined;
+    if (ctx.oidc?.route !== 'token' || body?.error !== 'authorization_pending') return;
+    const code = String(ctx.oidc.params?.device_code ?? '');
+    const now = clock.now();
+    if (polls.size > 10_000) for (const [k, v] of polls) if (now - v.at > LIFETIME_MS) polls.delete(k);
+    const seen = polls.get(code);
+    // Half a second of slack: a device that waits exactly its interval arrives with the network's jitter.
+    if (seen && now - seen.at < seen.interval * 1000 - 500) {
+      seen.interval += 5;
+      seen.at = now;
+      ctx.body = { error: 'slow_down', error_description: `you are polling too quickly: wait ${seen.interval} s between requests` };
+      return;
+    }
+    polls.set(code, { at: now, interval: seen?.interval ?? 5 });
+  };
 }

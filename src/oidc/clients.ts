@@ -2,6 +2,11 @@
  * Relying parties ("Sign in with Gatehouse"), registered from the shell. Public clients (SPAs,
  * native apps) have no secret and must use PKCE; confidential ones get a secret shown once.
  * `allowed_groups`: only members of those groups may sign in to the client.
+ *
+ * A client has one or more grants: the authorization code (a browser comes back to a redirect
+ * URI), the device flow (RFC 8628: a TV or a command line shows a code, the person confirms it on
+ * /device) and client credentials (a machine acting as itself, with JWT access tokens for one
+ * audience: a resource server's identifier).
  */
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors';
@@ -11,9 +16,19 @@ import { deleteClient, findClient, insertClient, listClients, OidcClientRow, set
 import { resolveGateGroup } from '../groups/manage';
 import { findGroupsByReference } from '../store/groups';
 
+/** What a client may do at the token endpoint, as the shell names it. */
+export type ClientGrant = 'authorization_code' | 'device_code' | 'client_credentials';
+
 export interface NewClient {
   name: string;
+  /** The authorization code grant, for the redirect URIs given (none: no such grant). */
   redirectUris: readonly string[];
+  /** The device authorization grant (RFC 8628). */
+  device?: boolean;
+  /** The client credentials grant: tokens for the client itself, for `audience`. */
+  credentials?: boolean;
+  /** The resource server the client-credentials tokens are for (their aud); `urn:gatehouse:client:<id>` when not given. */
+  audience?: string;
   postLogoutRedirectUris?: readonly string[];
   public?: boolean;
   firstParty?: boolean;
@@ -25,6 +40,9 @@ export interface ClientView {
   name: string;
   public: boolean;
   first_party: boolean;
+  grants: ClientGrant[];
+  /** The aud of its client-credentials tokens (null without that grant). */
+  audience: string | null;
   redirect_uris: string[];
   post_logout_redirect_uris: string[];
   /** Names, for people; the gate itself holds the ids. */
@@ -37,6 +55,38 @@ interface Metadata {
   redirect_uris: string[];
   post_logout_redirect_uris: string[];
   token_endpoint_auth_method: 'none' | 'client_secret_basic';
+  /** Absent on clients registered before grants were chosen: the authorization code. */
+  grants?: ClientGrant[];
+  audience?: string;
+}
+
+const DEVICE_CODE = 'urn:ietf:params:oauth:grant-type:device_code';
+const grantsOf = (m: Metadata): ClientGrant[] => m.grants ?? ['authorization_code'];
+
+/** The OAuth grant types behind each of the shell's grants (refresh tokens come with a person's sign-in). */
+function grantTypes(grants: readonly ClientGrant[]): string[] {
+  const types = new Set<string>();
+  for (const g of grants) {
+    if (g === 'authorization_code') types.add('authorization_code').add('refresh_token');
+    if (g === 'device_code') types.add(DEVICE_CODE).add('refresh_token');
+    if (g === 'client_credentials') types.add('client_credentials');
+  }
+  return [...types];
+}
+
+/** The audience of a client's tokens when none was given: the client itself (an audience is a URI, RFC 8707). */
+const ownAudience = (clientId: string) => `urn:gatehouse:client:${clientId}`;
+
+/** A resource indicator (RFC 8707): an absolute URI without a fragment. */
+function audienceOf(raw: string): string {
+  try {
+    new URL(raw);
+  } catch {
+    throw new AppError('invalid_input', `{--audience} must be an absolute URI (https://api.example.com), got ${raw.slice(0, 100)}`);
+  }
+  if (raw.includes('#')) throw new AppError('invalid_input', '{--audience} must not have a #fragment');
+  if (raw.length > 200) throw new AppError('invalid_input', '{--audience} must be at most 200 characters');
+  return raw;
 }
 
 function redirectUri(raw: string, what: string): string {
@@ -62,6 +112,8 @@ async function clientView(s: Services, row: OidcClientRow): Promise<ClientView> 
     name: row.name,
     public: m.token_endpoint_auth_method === 'none',
     first_party: row.first_party,
+    grants: grantsOf(m),
+    audience: grantsOf(m).includes('client_credentials') ? (m.audience ?? ownAudience(row.client_id)) : null,
     redirect_uris: m.redirect_uris,
     post_logout_redirect_uris: m.post_logout_redirect_uris,
     allowed_groups: ids.map((id) => names.get(id) ?? `(deleted group ${id})`),
@@ -86,10 +138,20 @@ export async function clientMetadata(s: Services, clientId: string): Promise<Rec
     // RSA key's retirement there may be no RS256 key left to sign with. Relying parties read the
     // algorithms from discovery (id_token_signing_alg_values_supported lists both).
     id_token_signed_response_alg: (await s.keys.signing()).alg,
-    grant_types: ['authorization_code', 'refresh_token'],
-    response_types: ['code'],
+    grant_types: grantTypes(grantsOf(m)),
+    response_types: grantsOf(m).includes('authorization_code') ? ['code'] : [],
   };
 }
+
+/** The audience a client's client-credentials tokens are for, or null when it has no such grant. */
+export async function credentialsAudience(s: Services, clientId: string): Promise<string | null> {
+  const row = await findClient(s.store.root, clientId);
+  if (!row) return null;
+  const m = JSON.parse(row.metadata) as Metadata;
+  return grantsOf(m).includes('client_credentials') ? (m.audience ?? ownAudience(row.client_id)) : null;
+}
+
+const sameResource = (a: string, b: string) => a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
 
 const newSecret = () => randomBytes(32).toString('base64url');
 
@@ -107,11 +169,28 @@ export function newClientId(): string {
 export async function addClient(s: Services, actor: Actor, input: NewClient): Promise<ClientView & { client_secret?: string }> {
   const name = input.name.trim();
   if (name === '' || name.length > 100) throw new AppError('invalid_input', '{--name} must be 1 to 100 characters');
-  if (input.redirectUris.length === 0) throw new AppError('invalid_input', 'give at least one {--redirect-uri}');
+  const grants: ClientGrant[] = [];
+  if (input.redirectUris.length > 0) grants.push('authorization_code');
+  if (input.device) grants.push('device_code');
+  if (input.credentials) grants.push('client_credentials');
+  if (grants.length === 0) throw new AppError('invalid_input', 'give at least one {--redirect-uri}, or {--device}, or {--credentials}');
+  if (input.credentials && input.public) throw new AppError('invalid_input', '{--credentials} needs a secret: a public client cannot act as itself');
+  if (input.audience !== undefined && !input.credentials) throw new AppError('invalid_input', '{--audience} is for {--credentials} clients');
+  if (input.postLogoutRedirectUris?.length && !grants.includes('authorization_code')) {
+    throw new AppError('invalid_input', '{--post-logout-redirect-uri} needs {--redirect-uri}: only a browser sign-in signs out');
+  }
+  const audience = input.audience === undefined ? undefined : audienceOf(input.audience.trim());
+  // Gatehouse's own access tokens carry its public URL as their audience: a client's tokens for
+  // the same audience would pass for a person's at a resource server that checks only aud.
+  if (audience !== undefined && s.config.publicUrl && sameResource(audience, s.config.publicUrl)) {
+    throw new AppError('invalid_input', `{--audience} must not be Gatehouse's own URL (${s.config.publicUrl}): its own tokens carry it`);
+  }
   const metadata: Metadata = {
     redirect_uris: input.redirectUris.map((u) => redirectUri(u, '{--redirect-uri}')),
     post_logout_redirect_uris: (input.postLogoutRedirectUris ?? []).map((u) => redirectUri(u, '{--post-logout-redirect-uri}')),
     token_endpoint_auth_method: input.public ? 'none' : 'client_secret_basic',
+    grants,
+    ...(audience === undefined ? {} : { audience }),
   };
   const groups: string[] = [];
   for (const g of input.allowedGroups ?? []) groups.push((await resolveGateGroup(s.store.root, g)).reference_id);

@@ -14,7 +14,7 @@ import { clientMetadata } from './clients';
 export interface ProviderAdapter {
   upsert(id: string, payload: Record<string, unknown>, expiresIn: number): Promise<void>;
   find(id: string): Promise<Record<string, unknown> | undefined>;
-  findByUserCode(code: string): Promise<undefined>;
+  findByUserCode(code: string): Promise<Record<string, unknown> | undefined>;
   findByUid(uid: string): Promise<Record<string, unknown> | undefined>;
   consume(id: string): Promise<void>;
   destroy(id: string): Promise<void>;
@@ -36,6 +36,7 @@ export function adapterFor(s: Services, model: string): ProviderAdapter {
         client_id: model === 'Grant' && typeof payload.clientId === 'string' ? payload.clientId : null,
         account: typeof payload.accountId === 'string' ? payload.accountId : null,
         expires_at: expiresIn ? s.clock.now() + expiresIn * 1000 : null,
+        user_code: typeof payload.userCode === 'string' ? payload.userCode : null,
       };
       await upsertPayload(s.store.root, row);
     },
@@ -43,8 +44,8 @@ export function adapterFor(s: Services, model: string): ProviderAdapter {
       if (model === 'Client') return clientMetadata(s, id);
       return live(await findPayload(s.store.root, model, { id }));
     },
-    async findByUserCode() {
-      return undefined; // the device flow is not offered
+    async findByUserCode(userCode) {
+      return live(await findPayload(s.store.root, model, { userCode }));
     },
     async findByUid(uid) {
       return live(await findPayload(s.store.root, model, { uid }));

@@ -23,6 +23,7 @@ import * as usernames from '../../migrations/20261201000000_usernames';
 import * as appPasswords from '../../migrations/20261201000100_app_passwords';
 import * as groupIndexes from '../../migrations/20261202000000_group_indexes';
 import * as apiKeys from '../../migrations/20261203000000_api_keys';
+import * as deviceUserCodes from '../../migrations/20261204000000_device_user_codes';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -50,6 +51,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261201000100_app_passwords', appPasswords],
   ['20261202000000_group_indexes', groupIndexes],
   ['20261203000000_api_keys', apiKeys],
+  ['20261204000000_device_user_codes', deviceUserCodes],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -15,6 +15,8 @@ export interface OidcPayloadRow {
   auth_version: number | null;
   expires_at: number | null;
   consumed_at: number | null;
+  /** A DeviceCode's user code (normalized: the letters only). */
+  user_code: string | null;
 }
 
 export interface OidcClientRow {
@@ -36,11 +38,12 @@ export const upsertPayload = op(async (h, row: Omit<OidcPayloadRow, 'consumed_at
   // they share transactions instead of each waiting for its own disk flush.
   await h.batch((b) =>
     b.k.raw(
-      `INSERT INTO oidc_payload (model, id, payload, grant_id, uid, client_id, account, auth_version, expires_at, consumed_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT auth_version FROM user_account WHERE reference_id = ?), ?, NULL)
+      `INSERT INTO oidc_payload (model, id, payload, grant_id, uid, client_id, account, auth_version, expires_at, consumed_at, user_code)
+     VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT auth_version FROM user_account WHERE reference_id = ?), ?, NULL, ?)
      ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id, uid = excluded.uid,
-       client_id = excluded.client_id, account = excluded.account, auth_version = excluded.auth_version, expires_at = excluded.expires_at`,
-      [row.model, row.id, row.payload, row.grant_id, row.uid, row.client_id, row.account, row.account, row.expires_at],
+       client_id = excluded.client_id, account = excluded.account, auth_version = excluded.auth_version, expires_at = excluded.expires_at,
+       user_code = excluded.user_code`,
+      [row.model, row.id, row.payload, row.grant_id, row.uid, row.client_id, row.account, row.account, row.expires_at, row.user_code],
     ),
   );
 });
@@ -49,11 +52,12 @@ export const upsertPayload = op(async (h, row: Omit<OidcPayloadRow, 'consumed_at
  * A live payload: not expired, and (when it names an account) of an account that is not
  * disabled and whose auth_version has not moved since it was written.
  */
-export const findPayload = op(async (h, model: string, where: { id?: string; uid?: string }): Promise<OidcPayloadRow | undefined> => {
-  const [column, value] = where.id !== undefined ? ['id', where.id] : ['uid', where.uid!];
+export const findPayload = op(async (h, model: string, where: { id?: string; uid?: string; userCode?: string }): Promise<OidcPayloadRow | undefined> => {
+  const [column, value] =
+    where.id !== undefined ? (['id', where.id] as const) : where.uid !== undefined ? (['uid', where.uid] as const) : (['user_code', where.userCode!] as const);
   const rows = await h.all(
     `SELECT p.* FROM oidc_payload p LEFT JOIN user_account a ON a.reference_id = p.account
-     WHERE p.model = ? AND p.${column === 'id' ? 'id' : 'uid'} = ? AND (p.expires_at IS NULL OR p.expires_at > ?)
+     WHERE p.model = ? AND p.${column} = ? AND (p.expires_at IS NULL OR p.expires_at > ?)
        AND (p.account IS NULL OR (a.id IS NOT NULL AND a.disabled = ? AND a.auth_version = p.auth_version))`,
     [model, value, h.clock.now(), h.dialect === 'postgres' ? false : 0],
   );

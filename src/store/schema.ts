@@ -169,6 +169,7 @@ export const SCHEMA = {
     auth_version: 'int',
     expires_at: 'time',
     consumed_at: 'time',
+    user_code: 'text',
   },
   oidc_client: {
     client_id: 'text',

@@ -38,6 +38,8 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
   const grants = s.core.oidc.adapter('Grant');
   await grants.upsert('g1', { accountId: kimRef, grantId: 'g1', uid: 'u1' }, 600);
   await grants.consume('g1');
+  // A device code a person has typed in (its user code in a column of its own).
+  await s.core.oidc.adapter('DeviceCode').upsert('d1', { clientId: 'c1', userCode: 'BCDFGHJK', accountId: kimRef, grantId: 'g1' }, 600);
   // An app behind forward authentication.
   t.equal((await cli(s.dataDir, ['app', 'add', '--host', 'app.example.com', '--two-factor', '--path', '/x'])).code, 0);
   // A passkey ceremony begun (its challenge, in the store) and a passkey as registration stores one.

@@ -22,6 +22,7 @@ const row = (id: string) => ({
   client_id: null,
   account: null,
   expires_at: null,
+  user_code: null,
 });
 
 t.test('writes made together share transactions, and each is stored when it resolves', async (t) => {

@@ -43,6 +43,8 @@ code, .secret { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; ove
 .codes { columns: 2; padding-left: 2.25rem; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
 .codes li { white-space: nowrap; }
 @media (max-width: 420px) { .codes { columns: 1; } }
+.user-code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 1.5rem; letter-spacing: .12em; text-transform: uppercase; }
+p.user-code { text-align: center; margin: 1rem 0; }
 ul.sessions { list-style: none; padding: 0; margin: 0; }
 ul.sessions li { display: flex; justify-content: space-between; align-items: center; gap: 1rem; padding: .6rem 0; border-top: 1px solid var(--line); }
 ul.sessions li:first-child { border-top: none; }

@@ -15,6 +15,12 @@ const lines = (text: string) =>
     .map((l) => l.trim())
     .filter(Boolean);
 
+const GRANT_WORDS: Record<ClientView['grants'][number], string> = {
+  authorization_code: 'browser sign-in',
+  device_code: 'device',
+  client_credentials: 'client credentials',
+};
+
 export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
   const { core } = kit;
 
@@ -39,7 +45,14 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
             clients.length === 0
               ? html`<p>No clients yet.</p>`
               : html`${dataTable(
-                  ['Name', 'Client id', { label: 'Redirect URIs', wide: true }, { label: 'Allowed groups', wide: true }, { label: 'Change', quiet: true }],
+                  [
+                    'Name',
+                    'Client id',
+                    'Grants',
+                    { label: 'Redirect URIs', wide: true },
+                    { label: 'Allowed groups', wide: true },
+                    { label: 'Change', quiet: true },
+                  ],
                   clients.map(
                     (cl: ClientView) =>
                       html`<tr>
@@ -47,6 +60,9 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
                           ${cl.name}${cl.first_party ? html` <span class="meta">(first party)</span>` : ''}${cl.public ? html` <span class="meta">(public)</span>` : ''}
                         </td>
                         <td><code>${cl.client_id}</code></td>
+                        <td>
+                          ${cl.grants.map((g) => GRANT_WORDS[g]).join(', ')}${cl.audience === null ? '' : html`<br /><span class="meta">for ${cl.audience}</span>`}
+                        </td>
                         <td class="wide-only">${cl.redirect_uris.join(' ')}</td>
                         <td class="wide-only">${cl.allowed_groups.join(', ') || 'everyone'}</td>
                         <td class="actions">
@@ -72,9 +88,24 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
             ${field('name', 'Name', { maxlength: 100, autocomplete: 'off' })}
             <div class="field">
               <label for="f-redirect">Redirect URIs</label>
-              <textarea id="f-redirect" name="redirect_uris" rows="2" required aria-describedby="f-redirect-hint"></textarea>
-              <small id="f-redirect-hint">One or more, exactly as the application sends them (https://app.example.com/callback).</small>
+              <textarea id="f-redirect" name="redirect_uris" rows="2" aria-describedby="f-redirect-hint"></textarea>
+              <small id="f-redirect-hint"
+                >For sign-in in a browser: one or more, exactly as the application sends them (https://app.example.com/callback). Empty for a device or a
+                machine.</small
+              >
             </div>
+            <label class="check"
+              ><input type="checkbox" name="device" value="yes" /> Device flow: a TV or command line shows a code to confirm at /device</label
+            >
+            <label class="check"
+              ><input type="checkbox" name="credentials" value="yes" /> Client credentials: a machine acting as itself (needs a secret)</label
+            >
+            ${field('audience', 'Audience (client credentials)', {
+              required: false,
+              autocomplete: 'off',
+              maxlength: 200,
+              hint: 'The API its tokens are for, as that API names itself (https://api.example.com). Empty: urn:gatehouse:client:<client id>.',
+            })}
             ${await groupChoices(kit, a, 'groups', 'Only members of these groups may sign in (none ticked: everyone)')}
             <label class="check"><input type="checkbox" name="first_party" value="yes" /> First party: no consent page</label>
             <label class="check"><input type="checkbox" name="public" value="yes" /> Public client (a browser or mobile app: no secret, PKCE)</label>
@@ -91,6 +122,9 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
       const added = await core.clients.add(a.actor, {
         name: str(body, 'name'),
         redirectUris: lines(str(body, 'redirect_uris')),
+        device: str(body, 'device') === 'yes',
+        credentials: str(body, 'credentials') === 'yes',
+        audience: str(body, 'audience').trim() || undefined,
         allowedGroups: many(body, 'groups'),
         firstParty: str(body, 'first_party') === 'yes',
         public: str(body, 'public') === 'yes',

@@ -1,0 +1,140 @@
+/**
+ * The device flow's pages (RFC 8628), rendered for `oidc-provider`, which runs the flow itself:
+ * /device asks for the code a TV or a command line shows (or arrives with it filled in from
+ * `verification_uri_complete`), then names the application and asks to confirm; the sign-in in
+ * between is the OpenID Connect interaction (oidc-interaction.ts: the signin action with every
+ * rule, and the client's group gate); the last page says it worked. A wrong code counts against
+ * the address (core.oidc.codeEntryFailed), a confirmed one is audited (device_authorized).
+ */
+import type { Context } from 'koa';
+import type { KoaContextWithOIDC } from 'oidc-provider';
+import type { Core } from '../../core';
+import { html, notice, page } from './html';
+import { csrfToken, guestCaller, pageCaller, type PageCookies } from './session';
+
+/** The browser's own state of the flow: the xsrf secret the provider keeps in its session. */
+const secretOf = (ctx: KoaContextWithOIDC): string => String((ctx.oidc.session?.state as { secret?: string } | undefined)?.secret ?? '');
+
+/** What went wrong with the last code, in the person's words (the provider's errors by name). */
+function problem(err: (Error & { error?: string; userCode?: string }) | undefined): string | undefined {
+  if (!err) return undefined;
+  switch (err.name) {
+    case 'NoCodeError':
+      return 'Enter the code your device shows.';
+    case 'NotFoundError':
+      return 'That code is not right. Check it on your device and try again.';
+    case 'ExpiredError':
+      return 'That code has expired. Start again on your device to get a new one.';
+    case 'AlreadyUsedError':
+      return 'That code was already used. Start again on your device to get a new one.';
+    case 'AbortedError':
+      return 'The sign-in was cancelled: the device was not allowed. Start again on your device if you meant to allow it.';
+  }
+  if (err.error === 'access_denied') return 'This account may not sign in to that application. Nothing was allowed.';
+  return 'The sign-in could not be completed. Start again on your device.';
+}
+
+export interface DevicePages {
+  input(ctx: KoaContextWithOIDC, form: string, out?: unknown, err?: Error): Promise<void>;
+  confirm(ctx: KoaContextWithOIDC, form: string, client: { clientId: string; clientName?: string }, deviceInfo: unknown, userCode: string): Promise<void>;
+  success(ctx: KoaContextWithOIDC): Promise<void>;
+}
+
+export function devicePages(core: Core, names: PageCookies, action: string): DevicePages {
+  /** A page with the nav of whoever this browser is signed in as. */
+  const render = async (ctx: KoaContextWithOIDC, title: string, body: ReturnType<typeof html>) => {
+    const koa = ctx as unknown as Context;
+    const signedIn = (await pageCaller(koa, core, names)) !== null;
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = page({ title, signedIn, csrf: signedIn ? csrfToken(koa, names) : undefined }, body);
+  };
+
+  return {
+    async input(ctx, _form, _out, err) {
+      const koa = ctx as unknown as Context;
+      if (err?.name === 'NotFoundError') await core.oidc.codeEntryFailed(guestCaller(koa));
+      const code = (err as { userCode?: string } | undefined)?.userCode;
+      await render(
+        ctx,
+        'Connect a device',
+        html`${err ? notice('error', problem(err)) : ''}
+          <section>
+            <p>Enter the code your TV, app or command line shows to sign it in with your Gatehouse account.</p>
+            <form method="post" action="${action}" id="device-code">
+              <input type="hidden" name="xsrf" value="${secretOf(ctx)}" />
+              <div class="field">
+                <label for="f-user_code">Code</label>
+                <input
+                  id="f-user_code"
+                  name="user_code"
+                  type="text"
+                  class="user-code"
+                  value="${code ?? ''}"
+                  autocomplete="off"
+                  autocapitalize="characters"
+                  spellcheck="false"
+                  maxlength="20"
+                  placeholder="XXXX-XXXX"
+                  required
+                  autofocus
+                  aria-describedby="f-user_code-hint"
+                />
+                <small id="f-user_code-hint">Eight letters, like BCDF-GHJK. Capitals or not, with the dash or without.</small>
+              </div>
+              <button type="submit">Continue</button>
+            </form>
+          </section>`,
+      );
+    },
+
+    async confirm(ctx, _form, client, _deviceInfo, userCode) {
+      const name = client.clientName || client.clientId;
+      const secret = secretOf(ctx);
+      await render(
+        ctx,
+        `Sign in ${name}?`,
+        html`<section>
+          <p><strong>${name}</strong> asks to sign in with your Gatehouse account.</p>
+          <p>Check that your device shows this code:</p>
+          <p class="user-code" id="user-code">${userCode}</p>
+          <p class="meta">If you did not start this on a device of yours, or the code differs, cancel: someone may be trying to get in.</p>
+          <div class="links">
+            <form method="post" action="${action}" class="inline">
+              <input type="hidden" name="xsrf" value="${secret}" /><input type="hidden" name="user_code" value="${userCode}" /><input
+                type="hidden"
+                name="confirm"
+                value="yes"
+              /><button type="submit" autofocus>Continue</button>
+            </form>
+            <form method="post" action="${action}" class="inline">
+              <input type="hidden" name="xsrf" value="${secret}" /><input type="hidden" name="user_code" value="${userCode}" /><input
+                type="hidden"
+                name="abort"
+                value="yes"
+              /><button type="submit" class="secondary">Cancel</button>
+            </form>
+          </div>
+        </section>`,
+      );
+    },
+
+    async success(ctx) {
+      const koa = ctx as unknown as Context;
+      const code = (ctx.oidc as unknown as { deviceCode?: { accountId?: string; clientId: string } }).deviceCode;
+      const client = ctx.oidc.client!;
+      if (code?.accountId) {
+        await core.oidc.deviceAuthorized((await pageCaller(koa, core, names)) ?? guestCaller(koa), code.accountId, code.clientId);
+      }
+      await render(
+        ctx,
+        'Device connected',
+        html`${notice('success', `${client.clientName || client.clientId} is signed in.`)}
+          <section>
+            <p>Go back to your device: it continues on its own within a few seconds. You can close this page.</p>
+            <p class="links"><a href="/account">Your account</a></p>
+          </section>`,
+      );
+    },
+  };
+}
