@@ -236,7 +236,7 @@ export class OidcProvider {
         core.actions.run(tokenCaller(ctx as unknown as Context, token), 'user_account', 'signout', {}).catch(() => undefined); // an ended session needs no second end
       }
     });
-    provider.use(slowDown(core.clock));
+    provider.use(devicePolling(core.clock));
     this.current = { version: keys.version, provider, handle: provider.callback() };
     return provider;
   }
@@ -267,17 +267,22 @@ export class OidcProvider {
 }
 
 /**
- * RFC 8628 3.5: a device polling its token faster than its interval gets slow_down, and its
- * interval grows by 5 s for the rest of the flow. A pending poll is one read and no write (the
+ * RFC 8628 3.2 and 3.5: the device authorization names its polling interval (5 s), and a device
+ * polling its token faster than its interval gets slow_down, its interval growing by 5 s for the
+ * rest of the flow. A pending poll is one read and no write (the
  * library answers it); the times are kept here, in this instance's memory, for the 10 minutes a
  * code lives. (A device whose polls alternate between instances is held back by each one alone.)
  */
-export function slowDown(clock: { now(): number }) {
+export function devicePolling(clock: { now(): number }) {
   const polls = new Map<string, { at: number; interval: number }>();
   const LIFETIME_MS = 11 * 60 * 1000;
   return async (ctx: KoaContextWithOIDC, next: Next) => {
     await next();
-    const body = ctx.body as { error?: string } | undefined;
+    const body = ctx.body as { error?: string; device_code?: string } | undefined;
+    if (ctx.oidc?.route === 'device_authorization' && ctx.status === 200 && typeof body?.device_code === 'string') {
+      ctx.body = { ...body, interval: 5 };
+      return;
+    }
     if (ctx.oidc?.route !== 'token' || body?.error !== 'authorization_pending') return;
     const code = String(ctx.oidc.params?.device_code ?? '');
     const now = clock.now();

@@ -42,10 +42,12 @@ export function adapterFor(s: Services, model: string): ProviderAdapter {
     },
     async find(id) {
       if (model === 'Client') return clientMetadata(s, id);
-      return live(await findPayload(s.store.root, model, { id }));
+      return live(await findPayload(s.store.root, model, { id }, { expired: model === 'DeviceCode' }));
     },
+    // An expired device code is still found (until pruned): the device is told expired_token, and
+    // the person "that code has expired", not "unknown code".
     async findByUserCode(userCode) {
-      return live(await findPayload(s.store.root, model, { userCode }));
+      return live(await findPayload(s.store.root, model, { userCode }, { expired: true }));
     },
     async findByUid(uid) {
       return live(await findPayload(s.store.root, model, { uid }));

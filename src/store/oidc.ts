@@ -49,20 +49,27 @@ export const upsertPayload = op(async (h, row: Omit<OidcPayloadRow, 'consumed_at
 });
 
 /**
- * A live payload: not expired, and (when it names an account) of an account that is not
+ * A live payload: not expired (unless `expired`: the provider tells an expired device code from
+ * an unknown one by its own clock), and (when it names an account) of an account that is not
  * disabled and whose auth_version has not moved since it was written.
  */
-export const findPayload = op(async (h, model: string, where: { id?: string; uid?: string; userCode?: string }): Promise<OidcPayloadRow | undefined> => {
-  const [column, value] =
-    where.id !== undefined ? (['id', where.id] as const) : where.uid !== undefined ? (['uid', where.uid] as const) : (['user_code', where.userCode!] as const);
-  const rows = await h.all(
-    `SELECT p.* FROM oidc_payload p LEFT JOIN user_account a ON a.reference_id = p.account
-     WHERE p.model = ? AND p.${column} = ? AND (p.expires_at IS NULL OR p.expires_at > ?)
+export const findPayload = op(
+  async (h, model: string, where: { id?: string; uid?: string; userCode?: string }, o: { expired?: boolean } = {}): Promise<OidcPayloadRow | undefined> => {
+    const [column, value] =
+      where.id !== undefined
+        ? (['id', where.id] as const)
+        : where.uid !== undefined
+          ? (['uid', where.uid] as const)
+          : (['user_code', where.userCode!] as const);
+    const rows = await h.all(
+      `SELECT p.* FROM oidc_payload p LEFT JOIN user_account a ON a.reference_id = p.account
+     WHERE p.model = ? AND p.${column} = ? AND (? OR p.expires_at IS NULL OR p.expires_at > ?)
        AND (p.account IS NULL OR (a.id IS NOT NULL AND a.disabled = ? AND a.auth_version = p.auth_version))`,
-    [model, value, h.clock.now(), h.dialect === 'postgres' ? false : 0],
-  );
-  return rows.length === 0 ? undefined : decodeRow<OidcPayloadRow>('oidc_payload', rows[0]);
-});
+      [model, value, h.dialect === 'postgres' ? o.expired === true : o.expired ? 1 : 0, h.clock.now(), h.dialect === 'postgres' ? false : 0],
+    );
+    return rows.length === 0 ? undefined : decodeRow<OidcPayloadRow>('oidc_payload', rows[0]);
+  },
+);
 
 /** The newest live grant of an account to a client (its id), if any. */
 export const latestGrant = op(async (h, account: string, clientId: string): Promise<string | undefined> => {

@@ -11,13 +11,18 @@ import type { KoaContextWithOIDC } from 'oidc-provider';
 import type { Core } from '../../core';
 import { html, notice, page } from './html';
 import { csrfToken, guestCaller, pageCaller, type PageCookies } from './session';
+import { NOT_ALLOWED } from './oidc-words';
 
 /** The browser's own state of the flow: the xsrf secret the provider keeps in its session. */
 const secretOf = (ctx: KoaContextWithOIDC): string => String((ctx.oidc.session?.state as { secret?: string } | undefined)?.secret ?? '');
 
-/** What went wrong with the last code, in the person's words (the provider's errors by name). */
-function problem(err: (Error & { error?: string; userCode?: string }) | undefined): string | undefined {
+/**
+ * What went wrong with the last code, in the person's words (the provider's errors by name). A
+ * refusal at the interaction reaches this page as "aborted"; the device code keeps why.
+ */
+function problem(err: (Error & { error?: string; userCode?: string }) | undefined, why: string | undefined): string | undefined {
   if (!err) return undefined;
+  if (why === NOT_ALLOWED) return 'This account may not sign in to that application. Nothing was allowed.';
   switch (err.name) {
     case 'NoCodeError':
       return 'Enter the code your device shows.';
@@ -32,6 +37,14 @@ function problem(err: (Error & { error?: string; userCode?: string }) | undefine
   }
   if (err.error === 'access_denied') return 'This account may not sign in to that application. Nothing was allowed.';
   return 'The sign-in could not be completed. Start again on your device.';
+}
+
+/** Why the sign-in on the interaction was refused, kept on its device code (a resumed flow only). */
+async function refusedBecause(ctx: KoaContextWithOIDC, err: Error): Promise<string | undefined> {
+  const interaction = ctx.oidc.entities.Interaction as { deviceCode?: string } | undefined;
+  if (err.name !== 'AbortedError' || !interaction?.deviceCode) return undefined;
+  const code = await ctx.oidc.provider.DeviceCode.find(interaction.deviceCode, { ignoreExpiration: true });
+  return code?.errorDescription;
 }
 
 export interface DevicePages {
@@ -58,7 +71,7 @@ export function devicePages(core: Core, names: PageCookies, action: string): Dev
       await render(
         ctx,
         'Connect a device',
-        html`${err ? notice('error', problem(err)) : ''}
+        html`${err ? notice('error', problem(err, await refusedBecause(ctx, err))) : ''}
           <section>
             <p>Enter the code your TV, app or command line shows to sign it in with your Gatehouse account.</p>
             <form method="post" action="${action}" id="device-code">

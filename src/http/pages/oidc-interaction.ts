@@ -9,6 +9,7 @@ import type { OidcProvider } from '../oidc';
 import { form, html, page } from './html';
 import { type PageKit, see, send, type SigninPage } from './kit';
 import { csrfToken, pageCaller } from './session';
+import { NOT_ALLOWED } from './oidc-words';
 const SCOPE_TEXT: Record<string, string> = {
   openid: 'know who you are on this server (a stable id)',
   email: 'see your email address and whether it is confirmed',
@@ -25,7 +26,7 @@ export function registerInteractions(kit: PageKit, oidc: OidcProvider, signinPag
     const provider = await oidc.provider();
     t.see(ctx, await provider.interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: false }));
   };
-  const denied = (ctx: Context) => finish(ctx, { error: 'access_denied', error_description: 'this account may not sign in to this application' });
+  const denied = (ctx: Context) => finish(ctx, { error: 'access_denied', error_description: NOT_ALLOWED });
 
   const grantAll = async (details: Details) => {
     const provider = await oidc.provider();
