@@ -14,7 +14,7 @@ export type { AccountInput } from './accounts/operations';
 export type { MetricsSnapshot } from './operator';
 export type { AccountView } from './accounts/views';
 export type { AppPasswordView } from './accounts/app-passwords';
-export type { ApiKeyView } from './accounts/api-keys';
+export type { ApiKeyView, NewApiKey } from './accounts/api-keys';
 export type { ActionResult } from './actions/types';
 export type { ActionPermissionView, PermissionChange } from './records/action-permissions';
 export type { RecordPage, RecordView } from './records/service';

@@ -1,22 +1,18 @@
 /**
- * API keys (contract section 16): a credential of the sign-in home for scripts. An administrator
- * (or the shell) makes one for an account; it is shown once, kept as SHA-256, listed with its
- * name, creation, last use and expiry, and revoked one by one. It acts as its account on the HTTP
- * API (auth/api-keys.ts checks it), never on the pages, the OIDC endpoints or forward
- * authentication. It ends with revocation, its expiry, the account's auth_version bump
- * (revoke-sessions, a new password) and a disabled account. Audited.
+ * API keys (contract section 16): a credential of the sign-in home for scripts, a named secret
+ * (named-credentials.ts: shown once, kept as SHA-256, listed, revoked one by one, audited) that
+ * may expire. The owner makes their own on the account page; administrators and the shell any
+ * account's. It acts as its account on the HTTP API (access/api-keys.ts checks it), never on the
+ * pages, the OIDC endpoints or forward authentication. It ends with revocation, its expiry, the
+ * account's auth_version bump (revoke-sessions, a new password) and a disabled account.
  */
 import { AppError } from '../errors';
-import type { Actor } from '../actor';
-import { requireAdministrator } from '../access/caller';
 import { apiKeyDigest, newApiKey } from '../auth/api-keys';
 import type { Services } from '../services';
 import type { AccountRow } from '../store/accounts';
 import { deleteApiKey, insertApiKey, listApiKeys, type ApiKeyRow } from '../store/api-keys';
-import { validateName } from './validate';
+import { type CredentialKind, credentialOperations, type CredentialOperations } from './named-credentials';
 
-/** At most this many per account: one per script, not one per run. */
-const MAX_PER_ACCOUNT = 50;
 /** The longest a key may be made to last (none: until revoked). */
 const MAX_EXPIRY_SECONDS = 5 * 366 * 86_400;
 
@@ -26,6 +22,12 @@ export interface ApiKeyView {
   created_at: string;
   expires_at: string | null;
   last_used_at: string | null;
+}
+
+export interface NewApiKey {
+  name: string;
+  /** Seconds from now, or null: until revoked. */
+  expiresInSeconds: number | null;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -38,52 +40,34 @@ export const apiKeyView = (r: ApiKeyRow): ApiKeyView => ({
   last_used_at: iso(r.last_used_at),
 });
 
-export async function addApiKey(
-  s: Services,
-  actor: Actor,
-  account: AccountRow,
-  input: { name: string; expiresInSeconds: number | null },
-): Promise<{ apiKey: ApiKeyView; key: string }> {
-  const name = validateName(input.name);
-  const ttl = input.expiresInSeconds;
-  if (ttl !== null && (!Number.isInteger(ttl) || ttl < 60 || ttl > MAX_EXPIRY_SECONDS)) {
-    throw new AppError('invalid_input', 'expires must be between 1 minute and 5 years (or none: until revoked)');
-  }
-  if (account.disabled) throw new AppError('conflict', 'the account is disabled: enable it first');
-  if ((await listApiKeys(s.store.root, account.id)).length >= MAX_PER_ACCOUNT) {
-    throw new AppError('conflict', `an account has at most ${MAX_PER_ACCOUNT} API keys; revoke one first`);
-  }
-  const key = newApiKey();
-  const row = await insertApiKey(s.store.root, {
-    accountId: account.id,
-    name,
-    secretHash: apiKeyDigest(key),
-    authVersion: account.auth_version,
-    expiresAt: ttl === null ? null : s.clock.now() + ttl * 1000,
-  });
-  await s.audit.record('api_key_added', actor, { account: account.reference_id, api_key: row.reference_id });
-  return { apiKey: apiKeyView(row), key };
-}
+const apiKeys: CredentialKind<ApiKeyRow, ApiKeyView, NewApiKey> = {
+  event: 'api_key',
+  noun: 'API key',
+  check(account, input) {
+    const ttl = input.expiresInSeconds;
+    if (ttl !== null && (!Number.isInteger(ttl) || ttl < 60 || ttl > MAX_EXPIRY_SECONDS)) {
+      throw new AppError('invalid_input', 'expires must be between 1 minute and 5 years (or none: until revoked)');
+    }
+    // Disabling ends every key (its auth_version moves): a key made now would be dead at birth.
+    if (account.disabled) throw new AppError('conflict', 'the account is disabled: enable it first');
+  },
+  async insert(s, account, input) {
+    const key = newApiKey();
+    const row = await insertApiKey(s.store.root, {
+      accountId: account.id,
+      name: input.name,
+      secretHash: apiKeyDigest(key),
+      authVersion: account.auth_version,
+      expiresAt: input.expiresInSeconds === null ? null : s.clock.now() + input.expiresInSeconds * 1000,
+    });
+    return { row, secret: key };
+  },
+  list: (s, account) => listApiKeys(s.store.root, account.id),
+  remove: (s, account, id) => deleteApiKey(s.store.root, account.id, id),
+  view: apiKeyView,
+};
 
-/** What the front ends call: any account's keys, by email (administrators and the shell). */
-export interface ApiKeyOperations {
-  add(actor: Actor, email: string, input: { name: string; expiresInSeconds: number | null }): Promise<{ apiKey: ApiKeyView; key: string }>;
-  list(actor: Actor, email: string): Promise<ApiKeyView[]>;
-  revoke(actor: Actor, email: string, id: string): Promise<void>;
-}
+/** What the front ends call: any account's keys (administrators and the shell, by email) and the caller's own. */
+export type ApiKeyOperations = CredentialOperations<ApiKeyView, NewApiKey>;
 
-export function apiKeyOperations(s: Services, byEmail: (email: string) => Promise<AccountRow>): ApiKeyOperations {
-  const other = async (actor: Actor, email: string) => {
-    requireAdministrator(actor, 'manage API keys');
-    return byEmail(email);
-  };
-  return {
-    add: async (actor, email, input) => addApiKey(s, actor, await other(actor, email), input),
-    list: async (actor, email) => (await listApiKeys(s.store.root, (await other(actor, email)).id)).map(apiKeyView),
-    async revoke(actor, email, id) {
-      const account = await other(actor, email);
-      if (!(await deleteApiKey(s.store.root, account.id, id))) throw new AppError('not_found', `no API key ${id.slice(0, 60)} for this account`);
-      await s.audit.record('api_key_revoked', actor, { account: account.reference_id, api_key: id });
-    },
-  };
-}
+export const apiKeyOperations = (s: Services, byEmail: (email: string) => Promise<AccountRow>): ApiKeyOperations => credentialOperations(s, byEmail, apiKeys);

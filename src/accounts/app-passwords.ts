@@ -5,17 +5,11 @@
  * with an app password only (its password alone would skip the second factor). Audited.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { AppError } from '../errors';
-import type { Actor, Caller } from '../actor';
-import { actorOf, requireAdministrator } from '../access/caller';
 import type { Services } from '../services';
 import type { AccountRow } from '../store/accounts';
 import { deleteAppPassword, findAppPassword, insertAppPassword, listAppPasswords, touchAppPassword, type AppPasswordRow } from '../store/app-passwords';
-import { validateName } from './validate';
-import { callerAccount } from './acting';
+import { type CredentialKind, credentialOperations, type CredentialOperations } from './named-credentials';
 
-/** At most this many per account: one per app, not one per login. */
-const MAX_PER_ACCOUNT = 50;
 const TOUCH_EVERY_MS = 60_000;
 
 export interface AppPasswordView {
@@ -40,30 +34,17 @@ function newSecret(): string {
   return raw.match(/.{8}/g)!.join('-');
 }
 
-export async function addAppPassword(
-  s: Services,
-  actor: Actor,
-  account: AccountRow,
-  rawName: string,
-): Promise<{ appPassword: AppPasswordView; secret: string }> {
-  const name = validateName(rawName);
-  if ((await listAppPasswords(s.store.root, account.id)).length >= MAX_PER_ACCOUNT) {
-    throw new AppError('conflict', `an account has at most ${MAX_PER_ACCOUNT} app passwords; revoke one first`);
-  }
-  const secret = newSecret();
-  const row = await insertAppPassword(s.store.root, account.id, name, digest(secret));
-  await s.audit.record('app_password_added', actor, { account: account.reference_id, app_password: row.reference_id });
-  return { appPassword: appPasswordView(row), secret };
-}
-
-export async function listAppPasswordViews(s: Services, account: AccountRow): Promise<AppPasswordView[]> {
-  return (await listAppPasswords(s.store.root, account.id)).map(appPasswordView);
-}
-
-export async function revokeAppPassword(s: Services, actor: Actor, account: AccountRow, id: string): Promise<void> {
-  if (!(await deleteAppPassword(s.store.root, account.id, id))) throw new AppError('not_found', `no app password ${id.slice(0, 60)} for this account`);
-  await s.audit.record('app_password_revoked', actor, { account: account.reference_id, app_password: id });
-}
+const appPasswords: CredentialKind<AppPasswordRow, AppPasswordView, { name: string }> = {
+  event: 'app_password',
+  noun: 'app password',
+  async insert(s, account, input) {
+    const secret = newSecret();
+    return { row: await insertAppPassword(s.store.root, account.id, input.name, digest(secret)), secret };
+  },
+  list: (s, account) => listAppPasswords(s.store.root, account.id),
+  remove: (s, account, id) => deleteAppPassword(s.store.root, account.id, id),
+  view: appPasswordView,
+};
 
 /**
  * Whether `secret` is one of the account's app passwords (one indexed read, no hashing work worth
@@ -79,36 +60,7 @@ export async function matchAppPassword(s: Services, account: AccountRow, secret:
 }
 
 /** What the front ends call: any account's (administrators and the shell, by email) and the caller's own. */
-export interface AppPasswordOperations {
-  add(actor: Actor, email: string, name: string): Promise<{ appPassword: AppPasswordView; secret: string }>;
-  list(actor: Actor, email: string): Promise<AppPasswordView[]>;
-  revoke(actor: Actor, email: string, id: string): Promise<void>;
-  addMine(caller: Caller, name: string): Promise<{ appPassword: AppPasswordView; secret: string }>;
-  listMine(caller: Caller): Promise<AppPasswordView[]>;
-  revokeMine(caller: Caller, id: string): Promise<void>;
-}
+export type AppPasswordOperations = CredentialOperations<AppPasswordView, { name: string }>;
 
-export function appPasswordOperations(s: Services, byEmail: (email: string) => Promise<AccountRow>): AppPasswordOperations {
-  const other = async (actor: Actor, email: string) => {
-    requireAdministrator(actor, "manage other accounts' app passwords");
-    return byEmail(email);
-  };
-  const own = async (caller: Caller) => {
-    const actor = await actorOf(s, caller);
-    return { actor, account: await callerAccount({ s, actor }) };
-  };
-  return {
-    add: async (actor, email, name) => addAppPassword(s, actor, await other(actor, email), name),
-    list: async (actor, email) => listAppPasswordViews(s, await other(actor, email)),
-    revoke: async (actor, email, id) => revokeAppPassword(s, actor, await other(actor, email), id),
-    async addMine(caller, name) {
-      const { actor, account } = await own(caller);
-      return addAppPassword(s, actor, account, name);
-    },
-    listMine: async (caller) => listAppPasswordViews(s, (await own(caller)).account),
-    async revokeMine(caller, id) {
-      const { actor, account } = await own(caller);
-      await revokeAppPassword(s, actor, account, id);
-    },
-  };
-}
+export const appPasswordOperations = (s: Services, byEmail: (email: string) => Promise<AccountRow>): AppPasswordOperations =>
+  credentialOperations(s, byEmail, appPasswords);

@@ -215,10 +215,10 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
       (ctx2, a2, e) => accountPage(ctx2, a2, ctx.params.id, e),
       async (a, body) => {
         const v = await core.accounts.byReference(a.actor, ctx.params.id);
-        const r = await core.accounts.appPasswords.add(a.actor, v.email, str(body, 'app_password_name'));
+        const r = await core.accounts.appPasswords.add(a.actor, v.email, { name: str(body, 'app_password_name') });
         return accountPage(ctx, a, v.reference_id, {
           top: html`<section class="notice success" aria-labelledby="h-made">
-            <h2 id="h-made">The app password for ${r.appPassword.name}</h2>
+            <h2 id="h-made">The app password for ${r.view.name}</h2>
             <p>Give it to ${v.email} now: it is shown only this once.</p>
             <p class="secret-once" id="app-password">${r.secret}</p>
           </section>`,
