@@ -1,12 +1,14 @@
-// API keys (contract section 16): made from the shell, shown once, kept only as SHA-256; a script
+// API keys (contract section 16): made from the shell, on /account and in the console, shown once, kept only as SHA-256; a script
 // acts as the account on the HTTP API with `Authorization: Bearer gh_…` (a provisioning script
 // creates accounts with an administrator's key); every way a key ends (revoked, expired, the
 // account's auth_version bumped, disabled); refused one character off, on the pages and at
 // forward authentication; last use recorded without a write per request; audited.
 import { createHash } from 'node:crypto';
 import t from 'tap';
+import { launch, screenshots } from '../helpers/browser';
 import { cli } from '../helpers/cli';
 import { manualClock } from '../helpers/clock';
+import { fillSignin } from '../helpers/oidc';
 import { PASSWORD, withAdmin } from '../helpers/server';
 
 const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');
@@ -157,4 +159,70 @@ t.test('every way a key ends, and where it is refused', async (t) => {
   await cli(s.dataDir, ['user', 'enable', 'ivy@example.com']);
   t.equal((await me(last.key)).status, 401, 'and enabled again: still ended (disabling moved the auth_version, as for sessions)');
   t.equal((await me((await add()).key)).status, 200, 'a new key works');
+});
+
+t.test('on /account (the owner) and in the console (an administrator): made, shown once, used, revoked', async (t) => {
+  const s = await withAdmin(t);
+  await cli(s.dataDir, ['user', 'create', '--email', 'kit@example.com', '--password-env', 'PW'], { env: { PW: PASSWORD } });
+  const browser = await launch(t);
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(`${s.url}/signin`);
+  await fillSignin(page, 'kit@example.com');
+  await page.waitForURL(/\/account/);
+  await page.getByLabel('Which script is it for?').fill('photo sync');
+  await page.getByLabel('It lasts').selectOption('30');
+  await page.getByRole('button', { name: 'Make an API key' }).click();
+  const key = (await page.locator('#api-key').textContent())!.trim();
+  t.match(key, /^gh_[A-Za-z0-9_-]{32}$/);
+  const row = await s.db('api_key').first();
+  t.equal(row.secret_hash, sha256(key), 'the one shown is the one stored');
+  t.ok(Math.abs(row.expires_at - row.created_at - 30 * 86_400_000) < 1000, 'lasts the 30 days chosen');
+  await screenshots(page, 'account-api-key');
+  // The key works for the script, as its owner.
+  const me = await s.call('GET', '/api/user_account', { token: key });
+  t.equal(me.status, 200);
+  t.same(
+    me.body.data.map((a: { attributes: { email: string } }) => a.attributes.email),
+    ['kit@example.com'],
+  );
+  await page.goto(`${s.url}/account`);
+  t.equal(await page.locator('#api-key').count(), 0, 'shown once');
+  t.match(await page.locator('#api-key-list').textContent(), /photo sync[\s\S]*expires [\s\S]*last used 20/);
+  // A made-up lifetime from a hand-made form is refused, nothing stored.
+  // (The page's own fetch, as a hand-made form would post: its cookie, its origin, its CSRF token.)
+  const csrf = await page.locator('input[name=csrf]').first().inputValue();
+  const refused = (await page.evaluate(`fetch('/account/api-keys', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'csrf=${csrf}&apiKeyName=x&apiKeyExpires=toString',
+    }).then(async (r) => ({ status: r.status, text: await r.text() }))`)) as { status: number; text: string };
+  t.equal(refused.status, 400);
+  t.match(refused.text, /Choose how long the key lasts/);
+  t.equal((await s.db('api_key')).length, 1);
+  await page.getByRole('button', { name: 'Revoke the API key photo sync' }).click();
+  await page.waitForURL(/done=api_key_revoked/);
+  t.equal((await s.db('api_key')).length, 0);
+  t.equal((await s.call('GET', '/api/user_account', { token: key })).status, 401, 'revoked: refused at once');
+
+  // An administrator in the console.
+  const admin = await (await browser.newContext()).newPage();
+  await admin.goto(`${s.url}/signin`);
+  await fillSignin(admin, 'admin@example.com');
+  await admin.waitForURL(/\/account/);
+  const ref = (await s.db('user_account').where({ email_key: 'kit@example.com' }).first()).reference_id;
+  await admin.goto(`${s.url}/admin/accounts/${ref}`);
+  await admin.getByLabel('Which script is it for?').fill('provisioning');
+  await admin.getByLabel('It lasts').selectOption('never');
+  await admin.getByRole('button', { name: 'Make an API key' }).click();
+  const made = (await admin.locator('#api-key').textContent())!.trim();
+  t.equal(sha256(made), (await s.db('api_key').first()).secret_hash);
+  t.equal((await s.db('api_key').first()).expires_at, null, 'until revoked');
+  await screenshots(admin, 'admin-api-key');
+  await admin.goto(`${s.url}/admin/accounts/${ref}`);
+  await admin.getByLabel('Revoke the API key provisioning').check();
+  await admin.getByRole('button', { name: 'Revoke' }).click();
+  await admin.waitForURL(/done=api_key_revoked/);
+  t.equal((await s.db('api_key')).length, 0, 'revoked from the console');
+  const events = (await s.db('audit_event').whereIn('event', ['api_key_added', 'api_key_revoked'])).map((e: { event: string }) => e.event);
+  t.same(events.sort(), ['api_key_added', 'api_key_added', 'api_key_revoked', 'api_key_revoked'], 'each audited');
 });

@@ -260,6 +260,24 @@ t.test('the console: guest signup, an OIDC client, disabling an account; non-adm
   await admin.getByLabel('Redirect URIs').fill('http://wiki.example.com/callback');
   await admin.getByRole('button', { name: 'Add client' }).click();
   t.match(await admin.getByRole('alert').textContent(), /^“Redirect URIs” must be https/);
+  // A machine (client credentials for an audience) and a device: no redirect URI.
+  await admin.getByLabel('Name', { exact: true }).fill('backup-job');
+  await admin.getByLabel('Client credentials: a machine acting as itself (needs a secret)').check();
+  await admin.getByLabel('Audience (client credentials)').fill('https://api.example.com');
+  await admin.getByRole('button', { name: 'Add client' }).click();
+  t.equal((await admin.locator('#h-secret').textContent())!.trim(), 'The client secret of backup-job');
+  await admin.goto(`${base}/admin/clients`);
+  await admin.getByLabel('Name', { exact: true }).fill('TV');
+  await admin.getByLabel('Device flow: a TV or command line shows a code to confirm at /device').check();
+  await admin.getByLabel('Public client (a browser or mobile app: no secret, PKCE)').check();
+  await admin.getByRole('button', { name: 'Add client' }).click();
+  t.match(await admin.locator('.notice.success').textContent(), /Client \S+ added/);
+  const rows = await admin.locator('table').textContent();
+  t.match(rows, /backup-job[\s\S]*client credentials[\s\S]*for https:\/\/api\.example\.com/, 'the grants and the audience are listed');
+  t.match(rows, /TV[\s\S]*device/);
+  await admin.getByLabel('Name', { exact: true }).fill('nothing');
+  await admin.getByRole('button', { name: 'Add client' }).click();
+  t.match(await admin.getByRole('alert').textContent(), /^Give at least one “Redirect URIs”, or “Device flow”, or “Client credentials”/);
   await admin.goto(`${base}/admin/audit`);
   await screenshots(admin, 'admin-audit-rows');
   await admin.goto(`${base}/admin/clients`);

@@ -7,7 +7,7 @@ import { clearTokens, csrfToken, pageCaller, storeTokens, tokenCaller, tokensIn 
 import type { SessionView } from '../../core';
 import { passkeySection } from './passkey-forms';
 import { identitySection } from './provider-forms';
-import { appPasswordSection } from './app-password-forms';
+import { apiKeySection, appPasswordSection } from './credential-forms';
 
 /** An account form's handler: a redirect's address, or the account page's state to show. */
 type AccountHandler = (ctx: Context, caller: Caller, body: unknown) => Promise<AccountState | string>;
@@ -18,8 +18,9 @@ interface AccountState {
   info?: string;
   enrolment?: { secret: string; uri: string };
   recoveryCodes?: string[];
-  /** An app password just made: shown this once. */
+  /** An app password or API key just made: shown this once. */
   appPassword?: { name: string; secret: string };
+  apiKey?: { name: string; secret: string };
 }
 
 /** What other page groups add to the account page: forms posted to it, errors shown on it. */
@@ -36,10 +37,11 @@ export function registerAccount(kit: PageKit): AccountPages {
     const a = me.view.attributes as { email: string; username: string; name: string; email_verified: boolean; totp_enabled: boolean };
     const sessions: SessionView[] = [...((await run(caller, 'list_sessions', {})).sessions ?? [])];
     const passkeys = await core.passkeys.mine(caller);
-    const [identities, providers, appPasswords] = await Promise.all([
+    const [identities, providers, appPasswords, apiKeys] = await Promise.all([
       core.providers.identities(caller),
       core.providers.buttons(),
       core.accounts.appPasswords.listMine(caller),
+      core.accounts.apiKeys.listMine(caller),
     ]);
     const profile = html`<section aria-labelledby="h-profile">
       <h2 id="h-profile">Profile</h2>
@@ -166,7 +168,7 @@ export function registerAccount(kit: PageKit): AccountPages {
         html`${notice('error', o.error)}${notice('success', o.info)}${profile}${passkeySection(csrf, { ...passkeys, back: `${core.config.publicUrl}/account?done=confirmed` })}${identitySection(csrf, identities, providers)}${
           // Without a password, TOTP and an email change (both confirmed by the password) wait until one is set.
           passkeys.hasPassword ? html`${totp}${password}${email}` : ''
-        }${appPasswordSection(csrf, appPasswords, o.appPassword)}${sessionList}`,
+        }${appPasswordSection(csrf, appPasswords, o.appPassword)}${apiKeySection(csrf, apiKeys, o.apiKey)}${sessionList}`,
       ),
     );
   };

@@ -71,6 +71,7 @@ export const DONE: Record<string, string> = {
   linked: 'The sign-in is linked: you can use it to sign in from now on.',
   unlinked: 'The sign-in is unlinked.',
   app_password_revoked: 'The app password is revoked: the app it was for can no longer sign in with it.',
+  api_key_revoked: 'The API key is revoked: a script using it is refused from its next request.',
 };
 
 /** The sign-in form as other pages show it (the OIDC login, signup's "account created"). */

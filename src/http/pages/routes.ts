@@ -14,7 +14,7 @@ import { registerSignin } from './signin';
 import { registerSignup } from './signup';
 import { registerMailedLinks } from './mailed-links';
 import { registerAccount } from './account';
-import { registerAppPasswordPages } from './app-passwords';
+import { registerCredentialPages } from './credentials';
 import { registerInteractions } from './oidc-interaction';
 import { registerPasskeys } from './passkeys';
 import { registerConsole } from './admin/routes';
@@ -47,7 +47,7 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
   const account = registerAccount(kit);
   registerPasskeys(kit, signinPage, signupPage, account);
   registerProviders(kit, account);
-  registerAppPasswordPages(kit, account);
+  registerCredentialPages(kit, account);
   registerConsole(kit);
   if (oidc) registerInteractions(kit, oidc, signinPage);
   return router;

@@ -2,12 +2,13 @@
  * The console's accounts: search and page through them (keyset paging: the millionth account
  * costs what the first does), open one, and change it with the operations the CLI uses:
  * disable/enable, promote/demote, reset TOTP, resend the confirmation link, end sessions, remove
- * a passkey. The last administrator is protected here as everywhere (the core refuses).
+ * a passkey, make and revoke app passwords and API keys. The last administrator is protected here as everywhere (the core refuses).
  */
 import type { Context } from 'koa';
 import type { AccountView } from '../../../core';
 import { field, html, type Html } from '../html';
 import { str } from '../kit';
+import { apiKeyLifetimeField, chosenLifetime } from '../credential-forms';
 import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable } from './kit';
 import type { PageKit } from '../kit';
 
@@ -87,6 +88,7 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
     const { sessions } = await core.accounts.sessions(a.actor, v.email);
     const passkeys = await core.passkeys.list(a.actor, v.email);
     const appPasswords = await core.accounts.appPasswords.list(a.actor, v.email);
+    const apiKeys = await core.accounts.apiKeys.list(a.actor, v.email);
     // Managed groups only (the ones that grant access); the account's own dedicated group is not one.
     const managed = new Set((await core.groups.managed(a.actor)).map((g) => g.reference_id));
     const groups = (await core.accounts.groupsOf(a.actor, v.reference_id)).filter((g) => managed.has(g.reference_id));
@@ -180,6 +182,33 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
             <button type="submit" class="secondary">Make an app password</button>
           </form>
         </section>
+        <section aria-labelledby="h-api-keys">
+          <h2 id="h-api-keys">API keys</h2>
+          ${
+            apiKeys.length === 0
+              ? html`<p>None.</p>`
+              : dataTable(
+                  ['Name', 'Made (UTC)', 'Expires (UTC)', 'Last used (UTC)', { label: 'Revoke', quiet: true }],
+                  apiKeys.map(
+                    (k) =>
+                      html`<tr>
+                        <td>${k.name}</td>
+                        <td>${date(k.created_at)}</td>
+                        <td>${k.expires_at === null ? 'never' : date(k.expires_at)}</td>
+                        <td>${date(k.last_used_at)}</td>
+                        <td class="actions">
+                          ${button(csrf, `${base}/api-keys/revoke`, 'Revoke', { confirm: `Revoke the API key ${k.name}`, hidden: { api_key_id: k.id } })}
+                        </td>
+                      </tr>`,
+                  ),
+                )
+          }
+          <form method="post" action="${base}/api-keys">
+            <input type="hidden" name="csrf" value="${csrf}" />
+            ${field('api_key_name', 'Which script is it for?', { autocomplete: 'off', maxlength: 100 })} ${apiKeyLifetimeField('api_key_expires')}
+            <button type="submit" class="secondary">Make an API key</button>
+          </form>
+        </section>
         <p class="links"><a href="/admin/accounts">All accounts</a></p>`,
       o,
     );
@@ -208,24 +237,37 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
     async (a, email, body) => (await core.accounts.appPasswords.revoke(a.actor, email, str(body, 'app_password_id')), 'app_password_revoked'),
     true,
   );
-  // Made here, the password is shown on the answer (not a redirect): this once only.
-  kit.post('/admin/accounts/:id/app-passwords', async (ctx) => {
-    await c.run(
-      ctx,
-      (ctx2, a2, e) => accountPage(ctx2, a2, ctx.params.id, e),
-      async (a, body) => {
-        const v = await core.accounts.byReference(a.actor, ctx.params.id);
-        const r = await core.accounts.appPasswords.add(a.actor, v.email, { name: str(body, 'app_password_name') });
-        return accountPage(ctx, a, v.reference_id, {
-          top: html`<section class="notice success" aria-labelledby="h-made">
-            <h2 id="h-made">The app password for ${r.view.name}</h2>
-            <p>Give it to ${v.email} now: it is shown only this once.</p>
-            <p class="secret-once" id="app-password">${r.secret}</p>
-          </section>`,
-        });
-      },
-    );
-  });
+  change('api-keys/revoke', async (a, email, body) => (await core.accounts.apiKeys.revoke(a.actor, email, str(body, 'api_key_id')), 'api_key_revoked'), true);
+  // Made here, a secret is shown on the answer (not a redirect): this once only.
+  const makeSecret = (
+    suffix: string,
+    noun: string,
+    id: string,
+    make: (a: Admin, email: string, body: unknown) => Promise<{ view: { name: string }; secret: string }>,
+  ) =>
+    kit.post(`/admin/accounts/:id/${suffix}`, async (ctx) => {
+      await c.run(
+        ctx,
+        (ctx2, a2, e) => accountPage(ctx2, a2, ctx.params.id, e),
+        async (a, body) => {
+          const v = await core.accounts.byReference(a.actor, ctx.params.id);
+          const r = await make(a, v.email, body);
+          return accountPage(ctx, a, v.reference_id, {
+            top: html`<section class="notice success" aria-labelledby="h-made">
+              <h2 id="h-made">The ${noun} for ${r.view.name}</h2>
+              <p>Give it to ${v.email} now: it is shown only this once.</p>
+              <p class="secret-once" id="${id}">${r.secret}</p>
+            </section>`,
+          });
+        },
+      );
+    });
+  makeSecret('app-passwords', 'app password', 'app-password', (a, email, body) =>
+    core.accounts.appPasswords.add(a.actor, email, { name: str(body, 'app_password_name') }),
+  );
+  makeSecret('api-keys', 'API key', 'api-key', async (a, email, body) =>
+    core.accounts.apiKeys.add(a.actor, email, { name: str(body, 'api_key_name'), expiresInSeconds: chosenLifetime(str(body, 'api_key_expires')) }),
+  );
   change('verification', async (a, email) => (await core.accounts.sendVerification(a.actor, email), 'verification'));
   change('sessions/end', async (a, email, body) => (await core.accounts.revokeSession(a.actor, email, str(body, 'session_id')), 'session_ended'));
   change('passkeys/remove', async (a, email, body) => (await core.passkeys.remove(a.actor, email, str(body, 'passkey_id')), 'passkey_removed'), true);

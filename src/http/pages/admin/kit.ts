@@ -44,6 +44,7 @@ const FORM_LABELS: Readonly<Record<string, string>> = {
   description: 'Description',
   username: 'New username',
   expires: 'The link works for',
+  api_key_name: 'Which script is it for?',
 };
 
 /** Fixed words after a change (the redirect carries only the name: no reflected text). */
@@ -68,6 +69,7 @@ const DONE: Record<string, string> = {
   signup_opened: 'Guest signup is open.',
   signup_closed: 'Guest signup is closed.',
   app_password_revoked: 'The app password is revoked.',
+  api_key_revoked: 'The API key is revoked.',
   username_changed: 'The username is changed.',
   webhook_removed: 'The webhook is removed; its waiting messages are dropped.',
   key_rotated: 'A new signing key signs from now on; the old one verifies until its tokens expire.',
