@@ -8,30 +8,17 @@ import type { Clock } from '../clock';
 import type { Tx } from '../store/handle';
 import { findApiKey, touchApiKey } from '../store/api-keys';
 import { API_KEY_SHAPE, apiKeyDigest } from '../auth/api-keys';
-import { invalidToken, type Verified } from '../auth/tokens';
+import { invalidToken } from '../auth/tokens';
+import type { Presented } from './presented';
 
 const TOUCH_EVERY_MS = 60_000;
 
-/** The key as the claims authenticate() checks (sub, auth_version; no session, no signing key), or invalid_token. */
-export async function verifyApiKey(db: Tx, clock: Clock, key: string): Promise<Verified> {
+/** The key's account and the auth_version it was made under (no session, no signing key), or invalid_token. */
+export async function verifyApiKey(db: Tx, clock: Clock, key: string): Promise<Presented> {
   if (!API_KEY_SHAPE.test(key)) throw invalidToken();
   const row = await findApiKey(db, apiKeyDigest(key));
   const now = clock.now();
   if (!row || (row.expires_at !== null && row.expires_at <= now)) throw invalidToken();
   if (row.last_used_at === null || now - row.last_used_at >= TOUCH_EVERY_MS) await touchApiKey(db, row.id);
-  const seconds = (ms: number) => Math.floor(ms / 1000);
-  return {
-    kid: null,
-    claims: {
-      iss: 'api-key',
-      sub: row.account_reference_id,
-      email: '',
-      name: row.name,
-      iat: seconds(row.created_at),
-      nbf: seconds(row.created_at),
-      exp: row.expires_at === null ? Number.MAX_SAFE_INTEGER : seconds(row.expires_at),
-      jti: row.reference_id,
-      auth_version: row.auth_version,
-    },
-  };
+  return { referenceId: row.account_reference_id, authVersion: row.auth_version, sid: null, kid: null };
 }

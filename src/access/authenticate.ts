@@ -9,6 +9,7 @@ import { readRequestFacts, readRequestFactsWith, type RequestFacts, type Ride } 
 import { invalidToken, type Verified } from '../auth/tokens';
 import { isApiKey } from '../auth/api-keys';
 import { verifyApiKey } from './api-keys';
+import type { Presented } from './presented';
 
 /**
  * The caller, and (when `table` is given) that record type's table permission, read together in
@@ -19,17 +20,29 @@ export async function authenticate(
   token: string | null,
   table: string | null = null,
 ): Promise<{ principal: Principal; table?: Guarded; session: string | null }> {
-  const verified = token === null ? null : await verifyBearer(s, token);
-  return decide(verified, await factsFor(s, verified, table));
+  const presented = token === null ? null : await verifyBearer(s, token);
+  return decide(presented, await factsFor(s, presented, table));
+}
+
+/** One Presented per verified token (the token cache gives one Verified per token): a stable key for the hint below. */
+const presentedOf = new WeakMap<Verified, Presented>();
+
+function fromToken(verified: Verified): Presented {
+  let p = presentedOf.get(verified);
+  if (!p) {
+    p = { referenceId: verified.claims.sub, authVersion: verified.claims.auth_version, sid: verified.claims.sid ?? null, kid: verified.kid };
+    presentedOf.set(verified, p);
+  }
+  return p;
 }
 
 /** A bearer token on the HTTP API: an access token (JWT), or an API key (`gh_…`) acting as its account. */
-function verifyBearer(s: Services, token: string): Promise<Verified> {
-  return isApiKey(token) ? verifyApiKey(s.store.root, s.clock, token) : s.tokens.verify(token);
+async function verifyBearer(s: Services, token: string): Promise<Presented> {
+  return isApiKey(token) ? verifyApiKey(s.store.root, s.clock, token) : fromToken(await s.tokens.verify(token));
 }
 
 /** The principal a verified token had at its previous request: a hint, never an answer. */
-const lastPrincipal = new WeakMap<Verified, Principal>();
+const lastPrincipal = new WeakMap<Presented, Principal>();
 
 /**
  * authenticate(), with a read that depends on who the caller is (a list filtered by what they
@@ -44,8 +57,8 @@ export async function authenticateWith<T>(
   table: string | null,
   read: (principal: Principal) => Promise<T>,
 ): Promise<{ principal: Principal; table?: Guarded; session: string | null; value: T }> {
-  const verified = token === null ? null : await verifyBearer(s, token);
-  const hint = verified === null ? GUEST : lastPrincipal.get(verified);
+  const presented = token === null ? null : await verifyBearer(s, token);
+  const hint = presented === null ? GUEST : lastPrincipal.get(presented);
   const early =
     hint === undefined
       ? null
@@ -53,8 +66,8 @@ export async function authenticateWith<T>(
           (value) => ({ value }),
           (error: unknown) => ({ error }),
         );
-  const result = decide(verified, await factsFor(s, verified, table));
-  if (verified !== null) lastPrincipal.set(verified, result.principal);
+  const result = decide(presented, await factsFor(s, presented, table));
+  if (presented !== null) lastPrincipal.set(presented, result.principal);
   if (early === null || !samePrincipal(hint!, result.principal)) return { ...result, value: await read(result.principal) };
   const settled = await early;
   if ('error' in settled) throw settled.error;
@@ -75,28 +88,30 @@ export async function authenticateRiding<T>(
 ): Promise<{ principal: Principal; session: string | null; value: T }> {
   // Forward authentication guards apps for people: an API key is not a way in there.
   if (token !== null && isApiKey(token)) throw invalidToken();
-  const verified = token === null ? null : await s.tokens.verify(token);
-  const subject = subjectOf(verified);
-  const { facts, value } = await readRequestFactsWith(s.store.root, subject, null, ride(subject && { referenceId: subject.referenceId, sid: subject.sid }));
-  const { principal, session } = decide(verified, facts);
+  const presented = token === null ? null : fromToken(await s.tokens.verify(token));
+  const { facts, value } = await readRequestFactsWith(
+    s.store.root,
+    presented,
+    null,
+    ride(presented && { referenceId: presented.referenceId, sid: presented.sid }),
+  );
+  const { principal, session } = decide(presented, facts);
   return { principal, session, value };
 }
 
-const subjectOf = (verified: Verified | null) => verified && { referenceId: verified.claims.sub, kid: verified.kid, sid: verified.claims.sid ?? null };
-
-function factsFor(s: Services, verified: Verified | null, table: string | null) {
-  return readRequestFacts(s.store.root, subjectOf(verified), table);
+function factsFor(s: Services, presented: Presented | null, table: string | null) {
+  return readRequestFacts(s.store.root, presented, table);
 }
 
-function decide(verified: Verified | null, facts: RequestFacts): { principal: Principal; table?: Guarded; session: string | null } {
-  if (verified === null) return { principal: GUEST, table: facts.table, session: null };
+function decide(presented: Presented | null, facts: RequestFacts): { principal: Principal; table?: Guarded; session: string | null } {
+  if (presented === null) return { principal: GUEST, table: facts.table, session: null };
   // Checked against the store on every request: no cache may outlive a revocation.
   const account = facts.account;
-  if (!account || account.disabled || !account.keyValid || !account.sessionValid || account.authVersion !== verified.claims.auth_version) throw invalidToken();
+  if (!account || account.disabled || !account.keyValid || !account.sessionValid || account.authVersion !== presented.authVersion) throw invalidToken();
   return {
     principal: { accountId: account.id, referenceId: account.referenceId, groupIds: account.groupIds, isAdmin: account.isAdmin },
     table: facts.table,
-    session: verified.claims.sid ?? null,
+    session: presented.sid,
   };
 }
 

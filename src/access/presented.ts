@@ -1,0 +1,11 @@
+/**
+ * What a verified bearer credential says about who presents it, before the store is asked: the
+ * account, the auth_version it was issued under, its session and signing key (an API key has
+ * neither). authenticate() holds every kind to the same checks against the store.
+ */
+export interface Presented {
+  referenceId: string;
+  authVersion: number;
+  sid: string | null;
+  kid: string | null;
+}
