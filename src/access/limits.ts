@@ -20,7 +20,7 @@ import { AppError } from '../errors';
 import type { Config } from '../config';
 import type { Clock } from '../clock';
 import type { Tx } from '../store/connection';
-import { clear, clearPrefix, Count, hit, knownSignin, peek, peekMany, rememberSignin } from '../store/counters';
+import { clear, clearPrefix, Count, failuresAndKnown, hit, knownSignin, peek, peekMany, rememberSignin } from '../store/counters';
 
 /** How long a successful signin keeps its address familiar. */
 export const KNOWN_SIGNIN_MS = 90 * 24 * 60 * 60 * 1000;
@@ -135,10 +135,10 @@ export class Limiter {
   async signinSucceeded(emailKey: string, address: string, device: string | null = null): Promise<void> {
     const group = addressGroup(address);
     const pair = keys.signinPair(emailKey, group);
-    // Read first, write only what changes: an LDAP app binds on every login, often from one address.
-    const [failures, known] = await Promise.all([peek(this.db, pair, this.windowMs), knownSignin(this.db, emailKey, group, REMEMBER_EVERY_MS)]);
+    // Read first (one statement), write only what changes: an LDAP app binds on every login, often from one address.
+    const { failures, known } = await failuresAndKnown(this.db, pair, this.windowMs, emailKey, group, REMEMBER_EVERY_MS);
     await Promise.all([
-      ...(failures.hits > 0 ? [clear(this.db, [pair])] : []),
+      ...(failures ? [clear(this.db, [pair])] : []),
       ...(known ? [] : [rememberSignin(this.db, emailKey, group)]),
       ...(device ? [rememberSignin(this.db, emailKey, deviceKey(device))] : []),
     ]);

@@ -7,7 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Services } from '../services';
 import type { AccountRow } from '../store/accounts';
-import { deleteAppPassword, findAppPassword, insertAppPassword, listAppPasswords, touchAppPassword, type AppPasswordRow } from '../store/app-passwords';
+import { deleteAppPassword, findAccountForBind, insertAppPassword, listAppPasswords, touchAppPassword, type AppPasswordRow } from '../store/app-passwords';
 import { type CredentialKind, credentialOperations, type CredentialOperations } from './named-credentials';
 
 const TOUCH_EVERY_MS = 60_000;
@@ -47,16 +47,18 @@ const appPasswords: CredentialKind<AppPasswordRow, AppPasswordView, { name: stri
 };
 
 /**
- * Whether `secret` is one of the account's app passwords (one indexed read, no hashing work worth
- * timing); a match records its use at most once a minute.
+ * The account a bind names and whether `secret` is one of its app passwords, in one indexed read
+ * (no hashing work worth timing); a match records its use at most once a minute.
  */
-export async function matchAppPassword(s: Services, account: AccountRow, secret: string): Promise<boolean> {
-  if (secret.length < 20 || secret.length > 100) return false;
-  const row = await findAppPassword(s.store.root, account.id, digest(secret));
-  if (!row) return false;
+export async function accountForBind(s: Services, username: string, secret: string): Promise<{ account: AccountRow; appPassword: boolean } | undefined> {
+  // Too short or too long to be one: the account alone (a hash of nothing that matches).
+  const plausible = secret.length >= 20 && secret.length <= 100;
+  const found = await findAccountForBind(s.store.root, username, plausible ? digest(secret) : '');
+  if (!found) return undefined;
+  const row = found.appPassword;
   // "Last used" to the minute: a write only when the one recorded is older (an app may bind on every request).
-  if (row.last_used_at === null || s.clock.now() - row.last_used_at >= TOUCH_EVERY_MS) await touchAppPassword(s.store.root, row.id, TOUCH_EVERY_MS);
-  return true;
+  if (row && (row.last_used_at === null || s.clock.now() - row.last_used_at >= TOUCH_EVERY_MS)) await touchAppPassword(s.store.root, row.id, TOUCH_EVERY_MS);
+  return { account: found.account, appPassword: row !== null };
 }
 
 /** What the front ends call: any account's (administrators and the shell, by email) and the caller's own. */

@@ -10,8 +10,8 @@
 import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
-import { type AccountRow, findAccountByUsername, NO_PASSWORD } from '../store/accounts';
-import { matchAppPassword } from './app-passwords';
+import { type AccountRow, NO_PASSWORD } from '../store/accounts';
+import { accountForBind } from './app-passwords';
 import { passwordFailure } from './failures';
 import { refuseIfDisabled } from './signin';
 import { USERNAME } from './usernames';
@@ -20,7 +20,9 @@ const refused = () => new AppError('invalid_credentials', 'invalid credentials')
 
 export async function directoryBind(s: Services, actor: Actor, username: string, secret: string): Promise<AccountRow> {
   const name = username.toLowerCase();
-  const account = USERNAME.test(name) ? await findAccountByUsername(s.store.root, name) : undefined;
+  // The account and, in the same read, whether the secret is one of its app passwords.
+  const found = USERNAME.test(name) ? await accountForBind(s, name, secret) : undefined;
+  const account = found?.account;
   const key = account?.email_key ?? null;
   await s.limiter.assertSigninAllowed(key, actor.client ?? 'shell');
   const fail = async (reason: string) => {
@@ -33,8 +35,8 @@ export async function directoryBind(s: Services, actor: Actor, username: string,
     await s.passwords.dummyVerify(secret);
     throw await fail(account ? 'empty_password' : 'unknown_username');
   }
-  // An app password first: one indexed read, no hashing.
-  if (!(await matchAppPassword(s, account, secret))) {
+  // An app password first (read with the account: no hashing).
+  if (!found!.appPassword) {
     // The password alone would skip the second factor; without one set, there is none to check.
     if (account.totp_enabled || account.password === NO_PASSWORD) {
       await s.passwords.dummyVerify(secret);

@@ -9,8 +9,7 @@ import type { Caller } from '../actor';
 import type { Services } from '../services';
 import { actorOf } from '../access/caller';
 import { directoryBind } from '../accounts/directory-bind';
-import { isAdministrator } from '../store/accounts';
-import { managedGroups, memberOfManaged } from '../store/groups';
+import { isReader } from '../store/groups';
 import { type GroupEntryRow, type GroupQuery, type PersonRow, readGroups, readPeople } from '../store/directory';
 
 export type Person = PersonRow;
@@ -47,18 +46,12 @@ export interface DirectoryOperations {
 export type SearchOutcome = 'ok' | 'refused' | 'not_found' | 'failed';
 
 export function directoryOperations(s: Services): DirectoryOperations {
-  const readerGroupIds = async (names: readonly string[]) => {
-    if (names.length === 0) return [];
-    const wanted = new Set(names.map((n) => n.toLowerCase()));
-    return (await managedGroups(s.store.root)).filter((g) => wanted.has(g.name.toLowerCase())).map((g) => g.reference_id);
-  };
   return {
     async bind(caller, username, password, readers) {
       // A bind carries no token: the caller is a guest until the bind proves who it is.
       const actor = { ...(await actorOf(s, { ...caller, token: null })), via: 'ldap' as const };
       const account = await directoryBind(s, actor, username, password);
-      const reader =
-        (await isAdministrator(s.store.root, account.id)) || (await memberOfManaged(s.store.root, account.reference_id, await readerGroupIds(readers)));
+      const reader = await isReader(s.store.root, account.id, readers);
       return { referenceId: account.reference_id, username: account.username, reader };
     },
     async people(identity, query = {}) {

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { op } from './handle';
 import { decodeRow } from './schema';
+import type { AccountRow } from './accounts';
 
 export interface AppPasswordRow {
   id: number;
@@ -30,12 +31,6 @@ export const countAppPasswords = op(async (h, accountId: number): Promise<number
   return Number(row?.n ?? 0);
 });
 
-/** The account's app password with this hash (one indexed read), or undefined. */
-export const findAppPassword = op(async (h, accountId: number, secretHash: string): Promise<AppPasswordRow | undefined> => {
-  const [row] = await h.all('SELECT * FROM app_password WHERE secret_hash = ? AND account_id = ?', [secretHash, accountId]);
-  return row ? decode(row) : undefined;
-});
-
 /** Revokes one of the account's app passwords: false when it has none by that id. */
 export const deleteAppPassword = op(
   async (h, accountId: number, referenceId: string): Promise<boolean> =>
@@ -51,3 +46,29 @@ export const touchAppPassword = op(async (h, id: number, withinMs: number): Prom
     .andWhere((q) => q.whereNull('last_used_at').orWhere('last_used_at', '<', now - withinMs))
     .update({ last_used_at: now });
 });
+
+/**
+ * A bind's one read: the account with this username and, when the secret is one of its app
+ * passwords, that app password (its id and last use). One statement instead of two round trips.
+ */
+export const findAccountForBind = op(
+  async (
+    h,
+    username: string,
+    secretHash: string,
+  ): Promise<{ account: AccountRow; appPassword: Pick<AppPasswordRow, 'id' | 'last_used_at'> | null } | undefined> => {
+    const [raw] = await h.all(
+      `SELECT a.*, p.id AS app_password_id, p.last_used_at AS app_password_last_used_at
+       FROM user_account a LEFT JOIN app_password p ON p.account_id = a.id AND p.secret_hash = ?
+       WHERE a.username = ?`,
+      [secretHash, username],
+    );
+    if (!raw) return undefined;
+    const { app_password_id: id, app_password_last_used_at: lastUsed, ...account } = raw;
+    return {
+      account: decodeRow<AccountRow>('user_account', account),
+      appPassword:
+        id === null || id === undefined ? null : { id: Number(id), last_used_at: lastUsed === null || lastUsed === undefined ? null : Number(lastUsed) },
+    };
+  },
+);

@@ -102,6 +102,25 @@ export const knownSignin = op(async (h, emailKey: string, signinKey: string, wit
   return rows.length > 0;
 });
 
+/**
+ * What a successful sign-in asks, in one read on the read pool: whether a counter has failures in
+ * its window (the pair to clear), and whether the account signed in from `signinKey` within
+ * `withinMs` (the place to remember).
+ */
+export const failuresAndKnown = op(
+  async (h, key: string, windowMs: number, emailKey: string, signinKey: string, withinMs: number): Promise<{ failures: boolean; known: boolean }> => {
+    const now = h.clock.now();
+    const [row] = await h.all(
+      `SELECT EXISTS (SELECT 1 FROM rate_counter WHERE counter_key = ? AND window_start > ? AND hits > 0) AS failures,
+              EXISTS (SELECT 1 FROM known_signin k JOIN user_account a ON a.id = k.account_id
+                      WHERE a.email_key = ? AND k.signin_key = ? AND k.last_at > ?) AS known`,
+      [key, now - windowMs, emailKey, signinKey, now - withinMs],
+    );
+    const yes = (v: unknown) => v === true || Number(v) === 1;
+    return { failures: yes(row?.failures), known: yes(row?.known) };
+  },
+);
+
 /** Forgets places not signed in from for `olderThanMs`. */
 export const pruneKnownSignins = op(async (h, olderThanMs: number): Promise<number> =>
   h

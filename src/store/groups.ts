@@ -122,6 +122,22 @@ export const memberOfManaged = op(async (h, accountReference: string, groupRefer
   return rows.length > 0;
 });
 
+/**
+ * Whether the account administers, or is a member of a managed group named (in any case) one of
+ * `names`: who may search the LDAP directory. One statement, on every bind.
+ */
+export const isReader = op(async (h, accountId: number, names: readonly string[]): Promise<boolean> => {
+  // As given, or lowered (SQLite's lower() folds ASCII letters only: a name as typed still matches).
+  const list = names.map(() => '?').join(', ');
+  const named = names.length === 0 ? '' : ` OR ((g.name IN (${list}) OR lower(g.name) IN (${list})) AND ${managedGroupSql('g')})`;
+  const rows = await h.all(
+    `SELECT 1 AS one FROM membership m JOIN usergroup g ON g.id = m.usergroup_id
+     WHERE m.account_id = ? AND (g.system_role = 'administrators'${named}) LIMIT 1`,
+    [accountId, ...names, ...names.map((n) => n.toLowerCase())],
+  );
+  return rows.length > 0;
+});
+
 /** Groups by reference_id (missing ones are left out). */
 export const findGroupsByReference = op(async (h, referenceIds: readonly string[]): Promise<GroupRow[]> => {
   if (referenceIds.length === 0) return [];
