@@ -14,13 +14,13 @@
 //        npm run bench -- --pg postgres://postgres@127.0.0.1:5432/test [--instances 2]
 //   (PostgreSQL mode: a fresh database is created on that server for the run and dropped after;
 //    with --instances 2, two servers share it and every load is split evenly between them)
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import bcrypt from 'bcrypt';
-import { cpuOf, rssOf, rssPartsOf, spawnJsonLine, stop } from './process.mjs';
+import { bcryptCeiling, cpuOf, rssOf, rssPartsOf, spawnJsonLine, stop } from './process.mjs';
 import { bareOidcTokenFigures, oidcTokenFigures } from './oidc-load.mjs';
 import { scalingTable } from './scale.mjs';
 import { startupFigures } from './startup.mjs';
@@ -69,22 +69,6 @@ async function tokenCheckCost(n = 3000) {
   const verify = time(() => jwt.verify(token, publicKey, { algorithms: ['RS256'] }));
   const hit = time(() => cache.get(token));
   return { verify, hit };
-}
-
-/** bcrypt verifications per second at COST with every core busy: the ceiling for signin/s. */
-async function bcryptCeiling(seconds = 5) {
-  const hash = await bcrypt.hash(PASSWORD, COST);
-  let done = 0;
-  const until = Date.now() + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: os.availableParallelism() }, async () => {
-      while (Date.now() < until) {
-        await bcrypt.compare(PASSWORD, hash);
-        done++;
-      }
-    }),
-  );
-  return done / seconds;
 }
 
 async function json(url, method, body, token) {
@@ -143,7 +127,7 @@ async function main() {
   if (!fs.existsSync(exe)) throw new Error('dist/gatehouse is missing: run npm run build first');
   console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${mib(os.totalmem())}; node ${process.version}`);
   console.log(`bcrypt cost ${COST}, ${CONNECTIONS} connections, ${DURATION} s per run\n`);
-  const ceiling = await bcryptCeiling();
+  const ceiling = await bcryptCeiling(PASSWORD, COST);
   console.log(`bcrypt ceiling: ${ceiling.toFixed(1)} verifications/s with all ${os.availableParallelism()} cores busy`);
   const check = await tokenCheckCost();
   console.log(
@@ -209,6 +193,29 @@ async function main() {
     const measured = (run) => (servers.length === 1 ? withCpu(server.child.pid, run) : run());
     const listIdle = await measured(() => load({ url: `${url}/api/action?filter=signup`, headers: auth }));
     const getIdle = await measured(() => load({ url: `${url}/api/user_account/${me}`, headers: auth }));
+    // The same get with an API key instead of the JWT: a SHA-256 and an indexed read, no signature.
+    const shell = (...args) =>
+      JSON.parse(execFileSync(exe, ['--json', '--data-dir', dataDir, ...(pgDb ? ['--db', pgDb.url] : []), ...args], { encoding: 'utf8' }));
+    const apiKey = shell('user', 'api-key', 'add', admin.email, '--name', 'bench').key;
+    const getKey = await measured(() => load({ url: `${url}/api/user_account/${me}`, headers: { authorization: `Bearer ${apiKey}` } }));
+    // A device polling for its token while nobody has confirmed its code (authorization_pending,
+    // or slow_down when polled too fast): one read, no write, no hashing.
+    const tv = shell('client', 'add', '--name', 'bench TV', '--device', '--public').client_id;
+    const device = await (
+      await fetch(`${url}/oidc/device/auth`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `client_id=${tv}&scope=openid`,
+      })
+    ).json();
+    const polls = await measured(() =>
+      load({
+        url: `${url}/oidc/token`,
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `grant_type=urn:ietf:params:oauth:grant-type:device_code&client_id=${tv}&device_code=${device.device_code}`,
+      }),
+    );
 
     // Reads while 16 signins are in flight. After each storm, wait until the server has hashed
     // what autocannon left queued, so the next figure starts from an idle server.
@@ -280,6 +287,8 @@ async function main() {
     if (base) row('baseline: bare Koa + JWT + 1 prepared read', base, cpuText(base));
     row('GET /api/action?filter=signup', listIdle, ofBase(listIdle) + cpuText(listIdle));
     row('GET /api/user_account/<own id>', getIdle, ofBase(getIdle) + cpuText(getIdle));
+    row('  the same get with an API key', getKey, `  = ${(getKey.rps / getIdle.rps).toFixed(2)} of the JWT's${cpuText(getKey)}`);
+    row('device token poll, nobody confirmed yet', polls, `  = ${(polls.rps / getIdle.rps).toFixed(2)} of the get${cpuText(polls)}`);
     row('  same list, 16 signins in flight', listBusy, `  = ${(listBusy.rps / listIdle.rps).toFixed(2)} of idle`);
     row('  same get, 16 signins in flight', getBusy, `  = ${(getBusy.rps / getIdle.rps).toFixed(2)} of idle`);
     row('/ping, idle (4 connections)', pingIdle);
@@ -295,7 +304,7 @@ async function main() {
     console.log(
       `RSS idle ${mib(rssIdle.rss)} (anonymous ${mib(rssIdle.anon)}, file-backed ${mib(rssIdle.file)}: the executable's pages), peak under load ${mib(peakRss)} (largest instance)`,
     );
-    figures = { base, listIdle, getIdle, listBusy, getBusy, signins, ceiling, oidcToken, bareToken, rssIdle };
+    figures = { base, listIdle, getIdle, getKey, polls, listBusy, getBusy, signins, ceiling, oidcToken, bareToken, rssIdle };
   } finally {
     if (baseline) await stop(baseline.child);
     for (const s of servers) await stop(s.child);
@@ -331,6 +340,8 @@ function summary(f, start, fwd) {
       `${r(f.oidcToken.exchange.rps, f.bareToken.exchange.rps)}, ${r(f.oidcToken.refresh.rps, f.bareToken.refresh.rps)}`,
       '>= 0.5',
     ],
+    ['get own account: API key / JWT', r(f.getKey.rps, f.getIdle.rps), ''],
+    ['device token polls (pending) / get own account', r(f.polls.rps, f.getIdle.rps), ''],
     ['forward auth GET /auth/request / baseline', r(fwd.check.rps, fwd.base.rps), '>= 0.8'],
     ['nginx with auth_request / plain nginx', r(fwd.guarded.rps, fwd.plain.rps), ''],
   ];

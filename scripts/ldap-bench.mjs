@@ -15,10 +15,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import bcrypt from 'bcrypt';
 import knexFactory from 'knex';
 import { BerReader, BindRequest, FilterParser, SearchRequest } from 'ldapts';
-import { spawnJsonLine, stop } from './process.mjs';
+import { bcryptCeiling, spawnJsonLine, stop } from './process.mjs';
 import { seedAccounts } from './scale.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -195,22 +194,6 @@ const searchGroups = (size) => (id) =>
   }).write();
 const bindAs = (dn, password) => (id) => new BindRequest({ messageId: id, dn, password }).write();
 
-/** bcrypt verifications per second at the store's cost with every core busy. */
-async function bcryptCeiling(seconds) {
-  const hash = await bcrypt.hash(PASSWORD, 11);
-  let done = 0;
-  const until = Date.now() + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: os.availableParallelism() }, async () => {
-      while (Date.now() < until) {
-        await bcrypt.compare(PASSWORD, hash);
-        done++;
-      }
-    }),
-  );
-  return done / seconds;
-}
-
 /** Servers this script started, stopped if it fails half-way. */
 const running = new Set();
 process.on('exit', () => {
@@ -219,7 +202,7 @@ process.on('exit', () => {
 
 export async function ldapFigures({ sizes = [1000, 100000], duration = 5, connections = 8 } = {}) {
   const rows = [];
-  const ceiling = await bcryptCeiling(duration);
+  const ceiling = await bcryptCeiling(PASSWORD, 11, duration);
   for (const size of sizes) {
     const gh = await startGatehouse(size);
     const ghAdmin = { dn: person('admin'), password: gh.app };

@@ -2,6 +2,7 @@
 // stop it, read its RSS.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 /** The URL in Gatehouse's "listening" log line. */
@@ -62,4 +63,21 @@ export function cpuOf(pid) {
     }
   }
   return { main: ticks(`/proc/${pid}/task/${pid}/stat`), others };
+}
+
+/** bcrypt verifications per second at `cost` with every core busy: the ceiling for signins (and password binds) per second. */
+export async function bcryptCeiling(password, cost, seconds = 5) {
+  const { default: bcrypt } = await import('bcrypt');
+  const hash = await bcrypt.hash(password, cost);
+  let done = 0;
+  const until = Date.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: os.availableParallelism() }, async () => {
+      while (Date.now() < until) {
+        await bcrypt.compare(password, hash);
+        done++;
+      }
+    }),
+  );
+  return done / seconds;
 }

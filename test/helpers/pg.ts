@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Test } from 'tap';
 import pg from 'pg';
+import { exeFolder, runExe, serveExe, type ExeResult, type ServeHandle } from './exe';
 
 export const PG_ADMIN_URL = process.env.GATEHOUSE_TEST_PG || 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -37,4 +38,28 @@ export async function freshDatabase(t: Test): Promise<string> {
   const url = new URL(PG_ADMIN_URL);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+/**
+ * A fresh PostgreSQL database and the packaged executable beside it (a folder of its own), with
+ * `shell` to run its commands there and `serve` to start servers on it: what every
+ * several-instances test stands on. Null, with the test failed, when PostgreSQL is not reachable.
+ */
+export async function onPostgres(t: Test): Promise<{
+  db: string;
+  serve: (flags: string[]) => Promise<ServeHandle>;
+  shell: (args: string[], env?: Record<string, string>) => Promise<ExeResult>;
+} | null> {
+  if (!(await pgReachable())) {
+    t.fail('PostgreSQL is not reachable: set GATEHOUSE_TEST_PG or start it (.ci/run does)');
+    return null;
+  }
+  const db = await freshDatabase(t);
+  const { dir, exe, env } = exeFolder(t);
+  const pgEnv = { ...env, GATEHOUSE_DB: db };
+  return {
+    db,
+    serve: (flags) => serveExe(t, exe, flags, { env: pgEnv, cwd: dir }),
+    shell: (args, extra = {}) => runExe(exe, args, { env: { ...pgEnv, ...extra }, cwd: dir }),
+  };
 }

@@ -2,26 +2,20 @@
 // signups spread over both, each account.created event delivered exactly once (FOR UPDATE SKIP
 // LOCKED: no message is held by two instances at once), verified by the standardwebhooks library.
 import t from 'tap';
-import { exeFolder, runExe, serveExe } from '../helpers/exe';
-import { freshDatabase, pgReachable } from '../helpers/pg';
+import { onPostgres } from '../helpers/pg';
 import { startReceiver } from '../helpers/receiver';
 
 const PW = 'deliveries instance password 1';
 
 t.test('two instances, twelve concurrent signups: each event delivered exactly once', async (t) => {
-  if (!(await pgReachable())) {
-    t.fail('PostgreSQL is not reachable: set GATEHOUSE_TEST_PG or start it (.ci/run does)');
-    return;
-  }
-  const db = await freshDatabase(t);
-  const { dir, exe, env } = exeFolder(t);
-  const pgEnv = { ...env, GATEHOUSE_DB: db };
+  const pg = await onPostgres(t);
+  if (!pg) return;
   const flags = ['--bcrypt-cost', '4', '--no-rate-limits', '--public-url', 'https://id.example.test'];
-  const [a, b] = await Promise.all([serveExe(t, exe, flags, { env: pgEnv, cwd: dir }), serveExe(t, exe, flags, { env: pgEnv, cwd: dir })]);
-  t.equal((await runExe(exe, ['bootstrap-admin', '--email', 'admin@example.com', '--password-env', 'PW'], { env: { ...pgEnv, PW }, cwd: dir })).code, 0);
-  t.equal((await runExe(exe, ['action', 'set-permission', 'signup', '--guest', 'on'], { env: pgEnv, cwd: dir })).code, 0);
+  const [a, b] = await Promise.all([pg.serve(flags), pg.serve(flags)]);
+  t.equal((await pg.shell(['bootstrap-admin', '--email', 'admin@example.com', '--password-env', 'PW'], { PW })).code, 0);
+  t.equal((await pg.shell(['action', 'set-permission', 'signup', '--guest', 'on'])).code, 0);
   const receiver = await startReceiver(t);
-  const added = await runExe(exe, ['--json', 'webhook', 'add', '--url', receiver.url, '--event', 'account.created'], { env: pgEnv, cwd: dir });
+  const added = await pg.shell(['--json', 'webhook', 'add', '--url', receiver.url, '--event', 'account.created']);
   t.equal(added.code, 0, added.stderr);
   receiver.secret = JSON.parse(added.stdout).secret;
 
@@ -46,7 +40,7 @@ t.test('two instances, twelve concurrent signups: each event delivered exactly o
   );
   const emails = receiver.received.map((r) => r.verified?.data.account.email).sort();
   t.same(emails, Array.from({ length: 12 }, (_, i) => `u${i}@example.com`).sort());
-  const left = JSON.parse((await runExe(exe, ['--json', 'deliveries'], { env: pgEnv, cwd: dir })).stdout);
+  const left = JSON.parse((await pg.shell(['--json', 'deliveries'])).stdout);
   t.same(left.deliveries, [], 'nothing pending or failed');
   await Promise.all([a.stop(), b.stop()]);
 });

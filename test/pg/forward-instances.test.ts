@@ -2,23 +2,16 @@
 // signed in on one is answered by the other, and an app added, a session revoked or an app
 // removed from the shell applies to both from their next request.
 import t from 'tap';
-import { exeFolder, runExe, serveExe } from '../helpers/exe';
-import { freshDatabase, pgReachable } from '../helpers/pg';
+import { onPostgres } from '../helpers/pg';
 
 const PW = 'forward instance password 1';
 
 t.test('two instances answer forward authentication for the same session', async (t) => {
-  if (!(await pgReachable())) {
-    t.fail('PostgreSQL is not reachable: set GATEHOUSE_TEST_PG or start it (.ci/run does)');
-    return;
-  }
-  const db = await freshDatabase(t);
-  const { dir, exe, env } = exeFolder(t);
-  const pgEnv = { ...env, GATEHOUSE_DB: db };
-  const cwd = dir;
+  const pg = await onPostgres(t);
+  if (!pg) return;
   const flags = ['--bcrypt-cost', '4', '--public-url', 'https://auth.example.test', '--cookie-domain', 'example.test', '--trust-proxy', '127.0.0.1'];
-  const [a, b] = await Promise.all([serveExe(t, exe, flags, { env: pgEnv, cwd }), serveExe(t, exe, flags, { env: pgEnv, cwd })]);
-  const shell = (...args: string[]) => runExe(exe, args, { env: { ...pgEnv, PW }, cwd });
+  const [a, b] = await Promise.all([pg.serve(flags), pg.serve(flags)]);
+  const shell = (...args: string[]) => pg.shell(args, { PW });
   t.equal((await shell('bootstrap-admin', '--email', 'admin@example.com', '--password-env', 'PW')).code, 0);
 
   const signin = await fetch(`${a.url}/action/user_account/signin`, {

@@ -3,24 +3,18 @@
 // with no restart.
 import t from 'tap';
 import { freePort } from '../helpers/browser';
-import { exeFolder, runExe, serveExe } from '../helpers/exe';
 import { ldapTool, ldif } from '../helpers/ldap';
-import { freshDatabase, pgReachable } from '../helpers/pg';
+import { onPostgres } from '../helpers/pg';
 
 const PW = 'directory instance password 1';
 const BASE = 'dc=example,dc=test';
 const person = (u: string) => `uid=${u},ou=people,${BASE}`;
 
 t.test('two instances, one directory', async (t) => {
-  if (!(await pgReachable())) {
-    t.fail('PostgreSQL is not reachable: set GATEHOUSE_TEST_PG or start it (.ci/run does)');
-    return;
-  }
-  const db = await freshDatabase(t);
-  const { dir, exe, env } = exeFolder(t);
-  const pgEnv = { ...env, GATEHOUSE_DB: db };
+  const pg = await onPostgres(t);
+  if (!pg) return;
   const run = async (args: string[], extra: Record<string, string> = {}) => {
-    const r = await runExe(exe, args, { env: { ...pgEnv, ...extra }, cwd: dir });
+    const r = await pg.shell(args, extra);
     t.equal(r.code, 0, `${args.slice(0, 3).join(' ')}: ${r.stderr}`);
     return r;
   };
@@ -36,7 +30,7 @@ t.test('two instances, one directory', async (t) => {
     '--ldap-readers',
     'ldap-readers',
   ];
-  await Promise.all(ports.map((p) => serveExe(t, exe, flags(p), { env: pgEnv, cwd: dir })));
+  await Promise.all(ports.map((p) => pg.serve(flags(p))));
   const urls = ports.map((p) => `ldap://127.0.0.1:${p}`);
 
   await run(['user', 'create', '--email', 'ann@example.test', '--password-env', 'PW'], { PW });

@@ -2,8 +2,7 @@
 // other revoked. Runs when PostgreSQL is reachable (GATEHOUSE_TEST_PG or the documented default).
 import t from 'tap';
 import { generate } from 'otplib';
-import { exeFolder, runExe, serveExe } from '../helpers/exe';
-import { freshDatabase, pgReachable } from '../helpers/pg';
+import { onPostgres } from '../helpers/pg';
 
 const PW = 'multi instance password 1';
 type Item = { ResponseType: string; Attributes: Record<string, unknown> };
@@ -20,27 +19,22 @@ const tokenIn = (body: Item[]) => String(body.find((i) => i.ResponseType === 'cl
 const me = async (url: string, token: string) => (await fetch(`${url}/api/user_account`, { headers: { authorization: `Bearer ${token}` } })).status;
 
 t.test('two instances on one PostgreSQL database', async (t) => {
-  if (!(await pgReachable())) {
-    t.fail('PostgreSQL is not reachable: set GATEHOUSE_TEST_PG or start it (.ci/run does)');
-    return;
-  }
-  const db = await freshDatabase(t);
-  const { dir, exe, env } = exeFolder(t);
-  const pgEnv = { ...env, GATEHOUSE_DB: db };
-  const cwd = dir;
+  const pg = await onPostgres(t);
+  if (!pg) return;
+  const { serve, shell } = pg;
   // Both start together: migrations run once, under the advisory lock.
   const [a, b] = await Promise.all([
-    serveExe(t, exe, ['--bcrypt-cost', '4', '--signin-failures-per-account', '6', '--public-url', 'https://id.example.test'], { env: pgEnv, cwd }),
-    serveExe(t, exe, ['--bcrypt-cost', '4', '--signin-failures-per-account', '6', '--public-url', 'https://id.example.test'], { env: pgEnv, cwd }),
+    serve(['--bcrypt-cost', '4', '--signin-failures-per-account', '6', '--public-url', 'https://id.example.test']),
+    serve(['--bcrypt-cost', '4', '--signin-failures-per-account', '6', '--public-url', 'https://id.example.test']),
   ]);
   t.match(a.output(), /"dialect":"postgres"/);
 
-  t.equal((await runExe(exe, ['bootstrap-admin', '--email', 'admin@example.com', '--password-env', 'PW'], { env: { ...pgEnv, PW }, cwd })).code, 0);
+  t.equal((await shell(['bootstrap-admin', '--email', 'admin@example.com', '--password-env', 'PW'], { PW })).code, 0);
   const guest = (email: string) => ({ email, name: 'G', password: PW, passwordConfirm: PW });
   t.equal((await post(`${b.url}/action/user_account/signup`, guest('early@example.com'))).status, 403, 'closed on B after bootstrap');
 
   // set-permission is seen by both at once.
-  t.equal((await runExe(exe, ['action', 'set-permission', 'signup', '--guest', 'on'], { env: pgEnv, cwd })).code, 0);
+  t.equal((await shell(['action', 'set-permission', 'signup', '--guest', 'on'])).code, 0);
   t.equal((await post(`${a.url}/action/user_account/signup`, guest('one@example.com'))).status, 200, 'A sees it open');
   t.equal((await post(`${b.url}/action/user_account/signup`, guest('two@example.com'))).status, 200, 'B sees it open');
 
@@ -56,7 +50,7 @@ t.test('two instances on one PostgreSQL database', async (t) => {
   const racers = await Promise.all(Array.from({ length: 20 }, (_, i) => post(`${(i % 2 ? a : b).url}/action/user_account/signup`, guest('race@example.com'))));
   t.equal(racers.filter((r) => r.status === 200).length, 1, 'one wins');
   t.equal(racers.filter((r) => r.status === 409).length, 19, 'the rest get 409, never a 500');
-  const stats = JSON.parse((await runExe(exe, ['--json', 'stats'], { env: pgEnv, cwd })).stdout);
+  const stats = JSON.parse((await shell(['--json', 'stats'])).stdout);
   t.equal(stats.accounts, 4, 'admin, one, two, race');
   t.equal(stats.store.dialect, 'postgres');
 
@@ -78,7 +72,7 @@ t.test('two instances on one PostgreSQL database', async (t) => {
   t.equal((await post(`${a.url}/action/user_account/signin`, { email: 'race@example.com', password: PW })).status, 429, 'locked on A');
   t.equal((await post(`${b.url}/action/user_account/signin`, { email: 'race@example.com', password: PW })).status, 429, 'and on B');
 
-  t.equal((await runExe(exe, ['action', 'set-permission', 'signup', '--guest', 'off'], { env: pgEnv, cwd })).code, 0);
+  t.equal((await shell(['action', 'set-permission', 'signup', '--guest', 'off'])).code, 0);
   t.equal((await post(`${a.url}/action/user_account/signup`, guest('late1@example.com'))).status, 403, 'closed on A at once');
   t.equal((await post(`${b.url}/action/user_account/signup`, guest('late2@example.com'))).status, 403, 'closed on B at once');
 
@@ -87,13 +81,9 @@ t.test('two instances on one PostgreSQL database', async (t) => {
 });
 
 t.test('an instance on PostgreSQL without --public-url warns, in one line that says what to set (hidden check 15)', async (t) => {
-  if (!(await pgReachable())) {
-    t.fail('PostgreSQL is not reachable: set GATEHOUSE_TEST_PG or start it (.ci/run does)');
-    return;
-  }
-  const db = await freshDatabase(t);
-  const { dir, exe, env } = exeFolder(t);
-  const bare = await serveExe(t, exe, ['--bcrypt-cost', '4'], { env: { ...env, GATEHOUSE_DB: db }, cwd: dir });
+  const pg = await onPostgres(t);
+  if (!pg) return;
+  const bare = await pg.serve(['--bcrypt-cost', '4']);
   const warnings = bare
     .output()
     .split('\n')
@@ -102,7 +92,7 @@ t.test('an instance on PostgreSQL without --public-url warns, in one line that s
   t.match(warnings[0], /"level":"warn".*--public-url/);
   const code = await bare.stop();
   t.equal(code, 0, bare.output().slice(-600));
-  const set = await serveExe(t, exe, ['--bcrypt-cost', '4', '--public-url', 'https://id.example.com'], { env: { ...env, GATEHOUSE_DB: db }, cwd: dir });
+  const set = await pg.serve(['--bcrypt-cost', '4', '--public-url', 'https://id.example.com']);
   t.notMatch(set.output(), /public_url_unset/, 'no warning once it is set');
   await set.stop();
 });
