@@ -4,8 +4,9 @@
 process.env.UV_THREADPOOL_SIZE ??= '8';
 
 import { run } from '../src/cli/main';
-import { serve } from '../src/http/serve';
 
-run(process.argv, { serve }).then((code) => {
+// The HTTP server (Koa, the router, the pages) is loaded only by `serve`: an admin command starts
+// without evaluating it.
+run(process.argv, { serve: async (config) => (await import('../src/http/serve')).serve(config) }).then((code) => {
   process.exitCode = code;
 });

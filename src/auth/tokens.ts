@@ -7,7 +7,18 @@
  * cache (signature checks cost tens of microseconds); the store checks of every request still run.
  */
 import { randomUUID } from 'node:crypto';
-import jwt from 'jsonwebtoken';
+// Types only: the library is loaded at the first token signed or checked (scripts/build.mjs bundles
+// it apart), so an admin command, and a server until its first token, never evaluate it.
+import type * as Jwt from 'jsonwebtoken';
+
+let jwtLoaded: typeof Jwt | null = null;
+/** jsonwebtoken, loaded once. */
+async function jwtLib(): Promise<typeof Jwt> {
+  if (jwtLoaded) return jwtLoaded;
+  const m = (await import('jsonwebtoken')) as typeof Jwt & { default?: typeof Jwt };
+  jwtLoaded = m.default ?? m;
+  return jwtLoaded;
+}
 import { AppError } from '../errors';
 import type { Clock } from '../clock';
 import type { KeyObject } from 'node:crypto';
@@ -89,6 +100,7 @@ export class TokenService {
     const signer = await this.keys.signing();
     // typ at+jwt and an audience (RFC 9068): an ID token shares issuer, key and sub with these, and
     // a backend that checks typ and aud (as the README's recipe does) never takes one for the other.
+    const jwt = await jwtLib();
     return jwt.sign(claims, signer.key, { algorithm: signer.alg, keyid: signer.kid, header: { alg: signer.alg, typ: ACCESS_TOKEN_TYPE } });
   }
 
@@ -109,6 +121,7 @@ export class TokenService {
   }
 
   private async verifySignature(token: string, now: number): Promise<Verified> {
+    const jwt = jwtLoaded ?? (await jwtLib());
     const decoded = jwt.decode(token, { complete: true });
     if (!decoded || typeof decoded.payload !== 'object') throw invalidToken();
     const header = decoded.header as unknown as Record<string, unknown>;
@@ -120,14 +133,14 @@ export class TokenService {
       if (!verifier || header.alg !== verifier.alg) throw invalidToken();
       // Only access tokens: an ID token (typ JWT, aud a client) is refused here.
       if (typeof header.typ !== 'string' || !ACCESS_TOKEN_TYPES.has(header.typ.toLowerCase())) throw invalidToken();
-      claims = this.check(token, verifier.key, verifier.alg, this.issuerOf(), now, this.issuerOf());
+      claims = this.check(jwt, token, verifier.key, verifier.alg, this.issuerOf(), now, this.issuerOf());
       if (typeof claims.sid !== 'string') throw invalidToken();
       kid = header.kid;
     } else {
       // Only a store upgraded from HS256 has a legacy key; it never signs again.
       const legacy = this.keys.legacyKey();
       if (!legacy || header.alg !== 'HS256' || header.kid !== undefined) throw invalidToken();
-      claims = this.check(token, legacy.key, 'HS256', LEGACY_ISSUER, now);
+      claims = this.check(jwt, token, legacy.key, 'HS256', LEGACY_ISSUER, now);
       if (claims.iat * 1000 >= legacy.issuedBefore + CLOCK_TOLERANCE_SECONDS * 1000) throw invalidToken();
       // Nothing the old release signed lived longer than a token's lifetime: an exp further out
       // (ten years, say) is not one of its tokens, or one no longer to be honoured.
@@ -137,7 +150,15 @@ export class TokenService {
     return { claims, kid };
   }
 
-  private check(token: string, key: Parameters<typeof jwt.verify>[1], alg: jwt.Algorithm, issuer: string, now: number, audience?: string): Claims {
+  private check(
+    jwt: typeof Jwt,
+    token: string,
+    key: Parameters<typeof Jwt.verify>[1],
+    alg: Jwt.Algorithm,
+    issuer: string,
+    now: number,
+    audience?: string,
+  ): Claims {
     let payload: unknown;
     try {
       payload = jwt.verify(token, key, {
