@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors';
 import { Handle, isUniqueViolation, op } from './handle';
 import { decodeRow } from './schema';
+import { likePattern, trigramCandidates } from './readable';
 
 export type SystemRole = 'administrators' | 'users';
 
@@ -156,16 +157,29 @@ export const listAccounts = op(async (h): Promise<Array<AccountRow & { administr
 /**
  * One page of accounts, newest first, for the console: keyset paging (`beforeId`), so the
  * millionth row costs what the first does; `q` is a literal substring of the email or the name
- * (case ignored; % and _ are not wildcards). The page's administrators are read in one statement.
+ * (case ignored; % and _ are not wildcards), matched as the record list's filter= matches it and
+ * served by the same trigram indexes (SQLite: the FTS5 table's candidates; PostgreSQL: pg_trgm),
+ * so a rare term does not read every account in id order. The page's administrators are read in
+ * one statement.
  */
 export const searchAccounts = op(async (h, o: { q?: string; beforeId?: number; limit: number }): Promise<Array<AccountRow & { administrator: boolean }>> => {
-  const q = h.k('user_account').orderBy('id', 'desc').limit(o.limit);
-  if (o.beforeId !== undefined) q.where('id', '<', o.beforeId);
-  if (o.q) {
-    const like = `%${o.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    q.where((w) => w.whereRaw("email_key LIKE ? ESCAPE '\\'", [like]).orWhereRaw("LOWER(name) LIKE ? ESCAPE '\\'", [like]));
+  let where = '1 = 1';
+  const params: unknown[] = [];
+  if (o.beforeId !== undefined) {
+    where += ' AND t.id < ?';
+    params.push(o.beforeId);
   }
-  const rows: Array<Record<string, unknown>> = await q;
+  if (o.q) {
+    const text = o.q.toLowerCase();
+    const candidates = await trigramCandidates(h, 'user_account', ['email', 'name'], text);
+    if (candidates) {
+      where += ' AND t.id IN (SELECT value FROM json_each(?))';
+      params.push(JSON.stringify(candidates));
+    }
+    where += " AND (lower(t.email) LIKE ? ESCAPE '!' OR lower(t.name) LIKE ? ESCAPE '!')";
+    params.push(likePattern(text), likePattern(text));
+  }
+  const rows = await h.all(`SELECT t.* FROM user_account t WHERE ${where} ORDER BY t.id DESC LIMIT ?`, [...params, o.limit]);
   const ids = rows.map((r) => Number(r.id));
   const admins = ids.length
     ? await h

@@ -57,7 +57,7 @@ export const TRIGRAM_CANDIDATES = 2000;
  * common that it has more than TRIGRAM_CANDIDATES rows. PostgreSQL's planner makes this choice
  * itself from pg_trgm's statistics (PgStatements plans LIKE statements with their values).
  */
-async function trigramCandidates(h: Handle, table: GuardedTable, columns: readonly string[], text: string): Promise<number[] | null> {
+export async function trigramCandidates(h: Handle, table: GuardedTable, columns: readonly string[], text: string): Promise<number[] | null> {
   if (h.dialect !== 'sqlite' || TRIGRAM_INDEXED[table]?.join() !== columns.join() || [...text].length < 3) return null;
   const fts = `${table}_fts`; // table: one of GuardedTable, never from input
   // A quoted FTS5 phrase: its trigrams in a row, i.e. a substring.
