@@ -2,7 +2,9 @@
 // GATEHOUSE_TEST_STORE=postgres, each test in its own database, on GATEHOUSE_TEST_PG or
 // postgres://postgres@127.0.0.1:5432/test. Left out: pure unit tests (no store), the packaged
 // executable's tests (test/e2e: they start it on its default SQLite store), and test/pg (the
-// multi-instance tests, which run on PostgreSQL in the first pass already). Files named on the
+// multi-instance tests, which run on PostgreSQL in the first pass already), and the few files
+// whose subject is a wire protocol or a page's look rather than the store (SAME_IN_BOTH: they
+// read and write through the same store calls other files prove on PostgreSQL). Files named on the
 // command line run instead of that selection. When the server is not reachable, says so and runs
 // nothing (exit 0): SQLite stays the default.
 import { spawnSync } from 'node:child_process';
@@ -12,6 +14,12 @@ import pg from 'pg';
 
 process.chdir(path.join(path.dirname(new URL(import.meta.url).pathname), '..'));
 
+const SAME_IN_BOTH = new Set([
+  'test/pages/browser.test.ts', // screenshots of every page
+  'test/ldap/fuzz.test.ts', // damaged BER on the wire
+  'test/ldap/hostile.test.ts', // floods and malformed LDAP messages
+  'test/ldap/tls.test.ts', // LDAPS and StartTLS handshakes
+]);
 const STORE_HELPERS = /from '\.\.\/helpers\/(server|cli|oidc|db|passkeys|proxies)'|GATEHOUSE_TEST_STORE|storeFlags/;
 function storeTests() {
   const found = [];
@@ -20,7 +28,7 @@ function storeTests() {
       const file = path.join(dir, e.name);
       if (e.isDirectory()) {
         if (!['test/e2e', 'test/pg', 'test/helpers'].includes(file)) walk(file);
-      } else if (e.name.endsWith('.test.ts') && STORE_HELPERS.test(fs.readFileSync(file, 'utf8'))) found.push(file);
+      } else if (e.name.endsWith('.test.ts') && !SAME_IN_BOTH.has(file) && STORE_HELPERS.test(fs.readFileSync(file, 'utf8'))) found.push(file);
     }
   };
   walk('test');
