@@ -28,6 +28,7 @@ export type { KeyView } from './keys/operations';
 export type { PublicJwk } from './auth/keys';
 export type { SessionView } from './accounts/sessions';
 export type { ClientView, NewClient } from './oidc/clients';
+export { AUDIENCE_METADATA } from './oidc/clients';
 export type { OidcClaims, ProviderAdapter } from './oidc/support';
 export type { SchemaStatus } from './store/connection';
 export type { AppView, ForwardDecision, NewAppInput } from './apps/operations';

@@ -3,9 +3,8 @@
  * account, the auth_version it was issued under, its session and signing key (an API key has
  * neither). authenticate() holds every kind to the same checks against the store.
  */
-export interface Presented {
-  referenceId: string;
+import type { TokenSubjectRef } from '../store/request-facts';
+
+export interface Presented extends TokenSubjectRef {
   authVersion: number;
-  sid: string | null;
-  kid: string | null;
 }

@@ -9,7 +9,7 @@
 import type { Context, Next } from 'koa';
 // Types only: the library (the largest part of the executable) is loaded when /oidc is first used.
 import type { default as Provider, Configuration, KoaContextWithOIDC } from 'oidc-provider';
-import type { Core } from '../core';
+import { AUDIENCE_METADATA, type Core } from '../core';
 import { errorPage, html, page, PAGE_CSP, raw } from './pages/html';
 import { clearTokens, cookieNames, guestCaller, pageCaller, readCookie, tokenCaller } from './pages/session';
 import { devicePages } from './pages/device';
@@ -91,8 +91,9 @@ export class OidcProvider {
     // Client-credentials tokens are JWTs (RFC 9068, typ at+jwt) for the client's one audience,
     // signed with the key that signs everything else.
     const signingAlg = String(keys.keys[0]?.alg ?? 'RS256');
-    const credentialsAudience = async (ctx: KoaContextWithOIDC, clientId: string) =>
-      ctx.oidc.params?.grant_type === 'client_credentials' ? core.oidc.credentialsAudience(clientId) : null;
+    // The audience rides in the client's metadata (read once with the client), only for this grant.
+    const credentialsAudience = (ctx: KoaContextWithOIDC, client: { [AUDIENCE_METADATA]?: unknown }) =>
+      ctx.oidc.params?.grant_type === 'client_credentials' && typeof client[AUDIENCE_METADATA] === 'string' ? client[AUDIENCE_METADATA] : null;
     class StoreAdapter {
       constructor(model: string) {
         return core.oidc.adapter(model);
@@ -101,6 +102,7 @@ export class OidcProvider {
     const configuration: Configuration = {
       adapter: StoreAdapter as never,
       clients: [],
+      extraClientMetadata: { properties: [AUDIENCE_METADATA] },
       findAccount: async (ctx, sub) => {
         const claims = await core.oidc.claims(sub);
         if (!claims) return undefined;
@@ -177,10 +179,10 @@ export class OidcProvider {
         // sign-in asking for a resource gets invalid_target, as does a client asking for another.
         resourceIndicators: {
           enabled: true,
-          defaultResource: async (ctx, client, oneOf) => (oneOf ?? (await credentialsAudience(ctx, client.clientId)) ?? undefined) as string,
+          defaultResource: async (ctx, client, oneOf) => (oneOf ?? credentialsAudience(ctx, client as never) ?? undefined) as string,
           useGrantedResource: async () => false,
           getResourceServerInfo: async (ctx, indicator, client) => {
-            const audience = await credentialsAudience(ctx, client.clientId);
+            const audience = credentialsAudience(ctx, client as never);
             if (audience === null || audience !== indicator) throw new errors.InvalidTarget('this client may not ask for that resource');
             return { scope: '', audience, accessTokenFormat: 'jwt', accessTokenTTL: 600, jwt: { sign: { alg: signingAlg as 'RS256' } } };
           },

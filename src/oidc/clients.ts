@@ -77,6 +77,9 @@ function grantTypes(grants: readonly ClientGrant[]): string[] {
 /** The audience of a client's tokens when none was given: the client itself (an audience is a URI, RFC 8707). */
 const ownAudience = (clientId: string) => `urn:gatehouse:client:${clientId}`;
 
+/** The provider's client metadata property that holds the audience of client-credentials tokens. */
+export const AUDIENCE_METADATA = 'gatehouse_audience';
+
 /** A resource indicator (RFC 8707): an absolute URI without a fragment. */
 function audienceOf(raw: string): string {
   try {
@@ -140,15 +143,10 @@ export async function clientMetadata(s: Services, clientId: string): Promise<Rec
     id_token_signed_response_alg: (await s.keys.signing()).alg,
     grant_types: grantTypes(grantsOf(m)),
     response_types: grantsOf(m).includes('authorization_code') ? ['code'] : [],
+    // The audience of its client-credentials tokens (extraClientMetadata): read with the client,
+    // so a token request reads the client's row once.
+    ...(grantsOf(m).includes('client_credentials') ? { [AUDIENCE_METADATA]: m.audience ?? ownAudience(row.client_id) } : {}),
   };
-}
-
-/** The audience a client's client-credentials tokens are for, or null when it has no such grant. */
-export async function credentialsAudience(s: Services, clientId: string): Promise<string | null> {
-  const row = await findClient(s.store.root, clientId);
-  if (!row) return null;
-  const m = JSON.parse(row.metadata) as Metadata;
-  return grantsOf(m).includes('client_credentials') ? (m.audience ?? ownAudience(row.client_id)) : null;
 }
 
 const sameResource = (a: string, b: string) => a.replace(/\/+$/, '') === b.replace(/\/+$/, '');

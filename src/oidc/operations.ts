@@ -6,7 +6,7 @@ import type { Actor, Caller } from '../actor';
 import type { Services } from '../services';
 import { actorOf, requireAdministrator } from '../access/caller';
 import { latestGrant, oidcCookieKey } from '../store/oidc';
-import { addClient, ClientView, credentialsAudience, listClientViews, NewClient, removeClient, rotateClientSecret, showClient } from './clients';
+import { addClient, ClientView, listClientViews, NewClient, removeClient, rotateClientSecret, showClient } from './clients';
 import { adapterFor, claimsOf, clientPolicy, OidcClaims, type PageSession, pageSessionOf, ProviderAdapter } from './support';
 
 /** Relying parties of the OpenID Connect provider, managed from the shell. */
@@ -30,8 +30,6 @@ export interface OidcOperations {
   /** The signing keys as private JWKs (never served), and a version that changes with them. */
   signingKeys(fresh?: boolean): Promise<{ version: string; keys: ReadonlyArray<Record<string, unknown>> }>;
   cookieKey(): Promise<string>;
-  /** The aud of a client's client-credentials tokens, or null when it has no such grant. */
-  credentialsAudience(clientId: string): Promise<string | null>;
   /** Refuses (rate_limited) an address that entered too many wrong device-flow user codes. */
   assertCodeEntryAllowed(caller: Caller): Promise<void>;
   codeEntryFailed(caller: Caller): Promise<void>;
@@ -73,7 +71,6 @@ export function oidcOperations(s: Services): OidcOperations {
     pageSession: async (caller) => pageSessionOf(s, await actorOf(s, caller)),
     signingKeys: (fresh) => s.keys.privateJwks(fresh),
     cookieKey: () => oidcCookieKey(s.store.root),
-    credentialsAudience: (clientId) => credentialsAudience(s, clientId),
     assertCodeEntryAllowed: (caller) => s.limiter.assertCodeEntryAllowed(caller.client ?? 'shell'),
     codeEntryFailed: (caller) => s.limiter.codeEntryFailed(caller.client ?? 'shell'),
     async deviceAuthorized(caller, sub, clientId) {

@@ -181,15 +181,15 @@ export const searchAccounts = op(async (h, o: { q?: string; beforeId?: number; l
   }
   const rows = await h.all(`SELECT t.* FROM user_account t WHERE ${where} ORDER BY t.id DESC LIMIT ?`, [...params, o.limit]);
   const ids = rows.map((r) => Number(r.id));
+  // The page's ids are at most `limit` (a console page): one bound placeholder each.
   const admins = ids.length
-    ? await h
-        .k('membership as m')
-        .join('usergroup as g', 'g.id', 'm.usergroup_id')
-        .where('g.system_role', 'administrators')
-        .whereIn('m.account_id', ids)
-        .select('m.account_id')
+    ? await h.all(
+        `SELECT m.account_id FROM membership m JOIN usergroup g ON g.id = m.usergroup_id
+          WHERE g.system_role = 'administrators' AND m.account_id IN (${ids.map(() => '?').join(', ')})`,
+        ids,
+      )
     : [];
-  const adminIds = new Set(admins.map((r: { account_id: unknown }) => Number(r.account_id)));
+  const adminIds = new Set(admins.map((r) => Number(r.account_id)));
   return rows.map((r) => {
     const account = decodeRow<AccountRow>('user_account', r);
     return { ...account, administrator: adminIds.has(account.id) };

@@ -80,7 +80,7 @@ export function appPasswordSection(csrf: string, list: readonly AppPasswordView[
 }
 
 /** How long a key made on the page lasts (the shell takes any duration). */
-export const API_KEY_LIFETIMES: Readonly<Record<string, number | null>> = { '30': 30 * 86_400, '90': 90 * 86_400, '365': 365 * 86_400, never: null };
+const API_KEY_LIFETIMES: Readonly<Record<string, number | null>> = { '30': 30 * 86_400, '90': 90 * 86_400, '365': 365 * 86_400, never: null };
 
 /** The choice of API_KEY_LIFETIMES, 90 days chosen. */
 export const apiKeyLifetimeField = (name: string): Html =>
