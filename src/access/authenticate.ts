@@ -85,10 +85,12 @@ export async function authenticateRiding<T>(
   s: Services,
   token: string | null,
   ride: (subject: { referenceId: string; sid: string | null } | null) => Ride<T>,
+  o: { apiKeys: boolean },
 ): Promise<{ principal: Principal; session: string | null; value: T }> {
-  // Forward authentication guards apps for people: an API key is not a way in there.
-  if (token !== null && isApiKey(token)) throw invalidToken();
-  const presented = token === null ? null : fromToken(await s.tokens.verify(token));
+  // Where API keys are no way in (forward authentication guards apps for people), one is refused
+  // as any invalid token is.
+  if (token !== null && isApiKey(token) && !o.apiKeys) throw invalidToken();
+  const presented = token === null ? null : await verifyBearer(s, token);
   const { facts, value } = await readRequestFactsWith(
     s.store.root,
     presented,

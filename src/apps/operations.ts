@@ -129,7 +129,7 @@ export function appOperations(s: Services): AppOperations {
       const path = request.url.pathname;
       let result;
       try {
-        result = await authenticateRiding(s, caller.token, (subject) => forwardRide(s.store.root, host, subject));
+        result = await authenticateRiding(s, caller.token, (subject) => forwardRide(s.store.root, host, subject), { apiKeys: false });
       } catch (err) {
         // An expired or revoked token is "not signed in": the browser goes to sign in again.
         if (err instanceof AppError && err.code === 'invalid_token') return { outcome: 'unauthenticated' };

@@ -111,8 +111,11 @@ export async function getRecordOf(s: Services, token: string | null, type: Recor
       id,
     );
   }
-  const { principal, value: found } = await authenticateRiding(s, token, () =>
-    guardedRide<RecordRow>(s.store.root, type.name, { reference_id: id.toLowerCase() }),
+  const { principal, value: found } = await authenticateRiding(
+    s,
+    token,
+    () => guardedRide<RecordRow>(s.store.root, type.name, { reference_id: id.toLowerCase() }),
+    { apiKeys: true },
   );
   if (!found || !can(principal, 'read', found.guard)) throw notFound(type);
   return viewOf(type, found.row);

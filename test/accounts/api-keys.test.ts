@@ -82,8 +82,12 @@ t.test('a provisioning script creates accounts over the API with a key', async (
     list.data.map((a: { attributes: { email: string } }) => a.attributes.email).sort(),
     [1, 2, 3].map((n) => `staff${n}@example.com`),
   );
-  const me = (await (await api('GET', '/api/me')).json()) as { data: { attributes: { email: string } } };
+  const me = (await (await api('GET', '/api/me')).json()) as { data: { id: string; attributes: { email: string } } };
   t.equal(me.data.attributes.email, 'admin@example.com', 'the key acts as its account');
+  // A record by id (on PostgreSQL read in the same statement as the credential's check).
+  const one = await api('GET', `/api/user_account/${me.data.id}`);
+  t.equal(one.status, 200, 'a record by id, with the key');
+  t.equal(((await one.json()) as { data: { attributes: { email: string } } }).data.attributes.email, 'admin@example.com');
   const created = await s.db('audit_event').where({ event: 'signup' });
   t.equal(created.length, 4, 'each creation audited (and the administrator before them)');
 });
