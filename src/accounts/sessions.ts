@@ -7,6 +7,7 @@
  * account's auth_version moves (a password change ends every session).
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { newShellSafeId } from '../auth/ids';
 import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
@@ -39,7 +40,8 @@ async function sign(s: Services, account: AccountRow, sessionId: string): Promis
  */
 export async function openSession(s: Services, actor: Actor, account: AccountRow, twoFactor = false, method: SigninMethod = 'password'): Promise<Issued> {
   const now = s.clock.now();
-  const sessionId = randomBytes(16).toString('base64url');
+  // Typed as `user revoke-session <email> <id>`: never starting with a dash.
+  const sessionId = newShellSafeId(16);
   const refreshToken = newRefreshToken();
   await insertSession(
     s.store.root,

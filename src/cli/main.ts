@@ -107,9 +107,13 @@ export async function run(argv: string[], servers: Servers, io: Io = processIo):
       if (thrown.code === 'commander.help') return EXIT.usage;
       // "error: unknown option '--bogus'" → "gatehouse: unknown option '--bogus' (see gatehouse --help)"
       const passwordArgument = thrown.code === 'commander.unknownOption' && /'--password(=[^']*)?'/.test(thrown.message);
+      // An id from an older store or an authenticator (a passkey's) may begin with a dash.
+      const dashedArgument = thrown.code === 'commander.unknownOption' && /'-[^-']{3,}'/.test(thrown.message);
       const message = passwordArgument
         ? 'a password is never an argument (ps and shell history would show it): use --password-stdin, --password-file <file> or --password-env <var>'
-        : `${thrown.message.replace(/^error: /, '')} (see gatehouse --help)`;
+        : dashedArgument
+          ? `${thrown.message.replace(/^error: /, '')}: an argument that begins with '-' goes after '--' (gatehouse keys retire -- -Xy…)`
+          : `${thrown.message.replace(/^error: /, '')} (see gatehouse --help)`;
       io.err(json ? JSON.stringify({ error: { code: 'invalid_input', message } }) + '\n' : `gatehouse: ${message}\n`);
       return EXIT.usage;
     }

@@ -51,6 +51,12 @@ t.test('a jose backend verifies tokens with the JWKS, across a rotation; retire 
   const active = await cli(s.dataDir, ['--json', 'keys', 'retire', rotated.json.kid]);
   t.equal(active.code, 2, 'the signing key cannot be retired (rotate first)');
   t.equal((await cli(s.dataDir, ['keys', 'retire', 'nope'])).code, 4, 'an unknown kid: exit 4');
+  // A kid of an older store may begin with a dash: the shell reads it as an option unless it
+  // comes after '--', and the refusal says so.
+  const dashed = await cli(s.dataDir, ['keys', 'retire', '-Xy3kidofanolderstore']);
+  t.equal(dashed.code, 2);
+  t.match(dashed.err, /unknown option '-Xy3kidofanolderstore': an argument that begins with '-' goes after '--'/);
+  t.equal((await cli(s.dataDir, ['keys', 'retire', '--', '-Xy3kidofanolderstore'])).code, 4, "after '--' it is a kid (unknown here: exit 4)");
   const retired = await cli(s.dataDir, ['--json', 'keys', 'retire', published.kid]);
   t.equal(retired.code, 0, retired.err);
   t.equal(retired.json.key.state, 'retired');
