@@ -10,6 +10,10 @@ import { randomUUID } from 'node:crypto';
 // Types only: the library is loaded at the first token signed or checked (scripts/build.mjs bundles
 // it apart), so an admin command, and a server until its first token, never evaluate it.
 import type * as Jwt from 'jsonwebtoken';
+import { AppError } from '../errors';
+import type { Clock } from '../clock';
+import type { KeyObject } from 'node:crypto';
+import type { SigningAlg } from './keys';
 
 let jwtLoaded: typeof Jwt | null = null;
 /** jsonwebtoken, loaded once. */
@@ -19,10 +23,6 @@ async function jwtLib(): Promise<typeof Jwt> {
   jwtLoaded = m.default ?? m;
   return jwtLoaded;
 }
-import { AppError } from '../errors';
-import type { Clock } from '../clock';
-import type { KeyObject } from 'node:crypto';
-import type { SigningAlg } from './keys';
 
 /** Where tokens get their keys (keys/ring.ts keeps them in the store). */
 export interface KeySource {

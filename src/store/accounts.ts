@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors';
 import { Handle, isUniqueViolation, op } from './handle';
 import { decodeRow } from './schema';
-import { likePattern, trigramCandidates } from './readable';
+import { filterSql } from './readable';
 
 export type SystemRole = 'administrators' | 'users';
 
@@ -170,14 +170,9 @@ export const searchAccounts = op(async (h, o: { q?: string; beforeId?: number; l
     params.push(o.beforeId);
   }
   if (o.q) {
-    const text = o.q.toLowerCase();
-    const candidates = await trigramCandidates(h, 'user_account', ['email', 'name'], text);
-    if (candidates) {
-      where += ' AND t.id IN (SELECT value FROM json_each(?))';
-      params.push(JSON.stringify(candidates));
-    }
-    where += " AND (lower(t.email) LIKE ? ESCAPE '!' OR lower(t.name) LIKE ? ESCAPE '!')";
-    params.push(likePattern(text), likePattern(text));
+    const filtered = await filterSql(h, 'user_account', ['email', 'name'], o.q);
+    where += filtered.sql;
+    params.push(...filtered.params);
   }
   const rows = await h.all(`SELECT t.* FROM user_account t WHERE ${where} ORDER BY t.id DESC LIMIT ?`, [...params, o.limit]);
   const ids = rows.map((r) => Number(r.id));

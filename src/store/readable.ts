@@ -57,12 +57,28 @@ export const TRIGRAM_CANDIDATES = 2000;
  * common that it has more than TRIGRAM_CANDIDATES rows. PostgreSQL's planner makes this choice
  * itself from pg_trgm's statistics (PgStatements plans LIKE statements with their values).
  */
-export async function trigramCandidates(h: Handle, table: GuardedTable, columns: readonly string[], text: string): Promise<number[] | null> {
+async function trigramCandidates(h: Handle, table: GuardedTable, columns: readonly string[], text: string): Promise<number[] | null> {
   if (h.dialect !== 'sqlite' || TRIGRAM_INDEXED[table]?.join() !== columns.join() || [...text].length < 3) return null;
   const fts = `${table}_fts`; // table: one of GuardedTable, never from input
   // A quoted FTS5 phrase: its trigrams in a row, i.e. a substring.
   const rows = await h.all(`SELECT rowid AS id FROM ${fts} WHERE ${fts} MATCH ? LIMIT ?`, [`"${text.replace(/"/g, '""')}"`, TRIGRAM_CANDIDATES + 1]);
   return rows.length > TRIGRAM_CANDIDATES ? null : rows.map((r) => Number(r.id));
+}
+
+/**
+ * "One of `columns` holds `text`" (case ignored, literal), as SQL over alias t: the record
+ * list's filter= and the console's account search. On SQLite the trigram candidates narrow the
+ * rows first when they can; the exact match always follows.
+ */
+export async function filterSql(h: Handle, table: GuardedTable, columns: readonly string[], filter: string): Promise<{ sql: string; params: unknown[] }> {
+  const text = filter.toLowerCase();
+  const candidates = await trigramCandidates(h, table, columns, text);
+  const narrowed = candidates ? ' AND t.id IN (SELECT value FROM json_each(?))' : '';
+  const pattern = likePattern(text);
+  return {
+    sql: `${narrowed} AND (${columns.map((c) => `lower(t.${ident(table, c)}) LIKE ? ESCAPE '!'`).join(' OR ')})`,
+    params: [...(candidates ? [JSON.stringify(candidates)] : []), ...columns.map(() => pattern)],
+  };
 }
 
 /**
@@ -81,15 +97,9 @@ export const listReadable = op(async (h, l: ListQuery): Promise<{ rows: Row[]; t
   let where = permitted.sql;
   const params = [...permitted.params];
   if (l.filter && l.filter.text !== '') {
-    const text = l.filter.text.toLowerCase();
-    const candidates = await trigramCandidates(h, l.table, l.filter.columns, text);
-    if (candidates) {
-      where += ' AND t.id IN (SELECT value FROM json_each(?))';
-      params.push(JSON.stringify(candidates));
-    }
-    where += ` AND (${l.filter.columns.map((c) => `lower(t.${ident(l.table, c)}) LIKE ? ESCAPE '!'`).join(' OR ')})`;
-    const pattern = likePattern(text);
-    for (let i = 0; i < l.filter.columns.length; i++) params.push(pattern);
+    const filtered = await filterSql(h, l.table, l.filter.columns, l.filter.text);
+    where += filtered.sql;
+    params.push(...filtered.params);
   }
   const order = [...l.sort.map((s) => `t.${ident(l.table, s.column)} ${s.order === 'desc' ? 'DESC' : 'ASC'}`), 't.id ASC'].join(', ');
   const rows = await h.all(`SELECT t.* FROM ${ident(l.table)} t WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`, [...params, l.limit, l.offset]);
