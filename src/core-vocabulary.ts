@@ -5,7 +5,7 @@
  */
 export { assertStoreExists, prepareDataDir } from './store/connection';
 export { PAGE_SIZE } from './records/operations';
-export { safeReturn } from './apps/rules';
+export { normalPath, safeReturn } from './apps/rules';
 export { browserAsset } from './native/lazy';
 export { describe as describePermission } from './permission/bits';
 export { isApiKey } from './auth/api-keys';

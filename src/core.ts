@@ -33,6 +33,7 @@ import { invitationOperations, type InvitationOperations } from './invitations/o
 import { providerOperations, type ProviderOperations } from './upstream/operations';
 import { deliveryOperations, type DeliveryOperations } from './deliveries/operations';
 import { directoryOperations, type DirectoryOperations } from './directory/operations';
+import { targetPolicy } from './deliveries/targets';
 import { Sender } from './deliveries/sender';
 import { recordRunning, withServerFacts } from './deliveries/running';
 
@@ -113,7 +114,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     const tokens = new TokenService(keys, () => s.config.publicUrl, config.tokenTtl, clock);
     const passwords = new PasswordHasher(config.bcryptCost, config.hashConcurrency);
     const mailer = createMailer(config, logger);
-    const sender = new Sender(store, mailer, logger, clock);
+    const sender = new Sender(store, mailer, logger, clock, targetPolicy(config.webhookAllowPrivate));
     s = {
       // An admin command links to the running server's public URL unless it is given one.
       config: await withServerFacts(store, config),

@@ -10,7 +10,7 @@ import { authenticateRiding } from '../access/authenticate';
 import { resolveGateGroup } from '../groups/manage';
 import { findGroupsByReference } from '../store/groups';
 import { AppRow, deleteApp, findApp, findAppsByHost, forwardRide, insertApp, listApps } from '../store/apps';
-import { appFor, normalHost, parsePrefix, under } from './rules';
+import { ambiguousUnder, appFor, normalHost, parsePrefix, under } from './rules';
 import { isReference } from '../store/reference';
 
 export interface AppView {
@@ -36,11 +36,15 @@ export interface ForwardRequest {
   method: string;
   /** The original URL, absolute. */
   url: URL;
+  /** Its path as rules match it: normalPath's reading of the path as sent. */
+  path: string;
 }
 
 export type ForwardDecision =
   | { outcome: 'allowed'; user: { id: string; email: string; name: string; groups: string[] } | null }
   | { outcome: 'unauthenticated' }
+  /** A path only a lenient app would read as under a rule: refused, not guessed. */
+  | { outcome: 'bad_path'; problem: string }
   | { outcome: 'denied'; reason: 'no_app' | 'not_member' | 'two_factor' };
 
 export interface AppOperations {
@@ -126,7 +130,7 @@ export function appOperations(s: Services): AppOperations {
     },
     async forward(caller, request) {
       const host = normalHost(request.url.hostname) ?? '';
-      const path = request.url.pathname;
+      const path = request.path;
       let result;
       try {
         result = await authenticateRiding(s, caller.token, (subject) => forwardRide(s.store.root, host, subject), { apiKeys: false });
@@ -136,6 +140,12 @@ export function appOperations(s: Services): AppOperations {
         throw err;
       }
       const { principal, value: facts } = result;
+      // A path only a lenient app reads as under a rule (`/Admin`, `/admin./`) is refused, not guessed.
+      const ambiguous = ambiguousUnder(
+        path,
+        facts.apps.flatMap((a) => [...a.paths, ...a.bypassPaths]),
+      );
+      if (ambiguous !== null) return { outcome: 'bad_path', problem: `the path differs from the rule's ${ambiguous} only in case or trailing dots` };
       const app = appFor(facts.apps, path);
       if (!app) return { outcome: 'denied', reason: 'no_app' };
       if (app.bypassPaths.some((p) => under(path, p))) return { outcome: 'allowed', user: null };

@@ -19,11 +19,64 @@ export function normalHost(raw: string): string | null {
   return host;
 }
 
-/** A path prefix as given to `app add`: starts with `/`, no query, no dot segments. */
+/** RFC 3986's unreserved characters: every app reads `%61` as `a`, so they are decoded before matching. */
+const UNRESERVED = /^[A-Za-z0-9._~-]$/;
+
+/**
+ * The path a rule is matched on: what the app behind the proxy will read, not
+ * the bytes as they arrived. Percent-encoded unreserved characters are decoded, `//` is merged and
+ * `.`/`..` segments are resolved (RFC 3986 section 6). What an app may read in more than one way
+ * is refused rather than guessed: an encoded `/`, `\` or control character (NUL included), an
+ * encoded `%` (double encoding), a `;` parameter, a raw `\` or a `..` above the root. Other
+ * encodings stay encoded, hex in upper case.
+ */
+export function normalPath(raw: string): { path: string } | { problem: string } {
+  if (!raw.startsWith('/')) return { problem: 'the path must start with /' };
+  let decoded = '';
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    const code = c.charCodeAt(0);
+    if (c === '%') {
+      const hex = raw.slice(i + 1, i + 3);
+      if (!/^[0-9A-Fa-f]{2}$/.test(hex)) return { problem: 'the path has a % that is not followed by two hex digits' };
+      const byte = parseInt(hex, 16);
+      if (byte === 0x2f || byte === 0x5c) return { problem: 'the path has an encoded / or \\ (%2F, %5C), which apps read in different ways' };
+      if (byte === 0x25) return { problem: 'the path is encoded twice (%25)' };
+      if (byte < 0x20 || byte === 0x7f) return { problem: 'the path has an encoded control character (such as %00)' };
+      const ch = String.fromCharCode(byte);
+      decoded += UNRESERVED.test(ch) ? ch : `%${hex.toUpperCase()}`;
+      i += 2;
+    } else if (c === ';') return { problem: 'the path has a ; parameter, which some apps drop and others keep' };
+    else if (c === '\\') return { problem: 'the path has a \\, which some apps read as /' };
+    else if (code <= 0x20 || code === 0x7f) return { problem: 'the path has a space or control character' };
+    else decoded += c;
+  }
+  const segments = decoded.split('/').slice(1);
+  const kept: string[] = [];
+  for (const [i, segment] of segments.entries()) {
+    const last = i === segments.length - 1;
+    if (segment === '..') {
+      if (kept.length === 0) return { problem: 'the path climbs above / with ..' };
+      kept.pop();
+    } else if (segment !== '.' && segment !== '') {
+      kept.push(segment);
+      continue;
+    }
+    // A path ending in `/`, `/.` or `/..` names a folder: keep its trailing slash.
+    if (last && kept.length > 0) kept.push('');
+  }
+  return { path: '/' + kept.join('/') };
+}
+
+/** A path prefix as given to `app add`: starts with `/`, no query, already in the form normalPath gives. */
 export function parsePrefix(raw: string, flag: string): string {
   const p = raw.trim();
-  if (!p.startsWith('/') || /[?#\s\\]/.test(p) || p.length > 512 || new URL(p, 'http://x').pathname !== p) {
-    throw new AppError('invalid_input', `${flag} takes a path prefix like /admin (no query, no ".." segments), got "${raw}"`);
+  const normal = /[?#]/.test(p) || p.length > 512 ? null : normalPath(p);
+  if (normal === null || !('path' in normal) || normal.path !== p) {
+    throw new AppError(
+      'invalid_input',
+      `${flag} takes a path prefix like /admin (no query, no "." or ".." segments, no "//", no ";" and no encoded unreserved characters), got "${raw}"`,
+    );
   }
   return p.length > 1 ? p.replace(/\/+$/, '') : p;
 }
@@ -32,6 +85,24 @@ export function parsePrefix(raw: string, flag: string): string {
 export function under(path: string, prefix: string): boolean {
   if (prefix === '/') return true;
   return path === prefix || path.startsWith(prefix + '/');
+}
+
+/**
+ * A path as the most lenient app reads it: in lower case, each segment without trailing dots or
+ * spaces (Windows and macOS file systems, IIS). Rules match exactly (paths are case-sensitive),
+ * but a path that only such an app would put under a rule's prefix is ambiguous: `ambiguousUnder`.
+ */
+const lenient = (p: string) =>
+  p
+    .toLowerCase()
+    .split('/')
+    .map((s) => s.replace(/(?:\.|%20)+$/, ''))
+    .join('/');
+
+/** The first of `prefixes` that `path` falls under only when read leniently (`/Admin/`, `/admin./`), or null. */
+export function ambiguousUnder(path: string, prefixes: readonly string[]): string | null {
+  const loose = lenient(path);
+  return prefixes.find((p) => p !== '/' && !under(path, p) && under(loose, lenient(p))) ?? null;
 }
 
 /** Of a host's apps, the one covering `path`: the longest matching prefix wins; an app without prefixes covers the rest. */

@@ -1,6 +1,6 @@
 /** Shared by the commands: global flags → config → one core, closed when the command ends. */
 import type { Command } from 'commander';
-import { Flags, loadConfig } from '../config';
+import { Flags, loadConfig, settingOptions } from '../config';
 import { assertStoreExists, Core, openCore } from '../core';
 import { silentLogger } from '../log';
 import type { Io } from './io';
@@ -21,8 +21,12 @@ export function wantsJson(cmd: Command): boolean {
  * store is a mistyped path, and making an empty store there would answer "no accounts" (exit 4).
  */
 export async function withCore<T>(cmd: Command, io: Io, fn: (core: Core) => Promise<T>, o: { createsStore?: boolean } = {}): Promise<T> {
-  const { dataDir, db } = globalFlags(cmd);
-  const config = loadConfig({ dataDir, db }, io.env);
+  // Every setting of the global scope counts for an admin command (--data-dir, --db,
+  // --webhook-allow-private); the server's own settings do not.
+  const given = globalFlags(cmd);
+  const flags: Flags = {};
+  for (const { key } of settingOptions('global')) if (given[key] !== undefined) flags[key] = given[key];
+  const config = loadConfig(flags, io.env);
   if (!o.createsStore) assertStoreExists(config);
   const core = await openCore(config, { logger: silentLogger });
   try {

@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import { AppError } from '../errors';
+import { targetPolicy } from './address-ranges';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -167,6 +168,13 @@ export const names = (raw: string): readonly string[] =>
     .split(',')
     .map((n) => n.trim())
     .filter((n) => n !== '');
+
+/** `--webhook-allow-private`: range names, addresses or CIDR blocks, each checked now (a typo refuses to start). */
+export const allowPrivate = (raw: string): readonly string[] => {
+  const entries = names(raw);
+  targetPolicy(entries);
+  return Object.freeze(entries);
+};
 
 /** An LDAP DN of attribute=value parts (dc=example,dc=com); checked loosely here, fully by the listener. */
 export const ldapDn = (raw: string, name: string): string => {

@@ -5,6 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import {
+  allowPrivate,
   bool,
   cookieDomain,
   dbUrl,
@@ -195,6 +196,16 @@ export const SETTINGS = {
     arg: '[hops|networks]',
     shown: 'off',
     help: 'behind reverse proxies: how many (1 when given alone), or their networks like 10.0.0.0/8,127.0.0.1; the client address is the first untrusted one from the right of X-Forwarded-For',
+  },
+  webhookAllowPrivate: {
+    env: 'GATEHOUSE_WEBHOOK_ALLOW_PRIVATE',
+    parse: allowPrivate,
+    fallback: Object.freeze([]) as readonly string[],
+    scope: 'global',
+    arg: '<range>',
+    repeatable: true,
+    shown: 'none',
+    help: 'webhook (and SCIM push) targets Gatehouse may send to inside the network: loopback, private, link-local, unique-local, an address or a CIDR block (10.1.2.0/24); the rest is refused',
   },
   rateLimits: {
     env: 'GATEHOUSE_RATE_LIMITS',

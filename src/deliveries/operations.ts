@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors';
+import { checkTargetUrl, targetPolicy } from './targets';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { requireAdministrator } from '../access/caller';
@@ -137,6 +138,7 @@ export function deliveryOperations(s: Services): DeliveryOperations {
     async addWebhook(actor, input) {
       requireAdministrator(actor, 'add webhooks');
       const url = parseWebhookUrl(input.url);
+      await checkTargetUrl(new URL(url), targetPolicy(s.config.webhookAllowPrivate), '{--url}');
       const events = parseEvents(input.events);
       const description = (input.description ?? '').trim();
       if (description.length > 200 || CONTROL.test(description))

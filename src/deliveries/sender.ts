@@ -5,11 +5,16 @@
  * the next try (5 s, 1 min, 10 min, 1 h, 6 h, each ±20 %), then failed, kept for the operator.
  */
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import type { Mailer, MailMessage } from '../mail/mailer';
 import type { Store } from '../store/connection';
 import { anyDue, claimDue, type DeliveryKind, type DeliveryRow, findWebhookById, markDelivered, markFailedTry, releaseClaims } from '../store/deliveries';
+import { refusedKind, type TargetPolicy } from '../config/address-ranges';
+import { guardedLookup, TargetRefused } from './targets';
 
 /** The waits after the 1st, 2nd, … failed try; after the last, the message has failed. */
 export const BACKOFF_MS = [5_000, 60_000, 600_000, 3_600_000, 21_600_000] as const;
@@ -31,6 +36,8 @@ export function retryDelay(attempt: number, random = Math.random): number | null
 /** What a failed try says in the queue: a code or a status, never a server's reply text (it can echo addresses). */
 function errorOf(err: unknown): string {
   const e = err as { code?: string; responseCode?: number; name?: string; cause?: { code?: string; errors?: Array<{ code?: string }> } };
+  if (err instanceof TargetRefused) return err.message;
+  if ((err as { code?: string })?.code === 'ETARGETREFUSED') return (err as Error).message;
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return 'timeout';
   if (e?.responseCode) return `SMTP ${e.responseCode}${e.code ? ` ${e.code}` : ''}`;
   // fetch's "fetch failed" carries the network error (one per address tried) as its cause.
@@ -43,13 +50,62 @@ let library: Promise<Webhooks> | null = null;
 /** Loaded at the first webhook, not at start-up (most servers have none). */
 const standardWebhooks = () => (library ??= import('standardwebhooks'));
 
+/**
+ * A loop that looks for due messages when nudged and every POLL_MS while idle; one look at a
+ * time (a nudge during a look asks for another).
+ */
+class Poller {
+  private timer: NodeJS.Timeout | null = null;
+  running: Promise<void> | null = null;
+  private again = false;
+
+  constructor(
+    private readonly look: () => Promise<void>,
+    private readonly live: () => boolean,
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  nudge(): void {
+    if (!this.live()) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.cancel();
+    this.running = this.look()
+      .catch(this.onError)
+      .finally(() => {
+        this.running = null;
+        if (!this.live()) return;
+        if (this.again) {
+          this.again = false;
+          this.nudge();
+        } else this.timer = setTimeout(() => this.nudge(), POLL_MS);
+      });
+  }
+
+  cancel(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}
+
+/**
+ * Two lanes: mail never waits behind webhooks, and webhooks go to each
+ * endpoint one at a time, in order, each endpoint on its own: a receiver that hangs holds only its
+ * own messages (for the 10 s timeout of each try), never mail or another endpoint's. At most
+ * WEBHOOK_ENDPOINTS endpoints are posted to at once by one server.
+ */
+const WEBHOOK_ENDPOINTS = 32;
+
 export class Sender {
   /** This process, in the rows it claims. */
   private readonly id = `srv_${randomBytes(9).toString('base64url')}`;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
   private stopped = true;
+  private readonly mail: Poller;
+  private readonly hooks: Poller;
+  /** Webhook id → its endpoint's messages being posted now, one after another. */
+  private readonly endpoints = new Map<number, Promise<void>>();
   readonly counts: DeliveryCounts = {
     mail: { delivered: 0, retried: 0, failed: 0 },
     webhook: { delivered: 0, retried: 0, failed: 0 },
@@ -60,7 +116,20 @@ export class Sender {
     private readonly mailer: Mailer,
     private readonly logger: Logger,
     private readonly clock: Clock,
-  ) {}
+    private readonly targets: TargetPolicy,
+  ) {
+    const onError = (err: unknown) => this.logger.error('delivery_poll_failed', { error: errorOf(err) });
+    this.mail = new Poller(
+      () => this.drainMail(),
+      () => !this.stopped,
+      onError,
+    );
+    this.hooks = new Poller(
+      () => this.drainWebhooks(),
+      () => !this.stopped,
+      onError,
+    );
+  }
 
   /** True while this process delivers (serve), false in an admin command. */
   get sending(): boolean {
@@ -79,44 +148,61 @@ export class Sender {
 
   /** Something was queued (or may be due): look now, not at the next poll. */
   nudge(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.running = this.drain()
-      .catch((err: unknown) => this.logger.error('delivery_poll_failed', { error: errorOf(err) }))
-      .finally(() => {
-        this.running = null;
-        if (this.stopped) return;
-        if (this.again) {
-          this.again = false;
-          this.nudge();
-        } else this.timer = setTimeout(() => this.nudge(), POLL_MS);
-      });
+    this.mail.nudge();
+    this.hooks.nudge();
   }
 
-  /** Sends until nothing is due (tests and shutdown wait on it). */
+  /** Sends until nothing is due and nothing is in flight (tests and shutdown wait on it). */
   async flush(): Promise<void> {
-    while (this.running) await this.running;
-    if (!this.stopped) await this.drain();
+    for (;;) {
+      await this.idle();
+      if (this.stopped) return;
+      await this.drainMail();
+      await this.drainWebhooks();
+      if (this.endpoints.size === 0) return;
+    }
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    while (this.running) await this.running;
+    this.mail.cancel();
+    this.hooks.cancel();
+    await this.idle();
   }
 
-  private async drain(): Promise<void> {
+  private async idle(): Promise<void> {
+    while (this.mail.running || this.hooks.running || this.endpoints.size > 0)
+      await Promise.all([this.mail.running, this.hooks.running, ...this.endpoints.values()]);
+  }
+
+  private async drainMail(): Promise<void> {
     // A read first: an idle queue costs no write transaction per poll.
-    while (!this.stopped && (await anyDue(this.store.root))) {
-      const claimed = await claimDue(this.store.root, this.id, BATCH, LEASE_MS);
+    while (!this.stopped && (await anyDue(this.store.root, { kind: 'mail' }))) {
+      const claimed = await claimDue(this.store.root, this.id, BATCH, LEASE_MS, { kind: 'mail' });
       if (claimed.length === 0) return;
       await Promise.all(claimed.map((d) => this.deliver(d)));
+    }
+  }
+
+  /** Claims what is due for endpoints not already being posted to, and starts each endpoint's run; waits for none. */
+  private async drainWebhooks(): Promise<void> {
+    for (;;) {
+      if (this.stopped || this.endpoints.size >= WEBHOOK_ENDPOINTS) return;
+      const lane = { kind: 'webhook' as const, busy: [...this.endpoints.keys()] };
+      if (!(await anyDue(this.store.root, lane))) return;
+      const claimed = await claimDue(this.store.root, this.id, BATCH, LEASE_MS, lane);
+      if (claimed.length === 0) return;
+      const byEndpoint = new Map<number, DeliveryRow[]>();
+      for (const d of claimed) byEndpoint.set(d.webhook_id ?? 0, [...(byEndpoint.get(d.webhook_id ?? 0) ?? []), d]);
+      for (const [endpoint, messages] of byEndpoint) {
+        const run = (async () => {
+          for (const d of messages) await this.deliver(d);
+        })().finally(() => {
+          this.endpoints.delete(endpoint);
+          this.hooks.nudge();
+        });
+        this.endpoints.set(endpoint, run);
+      }
     }
   }
 
@@ -147,9 +233,9 @@ export class Sender {
     const { Webhook } = await standardWebhooks();
     const at = new Date(this.clock.now());
     const signature = new Webhook(hook.secret).sign(d.message_id, at, body);
-    const res = await fetch(hook.url, {
-      method: 'POST',
-      headers: {
+    const status = await postTo(
+      new URL(hook.url),
+      {
         'content-type': 'application/json',
         'user-agent': 'Gatehouse-Webhooks',
         'webhook-id': d.message_id,
@@ -157,11 +243,51 @@ export class Sender {
         'webhook-signature': signature,
       },
       body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
-    });
-    // The answer's body is not read beyond what is needed to free the connection.
-    await res.body?.cancel().catch(() => undefined); // reason: a body that fails to cancel changes nothing
-    if (res.status < 200 || res.status > 299) throw new Error(`HTTP ${res.status}`);
+      this.targets,
+    );
+    if (status < 200 || status > 299) throw new Error(`HTTP ${status}`);
   }
+}
+
+/**
+ * POSTs `body` and answers the status, within WEBHOOK_TIMEOUT_MS in all. The address dialled is
+ * checked against the target policy twice: the resolver's answers before connecting (a name
+ * that resolves inside the network), and the socket's peer once connected (whatever resolved it).
+ * The answer's body is not read beyond what frees the connection.
+ */
+function postTo(url: URL, headers: Record<string, string>, body: string, targets: TargetPolicy): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const literal = url.hostname.replace(/^\[|\]$/g, '');
+    if (net.isIP(literal)) {
+      const kind = refusedKind(literal, targets);
+      if (kind !== null) return reject(new TargetRefused(kind, literal));
+    }
+    const request = (url.protocol === 'https:' ? https : http).request(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+      lookup: guardedLookup(targets),
+      agent: false,
+      timeout: WEBHOOK_TIMEOUT_MS,
+    });
+    const timer = setTimeout(() => request.destroy(Object.assign(new Error('timeout'), { name: 'TimeoutError' })), WEBHOOK_TIMEOUT_MS);
+    request.on('socket', (socket) =>
+      socket.once('connect', () => {
+        const peer = socket.remoteAddress ?? '';
+        const kind = refusedKind(peer, targets);
+        if (kind !== null) request.destroy(new TargetRefused(kind, peer));
+      }),
+    );
+    request.on('timeout', () => request.destroy(Object.assign(new Error('timeout'), { name: 'TimeoutError' })));
+    request.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    request.on('response', (res) => {
+      clearTimeout(timer);
+      res.resume();
+      res.destroy();
+      resolve(res.statusCode ?? 0);
+    });
+    request.end(body);
+  });
 }

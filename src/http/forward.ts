@@ -13,7 +13,7 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import type { Core, ForwardDecision } from '../core';
+import { normalPath, type Core, type ForwardDecision } from '../core';
 import { AppError } from '../errors';
 import { bearerToken } from './caller';
 import { peerTrusted } from './client-address';
@@ -23,7 +23,8 @@ import type { Metrics } from './metrics';
 const METHOD = /^[A-Za-z]{1,16}$/;
 const MAX_URL = 8192;
 
-type Original = { method: string; url: URL } | { problem: string };
+/** The original request: its URL as sent (for the way back after sign-in) and the normalized path rules match on. */
+type Original = { method: string; url: URL; path: string } | { problem: string; path?: true };
 
 function fromForwarded(ctx: Context): Original {
   const proto = (ctx.get('x-forwarded-proto') || 'http').split(',')[0].trim().toLowerCase();
@@ -33,17 +34,20 @@ function fromForwarded(ctx: Context): Original {
   if (proto !== 'http' && proto !== 'https') return { problem: 'X-Forwarded-Proto must be http or https' };
   if (host === '') return { problem: 'X-Forwarded-Host is missing: the proxy must send the original request (see docs/forward-auth.md)' };
   if (!uri.startsWith('/') || uri.length > MAX_URL) return { problem: 'X-Forwarded-Uri must be a path starting with /' };
-  return parse(method, `${proto}://${host}${uri}`);
+  return parse(method, `${proto}://${host}${uri}`, uri);
 }
 
 function fromOriginal(ctx: Context): Original {
   const raw = ctx.get('x-original-url');
   if (raw === '') return { problem: 'X-Original-URL is missing: the proxy must send the original request (see docs/forward-auth.md)' };
   if (raw.length > MAX_URL) return { problem: 'X-Original-URL is too long' };
-  return parse(ctx.get('x-original-method') || 'GET', raw);
+  // The path exactly as the client sent it: the URL parser below would resolve some dot segments
+  // and leave the rest, so rules are matched on normalPath's reading instead.
+  const rawPath = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/\\?#]*([^#]*)/.exec(raw)?.[1] || '/';
+  return parse(ctx.get('x-original-method') || 'GET', raw, rawPath);
 }
 
-function parse(method: string, raw: string): Original {
+function parse(method: string, raw: string, rawPathAndQuery: string): Original {
   if (!METHOD.test(method)) return { problem: 'the original method is not an HTTP method' };
   let url: URL;
   try {
@@ -53,7 +57,9 @@ function parse(method: string, raw: string): Original {
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '')
     return { problem: 'the original URL must be http(s) without credentials' };
-  return { method: method.toUpperCase(), url };
+  const normal = normalPath(rawPathAndQuery.split('?')[0]);
+  if ('problem' in normal) return { problem: normal.problem, path: true };
+  return { method: method.toUpperCase(), url, path: normal.path };
 }
 
 /**
@@ -64,6 +70,7 @@ function parse(method: string, raw: string): Original {
 export const REFUSALS = {
   untrusted_proxy: 'forwarded headers are believed only from trusted proxies: name this proxy in the trust-proxy setting (docs/forward-auth.md)',
   bad_request: 'the proxy did not send the original request',
+  bad_path: 'this address can be read in more than one way (an encoded /, a .. segment, a ; parameter, a different case), so it is refused',
   no_app: 'no app covers this address',
   not_in_group: 'your account is not in a group this app allows',
   second_factor_required: 'this app requires signing in with two-factor authentication',
@@ -88,6 +95,16 @@ const DENIED: Record<'no_app' | 'not_member' | 'two_factor', Refusal> = {
 /** A header value as bytes on the wire: UTF-8 (Node refuses characters past Latin-1), no line breaks. */
 const headerValue = (v: string) => Buffer.from(v.replace(/[\r\n]/g, ' '), 'utf8').toString('latin1');
 
+/**
+ * A path refused because apps read it in more than one way: 400 at
+ * /auth/forward (Caddy and Traefik pass it on), 403 at /auth/request, since nginx's auth_request
+ * turns anything but 2xx, 401 and 403 into a 500; its documented block then shows /auth/denied.
+ */
+function badPath(ctx: Context, metrics: Metrics, kind: 'forward' | 'request', problem: string): void {
+  metrics.forward('bad_path');
+  refuse(ctx, kind === 'request' ? 403 : 400, 'bad_path', `refused: ${problem}`);
+}
+
 export function registerForward(router: Router, core: Core, metrics: Metrics): void {
   const names = () => cookieNames(core.config.publicUrl, core.config.cookieDomain);
   const signinUrl = (url: URL) => `${core.config.publicUrl}/signin?rd=${encodeURIComponent(url.toString())}`;
@@ -98,6 +115,7 @@ export function registerForward(router: Router, core: Core, metrics: Metrics): v
       return refuse(ctx, 403, 'untrusted_proxy');
     }
     const original = kind === 'forward' ? fromForwarded(ctx) : fromOriginal(ctx);
+    if ('problem' in original && original.path) return badPath(ctx, metrics, kind, original.problem);
     if ('problem' in original) {
       metrics.forward('bad_request');
       return refuse(ctx, 400, 'bad_request', original.problem);
@@ -114,6 +132,7 @@ export function registerForward(router: Router, core: Core, metrics: Metrics): v
       }
       throw err;
     }
+    if (decision.outcome === 'bad_path') return badPath(ctx, metrics, kind, decision.problem);
     metrics.forward(decision.outcome === 'denied' ? `denied_${decision.reason}` : decision.outcome);
     if (decision.outcome === 'allowed') {
       const u = decision.user;

@@ -63,8 +63,8 @@ export const OID = {
 
 export type Frame = { message: Buffer; rest: Buffer } | { incomplete: true } | { error: string };
 
-/** The next whole message in `buffer`, or that more bytes are needed, or why the stream is broken. */
-export function frame(buffer: Buffer): Frame {
+/** The next whole message in `buffer` (at most `max` bytes), or that more bytes are needed, or why the stream is broken. */
+export function frame(buffer: Buffer, max = MAX_MESSAGE): Frame {
   if (buffer.length === 0) return { incomplete: true };
   if (buffer[0] !== 0x30) return { error: 'a message is not a SEQUENCE' };
   const reader = new BerReader(buffer);
@@ -76,7 +76,7 @@ export function frame(buffer: Buffer): Frame {
   }
   if (tag === null) return buffer.length > 6 ? { error: 'an unreadable length' } : { incomplete: true };
   const total = reader.offset + reader.length;
-  if (total > MAX_MESSAGE) return { error: `a message of ${total} bytes (at most ${MAX_MESSAGE})` };
+  if (total > max) return { error: `a message of ${total} bytes (at most ${max})` };
   if (buffer.length < total) return { incomplete: true };
   return { message: buffer.subarray(0, total), rest: buffer.subarray(total) };
 }
@@ -104,8 +104,15 @@ export interface Search {
 /** Filter nesting above which a search is refused (a real app nests three or four levels). */
 export const MAX_FILTER_DEPTH = 32;
 
+/**
+ * How many terms a filter may have: an app's filters have a handful, a
+ * group sync's a few hundred; before a bind, only the root DSE can be read, so a few are enough.
+ */
+export const MAX_FILTER_TERMS = { bound: 4096, unbound: 64 } as const;
+
 const COMPARE: Record<number, 'eq' | 'ge' | 'le' | 'approx'> = { 0xa3: 'eq', 0xa5: 'ge', 0xa6: 'le', 0xa8: 'approx' };
 
+/** A filter refused as a whole (too deep, too many terms): the search is answered, the connection kept. */
 class TooDeep extends Error {}
 
 const must = <T>(v: T | null): T => {
@@ -113,19 +120,20 @@ const must = <T>(v: T | null): T => {
   return v;
 };
 
-function readFilter(reader: BerReader, depth: number): LdapFilter {
+function readFilter(reader: BerReader, depth: number, budget: { terms: number; max: number }): LdapFilter {
   if (depth > MAX_FILTER_DEPTH) throw new TooDeep(`a filter nested deeper than ${MAX_FILTER_DEPTH}`);
+  if (--budget.terms < 0) throw new TooDeep(`a filter of more than ${budget.max} terms`);
   const tag = must(reader.peek());
   if (tag === 0xa0 || tag === 0xa1) {
     reader.readSequence(tag);
     const end = reader.offset + reader.length;
     const list: LdapFilter[] = [];
-    while (reader.offset < end) list.push(readFilter(reader, depth + 1));
+    while (reader.offset < end) list.push(readFilter(reader, depth + 1, budget));
     return tag === 0xa0 ? { and: list } : { or: list };
   }
   if (tag === 0xa2) {
     reader.readSequence(tag);
-    return { not: readFilter(reader, depth + 1) };
+    return { not: readFilter(reader, depth + 1, budget) };
   }
   if (COMPARE[tag]) {
     reader.readSequence(tag);
@@ -159,7 +167,7 @@ function readFilter(reader: BerReader, depth: number): LdapFilter {
 
 const SCOPES = ['base', 'one', 'sub'] as const;
 
-function readSearch(reader: BerReader): Search {
+function readSearch(reader: BerReader, maxTerms: number): Search {
   const baseDN = must(reader.readString());
   const scope = SCOPES[must(reader.readEnumeration())];
   if (!scope) throw new Error('an unknown scope');
@@ -170,7 +178,7 @@ function readSearch(reader: BerReader): Search {
   let filter: Search['filter'];
   const filterStart = reader.offset;
   try {
-    filter = readFilter(reader, 1);
+    filter = readFilter(reader, 1, { terms: maxTerms, max: maxTerms });
   } catch (err) {
     if (!(err instanceof TooDeep)) throw err;
     filter = { refused: err.message };
@@ -206,7 +214,7 @@ const WRITES: Record<number, number> = {
 };
 
 /** Decodes one framed message; throws on a malformed one (the connection is then closed). */
-export function decode(message: Buffer): Request {
+export function decode(message: Buffer, maxFilterTerms: number = MAX_FILTER_TERMS.bound): Request {
   const reader = new BerReader(message);
   reader.readSequence(0x30);
   const id = reader.readInt();
@@ -235,7 +243,7 @@ export function decode(message: Buffer): Request {
     ext.parseMessage(reader);
     return { kind: 'extended', id, oid: ext.oid };
   }
-  const search = readSearch(reader);
+  const search = readSearch(reader, maxFilterTerms);
   reader.offset = end;
   let paged: PagedResultsControl | null = null;
   let criticalUnknown = false;

@@ -71,45 +71,57 @@ export const enqueue = op(async (h, messages: readonly NewDelivery[]): Promise<v
   );
 });
 
+/** Which messages a sender's lane takes: one kind, and for webhooks not the endpoints it is already posting to. */
+export interface Lane {
+  kind: DeliveryKind;
+  /** Webhook ids with a try in flight in this process: their next messages wait (in order per endpoint). */
+  busy?: readonly number[];
+}
+
+function laneSql(lane: Lane): { sql: string; params: Array<string | number> } {
+  const busy = lane.busy ?? [];
+  return {
+    sql: `state = 'pending' AND next_at <= ? AND kind = ?${busy.length ? ` AND webhook_id NOT IN (${busy.map(() => '?').join(', ')})` : ''}`,
+    params: [lane.kind, ...busy],
+  };
+}
+
 /**
- * Claims up to `limit` due messages for `leaseMs`: their next_at moves past the lease, so no other
- * sender sees them due until the lease runs out (a sender killed mid-try).
+ * Claims up to `limit` due messages of a lane for `leaseMs`: their next_at moves past the lease,
+ * so no other sender sees them due until the lease runs out (a sender killed mid-try).
  */
-export const claimDue = op(async (h, by: string, limit: number, leaseMs: number): Promise<DeliveryRow[]> => {
+export const claimDue = op(async (h, by: string, limit: number, leaseMs: number, lane: Lane): Promise<DeliveryRow[]> => {
   const now = h.clock.now();
+  const where = laneSql(lane);
   if (h.dialect === 'postgres') {
     const rows = await rawRows(
       h.k,
       `UPDATE delivery SET next_at = ?, claimed_by = ? WHERE id IN (
-         SELECT id FROM delivery WHERE state = 'pending' AND next_at <= ? ORDER BY next_at, id LIMIT ? FOR UPDATE SKIP LOCKED
+         SELECT id FROM delivery WHERE ${where.sql} ORDER BY next_at, id LIMIT ? FOR UPDATE SKIP LOCKED
        ) RETURNING *`,
-      [now + leaseMs, by, now, limit],
+      [now + leaseMs, by, now, ...where.params, limit],
     );
-    return rows.map(decode);
+    return rows.map(decode).sort((a, b) => a.next_at - b.next_at || a.id - b.id);
   }
   // SQLite has one writer at a time: read and move in one transaction.
   return atomically(h, async (t) => {
-    const rows = await t
-      .k('delivery')
-      .where({ state: 'pending' })
-      .andWhere('next_at', '<=', now)
-      .orderBy([{ column: 'next_at' }, { column: 'id' }])
-      .limit(limit);
+    const rows = await t.all(`SELECT * FROM delivery WHERE ${where.sql} ORDER BY next_at, id LIMIT ?`, [now, ...where.params, limit]);
     if (rows.length === 0) return [];
     await t
       .k('delivery')
       .whereIn(
         'id',
-        rows.map((r: { id: number }) => r.id),
+        rows.map((r) => Number(r.id)),
       )
       .update({ next_at: now + leaseMs, claimed_by: by });
     return rows.map(decode);
   });
 });
 
-/** Whether any message is due (a read, before the claim's write). */
-export const anyDue = op(async (h): Promise<boolean> => {
-  const rows = await h.all("SELECT 1 AS due FROM delivery WHERE state = 'pending' AND next_at <= ? LIMIT 1", [h.clock.now()]);
+/** Whether any message of a lane is due (a read, before the claim's write). */
+export const anyDue = op(async (h, lane: Lane): Promise<boolean> => {
+  const where = laneSql(lane);
+  const rows = await h.all(`SELECT 1 AS due FROM delivery WHERE ${where.sql} LIMIT 1`, [h.clock.now(), ...where.params]);
   return rows.length > 0;
 });
 

@@ -126,17 +126,46 @@ export const memberOfManaged = op(async (h, accountReference: string, groupRefer
  * Whether the account administers, or is a member of a managed group named (in any case) one of
  * `names`: who may search the LDAP directory. One statement, on every bind.
  */
-export const isReader = op(async (h, accountId: number, names: readonly string[]): Promise<boolean> => {
+/** The reader test of isReader as SQL on `accountSql`, with its parameters. */
+function readerSql(accountSql: string, names: readonly string[]): { sql: string; params: string[] } {
   // As given, or lowered (SQLite's lower() folds ASCII letters only: a name as typed still matches).
   const list = names.map(() => '?').join(', ');
   const named = names.length === 0 ? '' : ` OR ((g.name IN (${list}) OR lower(g.name) IN (${list})) AND ${managedGroupSql('g')})`;
-  const rows = await h.all(
-    `SELECT 1 AS one FROM membership m JOIN usergroup g ON g.id = m.usergroup_id
-     WHERE m.account_id = ? AND (g.system_role = 'administrators'${named}) LIMIT 1`,
-    [accountId, ...names, ...names.map((n) => n.toLowerCase())],
-  );
+  return {
+    sql: `EXISTS (SELECT 1 FROM membership m JOIN usergroup g ON g.id = m.usergroup_id
+            WHERE m.account_id = ${accountSql} AND (g.system_role = 'administrators'${named}))`,
+    params: [...names, ...names.map((n) => n.toLowerCase())],
+  };
+}
+
+export const isReader = op(async (h, accountId: number, names: readonly string[]): Promise<boolean> => {
+  const reader = readerSql('?', names);
+  const rows = await h.all(`SELECT 1 AS one WHERE ${reader.sql}`, [accountId, ...reader.params]);
   return rows.length > 0;
 });
+
+/**
+ * Whether a directory bind still holds, in one read: the account is there,
+ * enabled, at the auth_version it bound with (a new password, sign-out everywhere and disabling
+ * all move it), and the app password it bound with is not revoked. With it, whether it may
+ * still search (a reader group left or joined shows at once).
+ */
+export const bindHolds = op(
+  async (
+    h,
+    bound: { accountId: number; authVersion: number; appPasswordId: number | null },
+    names: readonly string[],
+  ): Promise<{ holds: boolean; reader: boolean }> => {
+    const reader = readerSql('a.id', names);
+    const appPassword = bound.appPasswordId === null ? '' : ' AND EXISTS (SELECT 1 FROM app_password p WHERE p.id = ? AND p.account_id = a.id)';
+    const rows = await h.all(
+      `SELECT CASE WHEN ${reader.sql} THEN 1 ELSE 0 END AS reader FROM user_account a
+       WHERE a.id = ? AND a.auth_version = ? AND a.disabled = ?${appPassword}`,
+      [...reader.params, bound.accountId, bound.authVersion, false, ...(bound.appPasswordId === null ? [] : [bound.appPasswordId])],
+    );
+    return rows.length === 0 ? { holds: false, reader: false } : { holds: true, reader: Number(rows[0].reader) === 1 };
+  },
+);
 
 /** Groups by reference_id (missing ones are left out). */
 export const findGroupsByReference = op(async (h, referenceIds: readonly string[]): Promise<GroupRow[]> => {

@@ -9,7 +9,7 @@ import { fillSignin } from '../helpers/oidc';
 import { passkeyServer } from '../helpers/passkeys';
 
 t.test('the console adds, shows, rotates and removes a webhook; a failing endpoint is plain to see', async (t) => {
-  const { s, base } = await passkeyServer(t);
+  const { s, base } = await passkeyServer(t, { webhookAllowPrivate: ['loopback'] });
   const browser = await launch(t);
   const admin = await (await browser.newContext()).newPage();
   await admin.goto(`${base}/signin`);
@@ -55,4 +55,17 @@ t.test('the console adds, shows, rotates and removes a webhook; a failing endpoi
   await admin.getByRole('button', { name: 'Add webhook' }).click();
   t.match(await admin.getByRole('alert').textContent(), /^“URL” must be http or https, not ftp/);
   t.equal((await cli(s.dataDir, ['--json', 'webhook', 'list'])).json.webhooks.length, 0, 'nothing stored');
+});
+
+t.test('issue 46, item 4: the console refuses a target inside the network unless the operator allows it', async (t) => {
+  const { base } = await passkeyServer(t);
+  const browser = await launch(t);
+  const admin = await (await browser.newContext()).newPage();
+  await admin.goto(`${base}/signin`);
+  await fillSignin(admin, 'admin@example.com');
+  await admin.goto(`${base}/admin/webhooks`);
+  await admin.getByLabel('URL', { exact: true }).fill('http://169.254.169.254/latest/meta-data');
+  await admin.getByRole('button', { name: 'Add webhook' }).click();
+  t.match(await admin.getByRole('alert').textContent(), /^“URL” is a link-local address: Gatehouse does not send requests inside the network/);
+  await screenshots(admin, 'admin-webhooks-private-refused');
 });

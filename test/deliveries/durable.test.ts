@@ -40,10 +40,10 @@ t.test('a reset during an SMTP outage arrives after it, and its link works', asy
 
 t.test('five failed tries over hours, then failed and kept for the operator', async (t) => {
   const clock = manualClock();
-  const s = await startTestServer(t, { publicMetrics: true }, undefined, { clock });
+  const s = await startTestServer(t, { publicMetrics: true, webhookAllowPrivate: ['loopback'] }, undefined, { clock });
   const receiver = await startReceiver(t);
   receiver.answers = [500, 502, 503, 500, 500, 500, 500];
-  const added = await cli(s.dataDir, ['--json', 'webhook', 'add', '--url', receiver.url]);
+  const added = await cli(s.dataDir, ['--json', '--webhook-allow-private', 'loopback', 'webhook', 'add', '--url', receiver.url]);
   receiver.secret = added.json.secret;
   await s.signup('ed@example.com');
   await s.core.settle();
@@ -109,10 +109,12 @@ t.test('a webhook in flight when the server is killed is delivered after the res
   const receiver = await startReceiver(t);
   const data = ['--data-dir', path.join(dir, 'data')];
   t.equal((await runExe(exe, [...data, 'migrate'], { env, cwd: dir })).code, 0);
-  const added = JSON.parse((await runExe(exe, [...data, '--json', 'webhook', 'add', '--url', receiver.url], { env, cwd: dir })).stdout);
+  const added = JSON.parse(
+    (await runExe(exe, [...data, '--json', '--webhook-allow-private', 'loopback', 'webhook', 'add', '--url', receiver.url], { env, cwd: dir })).stdout,
+  );
   receiver.secret = added.secret;
   receiver.hold = true;
-  const first = await serveExe(t, exe, [...data, '--bcrypt-cost', '4'], { env, cwd: dir });
+  const first = await serveExe(t, exe, [...data, '--bcrypt-cost', '4', '--webhook-allow-private', 'loopback'], { env, cwd: dir });
   const signup = await fetch(`${first.url}/action/user_account/signup`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -123,7 +125,7 @@ t.test('a webhook in flight when the server is killed is delivered after the res
   first.child.kill('SIGKILL');
   await new Promise((r) => first.child.once('exit', r));
   receiver.hold = false;
-  const second = await serveExe(t, exe, [...data, '--bcrypt-cost', '4'], { env, cwd: dir });
+  const second = await serveExe(t, exe, [...data, '--bcrypt-cost', '4', '--webhook-allow-private', 'loopback'], { env, cwd: dir });
   const delivered = await receiver.next(2);
   t.equal(delivered.id, held.id, 'the same message, the same webhook-id');
   t.equal(delivered.status, 204);

@@ -119,6 +119,49 @@ t.test('bypass paths, path prefixes, the longest prefix wins', async (t) => {
   t.equal(dup.code, 3, 'the same host and paths twice: a conflict (exit 3)');
 });
 
+t.test('issue 46, items 1-3: rules match the path the app reads; what apps read in more than one way is refused', async (t) => {
+  const { s, member, outsider } = await setUp(t);
+  await cli(s.dataDir, ['app', 'add', '--host', APP, '--bypass-path', '/public']);
+  await cli(s.dataDir, ['app', 'add', '--host', APP, '--path', '/admin', '--allow-group', 'family']);
+  // Each was 200 for a non-member (or for nobody, through the bypass) before.
+  const guarded = ['/%61dmin/secret.txt', '//admin/secret.txt', '/x/../admin/secret.txt', '/public/%2e%2e/admin/secret.txt', '/public/./../admin/x'];
+  for (const uri of guarded) {
+    t.equal((await forward(s, { uri, token: outsider })).status, 403, `${uri}: the /admin rule (a non-member)`);
+    t.equal((await forward(s, { uri, token: member })).status, 200, `${uri}: a member passes`);
+    t.equal((await forward(s, { uri, accept: 'application/json' })).status, 401, `${uri}: not the /public bypass`);
+  }
+  const refused = [
+    '/x/..%2fadmin/secret.txt',
+    '/admin%2fsecret.txt',
+    '/public/..%2fadmin/secret.txt',
+    '/public/%2e%2e%2fadmin/secret.txt',
+    '/public/..%5cadmin/secret.txt',
+    '/public/..%252fadmin/secret.txt',
+    '/admin;/',
+    '/admin%00/',
+    '/admin./',
+    '/Admin/',
+    '/%41dmin',
+    '/PUBLIC/x',
+    '/public\\..\\admin',
+    '/../admin',
+  ];
+  for (const uri of refused) {
+    for (const token of [outsider, undefined]) {
+      const r = await forward(s, { uri, token });
+      t.equal(r.status, 400, `${uri}: refused (${token ? 'signed in' : 'no session'})`);
+      t.equal(r.headers.get('x-gatehouse-reason'), 'bad_path');
+      t.match(r.text, /^refused: /, 'with a reason');
+    }
+    const viaNginx = await request(s, `http://${APP}${uri}?q=1`, outsider);
+    t.equal(viaNginx.status, 403, `${uri} in X-Original-URL: refused too (403: nginx shows its denied page, not a 500)`);
+    t.equal(viaNginx.headers.get('x-gatehouse-reason'), 'bad_path');
+  }
+  t.equal((await forward(s, { uri: '/public/a%20b.txt' })).status, 200, 'other encodings pass as they are');
+  t.equal((await forward(s, { uri: '/public/caf%C3%A9?x=%2F' })).status, 200, 'an encoded / in the query is not the path');
+  t.equal((await forward(s, { uri: '/administrator', token: outsider })).status, 200, 'a longer segment is not under /admin');
+});
+
 t.test('--two-factor admits only sessions that passed TOTP', async (t) => {
   const clock = manualClock();
   const { s, member } = await setUp(t, clock);

@@ -2,13 +2,16 @@
 // configuration blocks docs/forward-auth.md shows, in front of a backend that echoes what it got.
 // Chromium (its resolver mapping *.gh.test to 127.0.0.1) opens an app, signs in, comes back, and
 // opens the other app without signing in again: one cookie on the parent domain.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import t from 'tap';
 import { cli } from '../helpers/cli';
 import { freePort, launch, screenshots } from '../helpers/browser';
 import { docBlock, startCaddy, startCaddyFile, startEcho, startNginx, startNginxFile } from '../helpers/proxies';
 import { manualClock, totpAt, type ManualClock } from '../helpers/clock';
-import { PASSWORD, setSignup, startTestServer } from '../helpers/server';
+import { PASSWORD, setSignup, startTestServer, tempDir } from '../helpers/server';
 
 async function setUp(t: Parameters<typeof startTestServer>[0], clock?: ManualClock) {
   const [gatePort, nginxPort, caddyPort] = [await freePort(), await freePort(), await freePort()];
@@ -217,5 +220,103 @@ t.test('issue 34, item 6: the one-machine recipe works as written (*.localhost, 
     const seen = JSON.parse((await page.textContent('body')) ?? '{}');
     t.equal(seen.url, '/hello?x=1', `${proxy}: back at the app`);
     t.equal(seen.headers['remote-email'], 'admin@example.com', `${proxy}: the app knows who it is`);
+  }
+});
+
+/** Python's http.server: an app that decodes %XX, merges // and resolves .. as most file servers do. */
+async function startFileServer(t: Parameters<typeof startTestServer>[0]): Promise<number> {
+  const dir = tempDir(t, 'gh-files-');
+  fs.mkdirSync(path.join(dir, 'admin'));
+  fs.mkdirSync(path.join(dir, 'public'));
+  fs.writeFileSync(path.join(dir, 'admin', 'secret.txt'), 'THE SECRET\n');
+  fs.writeFileSync(path.join(dir, 'public', 'hello.txt'), 'hello\n');
+  const port = await freePort();
+  const child = spawn('/usr/bin/python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', dir], { stdio: 'ignore' });
+  t.teardown(() => void child.kill());
+  for (let i = 0; i < 100; i++) {
+    const up = await fetch(`http://127.0.0.1:${port}/public/hello.txt`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (up) return port;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('python3 -m http.server did not start');
+}
+
+/** A raw GET through a proxy: the path goes on the wire exactly as written. */
+const rawGet = (port: number, host: string, rawPath: string, headers: Record<string, string> = {}) =>
+  new Promise<{ status: number; body: string }>((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path: rawPath, headers: { host, accept: 'text/html', ...headers } }, (res) => {
+        let body = '';
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      })
+      .on('error', reject);
+  });
+
+t.test('issue 46, items 1-3: through nginx and Caddy to an app that decodes, no spelling of a guarded path gets past its rule', async (t) => {
+  const [gatePort, nginxPort, caddyPort] = [await freePort(), await freePort(), await freePort()];
+  const s = await startTestServer(t, { port: gatePort, publicUrl: `http://auth.gh.test:${gatePort}`, cookieDomain: 'gh.test', trustProxy: '127.0.0.1' });
+  const files = await startFileServer(t);
+  await startNginx(
+    t,
+    docBlock('nginx')
+      .replace('listen 80;', `listen 127.0.0.1:${nginxPort};`)
+      .replace('grafana.example.com', 'grafana.gh.test')
+      .replaceAll('127.0.0.1:6336', `127.0.0.1:${gatePort}`)
+      .replace('127.0.0.1:3000', `127.0.0.1:${files}`),
+    nginxPort,
+  );
+  await startCaddy(
+    t,
+    docBlock('caddy')
+      .replace('files.example.com {', `http://files.gh.test:${caddyPort} {`)
+      .replace('127.0.0.1:6336', `127.0.0.1:${gatePort}`)
+      .replace('127.0.0.1:3000', `127.0.0.1:${files}`),
+    caddyPort,
+  );
+  await s.signup('admin@example.com');
+  const admin = await s.signin('admin@example.com');
+  await setSignup(s, admin, 2097057);
+  await s.signup('sam@example.com');
+  const sam = await s.signin('sam@example.com');
+  for (const host of ['grafana.gh.test', 'files.gh.test']) {
+    await cli(s.dataDir, ['app', 'add', '--host', host, '--bypass-path', '/public']);
+    await cli(s.dataDir, ['app', 'add', '--host', host, '--path', '/admin', '--allow-group', 'administrators']);
+  }
+  const proxies = [
+    ['nginx', nginxPort, 'grafana.gh.test'],
+    ['Caddy', caddyPort, 'files.gh.test'],
+  ] as const;
+  // The issue's spellings of /admin/secret.txt, each read by Python as that file.
+  const spellings = [
+    '/%61dmin/secret.txt',
+    '//admin/secret.txt',
+    '/x/..%2fadmin/secret.txt',
+    '/admin%2fsecret.txt',
+    '/%41dmin/secret.txt',
+    '/admin;/secret.txt',
+    '/admin./secret.txt',
+    '/Admin/secret.txt',
+  ];
+  const bypassing = ['/public/..%2fadmin/secret.txt', '/public/%2e%2e%2fadmin/secret.txt', '/public/..%5cadmin/secret.txt', '/public/..%252fadmin/secret.txt'];
+  for (const [proxy, port, host] of proxies) {
+    const asAdmin = await rawGet(port, host, '/%61dmin/secret.txt', { authorization: `Bearer ${admin}` });
+    t.equal(asAdmin.body, 'THE SECRET\n', `${proxy}: the app decodes (an administrator reads /%61dmin/secret.txt)`);
+    t.equal((await rawGet(port, host, '/public/hello.txt')).body, 'hello\n', `${proxy}: the bypass still opens without a session`);
+    t.equal((await rawGet(port, host, '/admin/secret.txt', { authorization: `Bearer ${sam}` })).status, 403, `${proxy}: the plain path is refused`);
+    for (const p of spellings) {
+      const r = await rawGet(port, host, p, { authorization: `Bearer ${sam}` });
+      t.not(r.status, 200, `${proxy}: ${p} as a non-administrator (${r.status})`);
+      t.notMatch(r.body, /THE SECRET/);
+    }
+    for (const p of bypassing) {
+      const r = await rawGet(port, host, p);
+      t.not(r.status, 200, `${proxy}: ${p} with no session (${r.status})`);
+      t.notMatch(r.body, /THE SECRET/);
+      t.match(r.body, /^(Refused: )?this address can be read in more than one way|^refused: /i, `${proxy}: the person reads why`);
+    }
   }
 });

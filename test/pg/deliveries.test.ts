@@ -10,12 +10,12 @@ const PW = 'deliveries instance password 1';
 t.test('two instances, twelve concurrent signups: each event delivered exactly once', async (t) => {
   const pg = await onPostgres(t);
   if (!pg) return;
-  const flags = ['--bcrypt-cost', '4', '--no-rate-limits', '--public-url', 'https://id.example.test'];
+  const flags = ['--bcrypt-cost', '4', '--no-rate-limits', '--public-url', 'https://id.example.test', '--webhook-allow-private', 'loopback'];
   const [a, b] = await Promise.all([pg.serve(flags), pg.serve(flags)]);
   t.equal((await pg.shell(['bootstrap-admin', '--email', 'admin@example.com', '--password-env', 'PW'], { PW })).code, 0);
   t.equal((await pg.shell(['action', 'set-permission', 'signup', '--guest', 'on'])).code, 0);
   const receiver = await startReceiver(t);
-  const added = await pg.shell(['--json', 'webhook', 'add', '--url', receiver.url, '--event', 'account.created']);
+  const added = await pg.shell(['--json', '--webhook-allow-private', 'loopback', 'webhook', 'add', '--url', receiver.url, '--event', 'account.created']);
   t.equal(added.code, 0, added.stderr);
   receiver.secret = JSON.parse(added.stdout).secret;
 

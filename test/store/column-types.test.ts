@@ -14,7 +14,10 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
   const s = await withAdmin(t, {}, { clock });
   // Fill every table: accounts, groups, memberships, tokens, counters, recovery codes, audit,
   // a webhook and the deliveries its events and the mails make.
-  t.equal((await cli(s.dataDir, ['webhook', 'add', '--url', 'http://127.0.0.1:9/hook', '--description', 'columns'])).code, 0);
+  t.equal(
+    (await cli(s.dataDir, ['--webhook-allow-private', 'loopback', 'webhook', 'add', '--url', 'http://127.0.0.1:9/hook', '--description', 'columns'])).code,
+    0,
+  );
   await setSignup(s, s.adminToken, 2097057);
   // An app password, used once (last_used_at).
   const app = await cli(s.dataDir, ['--json', 'user', 'app-password', 'add', 'admin@example.com', '--name', 'NAS']);

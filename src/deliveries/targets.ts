@@ -1,0 +1,71 @@
+/**
+ * Where Gatehouse may send a request of its own: webhook URLs now, SCIM push
+ * targets next. A target inside the network (loopback, private, link-local, unique-local,
+ * unspecified, multicast or reserved) is refused unless the operator names it in
+ * `--webhook-allow-private` (`loopback`, `private`, `link-local`, `unique-local`, an address or a
+ * CIDR block). The rule is checked twice: when a URL is added (its literal address, or every
+ * address its name resolves to), and on the address a socket actually dials, so a name that
+ * resolves elsewhere later (DNS rebinding) is still refused.
+ */
+import dns from 'node:dns';
+import net from 'node:net';
+import { AppError } from '../errors';
+import { refusedKind, type TargetPolicy } from '../config/address-ranges';
+
+export { targetPolicy, type TargetPolicy } from '../config/address-ranges';
+
+/** A refused target, as a delivery's last error says it. */
+export class TargetRefused extends Error {
+  constructor(
+    readonly kind: string,
+    readonly address: string,
+  ) {
+    super(`refused: ${address} is a ${kind} address (allowed only by the webhook-allow-private setting)`);
+  }
+}
+
+/**
+ * Checks a target URL when it is added: a literal address (the URL parser has already read
+ * `2130706433`, `0177.0.0.1` and `0x7f.1` as 127.0.0.1), or every address its name resolves to.
+ * A name that does not resolve here is accepted: the check at connection time still holds.
+ */
+export async function checkTargetUrl(url: URL, policy: TargetPolicy, flag: string): Promise<void> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  if (net.isIP(host)) addresses = [host];
+  else {
+    try {
+      addresses = (await dns.promises.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+    } catch {
+      return;
+    }
+  }
+  for (const address of addresses) {
+    const kind = refusedKind(address, policy);
+    if (kind !== null)
+      throw new AppError(
+        'invalid_input',
+        `${flag} ${host === address ? 'is' : `resolves to ${address},`} a ${kind} address: Gatehouse does not send requests inside the network unless the operator allows it ({--webhook-allow-private} ${kind === 'unique-local' || kind === 'reserved' || kind === 'unspecified' ? address : kind})`,
+      );
+  }
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
+
+/**
+ * A `lookup` for http.request that refuses a name resolving inside the network: every address
+ * the resolver gives is checked before any is dialled.
+ */
+export function guardedLookup(policy: TargetPolicy) {
+  return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
+    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, []);
+      for (const a of addresses) {
+        const kind = refusedKind(a.address, policy);
+        if (kind !== null) return callback(Object.assign(new TargetRefused(kind, a.address), { code: 'ETARGETREFUSED' }), []);
+      }
+      if (options.all) callback(null, addresses);
+      else callback(null, addresses[0].address, addresses[0].family);
+    });
+  };
+}
