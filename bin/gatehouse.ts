@@ -7,6 +7,6 @@ import { run } from '../src/cli/main';
 
 // The HTTP server (Koa, the router, the pages) is loaded only by `serve`: an admin command starts
 // without evaluating it.
-run(process.argv, { serve: async (config) => (await import('../src/http/serve')).serve(config) }).then((code) => {
+run(process.argv, { serve: async (config) => (await import('../src/serve')).serve(config) }).then((code) => {
   process.exitCode = code;
 });

@@ -6,6 +6,7 @@
  * transaction as its audit row: an endpoint hears of exactly what the audit log holds.
  */
 import type { Actor } from './actor';
+import type { AuditEvent } from './audit-events';
 import type { LogFields, Logger } from './log';
 import type { Clock } from './clock';
 import type { Store } from './store/connection';
@@ -26,7 +27,7 @@ export class Audit {
   ) {}
 
   /** `about`: the account as it was, for an event about an account that is gone. */
-  async record(event: string, actor: Actor, fields: AuditFields, level: 'info' | 'warn' = 'info', about?: AccountFacts): Promise<void> {
+  async record(event: AuditEvent, actor: Actor, fields: AuditFields, level: 'info' | 'warn' = 'info', about?: AccountFacts): Promise<void> {
     const by = actor.principal.referenceId;
     const line: LogFields = { ...fields, via: actor.via, client: actor.client ?? undefined, by: by !== null && by !== fields.account ? by : undefined };
     this.logger[level](event, line);

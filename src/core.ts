@@ -99,6 +99,8 @@ export interface Core extends Omit<OperatorOperations, 'audit'> {
 export interface CoreOptions {
   logger?: Logger;
   clock?: Clock;
+  /** A server: whether another server held the (SQLite) data directory when this one started. */
+  othersRunning?: boolean;
 }
 
 export async function openCore(config: Config, options: CoreOptions = {}): Promise<Core> {
@@ -166,7 +168,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     ...operatorOperations(s),
     catalog: () => ({ actions: describeActions(), records: describeRecordTypes() }),
     async serving() {
-      await recordRunning(store, s.config, s.mailer, logger);
+      await recordRunning(store, s.config, s.mailer, logger, store.dialect === 'sqlite' ? (options.othersRunning ?? false) : null);
       await s.sender.start();
     },
     async settle() {
@@ -184,7 +186,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
 }
 
 export { backupStore, restoreStore, inspectSnapshot } from './store/backup';
-export { holdDataDir } from './store/serve-lock';
+export { holdDataDir, othersHoldDataDir } from './store/serve-lock';
 export type { SnapshotFacts, RestoreReport } from './store/backup';
 
 export { migrateStore } from './store/copy';

@@ -4,7 +4,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Actor, Caller } from './actor';
-import type { Services } from './services';
+import type { AuthCounters, Services } from './services';
 import { actorOf, requireAdministrator } from './access/caller';
 import { KNOWN_SIGNIN_MS } from './access/limits';
 import { findAccountByEmail } from './accounts/lifecycle';
@@ -23,16 +23,11 @@ import { filterIndexed, poolStats, storeWritable } from './store/stats';
 import { administratorExists } from './store/accounts';
 import { accountStats, dbStats, storeStats } from './stats';
 
-export interface MetricsSnapshot {
-  signinsOk: number;
-  signinsFailed: number;
-  signups: number;
-  lockouts: number;
-  /** Sign-ins through each upstream provider: completed, and refused at the callback. */
-  providerSignins: Record<string, { ok: number; refused: number }>;
-  ldap: { binds: Record<string, number>; searches: Record<string, number> };
+/** The counters since start (AuthCounters, declared once in services.ts), and the figures read at the moment. */
+export interface MetricsSnapshot extends AuthCounters {
   hashesQueued: number;
   hashesRunning: number;
+  hashesDone: number;
   /** The store's connection pool (null where the driver keeps none). */
   pool: { used: number; free: number; pending: number } | null;
   /** Tries by this server since start, by kind (mail, webhook) and outcome (delivered, retried, failed). */
@@ -139,6 +134,7 @@ export function operatorOperations(s: Services): OperatorOperations {
         ldap: structuredClone(c.ldap),
         hashesQueued: s.passwords.queued,
         hashesRunning: s.passwords.running,
+        hashesDone: s.passwords.done,
         pool: poolStats(s.store),
         deliveries: structuredClone(s.sender.counts),
         queue: await queueFigures(root).then((q) => ({

@@ -15,10 +15,10 @@ const TOUCH_EVERY_MS = 60_000;
 
 /** The key's account and the auth_version it was made under (no session, no signing key), or invalid_token. */
 export async function verifyApiKey(db: Tx, clock: Clock, key: string): Promise<Presented> {
-  if (!API_KEY_SHAPE.test(key)) throw invalidToken();
+  if (!API_KEY_SHAPE.test(key)) throw invalidToken('api_key');
   const row = await findApiKey(db, apiKeyDigest(key));
   const now = clock.now();
-  if (!row || (row.expires_at !== null && row.expires_at <= now)) throw invalidToken();
+  if (!row || (row.expires_at !== null && row.expires_at <= now)) throw invalidToken('api_key');
   if (row.last_used_at === null || now - row.last_used_at >= TOUCH_EVERY_MS) await touchApiKey(db, row.id);
-  return { referenceId: row.account_reference_id, authVersion: row.auth_version, sid: null, kid: null };
+  return { referenceId: row.account_reference_id, authVersion: row.auth_version, sid: null, kid: null, apiKey: true };
 }

@@ -109,7 +109,8 @@ function decide(presented: Presented | null, facts: RequestFacts): { principal: 
   if (presented === null) return { principal: GUEST, table: facts.table, session: null };
   // Checked against the store on every request: no cache may outlive a revocation.
   const account = facts.account;
-  if (!account || account.disabled || !account.keyValid || !account.sessionValid || account.authVersion !== presented.authVersion) throw invalidToken();
+  if (!account || account.disabled || !account.keyValid || !account.sessionValid || account.authVersion !== presented.authVersion)
+    throw invalidToken(presented.apiKey ? 'api_key' : 'access_token');
   return {
     principal: { accountId: account.id, referenceId: account.referenceId, groupIds: account.groupIds, isAdmin: account.isAdmin },
     table: facts.table,

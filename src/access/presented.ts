@@ -7,4 +7,6 @@ import type { TokenSubjectRef } from '../store/request-facts';
 
 export interface Presented extends TokenSubjectRef {
   authVersion: number;
+  /** An API key (its refusal is worded for a key). */
+  apiKey?: true;
 }

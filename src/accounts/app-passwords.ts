@@ -50,7 +50,11 @@ const appPasswords: CredentialKind<AppPasswordRow, AppPasswordView, { name: stri
  * The account a bind names and whether `secret` is one of its app passwords, in one indexed read
  * (no hashing work worth timing); a match records its use at most once a minute.
  */
-export async function accountForBind(s: Services, username: string, secret: string): Promise<{ account: AccountRow; appPassword: boolean } | undefined> {
+export async function accountForBind(
+  s: Services,
+  username: string,
+  secret: string,
+): Promise<{ account: AccountRow; appPasswordId: number | null } | undefined> {
   // Too short or too long to be one: the account alone (a hash of nothing that matches).
   const plausible = secret.length >= 20 && secret.length <= 100;
   const found = await findAccountForBind(s.store.root, username, plausible ? digest(secret) : '');
@@ -58,7 +62,7 @@ export async function accountForBind(s: Services, username: string, secret: stri
   const row = found.appPassword;
   // "Last used" to the minute: a write only when the one recorded is older (an app may bind on every request).
   if (row && (row.last_used_at === null || s.clock.now() - row.last_used_at >= TOUCH_EVERY_MS)) await touchAppPassword(s.store.root, row.id, TOUCH_EVERY_MS);
-  return { account: found.account, appPassword: row !== null };
+  return { account: found.account, appPasswordId: row?.id ?? null };
 }
 
 /** What the front ends call: any account's (administrators and the shell, by email) and the caller's own. */

@@ -15,7 +15,7 @@ export async function passwordFailure(
   actor: Actor,
   emailKey: string | null,
   account: string | null,
-  event: string,
+  event: 'signin_failed' | 'password_check_failed',
   fields: LogFields = {},
 ): Promise<void> {
   const locked = await s.limiter.signinFailed(emailKey, actor.client ?? 'shell');
@@ -32,7 +32,12 @@ export async function passwordFailure(
 }
 
 /** A wrong, replayed or used-up second factor: counts per account. */
-export async function secondFactorFailure(s: Services, actor: Actor, account: string, event: string): Promise<void> {
+export async function secondFactorFailure(
+  s: Services,
+  actor: Actor,
+  account: string,
+  event: 'totp_failed' | 'totp_replay' | 'recovery_code_failed',
+): Promise<void> {
   const locked = await s.limiter.totpFailed(account);
   await s.audit.record(event, actor, { account });
   if (locked) {

@@ -19,7 +19,7 @@ const MAX_PER_ACCOUNT = 50;
 /** One kind of named secret: how it is stored and shown. */
 export interface CredentialKind<Row, View, Input extends { name: string }> {
   /** As events and fields name it: `app_password`, `api_key`. */
-  readonly event: string;
+  readonly event: 'app_password' | 'api_key';
   /** As people read it: "app password", "API key". */
   readonly noun: string;
   /** Refuses an input the kind cannot take (beyond the name), before anything is stored. */

@@ -25,7 +25,7 @@ export async function verifySecondFactor(ctx: Acting & { attributes: Record<stri
   await s.limiter.assertTotpAllowed(account.reference_id);
   const db = s.store.root;
   const now = s.clock.now();
-  let event = 'totp_failed';
+  let event: 'totp_failed' | 'totp_replay' | 'recovery_code_failed' = 'totp_failed';
   if (otp !== undefined && account.totp_secret) {
     const step = await matchTotp(account.totp_secret, otp.trim(), account.totp_last_step, now);
     if (step !== null && (await acceptTotpStep(db, account.id, step))) return 'otp';

@@ -128,7 +128,13 @@ export async function listSessions(s: Services, accountId: number, currentSessio
 }
 
 /** Ends one of the account's sessions: its tokens are refused from the next request on. */
-export async function revokeSession(s: Services, actor: Actor, accountId: number, sessionId: string, event = 'session_revoked'): Promise<void> {
+export async function revokeSession(
+  s: Services,
+  actor: Actor,
+  accountId: number,
+  sessionId: string,
+  event: 'session_revoked' | 'signout' = 'session_revoked',
+): Promise<void> {
   const account = await findAccountById(s.store.root, accountId);
   if (!account || !(await endSession(s.store.root, accountId, sessionId))) throw new AppError('not_found', 'no such open session');
   await s.audit.record(event, actor, { account: account.reference_id, session: sessionId });

@@ -1,57 +1,177 @@
 /**
- * Finishing a sign-in, once for every way in. The ways differ only in how they prove who someone
- * is (a password, a passkey's signature, another provider's ID token; next: an LDAP bind, an app
- * password, an API key, a device's confirmation). Once that is proved, the same account rules
- * apply, in one order, with one wording per refusal:
+ * The one sign-in routine. Every way in (a password, a passkey, another provider, an LDAP bind;
+ * next, SAML reuses the session it opens) supplies only how it proves who someone is; this file
+ * owns the rest, in one order, with one wording per refusal:
  *
- *   1. `refuseIfDisabled`, before any second factor: a failed sign-in, counted and audited.
- *   2. The way's own second factor (TOTP), where the account has one and the way asks it.
- *   3. `completeSignin`: the address confirmed (where --require-verified-email asks it), the
- *      sign-in delays of this address and device lifted, counted, audited, a new session.
- *
- * A refusal that tells something about the account (disabled, unconfirmed) comes only after the
- * caller proved who they are, and the unconfirmed address only after the second factor.
+ *   1. the gate: the limits of this address and of the account the attempt names (an unknown
+ *      name counts too, so a lockout says nothing about who exists); a refusal here pays the
+ *      way's hashing work first, so it answers in the time a wrong secret does;
+ *   2. the way's proof; a failure is counted toward the lockout, audited (`signin_failed` with a
+ *      reason from a fixed list), counted in /metrics and in the way's own counter;
+ *   3. a disabled account: a failed sign-in, said only after the proof;
+ *   4. the second factor, where the account has one: the proof was both factors (a passkey with
+ *      user verification, an app password), a code the request carries, or a step of its own;
+ *   5. the confirmed address, where --require-verified-email asks it (after the second factor);
+ *   6. success: the address's and device's delays lifted, counted, audited, and a session (or
+ *      none: an LDAP client binds per login, the app keeps its own session).
  */
 import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import type { AccountRow } from '../store/accounts';
 import type { SigninMethod } from '../store/sessions';
+import { passwordFailure } from './failures';
+import { verifySecondFactor } from './second-factor';
 import { type Issued, openSession } from './sessions';
-
-export interface Way {
-  method: SigninMethod;
-  /** Whether a second factor was passed (TOTP, or a passkey's user verification). */
-  secondFactor: boolean;
-  /** What the audit says of this way (which passkey, which provider). */
-  details?: Record<string, string>;
-}
 
 export const UNCONFIRMED_EMAIL = 'confirm your email address first (request_verification sends a new link)';
 
-/** A way as the audit names it: the ways that open sessions, and the directory bind (no session). */
-type Named = { method: SigninMethod | 'ldap'; details?: Record<string, string> };
+/** Why a sign-in failed: a fixed list, so nothing an attacker writes reaches the audit or a webhook. */
+export const SIGNIN_FAILURES = [
+  'unknown_email',
+  'unknown_username',
+  'unknown_passkey',
+  'wrong_password',
+  'empty_password',
+  'app_password_required',
+  'user_handle',
+  'passkey_not_verified',
+  'passkey_wrong_origin',
+  'passkey_wrong_challenge',
+  'passkey_bad_signature',
+  'passkey_clone_suspected',
+  'other_provider',
+  'upstream_error',
+  'upstream_answer',
+  'linked_elsewhere',
+  'email_not_trusted',
+  'signup_closed',
+  'invalid_identity',
+  'account_gone',
+  'disabled',
+  'unverified',
+] as const;
+export type SigninFailure = (typeof SIGNIN_FAILURES)[number];
+
+/** How a way in names itself: the audit's `method` and what else it says (which passkey, which provider). */
+export interface Named {
+  method: SigninMethod | 'ldap';
+  details?: Record<string, string>;
+}
+
+export interface WayIn extends Named {
+  /** Who the attempt names, found without hashing: the account (or null) and the key its limits count on. */
+  claim(): Promise<{ account: AccountRow | null; limitKey: string | null }>;
+  /** Checks the proof: null when it holds for the account, else why not. Pays the same hashing work whatever the account. */
+  prove(account: AccountRow | null): Promise<SigninFailure | null>;
+  /** Hashing work a refusal at the gate pays too (the ways that hash a secret). */
+  equalWork?(): Promise<void>;
+  /** The answer to a failed proof, in the way's words. */
+  refusal(reason: SigninFailure): AppError;
+  /**
+   * The account's second factor, when it has one: `proved` (the proof was both factors),
+   * `{ check }` (a code the request carries), or `step` (the way asks for it next, with
+   * signInWithSecondFactor). Only a way that `proved` it counts its sessions as two-factor
+   * without a code.
+   */
+  secondFactor: 'proved' | { check: Record<string, unknown> } | 'step';
+  /** Whether a session opens. */
+  session: boolean;
+}
+
+export type SigninResult =
+  { account: AccountRow; session: Issued | null; secondFactorStep?: never } | { account: AccountRow; secondFactorStep: true; session?: never };
 
 /** The audit's words for a way: a password sign-in names no method (as it always has). */
 const said = (way: Named) => ({ ...(way.method === 'password' ? {} : { method: way.method }), ...way.details });
 
-/** A disabled account is a failed sign-in, whichever way it came (403 forbidden). */
-export async function refuseIfDisabled(s: Services, actor: Actor, account: AccountRow, way: Named): Promise<void> {
-  if (!account.disabled) return;
-  s.counters.signinsFailed++;
-  await s.audit.record('signin_failed', actor, { account: account.reference_id, ...said(way), reason: 'disabled' });
-  throw new AppError('forbidden', 'this account is disabled');
+/** The way's own counter: LDAP binds, and each upstream provider's sign-ins. */
+function countWay(s: Services, way: Named, ok: boolean): void {
+  if (way.method === 'ldap') {
+    const binds = s.counters.ldap.binds;
+    const outcome = ok ? 'ok' : 'failed';
+    binds[outcome] = (binds[outcome] ?? 0) + 1;
+  } else if (way.method === 'provider' && way.details?.provider) {
+    const c = (s.counters.providerSignins[way.details.provider] ??= { ok: 0, refused: 0 });
+    c[ok ? 'ok' : 'refused']++;
+  }
 }
 
-/** The last account rules, then the session: every way in ends here. */
-export async function completeSignin(s: Services, actor: Actor, account: AccountRow, way: Way): Promise<Issued> {
-  await refuseIfDisabled(s, actor, account, way);
+/**
+ * A failed sign-in, the one way it is recorded: toward the lockout (per account and address; per
+ * address alone when no account is named), audited, counted. `counts` is false for a refusal
+ * about the account rather than the secret (disabled, unconfirmed): the secret was right, so the
+ * lockout does not move.
+ */
+export async function signinFailed(
+  s: Services,
+  actor: Actor,
+  way: Named,
+  reason: SigninFailure,
+  account: AccountRow | null,
+  limitKey: string | null,
+  counts = true,
+): Promise<void> {
+  s.counters.signinsFailed++;
+  countWay(s, way, false);
+  const fields = { ...said(way), reason };
+  if (counts) await passwordFailure(s, actor, limitKey, account?.reference_id ?? null, 'signin_failed', fields);
+  else await s.audit.record('signin_failed', actor, { account: account?.reference_id ?? null, ...fields });
+}
+
+/** Runs a way in through every rule: the signed-in account and its session, or the second factor's step. */
+export async function signIn(s: Services, actor: Actor, way: WayIn): Promise<SigninResult> {
+  const { account, limitKey } = await way.claim();
+  try {
+    await s.limiter.assertSigninAllowed(limitKey, actor.client ?? 'shell', actor.device ?? null);
+  } catch (err) {
+    // A locked account answers in the time a wrong secret does: the lockout is no oracle.
+    if (way.equalWork) await way.equalWork();
+    throw err;
+  }
+  const failure = await way.prove(account);
+  if (failure !== null || account === null) {
+    const reason = failure ?? 'unknown_email';
+    await signinFailed(s, actor, way, reason, account, limitKey);
+    throw way.refusal(reason);
+  }
+  return signInProved(s, actor, account, way);
+}
+
+/**
+ * The rest of a sign-in whose second factor was a step of its own (an upstream provider's
+ * sign-in, then the account's TOTP): the provider's proof stands, the code is checked now.
+ */
+export async function signInWithSecondFactor(s: Services, actor: Actor, account: AccountRow, way: Named & { session: boolean }, code: Record<string, unknown>) {
+  return signInProved(s, actor, account, { ...way, secondFactor: { check: code } });
+}
+
+/** Steps 3 to 6, for an account whose proof is done (signIn's, or a way's that just made the account). */
+export async function signInProved(
+  s: Services,
+  actor: Actor,
+  account: AccountRow,
+  way: Named & Pick<WayIn, 'secondFactor' | 'session'>,
+): Promise<SigninResult> {
+  if (account.disabled) {
+    await signinFailed(s, actor, way, 'disabled', account, account.email_key, false);
+    throw new AppError('forbidden', 'this account is disabled');
+  }
+  let twoFactor = way.secondFactor === 'proved';
+  if (account.totp_enabled && way.secondFactor !== 'proved') {
+    if (way.secondFactor === 'step') return { account, secondFactorStep: true };
+    // A wrong code has its own limits and audit (totp_failed), as on every way.
+    await verifySecondFactor({ s, actor, attributes: way.secondFactor.check }, account);
+    twoFactor = true;
+  }
   if (s.config.requireVerifiedEmail && !account.email_verified) {
-    await s.audit.record('signin_failed', actor, { account: account.reference_id, ...said(way), reason: 'unverified' });
+    await signinFailed(s, actor, way, 'unverified', account, account.email_key, false);
     throw new AppError('email_unverified', UNCONFIRMED_EMAIL);
   }
   await s.limiter.signinSucceeded(account.email_key, actor.client ?? 'shell', actor.device ?? null);
   s.counters.signinsOk++;
+  countWay(s, way, true);
+  if (!way.session) return { account, session: null };
   await s.audit.record('signin_ok', actor, { account: account.reference_id, ...said(way) });
-  return openSession(s, actor, account, way.secondFactor, way.method);
+  return { account, session: await openSession(s, actor, account, twoFactor, way.method as SigninMethod) };
 }

@@ -1,6 +1,8 @@
 /** Bounds how many async jobs run at once; the rest wait in FIFO order. */
 export class Semaphore {
   private active = 0;
+  /** Jobs finished since start. */
+  done = 0;
   private readonly waiting: Array<() => void> = [];
 
   constructor(private readonly limit: number) {}
@@ -11,6 +13,7 @@ export class Semaphore {
     try {
       return await job();
     } finally {
+      this.done++;
       // Hand the slot straight to the next waiter (active stays the same) or free it.
       const next = this.waiting.shift();
       if (next) next();

@@ -187,6 +187,12 @@ export class TokenService {
   }
 }
 
-export function invalidToken(): AppError {
-  return new AppError('invalid_token', 'the access token is not valid or has expired; refresh it (refresh action) or sign in again');
+/** A refused bearer credential, in words for what it is: an access token refreshes; an API key is replaced. */
+export function invalidToken(kind: 'access_token' | 'api_key' = 'access_token'): AppError {
+  return kind === 'api_key'
+    ? new AppError(
+        'invalid_token',
+        'the API key is not valid: it was revoked or has expired, or its account was disabled, signed out everywhere or given a new password; make a new key',
+      )
+    : new AppError('invalid_token', 'the access token is not valid or has expired; refresh it (refresh action) or sign in again');
 }

@@ -5,6 +5,7 @@
  * sent for a change that was not audited, nor missed for one that was.
  */
 import type { Actor } from '../actor';
+import type { AuditEvent } from '../audit-events';
 
 export const EVENT_TYPES = [
   'account.created',
@@ -22,7 +23,7 @@ export const EVENT_TYPES = [
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The audited event behind each webhook event. */
-const FROM_AUDIT: Readonly<Record<string, EventType>> = {
+const FROM_AUDIT: Readonly<Partial<Record<AuditEvent, EventType>>> = {
   signup: 'account.created',
   email_changed: 'account.updated',
   email_verified: 'account.updated',
@@ -48,7 +49,7 @@ const FROM_AUDIT: Readonly<Record<string, EventType>> = {
   invitation_accepted: 'invitation.accepted',
 };
 
-export const eventTypeOf = (auditEvent: string): EventType | null => FROM_AUDIT[auditEvent] ?? null;
+export const eventTypeOf = (auditEvent: AuditEvent): EventType | null => FROM_AUDIT[auditEvent] ?? null;
 
 /** Audit details a payload may carry, by name: an allow-list, so no secret or counter leaks by a new field. */
 const CARRIED = ['group', 'group_name', 'session', 'invitation', 'reason', 'method', 'provider', 'outcome'] as const;

@@ -5,6 +5,7 @@
  * a running server sends them (sender.ts).
  */
 import type { Actor } from '../actor';
+import type { AuditEvent } from '../audit-events';
 import type { Clock } from '../clock';
 import type { MailMessage } from '../mail/mailer';
 import type { Store, Tx } from '../store/connection';
@@ -26,7 +27,7 @@ export async function queueMail(tx: Tx, message: MailMessage, topic: MailTopic):
 export async function eventMessages(
   store: Store,
   clock: Clock,
-  auditEvent: string,
+  auditEvent: AuditEvent,
   actor: Actor,
   fields: Readonly<Record<string, unknown>> & { account: string | null },
   about?: AccountFacts,

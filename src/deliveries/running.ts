@@ -13,9 +13,29 @@ import { readSetting, writeSetting } from '../store/deliveries';
 const PUBLIC_URL = 'public_url';
 const MAIL_ROUTE = 'mail_route';
 
-export async function recordRunning(store: Store, config: Config, mailer: Mailer, logger: Logger): Promise<void> {
+/**
+ * Records this server's public URL and mail route. `othersRunning`: another server runs on this
+ * store now (SQLite knows it from the data directory's lock; null on PostgreSQL, where it is not
+ * known). A second server that starts beside a running one with another public URL leaves the
+ * recorded one alone: after it stops, mail and admin commands would otherwise link to it.
+ */
+export async function recordRunning(store: Store, config: Config, mailer: Mailer, logger: Logger, othersRunning: boolean | null): Promise<void> {
   const was = await readSetting(store.root, PUBLIC_URL);
-  if (was !== null && was !== config.publicUrl) logger.warn('public_url_changed', { was, now: config.publicUrl });
+  if (was !== null && was !== config.publicUrl) {
+    if (othersRunning === true) {
+      logger.warn('public_url_kept', {
+        was,
+        now: config.publicUrl,
+        message: `another server on this store runs with ${was}: mail and admin commands keep linking there; to make ${config.publicUrl} the address, stop the other server and start this one again`,
+      });
+      return;
+    }
+    logger.warn('public_url_changed', {
+      was,
+      now: config.publicUrl,
+      message: `mail and admin commands now link to ${config.publicUrl}${othersRunning === null ? `; every instance on one database must run with the same public URL setting (another still running with ${was} records it again when it restarts)` : ''}`,
+    });
+  }
   await writeSetting(store.root, PUBLIC_URL, config.publicUrl);
   await writeSetting(store.root, MAIL_ROUTE, JSON.stringify(routeOf(mailer)));
 }

@@ -3,13 +3,14 @@
  * sign-in home's directoryBind), who may search (administrators and members of the reader groups
  * the server names), and the people and groups a search sees. Disabled accounts and unmanaged
  * groups never appear; someone who may not search sees only their own entry. Read on every call:
- * a group change or a disabled account shows on the next request, on every instance.
+ * a group change or a disabled account shows on the next request, on every instance, on a
+ * connection already bound too (stillBound).
  */
 import type { Caller } from '../actor';
 import type { Services } from '../services';
 import { actorOf } from '../access/caller';
 import { directoryBind } from '../accounts/directory-bind';
-import { isReader } from '../store/groups';
+import { bindHolds, isReader } from '../store/groups';
 import { type GroupEntryRow, type GroupQuery, type PersonRow, readGroups, readPeople } from '../store/directory';
 
 export type Person = PersonRow;
@@ -21,6 +22,8 @@ export interface DirectoryIdentity {
   referenceId: string;
   username: string;
   reader: boolean;
+  /** What the bind proved, checked again on every request (stillBound). */
+  bound: { accountId: number; authVersion: number; appPasswordId: number | null };
 }
 
 /** What a search may narrow to before reading: one person (by username, email or id) or one group (by name). */
@@ -35,6 +38,12 @@ export interface PeopleQuery {
 export interface DirectoryOperations {
   /** A simple bind: the identity, or invalid_credentials for every failure alike. `readers` are managed group names. */
   bind(caller: Caller, username: string, password: string, readers: readonly string[]): Promise<DirectoryIdentity>;
+  /**
+   * Whether a bind still holds, read before each request on the connection: the identity as it
+   * is now (a reader group left or joined shows), or null when the account was disabled,
+   * signed out everywhere, given a new password, removed, or the app password revoked.
+   */
+  stillBound(identity: DirectoryIdentity, readers: readonly string[]): Promise<DirectoryIdentity | null>;
   /** People the identity may see: everyone enabled for a reader, else only itself. */
   people(identity: DirectoryIdentity, query?: PeopleQuery): Promise<Person[]>;
   /** Managed groups for a reader (optionally narrowed: by name, by a member); none for anyone else. */
@@ -50,9 +59,15 @@ export function directoryOperations(s: Services): DirectoryOperations {
     async bind(caller, username, password, readers) {
       // A bind carries no token: the caller is a guest until the bind proves who it is.
       const actor = { ...(await actorOf(s, { ...caller, token: null })), via: 'ldap' as const };
-      const account = await directoryBind(s, actor, username, password);
+      const { account, appPasswordId } = await directoryBind(s, actor, username, password);
       const reader = await isReader(s.store.root, account.id, readers);
-      return { referenceId: account.reference_id, username: account.username, reader };
+      const bound = { accountId: account.id, authVersion: account.auth_version, appPasswordId };
+      return { referenceId: account.reference_id, username: account.username, reader, bound };
+    },
+    async stillBound(identity, readers) {
+      const now = await bindHolds(s.store.root, identity.bound, readers);
+      if (!now.holds) return null;
+      return now.reader === identity.reader ? identity : { ...identity, reader: now.reader };
     },
     async people(identity, query = {}) {
       // Someone who may not search reads their own entry, whatever they ask for.

@@ -77,7 +77,9 @@ export async function changeMembers(
     ? change === 'add'
       ? 'administrator_added'
       : 'administrator_removed'
-    : `group_member_${change === 'add' ? 'added' : 'removed'}`;
+    : change === 'add'
+      ? 'group_member_added'
+      : 'group_member_removed';
   for (const account of changed) await s.audit.record(event, actor, { account, group: group.reference_id, group_name: group.name });
   return { group, changed };
 }

@@ -131,6 +131,7 @@ export function createMetrics(core: Core): Metrics {
   fromCore('gatehouse_lockouts_total', 'Lockouts caused since start (account and address, account-wide, second factor)', (m) => m.lockouts);
   fromCore('gatehouse_password_hash_queue_depth', 'Password hashes waiting for a hashing slot', (m) => m.hashesQueued, 'gauge');
   fromCore('gatehouse_password_hashes_running', 'Password hashes being computed now', (m) => m.hashesRunning, 'gauge');
+  fromCore('gatehouse_password_hashes_total', 'Password hashes and checks done since start (a refused sign-in pays one like any other)', (m) => m.hashesDone);
   new client.Gauge({
     name: 'gatehouse_store_pool_connections',
     help: "The store's connection pool, by state (used, free, pending acquisitions)",

@@ -263,6 +263,12 @@ export class OidcProvider {
       ctx.res.setHeader('X-Frame-Options', 'DENY');
       ctx.res.setHeader('Referrer-Policy', 'same-origin');
       ctx.respond = false;
+      // The provider builds every link (discovery, verification_uri) from the request's host:
+      // the request names the public URL's, whatever Host or X-Forwarded-Host it came with.
+      const own = new URL(this.core.config.publicUrl);
+      ctx.req.headers.host = own.host;
+      ctx.req.headers['x-forwarded-host'] = own.host;
+      ctx.req.headers['x-forwarded-proto'] = own.protocol.replace(':', '');
       await handle(ctx.req, ctx.res);
     };
   }

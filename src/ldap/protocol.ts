@@ -41,6 +41,7 @@ export const RESULT = {
   compareFalse: 5,
   compareTrue: 6,
   authMethodNotSupported: 7,
+  strongerAuthRequired: 8,
   unavailableCriticalExtension: 12,
   confidentialityRequired: 13,
   noSuchObject: 32,

@@ -5,13 +5,22 @@
  * unwillingToPerform; compare is a read. Each connection handles one request at a time; a
  * malformed or oversize message, a client that reads nothing, an idle connection or too many
  * connections from one address end with a notice of disconnection, never with the server.
+ *
+ * Strangers get less than those who bound: a connection that has not bound may stay idle
+ * seconds, not minutes, send smaller messages and filters, and holds one of a smaller share of
+ * slots (the oldest stranger makes room for a new one), so unauthenticated clients cannot fill
+ * the directory. A bound connection's identity is checked again before each request: a bind
+ * ends when its account is disabled, signed out everywhere, given a new password or its app
+ * password revoked. A connection reads no further than it has answered (a bounded number of
+ * requests waiting, a bounded amount unread by the client): a client that pipelines and never
+ * reads holds its own socket's buffers, not the server's memory.
  */
 import net from 'node:net';
 import tls from 'node:tls';
 import type { Core, DirectoryIdentity, SearchOutcome } from '../core';
 import { isAppError } from '../errors';
 import type { Logger } from '../log';
-import { decode, entry, extended, frame, OID, OP, pagedDone, result, RESULT, type LdapFilter, type Request } from './protocol';
+import { decode, entry, extended, frame, MAX_FILTER_TERMS, MAX_MESSAGE, OID, OP, pagedDone, result, RESULT, type LdapFilter, type Request } from './protocol';
 import { groupsHint, matches, peopleHint, select, Tree, type Entry } from './tree';
 
 export interface LdapOptions {
@@ -39,9 +48,44 @@ export interface LdapServer {
 const IDLE_MS = 5 * 60_000;
 const PER_ADDRESS = 64;
 const MAX_CONNECTIONS = 2048;
-/** Bytes queued for a client that does not read before it is dropped. */
+/** Connections that have not bound: idle seconds, not minutes; a few per address; a share of the slots. */
+const UNBOUND_IDLE_MS = 10_000;
+const UNBOUND_PER_ADDRESS = 8;
+const MAX_UNBOUND = 256;
+/** A message before a bind: a bind, StartTLS or a read of the root DSE needs little. */
+const MAX_UNBOUND_MESSAGE = 64 * 1024;
+/** Requests read and not yet answered on one connection: past this, reading waits. */
+const MAX_PENDING = 64;
+/** Answers the client has not read yet: past this, reading waits; far past it, the client is dropped. */
+const HIGH_WATER = 256 * 1024;
 const MAX_UNREAD = 4 * 1024 * 1024;
 const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
+
+/** The slots of connections that have not bound, oldest first, and how many each address holds. */
+class Strangers {
+  private readonly all = new Set<Connection>();
+  private readonly byAddress = new Map<string, number>();
+
+  /** Whether this address may open one more connection that has not bound. */
+  roomFor(address: string): boolean {
+    return (this.byAddress.get(address) ?? 0) < UNBOUND_PER_ADDRESS;
+  }
+
+  add(c: Connection): void {
+    if (this.all.has(c)) return;
+    // The oldest stranger makes room: a flood of strangers recycles its own slots, never the bound ones.
+    if (this.all.size >= MAX_UNBOUND) this.all.values().next().value?.evict();
+    this.all.add(c);
+    this.byAddress.set(c.address, (this.byAddress.get(c.address) ?? 0) + 1);
+  }
+
+  remove(c: Connection): void {
+    if (!this.all.delete(c)) return;
+    const left = (this.byAddress.get(c.address) ?? 1) - 1;
+    if (left <= 0) this.byAddress.delete(c.address);
+    else this.byAddress.set(c.address, left);
+  }
+}
 
 export async function startLdap(core: Core, o: LdapOptions, logger: Logger): Promise<LdapServer> {
   const tree = new Tree(o.baseDn);
@@ -49,10 +93,11 @@ export async function startLdap(core: Core, o: LdapOptions, logger: Logger): Pro
   if (o.tlsPort !== null && !secure) throw new Error('LDAPS needs a certificate and key');
   const perAddress = new Map<string, number>();
   const sockets = new Set<net.Socket>();
+  const strangers = new Strangers();
   const accept = (socket: net.Socket, encrypted: boolean) => {
     const address = socket.remoteAddress ?? 'unknown';
     const count = (perAddress.get(address) ?? 0) + 1;
-    if (count > PER_ADDRESS || sockets.size >= MAX_CONNECTIONS) {
+    if (count > PER_ADDRESS || !strangers.roomFor(address) || sockets.size >= MAX_CONNECTIONS) {
       socket.end(extended(0, RESULT.busy, 'too many connections', { name: OID.noticeOfDisconnection }));
       socket.destroy();
       return;
@@ -65,7 +110,9 @@ export async function startLdap(core: Core, o: LdapOptions, logger: Logger): Pro
       if (left <= 0) perAddress.delete(address);
       else perAddress.set(address, left);
     });
-    new Connection(core, tree, o, logger, socket, address, encrypted, secure).start();
+    const connection = new Connection(core, tree, o, logger, socket, address, encrypted, secure, strangers);
+    socket.on('close', () => strangers.remove(connection));
+    connection.start();
   };
   const servers: net.Server[] = [];
   const listen = async (server: net.Server, port: number) => {
@@ -116,6 +163,10 @@ class Connection {
   private identity: DirectoryIdentity | null = null;
   private queue: Promise<void> = Promise.resolve();
   private closed = false;
+  /** Requests read and not yet answered. */
+  private pending = 0;
+  /** StartTLS was read: nothing more is read until the handshake is over. */
+  private upgrading = false;
 
   constructor(
     private readonly core: Core,
@@ -123,10 +174,11 @@ class Connection {
     private readonly o: LdapOptions,
     private readonly logger: Logger,
     socket: net.Socket,
-    private readonly address: string,
+    readonly address: string,
     /** LDAPS from the start, or after StartTLS. */
     private encrypted: boolean,
     private readonly secure: tls.SecureContext | null,
+    private readonly strangers: Strangers,
   ) {
     this.socket = socket;
   }
@@ -135,43 +187,84 @@ class Connection {
     // Answers go out at once: with Nagle's algorithm, a search's last message waited for the
     // client's delayed ACK of the one before (about 40 ms per search).
     this.socket.setNoDelay(true);
-    this.socket.setTimeout(IDLE_MS, () => this.drop(RESULT.unavailable, 'idle for too long'));
+    this.setBound(false);
     this.listen(this.socket);
+  }
+
+  /** Bound or not: the idle time and the share of slots a connection gets. */
+  private setBound(bound: boolean): void {
+    if (bound) this.strangers.remove(this);
+    else this.strangers.add(this);
+    this.socket.setTimeout(bound ? IDLE_MS : UNBOUND_IDLE_MS, () => this.drop(RESULT.unavailable, 'idle for too long'));
+  }
+
+  /** Made room for a newer connection that has not bound either. */
+  evict(): void {
+    this.strangers.remove(this);
+    this.drop(RESULT.busy, 'too many connections that have not bound');
   }
 
   private listen(socket: net.Socket): void {
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
+    socket.on('drain', () => this.pump());
     socket.on('error', () => socket.destroy());
     socket.on('close', () => (this.closed = true));
   }
 
   /**
    * StartTLS (RFC 4513 3): answered in clear, then the same TCP connection carries TLS. Refused
-   * on an encrypted connection, without a certificate, or with requests queued behind it.
+   * on an encrypted connection, without a certificate, or with requests sent behind it: a request
+   * that arrives before the handshake is over was sent in clear (and may be a man in the
+   * middle's), so it ends the connection rather than being answered inside TLS.
    */
   private startTls(id: number): void {
-    if (this.encrypted) return this.send(extended(id, RESULT.operationsError, 'this connection is encrypted already'));
-    if (!this.secure) return this.send(extended(id, RESULT.protocolError, 'StartTLS is not offered: the server has no certificate'));
+    if (this.encrypted || !this.secure) {
+      this.upgrading = false;
+      this.send(
+        this.encrypted
+          ? extended(id, RESULT.operationsError, 'this connection is encrypted already')
+          : extended(id, RESULT.protocolError, 'StartTLS is not offered: the server has no certificate'),
+      );
+      setImmediate(() => this.pump());
+      return;
+    }
     if (this.buffer.length > 0) return this.drop(RESULT.protocolError, 'requests sent after StartTLS before its answer');
     const plain = this.socket;
     plain.write(extended(id, RESULT.success, '', { name: OID.startTls }));
     plain.removeAllListeners('data');
+    plain.removeAllListeners('drain');
     const secure = new tls.TLSSocket(plain, { isServer: true, secureContext: this.secure });
     this.socket = secure;
-    this.encrypted = true;
+    secure.once('secure', () => {
+      this.encrypted = true;
+      this.upgrading = false;
+      this.pump();
+    });
     this.listen(secure);
   }
 
   private receive(chunk: Buffer): void {
+    // Clear text after StartTLS and before its handshake: injected, or a confused client.
+    if (this.upgrading) return this.drop(RESULT.protocolError, 'requests sent after StartTLS before its answer');
     this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
-    for (;;) {
-      const f = frame(this.buffer);
-      if ('incomplete' in f) return;
-      if ('error' in f) return this.drop(RESULT.protocolError, f.error);
+    this.pump();
+  }
+
+  /** Reads the requests in the buffer, as far as the connection may have waiting; the rest waits in the socket. */
+  private pump(): void {
+    while (!this.closed && !this.upgrading) {
+      if (this.pending >= MAX_PENDING || this.socket.writableLength >= HIGH_WATER) {
+        this.socket.pause();
+        return;
+      }
+      const bound = this.identity !== null;
+      const f = frame(this.buffer, bound ? MAX_MESSAGE : MAX_UNBOUND_MESSAGE);
+      if ('incomplete' in f) break;
+      if ('error' in f) return this.drop(RESULT.protocolError, bound ? f.error : `${f.error} before a bind`);
       this.buffer = f.rest;
       let request: Request;
       try {
-        request = decode(f.message);
+        request = decode(f.message, bound ? MAX_FILTER_TERMS.bound : MAX_FILTER_TERMS.unbound);
       } catch (err) {
         return this.drop(RESULT.protocolError, `a malformed request (${(err as Error).message.slice(0, 80)})`);
       }
@@ -180,8 +273,17 @@ class Connection {
         this.socket.end();
         return;
       }
-      this.queue = this.queue.then(() => this.handle(request)).catch((err: unknown) => this.failed(request, err));
+      if (request.kind === 'extended' && request.oid === OID.startTls) this.upgrading = true;
+      this.pending++;
+      this.queue = this.queue
+        .then(() => this.handle(request))
+        .catch((err: unknown) => this.failed(request, err))
+        .finally(() => {
+          this.pending--;
+          if (this.pending <= MAX_PENDING / 2) this.pump();
+        });
     }
+    if (this.socket.isPaused()) this.socket.resume();
   }
 
   /** Ends the connection with a notice of disconnection (RFC 4511 4.4.1). */
@@ -202,6 +304,25 @@ class Connection {
     }
   }
 
+  /**
+   * Whether the bind still holds, read before each request that uses it; when it does not, the
+   * connection ends with a notice (strongerAuthRequired: the association is no longer valid).
+   */
+  private async stillBound(): Promise<boolean> {
+    if (this.identity === null) return true;
+    const now = await this.core.directory.stillBound(this.identity, this.o.readers);
+    if (now !== null) {
+      this.identity = now;
+      return true;
+    }
+    this.identity = null;
+    this.drop(
+      RESULT.strongerAuthRequired,
+      'the bound account changed (disabled, signed out everywhere, a new password or its app password revoked): bind again',
+    );
+    return false;
+  }
+
   private failed(request: Request, err: unknown): void {
     const code = isAppError(err) && err.code === 'unavailable' ? RESULT.unavailable : RESULT.other;
     if (request.kind === 'search') this.core.directory.searched('failed');
@@ -216,6 +337,7 @@ class Connection {
 
   private async handle(r: Request): Promise<void> {
     if (this.closed) return;
+    if ((r.kind === 'search' || r.kind === 'compare' || r.kind === 'extended') && !(await this.stillBound())) return;
     switch (r.kind) {
       case 'bind':
         return this.bind(r);
@@ -240,6 +362,7 @@ class Connection {
   }
 
   private async bind(r: Extract<Request, { kind: 'bind' }>): Promise<void> {
+    if (this.identity !== null) this.setBound(false);
     this.identity = null;
     if (r.version !== 3) return this.send(result(r.id, OP.bindResponse, RESULT.protocolError, 'LDAP version 3 only'));
     if (r.dn === '' && r.password === '') return this.send(result(r.id, OP.bindResponse, RESULT.success));
@@ -257,6 +380,7 @@ class Connection {
       // Every failure alike: unknown DN, wrong password, a locked account, a disabled one.
       return this.send(result(r.id, OP.bindResponse, RESULT.invalidCredentials, 'invalid credentials'));
     }
+    this.setBound(true);
     this.send(result(r.id, OP.bindResponse, RESULT.success));
   }
 

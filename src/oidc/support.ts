@@ -53,8 +53,10 @@ export function adapterFor(s: Services, model: string): ProviderAdapter {
       return live(await findPayload(s.store.root, model, { uid }));
     },
     consume: (id) => consumePayload(s.store.root, model, id),
-    destroy: (id) => destroyPayload(s.store.root, model, id),
-    revokeByGrantId: (grantId) => revokeGrant(s.store.root, model, grantId),
+    // A device code cancelled by the person has no grant: polled again, the provider revokes "its"
+    // grant, undefined; there is nothing to remove (it answered 500 before).
+    destroy: async (id) => (id ? destroyPayload(s.store.root, model, id) : undefined),
+    revokeByGrantId: async (grantId) => (grantId ? revokeGrant(s.store.root, model, grantId) : undefined),
   };
 }
 

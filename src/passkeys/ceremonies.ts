@@ -9,10 +9,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError } from '../errors';
 import { type Acting, callerAccount, confirmPassword } from '../accounts/acting';
 import { hasPassword } from '../accounts/ways-in';
-import { completeSignin } from '../accounts/signin';
+import { signIn, signInProved, type SigninFailure } from '../accounts/signin';
 import { assertSignupOpen, createAccount } from '../accounts/create';
 import { normalizeEmail, validateName } from '../accounts/validate';
-import { passwordFailure } from '../accounts/failures';
 import { emailKeyTaken, findAccountById, type AccountRow } from '../store/accounts';
 import { findSession } from '../store/sessions';
 import {
@@ -236,79 +235,94 @@ export async function finishRegistration(ctx: Acting, rawResponse: unknown, rawN
   const account = (await findAccountById(s.store.root, created.id))!;
   // Signed in through the one home: with --require-verified-email, an account made without an
   // invitation waits for its confirmed address, as one made with a password does.
-  const session = await completeSignin(s, actor, account, { method: 'passkey', secondFactor: true, details: { passkey: added!.reference_id } });
+  const { session } = await signInProved(s, actor, account, {
+    method: 'passkey',
+    details: { passkey: added!.reference_id },
+    secondFactor: 'proved',
+    session: true,
+  });
   return {
     passkey: viewPasskey(added!),
     created: { referenceId: created.referenceId, email: created.email, usergroupId: created.usergroupReferenceId },
-    session: { token: session.token, refreshToken: session.refreshToken },
+    session: { token: session!.token, refreshToken: session!.refreshToken },
   };
 }
 
-/** passkey_signin: the account whose passkey signed this challenge, signed in (no TOTP step: the passkey verified its user). */
+/** passkey_signin: the account whose passkey signed this challenge, signed in through the one routine (no TOTP step: the passkey verified its user). */
 export async function finishSignin(ctx: Acting, rawResponse: unknown): Promise<{ token: string; refreshToken: string }> {
   const { s, actor } = ctx;
   const response = authenticationResponse(rawResponse);
   const challenge = await spend(ctx, challengeOf(response), 'signin');
-  const client = actor.client ?? 'shell';
   const passkey = await findPasskeyByCredential(s.store.root, response.id);
-  const account = passkey ? await findAccountById(s.store.root, passkey.account_id) : undefined;
-  const failed = async (reason: string, a: AccountRow | undefined) => {
-    s.counters.signinsFailed++;
-    await passwordFailure(s, actor, a?.email_key ?? null, a?.reference_id ?? null, 'signin_failed', { method: 'passkey', reason });
+  const refusals: Partial<Record<SigninFailure, AppError>> = {
+    unknown_passkey: new AppError('passkey_invalid', 'this passkey is not registered here (it may have been removed)'),
+    passkey_clone_suspected: new AppError('passkey_invalid', 'this passkey was refused: its signature counter went backwards, which a copied key would do'),
   };
-  if (!passkey || !account) {
-    await failed('unknown_passkey', undefined);
-    throw new AppError('passkey_invalid', 'this passkey is not registered here (it may have been removed)');
-  }
-  await s.limiter.assertSigninAllowed(account.email_key, client, actor.device ?? null);
-  // A discoverable credential names its account: it must be the one the credential belongs to.
-  const handle = response.response.userHandle;
-  if (handle !== undefined && handle !== Buffer.from(account.reference_id).toString('base64url')) {
-    await failed('user_handle', account);
-    throw new AppError('passkey_invalid', 'the passkey did not verify; try again');
-  }
-  const lib = await library();
-  const rp = relyingParty(s.config);
-  let info;
-  try {
-    const verified = await lib.verifyAuthenticationResponse({
-      response,
-      expectedChallenge: challenge.challenge,
-      expectedOrigin: rp.origin,
-      expectedRPID: rp.id,
-      // The counter is compared below, where a step backwards is audited as a clone.
-      credential: {
-        id: passkey.credential_id,
-        publicKey: new Uint8Array(Buffer.from(passkey.public_key, 'base64url')),
-        counter: 0,
-        transports: transportsOf(passkey.transports),
-      },
-      requireUserVerification: true,
-    });
-    if (!verified.verified) throw new Error('not verified');
-    info = verified.authenticationInfo;
-  } catch (err) {
-    await failed(reasonOf(err), account);
-    throw refused(err);
-  }
-  const next = info.newCounter;
-  // WebAuthn §6.1.1: a counter that does not move forward (when either is non-zero) means two
-  // authenticators hold one private key. Refused, and said loudly.
-  const backwards = (passkey.counter > 0 || next > 0) && next <= passkey.counter;
-  if (backwards || !(await usePasskey(s.store.root, passkey.id, passkey.counter, next))) {
-    s.counters.signinsFailed++;
-    await s.audit.record(
-      'passkey_clone_suspected',
-      actor,
-      { account: account.reference_id, passkey: passkey.reference_id, stored: passkey.counter, presented: next },
-      'warn',
-    );
-    throw new AppError('passkey_invalid', 'this passkey was refused: its signature counter went backwards, which a copied key would do');
-  }
-  // A passkey with user verification is both factors: no TOTP step after it.
-  const session = await completeSignin(s, actor, account, { method: 'passkey', secondFactor: true, details: { passkey: passkey.reference_id } });
-  return { token: session.token, refreshToken: session.refreshToken };
+  const { session } = await signIn(s, actor, {
+    method: 'passkey',
+    details: passkey ? { passkey: passkey.reference_id } : {},
+    async claim() {
+      const account = passkey ? ((await findAccountById(s.store.root, passkey.account_id)) ?? null) : null;
+      return { account, limitKey: account?.email_key ?? null };
+    },
+    async prove(account) {
+      if (!passkey || !account) return 'unknown_passkey';
+      // A discoverable credential names its account: it must be the one the credential belongs to.
+      const handle = response.response.userHandle;
+      if (handle !== undefined && handle !== Buffer.from(account.reference_id).toString('base64url')) return 'user_handle';
+      const lib = await library();
+      const rp = relyingParty(s.config);
+      let next: number;
+      try {
+        const verified = await lib.verifyAuthenticationResponse({
+          response,
+          expectedChallenge: challenge.challenge,
+          expectedOrigin: rp.origin,
+          expectedRPID: rp.id,
+          // The counter is compared below, where a step backwards is audited as a clone.
+          credential: {
+            id: passkey.credential_id,
+            publicKey: new Uint8Array(Buffer.from(passkey.public_key, 'base64url')),
+            counter: 0,
+            transports: transportsOf(passkey.transports),
+          },
+          requireUserVerification: true,
+        });
+        if (!verified.verified) return 'passkey_not_verified';
+        next = verified.authenticationInfo.newCounter;
+      } catch (err) {
+        return reasonOf(err);
+      }
+      // WebAuthn §6.1.1: a counter that does not move forward (when either is non-zero) means two
+      // authenticators hold one private key. Refused, and said loudly besides the failed sign-in.
+      const backwards = (passkey.counter > 0 || next > 0) && next <= passkey.counter;
+      if (backwards || !(await usePasskey(s.store.root, passkey.id, passkey.counter, next))) {
+        await s.audit.record(
+          'passkey_clone_suspected',
+          actor,
+          { account: account.reference_id, passkey: passkey.reference_id, stored: passkey.counter, presented: next },
+          'warn',
+        );
+        return 'passkey_clone_suspected';
+      }
+      return null;
+    },
+    refusal: (reason) => refusals[reason] ?? new AppError('passkey_invalid', 'the passkey did not verify; try again'),
+    // A passkey with user verification is both factors.
+    secondFactor: 'proved',
+    session: true,
+  });
+  return { token: session!.token, refreshToken: session!.refreshToken };
 }
 
-/** The library's reason in a few words, for the audit (its messages name fields, never secrets). */
-const reasonOf = (err: unknown) => (err instanceof Error ? err.message.slice(0, 120) : 'refused');
+/**
+ * The library's refusal as one of a few fixed reasons: its messages quote what the client sent
+ * (an origin, a type), which is not for the audit or a webhook to repeat.
+ */
+function reasonOf(err: unknown): 'passkey_wrong_origin' | 'passkey_wrong_challenge' | 'passkey_bad_signature' | 'passkey_not_verified' {
+  const message = err instanceof Error ? err.message : '';
+  if (/origin|rp ?id/i.test(message)) return 'passkey_wrong_origin';
+  if (/challenge/i.test(message)) return 'passkey_wrong_challenge';
+  if (/signature/i.test(message)) return 'passkey_bad_signature';
+  return 'passkey_not_verified';
+}

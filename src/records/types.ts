@@ -7,6 +7,7 @@
  */
 import { AppError } from '../errors';
 import type { Actor } from '../actor';
+import type { AuditEvent } from '../audit-events';
 import type { Services } from '../services';
 import { parsePermission } from '../permission/bits';
 import { createAccount, parseNewAccount } from '../accounts/create';
@@ -33,7 +34,7 @@ export interface FieldDef {
 
 /** An audit event a write causes, written after its transaction commits. */
 export interface WriteEvent {
-  event: string;
+  event: AuditEvent;
   account: string | null;
   details?: Record<string, string>;
   /** The account as it was, for an event announced after it is gone (account_deleted). */

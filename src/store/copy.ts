@@ -9,7 +9,7 @@ import type { Config } from '../config';
 import { systemClock } from '../clock';
 import { internalsOf, openStore, Store } from './connection';
 import { storeError } from './handle';
-import { decodeRow, TableName } from './schema';
+import { decodeRow, SCHEMA, TableName } from './schema';
 
 /** Parents before children (foreign keys). */
 export const COPIED_TABLES: readonly TableName[] = [
@@ -44,26 +44,8 @@ export const COPIED_TABLES: readonly TableName[] = [
   'audit_event',
 ];
 
-const WITH_ID = new Set([
-  'user_account',
-  'usergroup',
-  'membership',
-  'world',
-  'action',
-  'record_usergroup',
-  'account_token',
-  'recovery_code',
-  'audit_event',
-  'forward_app',
-  'passkey',
-  'invitation',
-  'upstream_provider',
-  'linked_identity',
-  'webhook',
-  'delivery',
-  'app_password',
-  'api_key',
-]);
+/** Tables keyed by an integer id (paged by it, their PostgreSQL sequence moved past it): read from the schema, not listed again. */
+const WITH_ID = new Set(COPIED_TABLES.filter((table) => (SCHEMA[table] as Record<string, string>).id === 'int'));
 const BATCH = 200;
 /** The unique column paging orders by, for tables without an id (default: name). */
 const ORDER_KEY: Partial<Record<TableName, string | string[]>> = {

@@ -26,6 +26,22 @@ function ownFile(file: string): void {
   fs.closeSync(fd);
 }
 
+/** Whether another process holds the data directory now (a server, or a restore): its exclusive lock cannot be had at once. */
+export async function othersHoldDataDir(dataDir: string): Promise<boolean> {
+  ownFile(path.join(dataDir, LOCK_FILE));
+  const k = lockDb(dataDir, 0);
+  try {
+    await k.raw('BEGIN EXCLUSIVE');
+    await k.raw('ROLLBACK');
+    return false;
+  } catch (err) {
+    if (busy(err)) return true;
+    throw err;
+  } finally {
+    await k.destroy();
+  }
+}
+
 /**
  * A server's hold on its data directory until the returned function runs: a read transaction on
  * the lock file, which blocks restore's exclusive lock. Refused while a restore runs.

@@ -16,8 +16,7 @@ import type { Services } from '../services';
 import type { Tx } from '../store/connection';
 import { assertSignupOpen, createAccount } from '../accounts/create';
 import { normalizeEmail, validateName } from '../accounts/validate';
-import { completeSignin, refuseIfDisabled } from '../accounts/signin';
-import { verifySecondFactor } from '../accounts/second-factor';
+import { signIn, signinFailed, signInWithSecondFactor, type SigninFailure } from '../accounts/signin';
 import { acceptInvitation, openInvitation } from '../invitations/invitations';
 import { type AccountRow, findAccountByEmailKey, findAccountById, updateAccount } from '../store/accounts';
 import {
@@ -56,10 +55,26 @@ export type Finished =
 
 const expired = () => new AppError('token_invalid', 'this sign-in has expired, was finished already, or was begun in another browser: start again');
 
-function count(s: Services, provider: string, outcome: 'ok' | 'refused'): void {
-  const c = (s.counters.providerSignins[provider] ??= { ok: 0, refused: 0 });
-  c[outcome]++;
-}
+/** OAuth's and OpenID Connect's error codes (RFC 6749 4.1.2.1, OIDC Core 3.1.2.6): the only ones the audit repeats. */
+const OAUTH_ERRORS = new Set([
+  'access_denied',
+  'invalid_request',
+  'unauthorized_client',
+  'unsupported_response_type',
+  'invalid_scope',
+  'server_error',
+  'temporarily_unavailable',
+  'interaction_required',
+  'login_required',
+  'account_selection_required',
+  'consent_required',
+  'invalid_request_uri',
+  'invalid_request_object',
+  'request_not_supported',
+  'request_uri_not_supported',
+  'registration_not_supported',
+]);
+const oauthError = (raw: string) => (OAUTH_ERRORS.has(raw) ? raw : 'other');
 
 /** Begins a flow: the upstream address to send the browser to. `binding`: the browser's flow cookie. */
 export async function beginUpstream(
@@ -103,16 +118,21 @@ async function spend(s: Services, secret: string | null, binding: string | null,
 export async function finishUpstream(s: Services, actor: Actor, providerName: string, callbackUrl: URL, binding: string | null): Promise<Finished> {
   const provider = await providerByName(s, providerName);
   const flow = await spend(s, callbackUrl.searchParams.get('state'), binding, ['signin', 'link']);
-  const refuse = async (reason: string, message: string, code: 'forbidden' | 'signup_closed' | 'invalid_credentials' = 'invalid_credentials') => {
-    count(s, provider.name, 'refused');
-    s.counters.signinsFailed++;
-    await s.audit.record('signin_failed', actor, { account: null, method: 'provider', provider: provider.name, reason });
+  // A refusal before any account is named: counted toward this address's limit, audited, counted.
+  const refuse = async (
+    reason: SigninFailure,
+    message: string,
+    code: 'forbidden' | 'signup_closed' | 'invalid_credentials' = 'invalid_credentials',
+    error?: string,
+  ) => {
+    await signinFailed(s, actor, { ...wayOf(provider), ...(error ? { details: { provider: provider.name, error } } : {}) }, reason, null, null);
     return new AppError(code, message);
   };
   if (flow.provider_id !== provider.id) throw await refuse('other_provider', 'this sign-in was begun with another provider: start again');
   const upstreamError = callbackUrl.searchParams.get('error');
   if (upstreamError !== null) {
-    throw await refuse(`upstream_${upstreamError.slice(0, 40)}`, `${provider.display_name} did not sign you in (${upstreamError.slice(0, 40)})`);
+    const error = oauthError(upstreamError);
+    throw await refuse('upstream_error', `${provider.display_name} did not sign you in (${error})`, 'invalid_credentials', error);
   }
   const result = await exchange(
     provider,
@@ -120,7 +140,7 @@ export async function finishUpstream(s: Services, actor: Actor, providerName: st
     { state: callbackUrl.searchParams.get('state')!, nonce: flow.nonce, verifier: flow.code_verifier },
     s.clock.now(),
   );
-  if ('refused' in result) throw await refuse(result.refused, `${provider.display_name}'s answer did not check out, so you are not signed in; start again`);
+  if ('refused' in result) throw await refuse('upstream_answer', `${provider.display_name}'s answer did not check out, so you are not signed in; start again`);
   const identity = result.identity;
   const carry = JSON.parse(flow.carry) as Carry;
   const linked = await findIdentity(s.store.root, provider.id, identity.subject);
@@ -160,7 +180,7 @@ export async function finishUpstream(s: Services, actor: Actor, providerName: st
       account = await newAccount(s, actor, provider, identity, carry).catch(async (err: unknown) => {
         if (err instanceof AppError && (err.code === 'signup_closed' || err.code === 'invalid_input')) {
           throw await refuse(
-            err.code,
+            err.code === 'signup_closed' ? 'signup_closed' : 'invalid_identity',
             err.code === 'signup_closed' ? 'There is no account for you here, and new accounts need an invitation.' : err.message,
             'signup_closed',
           );
@@ -170,7 +190,7 @@ export async function finishUpstream(s: Services, actor: Actor, providerName: st
     }
   }
   if (!account) throw await refuse('account_gone', 'the account linked to this sign-in no longer exists');
-  return signIn(s, actor, provider, account, carry, binding!);
+  return signInLinked(s, actor, provider, account, carry, binding!);
 }
 
 function emailKeyOf(email: string | null): string | null {
@@ -212,39 +232,36 @@ async function newAccount(s: Services, actor: Actor, provider: ProviderRow, iden
   return findAccountById(s.store.root, created.id);
 }
 
-async function signIn(s: Services, actor: Actor, provider: ProviderRow, account: AccountRow, carry: Carry, binding: string): Promise<Finished> {
-  const client = actor.client ?? 'shell';
-  await s.limiter.assertSigninAllowed(account.email_key, client, actor.device ?? null);
-  if (account.disabled) count(s, provider.name, 'refused');
-  // Counted as a failed sign-in, as a password or passkey one is (it was not before).
-  await refuseIfDisabled(s, actor, account, wayOf(provider, false));
-  // The unconfirmed address is said after the second factor, as for a password (completeSignin).
-  if (account.totp_enabled) {
-    // The provider vouched for the first factor; this account also asks for its own second one.
-    const pending = randomBytes(32).toString('base64url');
-    await insertFlow(s.store.root, {
-      state_hash: sha(pending),
-      provider_id: provider.id,
-      binding: sha(binding),
-      nonce: '-',
-      code_verifier: '-',
-      purpose: 'totp',
-      account_id: account.id,
-      carry: JSON.stringify(carry),
-      expires_at: s.clock.now() + TOTP_STEP_TTL_MS,
-    });
-    return { kind: 'second_factor', pending, carry };
-  }
-  return { kind: 'signed_in', session: await opened(s, actor, provider, account, false), carry };
+/** The provider proved who this is: the account's own rules, then a session or its TOTP step. */
+async function signInLinked(s: Services, actor: Actor, provider: ProviderRow, linked: AccountRow, carry: Carry, binding: string): Promise<Finished> {
+  const signedIn = await signIn(s, actor, {
+    ...wayOf(provider),
+    claim: async () => ({ account: linked, limitKey: linked.email_key }),
+    prove: async () => null,
+    refusal: () => new AppError('invalid_credentials', `${provider.display_name} did not sign you in`),
+    // The provider vouched for the first factor; an account with TOTP also asks for its own.
+    secondFactor: 'step',
+    session: true,
+  });
+  if (!signedIn.secondFactorStep) return { kind: 'signed_in', session: tokensOf(signedIn.session!), carry };
+  const pending = randomBytes(32).toString('base64url');
+  await insertFlow(s.store.root, {
+    state_hash: sha(pending),
+    provider_id: provider.id,
+    binding: sha(binding),
+    nonce: '-',
+    code_verifier: '-',
+    purpose: 'totp',
+    account_id: linked.id,
+    carry: JSON.stringify(carry),
+    expires_at: s.clock.now() + TOTP_STEP_TTL_MS,
+  });
+  return { kind: 'second_factor', pending, carry };
 }
 
-const wayOf = (provider: ProviderRow, secondFactor: boolean) => ({ method: 'provider', secondFactor, details: { provider: provider.name } }) as const;
+const wayOf = (provider: ProviderRow) => ({ method: 'provider', details: { provider: provider.name }, session: true }) as const;
 
-async function opened(s: Services, actor: Actor, provider: ProviderRow, account: AccountRow, twoFactor: boolean) {
-  const session = await completeSignin(s, actor, account, wayOf(provider, twoFactor));
-  count(s, provider.name, 'ok');
-  return { token: session.token, refreshToken: session.refreshToken };
-}
+const tokensOf = (session: { token: string; refreshToken: string }) => ({ token: session.token, refreshToken: session.refreshToken });
 
 /** The second factor after an upstream sign-in: a TOTP code or a recovery code, with TOTP's own limits. */
 export async function finishSecondFactor(
@@ -259,11 +276,11 @@ export async function finishSecondFactor(
   const provider = await findProviderById(s.store.root, flow.provider_id);
   if (!account || !provider) throw expired();
   try {
-    await verifySecondFactor({ s, actor, attributes }, account);
+    const { session } = await signInWithSecondFactor(s, actor, account, wayOf(provider), attributes);
+    return { session: tokensOf(session!), carry: JSON.parse(flow.carry) as Carry };
   } catch (err) {
     // A mistyped code keeps the step (its own time limit and TOTP's failure limit still hold).
     if (err instanceof AppError && (err.code === 'otp_invalid' || err.code === 'otp_required')) await insertFlow(s.store.root, flow);
     throw err;
   }
-  return { session: await opened(s, actor, provider, account, true), carry: JSON.parse(flow.carry) as Carry };
 }

@@ -145,7 +145,11 @@ t.test('every way a key ends, and where it is refused', async (t) => {
 
   // Revoked.
   await cli(s.dataDir, ['user', 'api-key', 'revoke', 'ivy@example.com', first.api_key.id]);
-  t.equal((await me(first.key)).status, 401, 'revoked: 401 at once');
+  const revoked = await me(first.key);
+  t.equal(revoked.status, 401, 'revoked: 401 at once');
+  // Issue 46, item 20: worded for a key, not as an access token to refresh.
+  t.match(JSON.stringify(revoked.body), /the API key is not valid: it was revoked or has expired.*make a new key/);
+  t.notMatch(JSON.stringify(revoked.body), /refresh/);
   // Expired.
   const brief = await add('--expires', '1h');
   t.equal((await me(brief.key)).status, 200);
@@ -155,7 +159,9 @@ t.test('every way a key ends, and where it is refused', async (t) => {
   const bumped = await add();
   t.equal((await me(bumped.key)).status, 200);
   await cli(s.dataDir, ['user', 'revoke-sessions', 'ivy@example.com']);
-  t.equal((await me(bumped.key)).status, 401, 'revoke-sessions: 401');
+  const ended = await me(bumped.key);
+  t.equal(ended.status, 401, 'revoke-sessions: 401');
+  t.match(JSON.stringify(ended.body), /the API key is not valid/);
   // Disabled, and enabled again.
   const last = await add();
   await cli(s.dataDir, ['user', 'disable', 'ivy@example.com']);

@@ -133,3 +133,24 @@ t.test('a webhook in flight when the server is killed is delivered after the res
   t.match(second.output(), /"event":"deliveries_resumed","messages":1/);
   await second.stop();
 });
+
+t.test('issue 46, item 18: a second server on the same SQLite folder does not move the links of the first', async (t) => {
+  const { dir, exe, env } = exeFolder(t);
+  const data = ['--data-dir', path.join(dir, 'data')];
+  t.equal((await runExe(exe, [...data, 'migrate'], { env, cwd: dir })).code, 0);
+  const first = await serveExe(t, exe, data, { env, cwd: dir });
+  const second = await serveExe(t, exe, data, { env, cwd: dir });
+  t.not(first.publicUrl, second.publicUrl, 'two ports, two public URLs');
+  t.match(second.output(), /"event":"public_url_kept".*another server on this store runs with http:\/\/localhost:\d+/);
+  t.equal(await second.stop(), 0);
+  const link = async () =>
+    JSON.parse((await runExe(exe, [...data, '--json', 'user', 'invite', `x${Date.now()}@example.com`, '--print-link'], { env, cwd: dir })).stdout)
+      .link as string;
+  t.ok((await link()).startsWith(`${first.publicUrl}/`), 'links still name the server that runs');
+  t.equal(await first.stop(), 0);
+  // Alone on the store, a server records its own address (and says the old one is gone).
+  const third = await serveExe(t, exe, data, { env, cwd: dir });
+  t.match(third.output(), /"event":"public_url_changed"/);
+  t.ok((await link()).startsWith(`${third.publicUrl}/`));
+  t.equal(await third.stop(), 0);
+});

@@ -66,7 +66,7 @@ t.test('binds count against the signin limits', async (t) => {
     () => null,
     (e: { code?: string }) => e,
   );
-  t.equal(err?.code, 'rate_limited', 'the right password waits, as a signin would');
+  t.equal(err?.code, 'invalid_credentials', 'the right password waits, as a signin would, and is answered as every refusal (a lockout is no oracle)');
   t.match(await s.core.directory.bind(caller('198.51.100.7'), 'lee', PASSWORD, []), { username: 'lee' }, 'from another address it binds');
 });
 

@@ -55,6 +55,11 @@ t.test('nginx and Caddy: sign in once, come back, open the other app; the backen
   const { grafana, files, gatePort } = await setUp(t);
   const browser = await launch(t, browserArgs);
   const page = await browser.newPage();
+  // The apps' own cookies pass through; Gatehouse's session cookie does not (issue 46, item 15).
+  await page.context().addCookies([
+    { name: 'theme', value: 'dark', domain: 'grafana.gh.test', path: '/' },
+    { name: 'theme', value: 'light', domain: 'files.gh.test', path: '/' },
+  ]);
 
   await page.goto(`${grafana}/d/1?from=now-6h&to=now`);
   t.equal(new URL(page.url()).host, `auth.gh.test:${gatePort}`, 'nginx sent the browser to sign in');
@@ -69,6 +74,8 @@ t.test('nginx and Caddy: sign in once, come back, open the other app; the backen
   t.equal(seen.headers['remote-name'], 'alex');
   t.equal(seen.headers['remote-groups'], 'family,users');
   t.match(seen.headers['remote-user'], /^[0-9a-f-]{36}$/);
+  t.match(seen.headers.cookie, /(^|; )theme=dark($|;)/, "nginx: the app's own cookie passes");
+  t.notMatch(seen.headers.cookie, /gatehouse/, "nginx: Gatehouse's session cookie does not reach the app");
 
   // Single sign-on: the cookie on gh.test opens the app behind Caddy too.
   await page.goto(`${files}/docs/a.txt`);
@@ -76,6 +83,8 @@ t.test('nginx and Caddy: sign in once, come back, open the other app; the backen
   t.equal(viaCaddy.url, '/docs/a.txt', 'Caddy let the same session through');
   t.equal(viaCaddy.headers['remote-email'], 'alex@example.com');
   t.equal(viaCaddy.headers['remote-user'], seen.headers['remote-user']);
+  t.match(viaCaddy.headers.cookie, /(^|; )theme=light($|;)/, "Caddy: the app's own cookie passes");
+  t.notMatch(viaCaddy.headers.cookie, /gatehouse/, "Caddy: Gatehouse's session cookie does not reach the app");
 
   // Headers the browser sends itself never reach the app as its own.
   const spoof = (await page.evaluate(async () =>

@@ -1,6 +1,6 @@
 /** Runs the CLI in-process against a store folder, capturing stdout and stderr. */
 import { run } from '../../src/cli/main';
-import { serve } from '../../src/http/serve';
+import { serve } from '../../src/serve';
 import { dbForDir } from './server';
 
 export interface CliResult {

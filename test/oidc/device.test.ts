@@ -3,6 +3,7 @@
 // tokens (verified by jose), invalid_grant on reuse; access_denied for someone outside the
 // client's gate and for a cancelled code; expired_token; another client's device code; wrong codes
 // limited per address.
+import http from 'node:http';
 import t from 'tap';
 import * as jose from 'jose';
 import type { Browser, Page } from 'playwright-core';
@@ -37,6 +38,37 @@ interface DeviceAuthorization {
   expires_in: number;
   interval: number;
 }
+
+/** Issue 46, item 13: links in discovery and device answers come from the public URL, never from the Host header. */
+t.test('a forged Host header reaches no link: discovery and the device flow name the public URL', async (t) => {
+  const { s } = await provider(t);
+  const tv = (await cli(s.dataDir, ['--json', 'client', 'add', '--name', 'TV', '--device', '--public'])).json;
+  // Node's fetch cannot set Host: a raw request, as a client on the network can send it.
+  const raw = (method: string, path: string, body?: string) =>
+    new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const u = new URL(s.url);
+      const headers: Record<string, string> = { host: 'evil.example.net', 'x-forwarded-host': 'evil.example.net' };
+      if (body) headers['content-type'] = 'application/x-www-form-urlencoded';
+      const req = http.request({ host: '127.0.0.1', port: u.port, method, path, headers }, (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  const discovery = await raw('GET', '/.well-known/openid-configuration');
+  t.equal(discovery.status, 200);
+  for (const [k, v] of Object.entries(JSON.parse(discovery.text) as Record<string, unknown>)) {
+    if (typeof v === 'string' && /^https?:/.test(v)) t.ok(v.startsWith(s.config.publicUrl), `${k}: ${v}`);
+  }
+  const device = await raw('POST', '/oidc/device/auth', `client_id=${tv.client_id}&scope=openid`);
+  t.equal(device.status, 200, device.text);
+  const answer = JSON.parse(device.text) as DeviceAuthorization;
+  t.ok(answer.verification_uri.startsWith(`${s.config.publicUrl}/device`), answer.verification_uri);
+  t.ok(answer.verification_uri_complete.startsWith(`${s.config.publicUrl}/device`));
+  t.notMatch(device.text + discovery.text, /evil\.example\.net/);
+});
 
 async function startDevice(s: TestServer, clientId: string, scope = 'openid email profile offline_access'): Promise<DeviceAuthorization> {
   const r = await post(`${s.config.publicUrl}/oidc/device/auth`, { client_id: clientId, scope });
@@ -138,7 +170,8 @@ t.test('device flow: a code typed on /device, polled by hand, tokens verified by
 });
 
 t.test("device flow: someone outside the client's gate, a cancel, an expired code, wrong codes", async (t) => {
-  const { s } = await provider(t, { signinFailuresPerAddress: 3 });
+  const { s: server, clock } = await provider(t, { signinFailuresPerAddress: 3 });
+  const s = Object.assign(server, { clock });
   await cli(s.dataDir, ['group', 'create', 'family']);
   const tv = (await cli(s.dataDir, ['--json', 'client', 'add', '--name', 'Family TV', '--device', '--public', '--allowed-group', 'family'])).json;
   const browser = await launch(t);
@@ -166,6 +199,13 @@ t.test("device flow: someone outside the client's gate, a cancel, an expired cod
   await page.getByRole('button', { name: 'Cancel' }).click();
   await page.getByText('The sign-in was cancelled').waitFor();
   t.equal((await poll(s, tv.client_id, d2.device_code)).body.error, 'access_denied', 'cancelled: access_denied');
+  // Issue 46, item 14: polled again after the cancel, the device is still told, never a 500.
+  for (let i = 0; i < 3; i++) {
+    s.clock?.advance?.(6_000);
+    const again = await poll(s, tv.client_id, d2.device_code);
+    t.ok(again.status >= 400 && again.status < 500, `poll ${i + 2} after the cancel: ${again.status} ${again.body.error}`);
+    t.match(again.body.error, /^(access_denied|invalid_grant|expired_token)$/);
+  }
 
   // In the family, ada gets in (her session from before is used: no second sign-in).
   await cli(s.dataDir, ['group', 'add', 'family', 'ada@example.com']);

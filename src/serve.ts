@@ -1,16 +1,22 @@
-/** `gatehouse serve`: open the core, listen, prune periodically, stop gracefully on SIGTERM/SIGINT. */
+/**
+ * `gatehouse serve`, the composition root: open the core once, start the front ends that listen
+ * (the HTTP server; the LDAP directory when a port is given) side by side over it, prune
+ * periodically, stop gracefully on SIGTERM/SIGINT. The front ends never import each other.
+ */
 import fs from 'node:fs';
-import { passkeyObstacle, type Config } from '../config';
-import { AppError } from '../errors';
-import { holdDataDir, openCore, prepareDataDir, type Core } from '../core';
-import { createLogger, Logger } from '../log';
-import { startServer, type RunningServer } from './server';
+import { passkeyObstacle, type Config } from './config';
+import { AppError } from './errors';
+import { holdDataDir, openCore, othersHoldDataDir, prepareDataDir, type Core } from './core';
+import { createLogger, Logger } from './log';
+import { startServer, type RunningServer } from './http/server';
 
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
 
+/** The data directory held for the server's life, and whether another server held it already. */
 async function holdDataDirFor(config: Config) {
   prepareDataDir(config.dataDir);
-  return holdDataDir(config.dataDir, config.busyTimeout);
+  const othersRunning = await othersHoldDataDir(config.dataDir);
+  return { othersRunning, release: await holdDataDir(config.dataDir, config.busyTimeout) };
 }
 
 /** Where a person at a terminal reads what the JSON log line says (stderr: stdout stays the log). */
@@ -36,22 +42,24 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
   };
   // Held for the server's life (SQLite stores): `gatehouse restore` refuses while any server holds it.
   let release: () => Promise<void>;
+  let othersRunning = false;
   try {
-    release = config.db ? async () => {} : await holdDataDirFor(config);
+    if (config.db) release = async () => {};
+    else ({ release, othersRunning } = await holdDataDirFor(config));
   } catch (err) {
     undoDir();
     throw err;
   }
   let core;
   try {
-    core = await openCore(config, { logger });
+    core = await openCore(config, { logger, othersRunning });
   } catch (err) {
     await release();
     undoDir();
     throw err;
   }
   let running: RunningServer | undefined;
-  let ldap: { close(): Promise<void> } | null = null;
+  let ldap: Awaited<ReturnType<typeof startDirectory>> = null;
   try {
     running = await startServer(core);
     ldap = await startDirectory(core, config, logger);
@@ -134,6 +142,10 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
   // Only for a person watching: a service's start does no more work than before.
   if (terminal.interactive || core.storeCreated) {
     terminal.say(`Gatehouse is running at ${core.config.publicUrl} (listening on ${running.url}; store ${core.storeLocation}).`);
+    if (ldap) {
+      const at = [ldap.port === null ? null : `ldap://${config.host}:${ldap.port}`, ldap.tlsPort === null ? null : `ldaps://${config.host}:${ldap.tlsPort}`];
+      terminal.say(`The LDAP directory is at ${at.filter(Boolean).join(' and ')}, base ${ldap.baseDn} (people: uid=<username>,ou=people,${ldap.baseDn}).`);
+    }
     terminal.say(
       (await core.hasAdministrator())
         ? `Sign in at ${core.config.publicUrl}/signin. Stop it with Ctrl-C.`
@@ -151,7 +163,7 @@ async function startDirectory(core: Core, config: Config, logger: Logger) {
     throw new AppError('invalid_input', '{--ldap-tls-cert} and {--ldap-tls-key} go together: give both');
   }
   if (config.ldapsPort !== null && !tls) throw new AppError('invalid_input', '{--ldaps-port} needs {--ldap-tls-cert} and {--ldap-tls-key}');
-  const { startLdap, defaultBaseDn } = await import('../ldap/server');
+  const { startLdap, defaultBaseDn } = await import('./ldap/server');
   const baseDn = config.ldapBaseDn || defaultBaseDn(core.config.publicUrl);
   const ldap = await startLdap(
     core,
@@ -167,5 +179,5 @@ async function startDirectory(core: Core, config: Config, logger: Logger) {
     logger,
   );
   logger.info('ldap_listening', { port: ldap.port, ldaps_port: ldap.tlsPort, base_dn: baseDn });
-  return ldap;
+  return { ...ldap, close: () => ldap.close(), baseDn };
 }

@@ -1,0 +1,299 @@
+// The third attack review's LDAP findings (issue 46, items 6-8, 10-12), each through real sockets:
+// a bind ends when its account changes; StartTLS drops what was sent behind it in clear;
+// strangers hold few slots for little time; every refusal pays the same hashing; a stranger's
+// filter is small; a client that pipelines and never reads is read no further than answered.
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import t from 'tap';
+import { BerWriter, Client } from 'ldapts';
+import { startLdap } from '../../src/ldap/server';
+import { cli } from '../helpers/cli';
+import { BASE, ldapServer, ldapTool, person } from '../helpers/ldap';
+import { PASSWORD, tempDir, withAdmin } from '../helpers/server';
+
+const NOTICE = Buffer.from('1.3.6.1.4.1.1466.20036');
+
+/** Sends bytes (from `localAddress`) and collects what comes back until the server closes (or `ms` pass). */
+function exchange(port: number, bytes: Buffer, ms = 5000, localAddress?: string): Promise<{ closed: boolean; got: Buffer }> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress });
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => (socket.destroy(), resolve({ closed: false, got: Buffer.concat(chunks) })), ms);
+    socket.on('data', (c) => chunks.push(c));
+    socket.on('close', () => (clearTimeout(timer), resolve({ closed: true, got: Buffer.concat(chunks) })));
+    socket.on('error', () => undefined);
+    socket.write(bytes);
+  });
+}
+
+function bindRequest(id: number, dn: string, password: string): Buffer {
+  const w = new BerWriter();
+  w.startSequence();
+  w.writeInt(id);
+  w.startSequence(0x60);
+  w.writeInt(3);
+  w.writeString(dn);
+  w.writeString(password, 0x80);
+  w.endSequence();
+  w.endSequence();
+  return w.buffer;
+}
+
+function extendedRequest(id: number, oid: string): Buffer {
+  const w = new BerWriter();
+  w.startSequence();
+  w.writeInt(id);
+  w.startSequence(0x77);
+  w.writeString(oid, 0x80);
+  w.endSequence();
+  w.endSequence();
+  return w.buffer;
+}
+
+/** A search of the root DSE (or `base`) whose filter is an OR of `terms` equality terms. */
+function wideSearch(id: number, terms: number, base = ''): Buffer {
+  const w = new BerWriter();
+  w.startSequence();
+  w.writeInt(id);
+  w.startSequence(0x63);
+  w.writeString(base);
+  w.writeEnumeration(base === '' ? 0 : 2);
+  w.writeEnumeration(0);
+  w.writeInt(0);
+  w.writeInt(0);
+  w.writeBoolean(false);
+  w.startSequence(0xa1);
+  for (let i = 0; i < terms; i++) {
+    w.startSequence(0xa3);
+    w.writeString('uid');
+    w.writeString(`u${i}`);
+    w.endSequence();
+  }
+  w.endSequence();
+  w.startSequence();
+  w.endSequence();
+  w.endSequence();
+  w.endSequence();
+  return w.buffer;
+}
+
+const WHOAMI = '1.3.6.1.4.1.4203.1.11.3';
+
+t.test('item 6: a bound connection follows its account: reader group left, disabled, app password revoked, signed out everywhere', async (t) => {
+  const { s, url, make } = await ldapServer(t);
+  for (const e of ['bot@example.com', 'dis@example.com', 'app@example.com', 'out@example.com']) await make(e);
+  await cli(s.dataDir, ['group', 'create', 'ldap-readers']);
+  for (const e of ['bot@example.com', 'dis@example.com', 'app@example.com', 'out@example.com']) await cli(s.dataDir, ['group', 'add', 'ldap-readers', e]);
+  const secret = (await cli(s.dataDir, ['--json', 'user', 'app-password', 'add', 'app@example.com', '--name', 'Gitea'])).json.secret as string;
+  const bound = async (uid: string, password = PASSWORD) => {
+    const c = new Client({ url, timeout: 5000 });
+    t.teardown(() => c.unbind().catch(() => undefined));
+    await c.bind(person(uid), password);
+    return c;
+  };
+  const count = async (c: Client) => (await c.search(`ou=people,${BASE}`, { scope: 'one', filter: '(objectClass=person)' })).searchEntries.length;
+
+  const bot = await bound('bot');
+  t.ok((await count(bot)) >= 5, 'a reader sees everyone');
+  t.equal((await cli(s.dataDir, ['group', 'remove', 'ldap-readers', 'bot@example.com'])).code, 0);
+  t.equal(await count(bot), 1, 'the same connection, after leaving the reader group: only its own entry');
+
+  const cases: Array<[string, string, string[], string | undefined]> = [
+    ['disabled', 'dis', ['user', 'disable', 'dis@example.com'], undefined],
+    ['signed out everywhere', 'out', ['user', 'revoke-sessions', 'out@example.com'], undefined],
+  ];
+  for (const [what, uid, command, password] of cases) {
+    const c = await bound(uid, password);
+    t.ok((await count(c)) > 1);
+    t.equal((await cli(s.dataDir, command)).code, 0, command.join(' '));
+    await t.rejects(count(c), `${what}: the next search on the same connection is refused and the connection ends`);
+  }
+  const app = await bound('app', secret);
+  t.ok((await count(app)) > 1, 'bound with an app password');
+  const listed = await cli(s.dataDir, ['--json', 'user', 'app-password', 'list', 'app@example.com']);
+  const id = (listed.json.app_passwords ?? listed.json)[0].id ?? (listed.json.app_passwords ?? listed.json)[0].reference_id;
+  t.equal((await cli(s.dataDir, ['user', 'app-password', 'revoke', 'app@example.com', id])).code, 0);
+  await t.rejects(count(app), 'app password revoked: the connection ends');
+  // Its notice says why, in words.
+  const again = await bound('bot');
+  await cli(s.dataDir, ['user', 'disable', 'bot@example.com']);
+  const raw = await exchange(Number(new URL(url).port), Buffer.concat([bindRequest(1, person('dis'), PASSWORD)]), 2000);
+  t.notOk(raw.got.includes(Buffer.from([0x61, 0x07, 0x0a, 0x01, 0x00])), 'a disabled account cannot bind anew either');
+  await t.rejects(count(again), "a disabled reader's connection ends too");
+});
+
+t.test('item 7: a request sent behind StartTLS in the same write is not answered inside TLS; the connection ends', async (t) => {
+  const dir = tempDir(t);
+  const cert = path.join(dir, 'cert.pem');
+  const key = path.join(dir, 'key.pem');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-keyout', key, '-out', cert], {
+    stdio: 'ignore',
+  });
+  const s = await withAdmin(t);
+  await cli(s.dataDir, ['user', 'create', '--email', 'ann@example.com', '--password-env', 'PW'], { env: { PW: PASSWORD } });
+  const ldap = await startLdap(
+    s.core,
+    {
+      host: '127.0.0.1',
+      port: 0,
+      tlsPort: null,
+      tls: { cert: fs.readFileSync(cert, 'utf8'), key: fs.readFileSync(key, 'utf8') },
+      baseDn: BASE,
+      readers: [],
+      allowInsecureBind: false,
+    },
+    s.core.logger,
+  );
+  t.teardown(() => ldap.close());
+  const injected = await exchange(ldap.port!, Buffer.concat([extendedRequest(1, '1.3.6.1.4.1.1466.20037'), bindRequest(2, person('ann'), PASSWORD)]));
+  t.ok(injected.closed, 'the connection ends');
+  t.ok(injected.got.includes(NOTICE), 'with a notice of disconnection');
+  t.ok(injected.got.includes(Buffer.from('requests sent after StartTLS before its answer')), 'saying why');
+  // StartTLS done right still works (ldapwhoami -ZZ).
+  const ok = await ldapTool('ldapwhoami', ['-ZZ', '-x', '-H', `ldap://127.0.0.1:${ldap.port}`, '-D', person('ann'), '-w', PASSWORD]);
+  t.equal(ok.code, 0, ok.err);
+});
+
+t.test('item 8: connections that have not bound get a few slots per address, a share of all, and seconds', async (t) => {
+  const { port, url, make } = await ldapServer(t);
+  await make('ann@example.com');
+  const open = (localAddress: string) =>
+    new Promise<{ socket: net.Socket; closed: () => boolean; got: () => Buffer }>((resolve) => {
+      const chunks: Buffer[] = [];
+      let closed = false;
+      const socket = net.connect({ port, host: '127.0.0.1', localAddress }, () => resolve({ socket, closed: () => closed, got: () => Buffer.concat(chunks) }));
+      socket.on('data', (c) => chunks.push(c));
+      socket.on('close', () => (closed = true));
+      socket.on('error', () => undefined);
+    });
+  // Nine idle connections from one address: the ninth is turned away at once.
+  const one = [];
+  for (let i = 0; i < 9; i++) one.push(await open('127.0.0.2'));
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal(one.filter((c) => c.closed()).length, 1, 'eight connections that have not bound per address');
+  t.ok(one[8].got().includes(Buffer.from('too many connections')), 'the ninth is told why');
+  // A bound connection from the same address is not one of them.
+  const ann = new Client({ url: `ldap://127.0.0.1:${port}`, timeout: 5000 });
+  await ann.bind(person('ann'), PASSWORD);
+  t.teardown(() => ann.unbind().catch(() => undefined));
+  // Strangers from 40 addresses (320 connections, more than the 256 strangers' share): the oldest make room.
+  const many = [];
+  for (let a = 10; a < 50; a++) for (let i = 0; i < 8; i++) many.push(await open(`127.0.0.${a}`));
+  await new Promise((r) => setTimeout(r, 300));
+  t.ok(many.filter((c) => c.closed()).length >= 64, 'the oldest strangers were closed to make room');
+  const who = await ldapTool('ldapwhoami', ['-x', '-H', url, '-D', person('ann'), '-w', PASSWORD]);
+  t.equal(who.code, 0, 'a newcomer still gets in and binds');
+  t.match(
+    await ann.search(`ou=people,${BASE}`, { scope: 'one', filter: '(uid=ann)' }),
+    { searchEntries: [{ uid: 'ann' }] },
+    'and the bound connection was kept',
+  );
+  // Seconds, not minutes: an idle stranger is closed after about ten.
+  const idle = await open('127.0.0.99');
+  await new Promise((r) => setTimeout(r, 11_000));
+  t.ok(idle.closed(), 'an idle connection that never bound is closed');
+  t.ok(idle.got().includes(Buffer.from('idle for too long')));
+  for (const c of [...one, ...many, idle]) c.socket.destroy();
+});
+
+t.test('item 10: a locked account, an unknown uid and a wrong password pay the same hashing and get the same answer', async (t) => {
+  const { s, port, make } = await ldapServer(t);
+  await make('lee@example.com');
+  const admin = s.adminToken;
+  const hashes = async () => Number(/gatehouse_password_hashes_total (\d+)/.exec((await s.call('GET', '/metrics', { token: admin })).text)![1]);
+  // One bind on a new connection: its answer.
+  const bindAnswer = (uid: string, password: string) =>
+    new Promise<string>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('data', (c) => (socket.destroy(), resolve(c.toString('latin1'))));
+      socket.write(bindRequest(1, person(uid), password));
+    });
+  // Lock lee and a uid that does not exist the same way: ten wrong passwords each.
+  for (let i = 0; i < 12; i++) {
+    await bindAnswer('lee', 'a wrong password');
+    await bindAnswer('nobody', 'a wrong password');
+  }
+  const answers = new Set<string>();
+  for (const [uid, password] of [
+    ['lee', PASSWORD],
+    ['lee', 'a wrong password'],
+    ['nobody', 'anything at all'],
+    ['nobody2', 'anything at all'],
+  ]) {
+    const before = await hashes();
+    answers.add((await bindAnswer(uid, password)).replace(/[\s\S]*?\x61/, ''));
+    t.equal((await hashes()) - before, 1, `${uid} / ${password === PASSWORD ? 'the right password, locked' : 'a wrong one'}: one bcrypt check`);
+  }
+  t.equal(answers.size, 1, 'and the same bytes back (invalidCredentials, 49)');
+  t.match([...answers][0], /invalid credentials/);
+});
+
+t.test('item 11: a stranger sends small messages with small filters; a bound reader may send more', async (t) => {
+  const { s, port, make } = await ldapServer(t, { readers: ['ldap-readers'] });
+  await make('bot@example.com');
+  await cli(s.dataDir, ['group', 'create', 'ldap-readers']);
+  await cli(s.dataDir, ['group', 'add', 'ldap-readers', 'bot@example.com']);
+  const huge = await exchange(port, wideSearch(1, 60_000));
+  t.ok(huge.closed, 'a 780 KB filter before a bind: the connection ends');
+  t.ok(huge.got.includes(Buffer.from('before a bind')), 'saying why');
+  const wide = await exchange(port, wideSearch(1, 100), 1500);
+  t.notOk(wide.closed, 'a 100-term filter at the root DSE: answered, the connection kept');
+  t.ok(wide.got.includes(Buffer.from('a filter of more than 64 terms')), 'refused in words');
+  const small = await exchange(port, wideSearch(1, 10), 1500);
+  t.notOk(small.got.includes(Buffer.from('terms')), 'ten terms are fine');
+  // Bound first (RFC 4511 4.2.1: nothing is sent while a bind is in progress), then the search.
+  const afterBind = (search: Buffer) =>
+    new Promise<Buffer>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      const chunks: Buffer[] = [];
+      socket.once('data', (c) => {
+        chunks.push(c);
+        socket.on('data', (d) => chunks.push(d));
+        socket.write(search);
+        setTimeout(() => (socket.destroy(), resolve(Buffer.concat(chunks))), 1500);
+      });
+      socket.write(bindRequest(1, person('bot'), PASSWORD));
+    });
+  const bound = await afterBind(wideSearch(2, 1000, BASE));
+  t.notOk(bound.includes(Buffer.from('terms')), 'bound, a 1,000-term group sync filter is answered');
+  t.ok(bound.includes(Buffer.from([0x65, 0x07, 0x0a, 0x01, 0x00])), 'its search done: success');
+  const tooMany = await afterBind(wideSearch(2, 5000, BASE));
+  t.ok(tooMany.includes(Buffer.from('a filter of more than 4096 terms')), 'bound, past 4,096 terms: refused');
+});
+
+t.test('item 12: a client that pipelines requests and never reads is read no further than it is answered', async (t) => {
+  const { s, port } = await ldapServer(t);
+  const one = extendedRequest(1, WHOAMI);
+  const count = 300_000;
+  const burst = Buffer.concat(Array.from({ length: count }, () => one));
+  const socket = net.connect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  socket.pause();
+  socket.write(burst);
+  await new Promise((r) => setTimeout(r, 2000));
+  t.ok(socket.writableLength > burst.length / 2, `the server stopped reading: ${socket.writableLength} of ${burst.length} bytes still on the client's side`);
+  t.equal((await s.call('GET', '/ping')).status, 200, 'HTTP answers meanwhile');
+  // Once the client reads, every request is answered, none lost.
+  let got = 0;
+  let tail = Buffer.alloc(0);
+  const response = Buffer.from([0x78]);
+  await new Promise<void>((resolve) => {
+    socket.on('data', (c: Buffer) => {
+      tail = Buffer.concat([tail, c]);
+      // Each answer is a small SEQUENCE holding one extended response (tag 0x78).
+      let at = 0;
+      while (at + 2 <= tail.length && at + 2 + tail[at + 1] <= tail.length) {
+        if (tail.subarray(at, at + 2 + tail[at + 1]).includes(response)) got++;
+        at += 2 + tail[at + 1];
+      }
+      tail = tail.subarray(at);
+      if (got >= count) resolve();
+    });
+    socket.resume();
+  });
+  t.equal(got, count, 'every request answered once the client reads');
+  socket.destroy();
+});
