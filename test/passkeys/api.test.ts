@@ -13,6 +13,7 @@ import { manualClock } from '../helpers/clock';
 import { countRows, errorCode, PASSWORD, startTestServer, tempDir, tokenOf, type TestServer } from '../helpers/server';
 import { credentialsOf, withAuthenticator } from '../helpers/passkeys';
 import { cli } from '../helpers/cli';
+import { SIGNIN_FAILURES } from '../../src/accounts/signin';
 
 type Json = Record<string, unknown>;
 
@@ -258,5 +259,9 @@ t.test('two instances: begun on one, finished on the other; another RP id refuse
   t.equal(errorCode(refused), 'passkey_invalid');
   const failed = await one.s.db('audit_event').where({ event: 'signin_failed' }).orderBy('id', 'desc').first();
   t.match(JSON.parse(failed.details), { method: 'passkey' }, 'audited as a failed passkey sign-in');
+  // Issue 46, item 16: the reason is one of a fixed list, not the library's message (which quotes the client).
+  t.equal(JSON.parse(failed.details).reason, 'passkey_wrong_origin', 'a reason from the fixed list');
+  const reasons = (await one.s.db('audit_event').whereIn('event', ['signin_failed', 'passkey_refused'])).map((r: { details: string }) => JSON.parse(r.details).reason);
+  for (const reason of reasons) t.ok((SIGNIN_FAILURES as readonly string[]).includes(reason), `${reason}: from the fixed list`);
   void other;
 });
