@@ -140,35 +140,25 @@ t.test('every way in runs the same routine: one table of account states, the sam
     const page: Page = way === 'passkey' ? keys.get(state)! : await (await browser.newContext()).newPage();
     try {
       await page.goto(`${base}/signin`);
-      let shown: Outcome;
-      if (way === 'passkey') {
-        // The page asks for a passkey as it opens (autofill, conditional mediation); the virtual
-        // authenticator answers at once: signed in, or the refusal in view.
-        shown = await Promise.race([
-          page.waitForURL(`${base}/account**`, { timeout: 8000 }).then(() => 'signed_in' as const),
-          page
-            .getByRole('alert')
-            .first()
-            .waitFor({ timeout: 8000 })
-            .then(() => 'refused' as const),
-        ]).catch(() => 'refused' as const);
-      } else {
+      if (way === 'provider') {
         await page.getByRole('button', { name: 'Continue with Upstream' }).click();
         await page.waitForURL((u) => u.host !== new URL(base).host || u.pathname !== '/signin', { timeout: 5000 }).catch(() => undefined);
         if (!page.url().startsWith(base)) await fillSignin(page, email);
-        shown = await Promise.race([
-          page.waitForURL(`${base}/account**`, { timeout: 8000 }).then(() => 'signed_in' as const),
-          page
-            .locator('input[name=otp]')
-            .waitFor({ timeout: 8000 })
-            .then(() => 'second_factor' as const),
-          page
-            .getByRole('alert')
-            .first()
-            .waitFor({ timeout: 8000 })
-            .then(() => 'refused' as const),
-        ]).catch(() => 'refused' as const);
       }
+      // A passkey: the page asks for one as it opens (autofill, conditional mediation) and the
+      // virtual authenticator answers at once. Either way: signed in, a code asked, or a refusal.
+      const shown = await Promise.race([
+        page.waitForURL(`${base}/account**`, { timeout: 8000 }).then(() => 'signed_in' as const),
+        page
+          .locator('input[name=otp]')
+          .waitFor({ timeout: 8000 })
+          .then(() => 'second_factor' as const),
+        page
+          .getByRole('alert')
+          .first()
+          .waitFor({ timeout: 8000 })
+          .then(() => 'refused' as const),
+      ]).catch(() => 'refused' as const);
       if (process.env.DEBUG_ROUTINE)
         console.error(state, way, shown, page.url(), (await page.locator('body').textContent())?.replace(/\s+/g, ' ').slice(0, 300));
       return shown;

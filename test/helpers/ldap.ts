@@ -1,9 +1,19 @@
 /** A Gatehouse with its LDAP listener on a free port, and OpenLDAP's command-line clients run against it. */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Test } from 'tap';
 import { startLdap } from '../../src/ldap/server';
 import { cli } from './cli';
-import { PASSWORD, withAdmin } from './server';
+import { PASSWORD, tempDir, withAdmin } from './server';
+
+/** A self-signed certificate and its key (PEM), made by openssl for `subject`, for LDAPS and StartTLS. */
+export function testCertificate(t: Test, subject = '/CN=localhost'): { cert: string; key: string } {
+  const dir = tempDir(t);
+  const [cert, key] = [path.join(dir, 'cert.pem'), path.join(dir, 'key.pem')];
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', subject, '-keyout', key, '-out', cert], { stdio: 'ignore' });
+  return { cert: fs.readFileSync(cert, 'utf8'), key: fs.readFileSync(key, 'utf8') };
+}
 
 export const BASE = 'dc=example,dc=com';
 export const person = (u: string) => `uid=${u},ou=people,${BASE}`;

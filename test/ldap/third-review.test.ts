@@ -2,16 +2,13 @@
 // a bind ends when its account changes; StartTLS drops what was sent behind it in clear;
 // strangers hold few slots for little time; every refusal pays the same hashing; a stranger's
 // filter is small; a client that pipelines and never reads is read no further than answered.
-import fs from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
-import { execFileSync } from 'node:child_process';
 import t from 'tap';
 import { BerWriter, Client } from 'ldapts';
 import { startLdap } from '../../src/ldap/server';
 import { cli } from '../helpers/cli';
-import { BASE, ldapServer, ldapTool, person } from '../helpers/ldap';
-import { PASSWORD, tempDir, withAdmin } from '../helpers/server';
+import { BASE, ldapServer, ldapTool, person, testCertificate } from '../helpers/ldap';
+import { PASSWORD, withAdmin } from '../helpers/server';
 
 const NOTICE = Buffer.from('1.3.6.1.4.1.1466.20036');
 
@@ -125,12 +122,6 @@ t.test('item 6: a bound connection follows its account: reader group left, disab
 });
 
 t.test('item 7: a request sent behind StartTLS in the same write is not answered inside TLS; the connection ends', async (t) => {
-  const dir = tempDir(t);
-  const cert = path.join(dir, 'cert.pem');
-  const key = path.join(dir, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-keyout', key, '-out', cert], {
-    stdio: 'ignore',
-  });
   const s = await withAdmin(t);
   await cli(s.dataDir, ['user', 'create', '--email', 'ann@example.com', '--password-env', 'PW'], { env: { PW: PASSWORD } });
   const ldap = await startLdap(
@@ -139,7 +130,7 @@ t.test('item 7: a request sent behind StartTLS in the same write is not answered
       host: '127.0.0.1',
       port: 0,
       tlsPort: null,
-      tls: { cert: fs.readFileSync(cert, 'utf8'), key: fs.readFileSync(key, 'utf8') },
+      tls: testCertificate(t, '/CN=127.0.0.1'),
       baseDn: BASE,
       readers: [],
       allowInsecureBind: false,

@@ -1,15 +1,12 @@
 // LDAPS and StartTLS with a test certificate (openssl req), through OpenLDAP's tools: a password
 // in clear text from off the machine is refused (confidentialityRequired, 13), the same bind over
 // StartTLS or LDAPS succeeds, and StartTLS is offered in the root DSE only with a certificate.
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import t from 'tap';
 import { startLdap } from '../../src/ldap/server';
 import { cli } from '../helpers/cli';
-import { BASE, ldapTool, person } from '../helpers/ldap';
-import { PASSWORD, tempDir, withAdmin } from '../helpers/server';
+import { BASE, ldapTool, person, testCertificate } from '../helpers/ldap';
+import { PASSWORD, withAdmin } from '../helpers/server';
 
 /** This machine's first address that is not loopback: a client there is "off the machine" to the listener. */
 const outside = Object.values(os.networkInterfaces())
@@ -21,12 +18,6 @@ t.test('LDAPS and StartTLS; a clear-text password from off the machine is refuse
     t.fail('this machine has no non-loopback IPv4 address to test a remote client from');
     return;
   }
-  const dir = tempDir(t);
-  const cert = path.join(dir, 'cert.pem');
-  const key = path.join(dir, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost', '-keyout', key, '-out', cert], {
-    stdio: 'ignore',
-  });
   const s = await withAdmin(t);
   await cli(s.dataDir, ['user', 'create', '--email', 'ann@example.com', '--password-env', 'PW'], { env: { PW: PASSWORD } });
   const ldap = await startLdap(
@@ -35,7 +26,7 @@ t.test('LDAPS and StartTLS; a clear-text password from off the machine is refuse
       host: '0.0.0.0',
       port: 0,
       tlsPort: 0,
-      tls: { cert: fs.readFileSync(cert, 'utf8'), key: fs.readFileSync(key, 'utf8') },
+      tls: testCertificate(t),
       baseDn: BASE,
       readers: [],
       allowInsecureBind: false,

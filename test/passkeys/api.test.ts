@@ -261,7 +261,9 @@ t.test('two instances: begun on one, finished on the other; another RP id refuse
   t.match(JSON.parse(failed.details), { method: 'passkey' }, 'audited as a failed passkey sign-in');
   // Issue 46, item 16: the reason is one of a fixed list, not the library's message (which quotes the client).
   t.equal(JSON.parse(failed.details).reason, 'passkey_wrong_origin', 'a reason from the fixed list');
-  const reasons = (await one.s.db('audit_event').whereIn('event', ['signin_failed', 'passkey_refused'])).map((r: { details: string }) => JSON.parse(r.details).reason);
+  const reasons = (await one.s.db('audit_event').whereIn('event', ['signin_failed', 'passkey_refused'])).map(
+    (r: { details: string }) => JSON.parse(r.details).reason,
+  );
   for (const reason of reasons) t.ok((SIGNIN_FAILURES as readonly string[]).includes(reason), `${reason}: from the fixed list`);
   void other;
 });
