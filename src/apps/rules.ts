@@ -68,14 +68,15 @@ export function normalPath(raw: string): { path: string } | { problem: string } 
   return { path: '/' + kept.join('/') };
 }
 
-/** A path prefix as given to `app add`: starts with `/`, no query, already in the form normalPath gives. */
+/** A path prefix as given to `app add`: starts with `/`, no query, only a path's characters, already in the form normalPath gives. */
 export function parsePrefix(raw: string, flag: string): string {
   const p = raw.trim();
-  const normal = /[?#]/.test(p) || p.length > 512 ? null : normalPath(p);
+  // Only what RFC 3986 allows in a path as it is (no markup, quotes or spaces), already normal.
+  const normal = !/^[A-Za-z0-9\-._~!$&'()*+,=:@/%]*$/.test(p) || p.length > 512 ? null : normalPath(p);
   if (normal === null || !('path' in normal) || normal.path !== p) {
     throw new AppError(
       'invalid_input',
-      `${flag} takes a path prefix like /admin (no query, no "." or ".." segments, no "//", no ";" and no encoded unreserved characters), got "${raw}"`,
+      `${flag} takes a path prefix like /admin (no query, no "." or ".." segments, no "//", no ";", no encoded letters or digits; other characters percent-encoded, as /caf%C3%A9), got "${raw}"`,
     );
   }
   return p.length > 1 ? p.replace(/\/+$/, '') : p;

@@ -46,7 +46,8 @@ t.test('normalPath: refuses what apps read in more than one way', async (t) => {
 
 t.test('a rule prefix is stored in its normal form; a lenient reading is ambiguous', async (t) => {
   t.equal(parsePrefix('/admin/', '--path'), '/admin');
-  for (const bad of ['/%61dmin', '//admin', '/a/../b', '/a;b', '/a%2fb', 'admin', '/a?b'])
+  t.equal(parsePrefix('/caf%C3%A9', '--path'), '/caf%C3%A9', 'other characters percent-encoded');
+  for (const bad of ['/%61dmin', '//admin', '/a/../b', '/a;b', '/a%2fb', 'admin', '/a?b', '/<script>', '/a"b', '/café', '/a b'])
     t.throws(() => parsePrefix(bad, '--path'), { code: 'invalid_input' }, bad);
   t.equal(ambiguousUnder('/Admin/x', ['/admin']), '/admin');
   t.equal(ambiguousUnder('/admin./x', ['/admin']), '/admin');
