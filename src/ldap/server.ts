@@ -159,7 +159,10 @@ export async function startLdap(core: Core, o: LdapOptions, logger: Logger): Pro
 
 class Connection {
   private buffer: Buffer = Buffer.alloc(0);
+  /** The connection's socket: the TCP one, or the TLS one over it after StartTLS. */
   private socket: net.Socket;
+  /** The TCP socket (or LDAPS's from the start), which every byte passes through. */
+  private readonly tcp: net.Socket;
   private identity: DirectoryIdentity | null = null;
   private queue: Promise<void> = Promise.resolve();
   private closed = false;
@@ -181,12 +184,16 @@ class Connection {
     private readonly strangers: Strangers,
   ) {
     this.socket = socket;
+    this.tcp = socket;
   }
 
   start(): void {
     // Answers go out at once: with Nagle's algorithm, a search's last message waited for the
     // client's delayed ACK of the one before (about 40 ms per search).
     this.socket.setNoDelay(true);
+    // The idle timer is the TCP socket's, registered once (setBound only changes its length):
+    // after StartTLS every byte still passes through it.
+    this.tcp.on('timeout', () => this.drop(RESULT.unavailable, 'idle for too long'));
     this.setBound(false);
     this.listen(this.socket);
   }
@@ -195,7 +202,7 @@ class Connection {
   private setBound(bound: boolean): void {
     if (bound) this.strangers.remove(this);
     else this.strangers.add(this);
-    this.socket.setTimeout(bound ? IDLE_MS : UNBOUND_IDLE_MS, () => this.drop(RESULT.unavailable, 'idle for too long'));
+    this.tcp.setTimeout(bound ? IDLE_MS : UNBOUND_IDLE_MS);
   }
 
   /** Made room for a newer connection that has not bound either. */
