@@ -60,6 +60,11 @@ export interface Named {
 }
 
 export interface WayIn extends Named {
+  /**
+   * The key the limits count on, when the way knows it before any read (a typed email): the gate
+   * then runs before claim(), so a locked-out attempt costs no read of the account.
+   */
+  limitKey?: string | null;
   /** Who the attempt names, found without hashing: the account (or null) and the key its limits count on. */
   claim(): Promise<{ account: AccountRow | null; limitKey: string | null }>;
   /** Checks the proof: null when it holds for the account, else why not. Pays the same hashing work whatever the account. */
@@ -121,14 +126,19 @@ export async function signinFailed(
 
 /** Runs a way in through every rule: the signed-in account and its session, or the second factor's step. */
 export async function signIn(s: Services, actor: Actor, way: WayIn): Promise<SigninResult> {
+  const gate = async (limitKey: string | null) => {
+    try {
+      await s.limiter.assertSigninAllowed(limitKey, actor.client ?? 'shell', actor.device ?? null);
+    } catch (err) {
+      // A locked account answers in the time a wrong secret does: the lockout is no oracle.
+      if (way.equalWork) await way.equalWork();
+      throw err;
+    }
+  };
+  const early = way.limitKey !== undefined;
+  if (early) await gate(way.limitKey!);
   const { account, limitKey } = await way.claim();
-  try {
-    await s.limiter.assertSigninAllowed(limitKey, actor.client ?? 'shell', actor.device ?? null);
-  } catch (err) {
-    // A locked account answers in the time a wrong secret does: the lockout is no oracle.
-    if (way.equalWork) await way.equalWork();
-    throw err;
-  }
+  if (!early) await gate(limitKey);
   const failure = await way.prove(account);
   if (failure !== null || account === null) {
     const reason = failure ?? 'unknown_email';

@@ -25,6 +25,7 @@ export const signin: ActionDef = {
     let needsRehash = false;
     const { account, session } = await signIn(s, actor, {
       method: 'password',
+      limitKey: key,
       claim: async () => ({ account: (key === null ? undefined : await findAccountByEmailKey(s.store.root, key)) ?? null, limitKey: key }),
       async prove(account) {
         if (!account) {

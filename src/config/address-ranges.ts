@@ -80,10 +80,13 @@ export function refusedKind(ip: string, policy: TargetPolicy): string | null {
   const type = net.isIP(address) === 6 ? 'ipv6' : 'ipv4';
   if (net.isIP(address) === 0) return 'unknown';
   if (policy.allowed.check(address, type)) return null;
-  for (const [kind, ranges] of Object.entries(RANGES)) {
-    const list = new net.BlockList();
-    for (const [a, p, t] of ranges) if (t === type) list.addSubnet(a, p, t);
-    if (list.check(address, type)) return kind;
-  }
+  for (const [kind, lists] of KIND_LISTS) if (lists[type].check(address, type)) return kind;
   return null;
 }
+
+/** Each kind's ranges as a BlockList per address family, built once (refusedKind runs for every webhook sent). */
+const KIND_LISTS: ReadonlyArray<[string, Record<'ipv4' | 'ipv6', net.BlockList>]> = Object.entries(RANGES).map(([kind, ranges]) => {
+  const lists = { ipv4: new net.BlockList(), ipv6: new net.BlockList() };
+  for (const [a, p, t] of ranges) lists[t].addSubnet(a, p, t);
+  return [kind, lists];
+});

@@ -1,8 +1,8 @@
 /**
  * Where Gatehouse may send a request of its own: webhook URLs now, SCIM push
  * targets next. A target inside the network (loopback, private, link-local, unique-local,
- * unspecified, multicast or reserved) is refused unless the operator names it in
- * `--webhook-allow-private` (`loopback`, `private`, `link-local`, `unique-local`, an address or a
+ * unspecified, multicast or reserved) is refused unless the operator names it in the
+ * webhook-allow-private setting (`loopback`, `private`, `link-local`, `unique-local`, an address or a
  * CIDR block). The rule is checked twice: when a URL is added (its literal address, or every
  * address its name resolves to), and on the address a socket actually dials, so a name that
  * resolves elsewhere later (DNS rebinding) is still refused.

@@ -1,6 +1,7 @@
 /** A Gatehouse with its LDAP listener on a free port, and OpenLDAP's command-line clients run against it. */
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import type { Test } from 'tap';
 import { startLdap } from '../../src/ldap/server';
@@ -62,4 +63,17 @@ export function ldif(text: string): Map<string, Map<string, string[]>> {
     } else if (current) current.set(m[1], [...(current.get(m[1]) ?? []), value]);
   }
   return out;
+}
+
+/** Sends bytes (from `localAddress`) and collects what comes back until the server closes (or `ms` pass). */
+export function exchange(port: number, bytes: Buffer, ms = 5000, localAddress?: string): Promise<{ closed: boolean; got: Buffer }> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress });
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => (socket.destroy(), resolve({ closed: false, got: Buffer.concat(chunks) })), ms);
+    socket.on('data', (c) => chunks.push(c));
+    socket.on('close', () => (clearTimeout(timer), resolve({ closed: true, got: Buffer.concat(chunks) })));
+    socket.on('error', () => undefined);
+    socket.write(bytes);
+  });
 }

@@ -5,20 +5,7 @@ import net from 'node:net';
 import t from 'tap';
 import { BerWriter } from 'ldapts';
 import { PASSWORD } from '../helpers/server';
-import { BASE, ldapServer, ldapTool, person } from '../helpers/ldap';
-
-/** Sends bytes and collects what comes back until the server closes (or 5 s pass). */
-function exchange(port: number, bytes: Buffer): Promise<{ closed: boolean; got: Buffer }> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    const chunks: Buffer[] = [];
-    const timer = setTimeout(() => (socket.destroy(), resolve({ closed: false, got: Buffer.concat(chunks) })), 5000);
-    socket.on('data', (c) => chunks.push(c));
-    socket.on('close', () => (clearTimeout(timer), resolve({ closed: true, got: Buffer.concat(chunks) })));
-    socket.on('error', () => undefined);
-    socket.write(bytes);
-  });
-}
+import { BASE, ldapServer, ldapTool, person, exchange } from '../helpers/ldap';
 
 /** A search request whose filter is a NOT nested `depth` times around (uid=x). */
 function deepSearch(depth: number): Buffer {

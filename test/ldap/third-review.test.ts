@@ -8,23 +8,10 @@ import { BerWriter, Client } from 'ldapts';
 import { frame } from '../../src/ldap/protocol';
 import { startLdap } from '../../src/ldap/server';
 import { cli } from '../helpers/cli';
-import { BASE, ldapServer, ldapTool, person, testCertificate } from '../helpers/ldap';
+import { BASE, ldapServer, ldapTool, person, testCertificate, exchange } from '../helpers/ldap';
 import { PASSWORD, withAdmin } from '../helpers/server';
 
 const NOTICE = Buffer.from('1.3.6.1.4.1.1466.20036');
-
-/** Sends bytes (from `localAddress`) and collects what comes back until the server closes (or `ms` pass). */
-function exchange(port: number, bytes: Buffer, ms = 5000, localAddress?: string): Promise<{ closed: boolean; got: Buffer }> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ port, host: '127.0.0.1', localAddress });
-    const chunks: Buffer[] = [];
-    const timer = setTimeout(() => (socket.destroy(), resolve({ closed: false, got: Buffer.concat(chunks) })), ms);
-    socket.on('data', (c) => chunks.push(c));
-    socket.on('close', () => (clearTimeout(timer), resolve({ closed: true, got: Buffer.concat(chunks) })));
-    socket.on('error', () => undefined);
-    socket.write(bytes);
-  });
-}
 
 function bindRequest(id: number, dn: string, password: string): Buffer {
   const w = new BerWriter();
