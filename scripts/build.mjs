@@ -66,7 +66,20 @@ const nativePlugin = {
  * the main bundle's `import('koa-body')` becomes loadLazy('koa-body.cjs'), run at that first
  * import. An idle server then neither holds their source nor reads their code cache.
  */
-const LAZY = ['oidc-provider', 'koa-body', 'nodemailer', 'qrcode', '@simplewebauthn/server', 'openid-client', 'standardwebhooks', 'ldapts', 'jsonwebtoken'];
+const LAZY = [
+  'oidc-provider',
+  'koa-body',
+  'nodemailer',
+  'qrcode',
+  '@simplewebauthn/server',
+  'openid-client',
+  'standardwebhooks',
+  'ldapts',
+  'jsonwebtoken',
+  'samlify',
+  'node-forge',
+  '@xmldom/xmldom',
+];
 /** A chunk's file (and asset) name: a scoped package's slash would make a folder. */
 const chunk = (pkg) => `${pkg.replace('/', '+')}.cjs`;
 const lazyLoader = path.join(root, 'src', 'native', 'lazy.ts').replaceAll('\\', '/');

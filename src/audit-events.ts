@@ -52,6 +52,8 @@ export const AUDIT_EVENTS = [
   'sessions_revoked',
   'refresh_token_reused',
   'device_authorized',
+  'saml_signin',
+  'saml_signout',
   // Groups and records
   'group_created',
   'group_deleted',
@@ -77,5 +79,9 @@ export const AUDIT_EVENTS = [
   'webhook_added',
   'webhook_removed',
   'webhook_secret_rotated',
+  'saml_sp_added',
+  'saml_sp_removed',
+  'saml_cert_rotated',
+  'saml_cert_retired',
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];

@@ -33,6 +33,7 @@ import { invitationOperations, type InvitationOperations } from './invitations/o
 import { providerOperations, type ProviderOperations } from './upstream/operations';
 import { deliveryOperations, type DeliveryOperations } from './deliveries/operations';
 import { directoryOperations, type DirectoryOperations } from './directory/operations';
+import { samlOperations, type SamlOperations } from './saml/operations';
 import { targetPolicy } from './deliveries/targets';
 import { Sender } from './deliveries/sender';
 import { recordRunning, withServerFacts } from './deliveries/running';
@@ -75,6 +76,8 @@ export interface Core extends Omit<OperatorOperations, 'audit'> {
   readonly deliveries: DeliveryOperations;
   /** The LDAP directory's reads and binds (the LDAP front end's core). */
   readonly directory: DirectoryOperations;
+  /** The SAML 2.0 identity provider: service providers, its certificate, and the browser's sign-in. */
+  readonly saml: SamlOperations;
   readonly audit: OperatorOperations['audit'];
   /** The actions and record types the HTTP API serves, with their attributes. */
   catalog(): ApiCatalog;
@@ -131,7 +134,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       sender,
       tasks: new Tasks(logger),
       audit: new Audit(store, logger, clock, () => sender.nudge()),
-      counters: { signinsOk: 0, signinsFailed: 0, signups: 0, lockouts: 0, providerSignins: {}, ldap: { binds: {}, searches: {} } },
+      counters: { signinsOk: 0, signinsFailed: 0, signups: 0, lockouts: 0, providerSignins: {}, ldap: { binds: {}, searches: {} }, saml: {} },
     };
   } catch (err) {
     await store.close();
@@ -164,6 +167,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     invitations: invitationOperations(s),
     providers: providerOperations(s),
     deliveries: deliveryOperations(s),
+    saml: samlOperations(s),
     directory: directoryOperations(s),
     ...operatorOperations(s),
     catalog: () => ({ actions: describeActions(), records: describeRecordTypes() }),

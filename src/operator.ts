@@ -2,6 +2,7 @@
  * What operators read about a running server and its store: the audit trail, statistics,
  * metrics, readiness, the schema, and the periodic clean-up of old rows.
  */
+import { pruneSamlRequests } from './store/saml';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Actor, Caller } from './actor';
 import type { AuthCounters, Services } from './services';
@@ -132,6 +133,7 @@ export function operatorOperations(s: Services): OperatorOperations {
         lockouts: c.lockouts,
         providerSignins: Object.fromEntries(Object.entries(c.providerSignins).map(([k, v]) => [k, { ...v }])),
         ldap: structuredClone(c.ldap),
+        saml: { ...c.saml },
         hashesQueued: s.passwords.queued,
         hashesRunning: s.passwords.running,
         hashesDone: s.passwords.done,
@@ -158,6 +160,7 @@ export function operatorOperations(s: Services): OperatorOperations {
         prunePayloads(root),
         pruneKnownSignins(root, KNOWN_SIGNIN_MS),
         pruneDeliveries(root, KEEP_DELIVERED_MS, KEEP_FAILED_MS),
+        pruneSamlRequests(root),
       ]);
     },
   };

@@ -25,6 +25,8 @@ export interface AuthCounters {
   providerSignins: Record<string, { ok: number; refused: number }>;
   /** LDAP since start: binds by outcome (ok, failed) and searches by outcome (ok, refused, not_found, failed). */
   ldap: { binds: Record<string, number>; searches: Record<string, number> };
+  /** SAML sign-ins since start by outcome: ok (a Response sent), refused (the gate, a disabled account). */
+  saml: Record<string, number>;
 }
 
 export interface Services {

@@ -11,6 +11,7 @@ import { registerKeys } from './keys';
 import { registerClient } from './client';
 import { registerApp } from './app';
 import { registerProvider } from './provider';
+import { registerSaml } from './saml';
 import { globalFlags } from './context';
 import { EXIT, EXIT_CODE } from './exit-codes';
 import { Io, processIo } from './io';
@@ -67,6 +68,7 @@ export function buildProgram(io: Io, servers: Servers): Command {
   registerClient(program, io);
   registerApp(program, io);
   registerProvider(program, io);
+  registerSaml(program, io);
   registerWebhook(program, io);
   registerMigrate(program, io);
   registerAudit(program, io);

@@ -9,7 +9,16 @@ import { can } from '../permission/check';
 import { parsePermission } from '../permission/bits';
 import type { Tx } from '../store/connection';
 import { insertGroup } from '../store/accounts';
-import { findGroupByReference, findGroupsByName, listGroups, managedGroups, membersOf, type GroupRow, type GroupSummary } from '../store/groups';
+import {
+  findGroupByReference,
+  findGroupsByName,
+  listGroups,
+  managedGroups,
+  memberOfManaged,
+  membersOf,
+  type GroupRow,
+  type GroupSummary,
+} from '../store/groups';
 import { readWorld } from '../store/guarded-rows';
 import { deleteRow } from '../store/records';
 import { findAccountById } from '../store/accounts';
@@ -101,6 +110,15 @@ export async function resolveGateGroup(tx: Tx, nameOrId: string): Promise<GroupR
     );
   }
   return group;
+}
+
+/**
+ * An app's gate (an OIDC client's or a SAML SP's allowed groups, by id): no groups lets every
+ * account in; otherwise only members of one of them, counted only while the group is managed
+ * (a group any account could make or rename never opens a gate).
+ */
+export async function passesGate(tx: Tx, accountReference: string | null, gate: readonly string[]): Promise<boolean> {
+  return gate.length === 0 || (accountReference !== null && (await memberOfManaged(tx, accountReference, gate)));
 }
 
 export interface GroupView {

@@ -114,6 +114,11 @@ export function createMetrics(core: Core): Metrics {
       'LDAP searches answered since start, by outcome (ok, refused, not_found, failed)',
       (m: MetricsSnapshot) => m.ldap.searches,
     ],
+    [
+      'gatehouse_saml_signins_total',
+      'SAML sign-ins since start, by outcome (ok: a signed Response sent; refused: the gate or a disabled account)',
+      (m: MetricsSnapshot) => m.saml,
+    ],
   ] as const) {
     new client.Counter({
       name,

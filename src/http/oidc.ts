@@ -33,7 +33,8 @@ const ROUTES = {
 /** The pages' policy, with script-src spelled out so the provider can add its form_post script's hash. */
 const OIDC_CSP = `${PAGE_CSP}; script-src 'self'`;
 
-export const INTERACTION_PATH = /^\/oidc\/interaction\/[A-Za-z0-9_-]{1,64}$/;
+/** Where a sign-in on the pages returns to, besides the account page: an OIDC interaction, or a SAML sign-in in progress. */
+export const INTERACTION_PATH = /^\/(oidc\/interaction|saml\/continue)\/[A-Za-z0-9_-]{1,64}$/;
 
 export class OidcProvider {
   private current: { version: string; provider: Provider; handle: ReturnType<Provider['callback']> } | null = null;

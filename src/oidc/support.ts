@@ -6,7 +6,7 @@
  */
 import type { Services } from '../services';
 import { accountClaims, consumePayload, destroyPayload, findClient, findPayload, revokeGrant, upsertPayload } from '../store/oidc';
-import { memberOfManaged } from '../store/groups';
+import { passesGate } from '../groups/manage';
 import { findSession, type SessionRow } from '../store/sessions';
 import type { Actor } from '../actor';
 import { clientMetadata } from './clients';
@@ -92,7 +92,7 @@ export async function clientPolicy(s: Services, clientId: string, sub: string | 
   const client = await findClient(s.store.root, clientId);
   if (!client) return { firstParty: false, allowed: false, name: '' };
   const allowedGroups = JSON.parse(client.allowed_groups) as string[];
-  const allowed = allowedGroups.length === 0 || (sub !== null && (await memberOfManaged(s.store.root, sub, allowedGroups)));
+  const allowed = await passesGate(s.store.root, sub, allowedGroups);
   return { firstParty: client.first_party, allowed, name: client.name };
 }
 

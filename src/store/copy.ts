@@ -38,6 +38,9 @@ export const COPIED_TABLES: readonly TableName[] = [
   'delivery',
   'app_password',
   'api_key',
+  'saml_key',
+  'saml_sp',
+  'saml_request',
   'rate_counter',
   'known_signin',
   'recovery_code',
@@ -58,6 +61,9 @@ const ORDER_KEY: Partial<Record<TableName, string | string[]>> = {
   oidc_payload: 'id',
   webauthn_challenge: 'challenge',
   upstream_flow: 'state_hash',
+  saml_key: 'kid',
+  saml_sp: 'id',
+  saml_request: 'handle',
 };
 
 export interface CopyReport {

@@ -24,6 +24,7 @@ import * as appPasswords from '../../migrations/20261201000100_app_passwords';
 import * as groupIndexes from '../../migrations/20261202000000_group_indexes';
 import * as apiKeys from '../../migrations/20261203000000_api_keys';
 import * as deviceUserCodes from '../../migrations/20261204000000_device_user_codes';
+import * as saml from '../../migrations/20261205000000_saml';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -52,6 +53,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261202000000_group_indexes', groupIndexes],
   ['20261203000000_api_keys', apiKeys],
   ['20261204000000_device_user_codes', deviceUserCodes],
+  ['20261205000000_saml', saml],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

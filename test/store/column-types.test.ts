@@ -98,6 +98,20 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
     carry: '{}',
     expires_at: clock.now() + 600_000,
   });
+  // A SAML service provider, its signing key and next key, and a sign-in in progress (answered).
+  t.equal((await cli(s.dataDir, ['saml', 'sp', 'add', '--entity-id', 'https://sp.example.com', '--acs-url', 'https://sp.example.com/acs'])).code, 0);
+  t.equal((await cli(s.dataDir, ['saml', 'cert', 'rotate'])).code, 0);
+  await s.db('saml_request').insert({
+    handle: 'h'.repeat(32),
+    sp_id: (await s.db('saml_sp').first('id')).id,
+    request_id: '_r1',
+    acs_url: 'https://sp.example.com/acs',
+    relay_state: 'r',
+    force_authn: true,
+    created_at: clock.now(),
+    expires_at: clock.now() + 600_000,
+    answered_at: clock.now(),
+  });
   // A rotated key (retired_at, verify_until) and the settings of a store upgraded from HS256.
   t.equal((await cli(s.dataDir, ['keys', 'rotate'])).code, 0);
   await s.db('gatehouse_setting').insert([

@@ -113,3 +113,7 @@ export const SCRIPT = `
 
 /** The tab icon: a gate in the pages' blue, drawn here (no third-party asset). */
 export const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#0b57d0"/><path d="M8 26V13a8 8 0 0 1 16 0v13" fill="none" stroke="#fff" stroke-width="3"/><path d="M12 26v-9h8v9" fill="none" stroke="#fff" stroke-width="2"/></svg>`;
+
+/** Submits the form a SAML step carries (to an app's ACS URL, or back to Gatehouse); its button does the same without script. */
+export const AUTOPOST = `document.querySelector('form[data-autopost]')?.submit();
+`;

@@ -35,6 +35,8 @@ export interface PageOptions {
   script?: boolean;
   /** Include the passkey scripts (WebAuthn's browser half and the pages' use of it). */
   passkeys?: boolean;
+  /** Submit the page's form marked data-autopost at once (a SAML message on its way to an app). */
+  autopost?: boolean;
   /** The administrators' console: a wider page, with its own navigation above the title. */
   console?: Html;
   /** The signed-in account is an administrator: the header offers the console. */
@@ -58,7 +60,7 @@ export function page(o: PageOptions, body: Html): string {
 <title>${escape(o.title)} · Gatehouse</title>
 <link rel="stylesheet" href="/assets/gatehouse.css">
 <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
-${o.script ? '<script src="/assets/gatehouse.js" defer></script>' : ''}${
+${o.script ? '<script src="/assets/gatehouse.js" defer></script>' : ''}${o.autopost ? '<script src="/assets/autopost.js" defer></script>' : ''}${
     o.passkeys ? '<script src="/assets/webauthn.js" defer></script>\n<script src="/assets/passkeys.js" defer></script>' : ''
   }
 </head>

@@ -8,7 +8,7 @@
 import Router from '@koa/router';
 import type { Core } from '../../core';
 import type { OidcProvider } from '../oidc';
-import { FAVICON, SCRIPT, STYLESHEET } from './assets';
+import { AUTOPOST, FAVICON, SCRIPT, STYLESHEET } from './assets';
 import { pageKit, see } from './kit';
 import { registerSignin } from './signin';
 import { registerSignup } from './signup';
@@ -19,6 +19,7 @@ import { registerInteractions } from './oidc-interaction';
 import { registerPasskeys } from './passkeys';
 import { registerConsole } from './admin/routes';
 import { registerProviders } from './providers';
+import { registerSaml } from './saml';
 
 export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
   const router = new Router();
@@ -32,6 +33,11 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
     ctx.type = 'text/javascript; charset=utf-8';
     ctx.set('Cache-Control', 'public, max-age=3600');
     ctx.body = SCRIPT;
+  });
+  router.get('/assets/autopost.js', (ctx) => {
+    ctx.type = 'text/javascript; charset=utf-8';
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.body = AUTOPOST;
   });
   for (const path of ['/assets/favicon.svg', '/favicon.ico']) {
     router.get(path, (ctx) => {
@@ -50,5 +56,6 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
   registerCredentialPages(kit, account);
   registerConsole(kit);
   if (oidc) registerInteractions(kit, oidc, signinPage);
+  registerSaml(kit, signinPage);
   return router;
 }

@@ -1,0 +1,142 @@
+/** `gatehouse saml sp add | list | show | remove` and `saml cert list | rotate | retire`: the SAML 2.0 identity provider. */
+import fs from 'node:fs';
+import type { Command } from 'commander';
+import { AppError } from '../errors';
+import type { NameIdKind, SamlCertView, SamlSpView } from '../core';
+import { withCore, wantsJson } from './context';
+import type { Io } from './io';
+import { emit, keyValues, table } from './output';
+
+const collect = (value: string, previous?: string[]) => [...(previous ?? []), value];
+const MAX_METADATA_BYTES = 256 * 1024;
+
+/** SP metadata from a file, or from a URL (an SP's own metadata endpoint). */
+async function readMetadata(source: string): Promise<string> {
+  if (/^https?:\/\//i.test(source)) {
+    let res: Response;
+    try {
+      res = await fetch(source, { signal: AbortSignal.timeout(10_000), redirect: 'follow' });
+    } catch (err) {
+      throw new AppError('invalid_input', `could not fetch the metadata from ${source}: ${(err as Error).message}`);
+    }
+    if (!res.ok) throw new AppError('invalid_input', `could not fetch the metadata from ${source}: HTTP ${res.status}`);
+    const text = await res.text();
+    if (Buffer.byteLength(text) > MAX_METADATA_BYTES) throw new AppError('invalid_input', 'the metadata is larger than 256 KiB');
+    return text;
+  }
+  try {
+    if (fs.statSync(source).size > MAX_METADATA_BYTES) throw new AppError('invalid_input', 'the metadata is larger than 256 KiB');
+    return fs.readFileSync(source, 'utf8');
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    throw new AppError('invalid_input', `cannot read the metadata file ${source}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+}
+
+const showSp = (sp: SamlSpView) =>
+  keyValues([
+    ['id', sp.id],
+    ['name', sp.name],
+    ['entity id', sp.entity_id],
+    ['NameID', sp.nameid],
+    ['ACS URLs', sp.acs_urls.join(' ')],
+    ['logout URLs', sp.slo_urls.join(' ') || null],
+    ['signed requests', sp.authn_requests_signed ? 'required (checked with its certificate)' : 'not required'],
+    ['allowed groups', sp.allowed_groups.join(', ') || 'everyone'],
+    ['created', sp.created_at],
+  ]);
+
+const certTable = (certs: SamlCertView[]) =>
+  table([
+    ['KID', 'STATUS', 'SHA-256 FINGERPRINT', 'EXPIRES'],
+    ...certs.map((c) => [c.kid, c.status === 'current' ? 'current (signs)' : 'next (listed)', c.fingerprint_sha256, c.not_after]),
+  ]);
+
+export function registerSaml(program: Command, io: Io): void {
+  const saml = program.command('saml').description('the SAML 2.0 identity provider: service providers and the signing certificate');
+  const sp = saml.command('sp').description('service providers (apps that sign in with SAML)');
+
+  sp.command('add')
+    .description("register an app from its metadata (or its entity id and ACS URL); Gatehouse's own metadata is at /saml/metadata")
+    .option('--metadata <file-or-url>', "the SP's metadata XML: a file, or an http(s) URL")
+    .option('--entity-id <id>', 'without metadata: the entity id the SP names itself with')
+    .option('--acs-url <url>', 'without metadata: where the SP receives Responses (HTTP-POST)')
+    .option('--name <name>', 'what people see (default: the entity id)')
+    .option('--allowed-group <group>', 'only members of this group may sign in (repeatable)', collect)
+    .option('--nameid <kind>', 'the NameID it gets: email, persistent (a pseudonym for this SP) or username', 'email')
+    .action(async (opts: { metadata?: string; entityId?: string; acsUrl?: string; name?: string; allowedGroup?: string[]; nameid: string }, c: Command) =>
+      withCore(c, io, async (core) => {
+        const metadata = opts.metadata === undefined ? undefined : await readMetadata(opts.metadata);
+        const added = await core.saml.addSp(core.shell, {
+          metadata,
+          entityId: opts.entityId,
+          acsUrl: opts.acsUrl,
+          name: opts.name,
+          nameid: opts.nameid as NameIdKind,
+          allowedGroups: opts.allowedGroup,
+        });
+        emit(io, wantsJson(c), added, () => showSp(added));
+      }),
+    );
+
+  sp.command('list')
+    .description('every registered service provider')
+    .action(async (_o, c: Command) =>
+      withCore(c, io, async (core) => {
+        const sps = await core.saml.listSps(core.shell);
+        emit(io, wantsJson(c), { service_providers: sps }, () =>
+          table([
+            ['ID', 'NAME', 'ENTITY ID', 'NAMEID', 'ALLOWED GROUPS'],
+            ...sps.map((x) => [x.id, x.name, x.entity_id, x.nameid, x.allowed_groups.join(',') || '-']),
+          ]),
+        );
+      }),
+    );
+
+  sp.command('show <id-or-entity-id>')
+    .description('one service provider')
+    .action(async (id: string, _o, c: Command) =>
+      withCore(c, io, async (core) => {
+        const view = await core.saml.showSp(core.shell, id);
+        emit(io, wantsJson(c), view, () => showSp(view));
+      }),
+    );
+
+  sp.command('remove <id-or-entity-id>')
+    .description('unregister a service provider: it can no longer sign anyone in')
+    .action(async (id: string, _o, c: Command) =>
+      withCore(c, io, async (core) => {
+        const view = await core.saml.removeSp(core.shell, id);
+        emit(io, wantsJson(c), { service_provider: { id: view.id, entity_id: view.entity_id }, removed: true }, () => `${view.name}: removed\n`);
+      }),
+    );
+
+  const cert = saml.command('cert').description('the certificate Responses are signed with');
+  cert
+    .command('list')
+    .description('the current certificate (made at first use) and the next one, if rotated')
+    .action(async (_o, c: Command) =>
+      withCore(c, io, async (core) => {
+        const certs = await core.saml.listCerts(core.shell);
+        emit(io, wantsJson(c), { certificates: certs }, () => certTable(certs));
+      }),
+    );
+  cert
+    .command('rotate')
+    .description('add the next certificate: metadata lists it beside the current one until retire')
+    .action(async (_o, c: Command) =>
+      withCore(c, io, async (core) => {
+        const certs = await core.saml.rotateCert(core.shell);
+        emit(io, wantsJson(c), { certificates: certs }, () => certTable(certs));
+      }),
+    );
+  cert
+    .command('retire')
+    .description('drop the current certificate: the next one signs from now on (update the SPs that pin it first)')
+    .action(async (_o, c: Command) =>
+      withCore(c, io, async (core) => {
+        const certs = await core.saml.retireCert(core.shell);
+        emit(io, wantsJson(c), { certificates: certs }, () => certTable(certs));
+      }),
+    );
+}

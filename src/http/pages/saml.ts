@@ -1,0 +1,142 @@
+/**
+ * The SAML identity provider's browser side. /saml/sso takes an AuthnRequest (HTTP-Redirect or
+ * HTTP-POST) and carries it, by a handle, to a same-site page: a cookie marked SameSite=Lax is
+ * not sent with a cross-site POST, so the person's session is read only after that hop. There,
+ * someone signed in gets a form the page posts to the SP's registered ACS URL; anyone else signs
+ * in on the sign-in page first. /saml/slo ends the session for an SP's LogoutRequest. Every
+ * refusal is a page that says why, and nothing is sent to the SP.
+ */
+import type { Context } from 'koa';
+import type { BoundMessage, BrowserStep } from '../../core';
+import { lazyKoaBody } from '../body';
+import { html, page } from './html';
+import { type PageKit, see, send, type SigninPage, str } from './kit';
+import { clearTokens, csrfToken, guestCaller, pageCaller } from './session';
+
+/** The query's own spelling of the signed fields (HTTP-Redirect signs them as sent, SAML bindings 3.4.4.1). */
+function signedQuery(raw: string, param: 'SAMLRequest' | 'SAMLResponse'): string | undefined {
+  const parts = new Map(raw.split('&').map((p) => [p.slice(0, p.indexOf('=') < 0 ? p.length : p.indexOf('=')), p] as const));
+  const fields = [param, 'RelayState', 'SigAlg'].map((k) => parts.get(k)).filter((p): p is string => p !== undefined);
+  return fields.length > 0 ? fields.join('&') : undefined;
+}
+
+const one = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+function fromQuery(ctx: Context): BoundMessage {
+  const q = ctx.query;
+  return {
+    binding: 'redirect',
+    message: one(q.SAMLRequest) ?? '',
+    relayState: one(q.RelayState),
+    sigAlg: one(q.SigAlg),
+    signature: one(q.Signature),
+    signedQuery: signedQuery(ctx.querystring, 'SAMLRequest'),
+  };
+}
+
+function fromForm(ctx: Context): BoundMessage {
+  const body = ctx.request.body as Record<string, unknown> | undefined;
+  const relay = one(body?.RelayState);
+  return { binding: 'post', message: str(body, 'SAMLRequest'), ...(relay === undefined ? {} : { relayState: relay }) };
+}
+
+/** The page that moves the browser on: a form the script submits (a button without it). */
+function step(ctx: Context, s: BrowserStep, title: string, text: string): void {
+  if (s.kind === 'redirect') return see(ctx, s.url);
+  ctx.set('Cache-Control', 'no-store');
+  send(
+    ctx,
+    200,
+    page(
+      { title, autopost: true },
+      html`<section>
+        <p>${text}</p>
+        <form method="post" action="${s.url}" data-autopost>
+          ${Object.entries(s.fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`)}
+          <button type="submit">Continue</button>
+        </form>
+      </section>`,
+    ),
+  );
+}
+
+export function registerSaml(kit: PageKit, signinPage: SigninPage): void {
+  const { core, router, names, html_ } = kit;
+  // An SP's POST comes from its own site: no CSRF token, and no cookie is read before the hop.
+  const parseForm = lazyKoaBody({ urlencoded: true, json: false, multipart: false, text: false, formLimit: '64kb' });
+
+  router.get('/saml/metadata', html_, async (ctx) => {
+    ctx.type = 'application/samlmetadata+xml';
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.body = await core.saml.metadata();
+  });
+
+  const start = async (ctx: Context, m: BoundMessage) => {
+    const { handle } = await core.saml.start(m);
+    // A page of our own moves on to a same-site GET: the session cookie is sent with it.
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('Refresh', `0; url=/saml/continue/${handle}`);
+    send(
+      ctx,
+      200,
+      page(
+        { title: 'Signing in' },
+        html`<section>
+          <p>Continuing to sign in. <a href="/saml/continue/${handle}">Continue</a></p>
+        </section>`,
+      ),
+    );
+  };
+  router.get('/saml/sso', html_, async (ctx) => {
+    const m = fromQuery(ctx);
+    const { handle } = await core.saml.start(m);
+    see(ctx, `/saml/continue/${handle}`);
+  });
+  router.post('/saml/sso', html_, parseForm, async (ctx) => start(ctx, fromForm(ctx)));
+
+  router.get('/saml/continue/:handle', html_, async (ctx) => {
+    const handle = ctx.params.handle!;
+    const caller = (await pageCaller(ctx, core, names)) ?? guestCaller(ctx);
+    const result = await core.saml.continue(caller, handle);
+    if (result.kind === 'signin') {
+      return signinPage(ctx, {
+        info: result.again ? `Sign in again to continue to ${result.spName}.` : `Sign in to continue to ${result.spName}.`,
+        returnTo: `/saml/continue/${handle}`,
+      });
+    }
+    step(ctx, result, `Signing in to ${result.spName}`, `Signing you in to ${result.spName}.`);
+  });
+
+  // An IdP-initiated sign-in starts only here, from Gatehouse's own page (a same-site form).
+  kit.post('/saml/start/:sp', async (ctx) => {
+    const caller = (await pageCaller(ctx, core, names)) ?? guestCaller(ctx);
+    const { handle } = await core.saml.startUnsolicited(caller, ctx.params.sp!);
+    see(ctx, `/saml/continue/${handle}`);
+  });
+
+  const slo = async (ctx: Context, m: BoundMessage) => {
+    const caller = (await pageCaller(ctx, core, names)) ?? guestCaller(ctx);
+    const out = await core.saml.logout(caller, m);
+    clearTokens(ctx, names);
+    step(ctx, out, 'Signed out', `You are signed out. Returning to ${out.spName}.`);
+  };
+  router.get('/saml/slo', html_, async (ctx) => {
+    const m = fromQuery(ctx);
+    await slo(ctx, m);
+  });
+  // A LogoutRequest posted from the SP's site carries no cookie: the page posts it again, same-site.
+  router.post('/saml/slo', html_, parseForm, async (ctx) => {
+    const m = fromForm(ctx);
+    step(
+      ctx,
+      {
+        kind: 'post',
+        url: '/saml/slo/continue',
+        fields: { SAMLRequest: m.message, ...(m.relayState === undefined ? {} : { RelayState: m.relayState }), csrf: csrfToken(ctx, names) },
+      },
+      'Signing out',
+      'Signing out.',
+    );
+  });
+  kit.post('/saml/slo/continue', async (ctx) => slo(ctx, fromForm(ctx)));
+}
