@@ -92,8 +92,11 @@ export const spOf = (row: SamlSpRow): SamlSp => ({
 
 const refuse = (why: string) => new AppError('invalid_input', why);
 
-/** An endpoint URL: absolute, https (http only on a loopback host), no fragment. */
-function endpointUrl(raw: string, what: string): string {
+/**
+ * An endpoint URL: absolute, no fragment, https; http only on a loopback host, or while Gatehouse
+ * itself is served over http (a lab: its own sign-in is no safer than the app's).
+ */
+function endpointUrl(raw: string, what: string, plainHttp = false): string {
   let u: URL;
   try {
     u = new URL(raw);
@@ -102,7 +105,7 @@ function endpointUrl(raw: string, what: string): string {
   }
   if (u.hash) throw refuse(`${what} must not have a #fragment`);
   const local = u.hostname === 'localhost' || u.hostname === '127.0.0.1' || u.hostname === '[::1]';
-  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && local)) throw refuse(`${what} must be https (http only for localhost)`);
+  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && (local || plainHttp))) throw refuse(`${what} must be https (http only for localhost)`);
   if (raw.length > 1000) throw refuse(`${what} must be at most 1000 characters`);
   return raw;
 }
@@ -120,7 +123,10 @@ const certificateOf = (text: string): string => {
 };
 
 /** What a registration needs from SP metadata: entity id, endpoints, signing certificate, AuthnRequestsSigned. */
-export async function readSpMetadata(xml: string): Promise<{
+export async function readSpMetadata(
+  xml: string,
+  plainHttp = false,
+): Promise<{
   entityId: string;
   acs: AcsEndpoint[];
   slo: SloEndpoint[];
@@ -140,14 +146,14 @@ export async function readSpMetadata(xml: string): Promise<{
   }));
   const postAcs = acs.filter((a) => a.binding === BINDING.post);
   if (postAcs.length === 0) throw refuse('the metadata lists no AssertionConsumerService for the HTTP-POST binding, the one Gatehouse answers with');
-  for (const a of postAcs) endpointUrl(a.location, 'an AssertionConsumerService Location');
+  for (const a of postAcs) endpointUrl(a.location, 'an AssertionConsumerService Location', plainHttp);
   const slo: SloEndpoint[] = children(sp, 'SingleLogoutService', NS.metadata)
     .filter((e) => e.getAttribute('Binding') === BINDING.redirect || e.getAttribute('Binding') === BINDING.post)
     .map((e) => ({
       binding: e.getAttribute('Binding')!,
-      location: endpointUrl(e.getAttribute('Location') ?? '', 'a SingleLogoutService Location'),
+      location: endpointUrl(e.getAttribute('Location') ?? '', 'a SingleLogoutService Location', plainHttp),
       ...(e.getAttribute('ResponseLocation')
-        ? { response_location: endpointUrl(e.getAttribute('ResponseLocation')!, 'a SingleLogoutService ResponseLocation') }
+        ? { response_location: endpointUrl(e.getAttribute('ResponseLocation')!, 'a SingleLogoutService ResponseLocation', plainHttp) }
         : {}),
     }));
   const signing = children(sp, 'KeyDescriptor', NS.metadata).filter((k) => (k.getAttribute('use') ?? 'signing') === 'signing');
@@ -194,12 +200,13 @@ export async function addSp(s: Services, actor: Actor, input: NewSamlSp): Promis
   const nameid = input.nameid ?? 'email';
   if (!Object.hasOwn(NAMEID_FORMATS, nameid)) throw refuse('{--nameid} is one of email, persistent, username');
   let fields: Awaited<ReturnType<typeof readSpMetadata>>;
-  if (input.metadata !== undefined) fields = await readSpMetadata(input.metadata);
+  const plainHttp = s.config.publicUrl.startsWith('http:');
+  if (input.metadata !== undefined) fields = await readSpMetadata(input.metadata, plainHttp);
   else {
     if (input.entityId === undefined || input.acsUrl === undefined) throw refuse('{--entity-id} and {--acs-url} go together');
     fields = {
       entityId: entityIdOf(input.entityId),
-      acs: [{ binding: BINDING.post, location: endpointUrl(input.acsUrl.trim(), '{--acs-url}'), index: 0, is_default: true }],
+      acs: [{ binding: BINDING.post, location: endpointUrl(input.acsUrl.trim(), '{--acs-url}', plainHttp), index: 0, is_default: true }],
       slo: [],
       certificate: null,
       authnRequestsSigned: false,

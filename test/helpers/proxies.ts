@@ -13,11 +13,11 @@ import { tempDir } from './server';
 
 export const DOC = path.join(__dirname, '..', '..', 'docs', 'forward-auth.md');
 
-/** The fenced block after `<!-- name: … -->` in docs/forward-auth.md. */
-export function docBlock(name: 'nginx' | 'caddy' | 'local-shell' | 'nginx-local' | 'caddy-local'): string {
-  const doc = fs.readFileSync(DOC, 'utf8');
+/** The fenced block after `<!-- name: … -->` in docs/forward-auth.md (or another page of docs/). */
+export function docBlock(name: 'nginx' | 'caddy' | 'local-shell' | 'nginx-local' | 'caddy-local' | 'mellon', page = DOC): string {
+  const doc = fs.readFileSync(page, 'utf8');
   const m = new RegExp(`<!-- ${name}:[^\\n]*-->\\n\`\`\`[a-z]*\\n([\\s\\S]*?)\\n\`\`\``).exec(doc);
-  if (!m) throw new Error(`docs/forward-auth.md has no ${name} block`);
+  if (!m) throw new Error(`${path.basename(page)} has no ${name} block`);
   return m[1];
 }
 

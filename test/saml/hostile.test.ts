@@ -46,7 +46,7 @@ t.test('hostile requests are refused with a page, and no Response is made', asyn
   await refused(
     'an unknown SP',
     redirect(base, request({ issuer: 'https://evil.example.com' })),
-    /no service provider https:\/\/evil\.example\.com is registered/,
+    /No service provider https:\/\/evil\.example\.com is registered/,
     404,
   );
   await refused('an ACS URL that is not the SP’s', redirect(base, request({ acs: 'https://evil.example.com/acs' })), /not one registered for Wiki/);

@@ -9,8 +9,10 @@
 import type { Context } from 'koa';
 import type { BoundMessage, BrowserStep } from '../../core';
 import { lazyKoaBody } from '../body';
-import { html, page } from './html';
-import { type PageKit, see, send, type SigninPage, str } from './kit';
+import { html, notice, page } from './html';
+import { message, type PageKit, see, send, type SigninPage, str } from './kit';
+import { STATUS } from '../errors';
+import { isAppError } from '../../errors';
 import { clearTokens, csrfToken, guestCaller, pageCaller } from './session';
 
 /** The query's own spelling of the signed fields (HTTP-Redirect signs them as sent, SAML bindings 3.4.4.1). */
@@ -60,8 +62,43 @@ function step(ctx: Context, s: BrowserStep, title: string, text: string): void {
   );
 }
 
+/**
+ * A refusal, as a page that names the app when it can and says what to do; nothing goes to the SP.
+ * Anything that is not a refusal (a failure) is the error handler's.
+ */
+async function refused(ctx: Context, err: unknown, signedIn: boolean, csrf: string): Promise<void> {
+  if (!isAppError(err)) throw err;
+  const forbidden = err.code === 'forbidden';
+  send(
+    ctx,
+    STATUS[err.code],
+    page(
+      { title: forbidden ? 'Not allowed' : 'This sign-in cannot go on', signedIn, csrf },
+      html`${notice('error', message(err))}
+        <section>
+          <p>
+            ${forbidden ? 'Ask an administrator if you should have access. Nothing was sent to the app.' : 'Nothing was sent to the app. Go back to it and start again; if this keeps happening, tell its administrator what this page says.'}
+          </p>
+          <p class="links"><a href="/account">Your account</a></p>
+        </section>`,
+    ),
+  );
+}
+
 export function registerSaml(kit: PageKit, signinPage: SigninPage): void {
   const { core, router, names, html_ } = kit;
+  /** Runs a SAML step; its refusals are pages of their own. */
+  const saml =
+    (handler: (ctx: Context) => Promise<void>) =>
+    async (ctx: Context): Promise<void> => {
+      try {
+        await handler(ctx);
+      } catch (err) {
+        // Only the header's links depend on it: a session that cannot be read shows the guest's.
+        const signedIn = (await pageCaller(ctx, core, names).catch(() => null)) !== null;
+        await refused(ctx, err, signedIn, csrfToken(ctx, names));
+      }
+    };
   // An SP's POST comes from its own site: no CSRF token, and no cookie is read before the hop.
   const parseForm = lazyKoaBody({ urlencoded: true, json: false, multipart: false, text: false, formLimit: '64kb' });
 
@@ -87,25 +124,37 @@ export function registerSaml(kit: PageKit, signinPage: SigninPage): void {
       ),
     );
   };
-  router.get('/saml/sso', html_, async (ctx) => {
-    const m = fromQuery(ctx);
-    const { handle } = await core.saml.start(m);
-    see(ctx, `/saml/continue/${handle}`);
-  });
-  router.post('/saml/sso', html_, parseForm, async (ctx) => start(ctx, fromForm(ctx)));
+  router.get(
+    '/saml/sso',
+    html_,
+    saml(async (ctx) => {
+      const { handle } = await core.saml.start(fromQuery(ctx));
+      see(ctx, `/saml/continue/${handle}`);
+    }),
+  );
+  router.post(
+    '/saml/sso',
+    html_,
+    parseForm,
+    saml(async (ctx) => start(ctx, fromForm(ctx))),
+  );
 
-  router.get('/saml/continue/:handle', html_, async (ctx) => {
-    const handle = ctx.params.handle!;
-    const caller = (await pageCaller(ctx, core, names)) ?? guestCaller(ctx);
-    const result = await core.saml.continue(caller, handle);
-    if (result.kind === 'signin') {
-      return signinPage(ctx, {
-        info: result.again ? `Sign in again to continue to ${result.spName}.` : `Sign in to continue to ${result.spName}.`,
-        returnTo: `/saml/continue/${handle}`,
-      });
-    }
-    step(ctx, result, `Signing in to ${result.spName}`, `Signing you in to ${result.spName}.`);
-  });
+  router.get(
+    '/saml/continue/:handle',
+    html_,
+    saml(async (ctx) => {
+      const handle = ctx.params.handle!;
+      const caller = (await pageCaller(ctx, core, names)) ?? guestCaller(ctx);
+      const result = await core.saml.continue(caller, handle);
+      if (result.kind === 'signin') {
+        return signinPage(ctx, {
+          info: result.again ? `Sign in again to continue to ${result.spName}.` : `Sign in to continue to ${result.spName}.`,
+          returnTo: `/saml/continue/${handle}`,
+        });
+      }
+      step(ctx, result, `Signing in to ${result.spName}`, `Signing you in to ${result.spName}.`);
+    }),
+  );
 
   // An IdP-initiated sign-in starts only here, from Gatehouse's own page (a same-site form).
   kit.post('/saml/start/:sp', async (ctx) => {
@@ -120,10 +169,11 @@ export function registerSaml(kit: PageKit, signinPage: SigninPage): void {
     clearTokens(ctx, names);
     step(ctx, out, 'Signed out', `You are signed out. Returning to ${out.spName}.`);
   };
-  router.get('/saml/slo', html_, async (ctx) => {
-    const m = fromQuery(ctx);
-    await slo(ctx, m);
-  });
+  router.get(
+    '/saml/slo',
+    html_,
+    saml(async (ctx) => slo(ctx, fromQuery(ctx))),
+  );
   // A LogoutRequest posted from the SP's site carries no cookie: the page posts it again, same-site.
   router.post('/saml/slo', html_, parseForm, async (ctx) => {
     const m = fromForm(ctx);
@@ -138,5 +188,8 @@ export function registerSaml(kit: PageKit, signinPage: SigninPage): void {
       'Signing out.',
     );
   });
-  kit.post('/saml/slo/continue', async (ctx) => slo(ctx, fromForm(ctx)));
+  kit.post(
+    '/saml/slo/continue',
+    saml(async (ctx) => slo(ctx, fromForm(ctx))),
+  );
 }
