@@ -7,12 +7,14 @@ import { registerConsolePeople } from './people';
 import { registerConsoleServices } from './services';
 import { registerConsoleSettings } from './settings';
 import { registerConsoleWebhooks } from './webhooks';
+import { registerConsoleSaml } from './saml';
 
 export function registerConsole(kit: PageKit): void {
   const c = consoleKit(kit);
   registerConsoleAccounts(kit, c);
   registerConsolePeople(kit, c);
   registerConsoleServices(kit, c);
+  registerConsoleSaml(kit, c);
   registerConsoleWebhooks(kit, c);
   registerConsoleSettings(kit, c);
   // Any other address under /admin: the same 404 for everyone (administrators see the page-not-found page too).
