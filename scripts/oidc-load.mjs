@@ -13,7 +13,7 @@ export const BARE_SECRET = 'bench-secret-of-the-bare-provider-0123456789';
 const b64url = (b) => b.toString('base64url');
 
 /** A cookie jar of one browser, and requests that follow redirects by hand through it. */
-function browser(base) {
+export function browser(base) {
   const jar = new Map();
   const keep = (res) => {
     for (const c of res.headers.getSetCookie()) {
@@ -38,7 +38,7 @@ function browser(base) {
 }
 
 /** One authorization code (with its PKCE verifier), following the provider's redirects in `b`. */
-async function authorizationCode(b, clientId) {
+export async function authorizationCode(b, clientId) {
   const verifier = b64url(randomBytes(32));
   const challenge = b64url(createHash('sha256').update(verifier).digest());
   const params = new URLSearchParams({

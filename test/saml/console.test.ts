@@ -1,6 +1,6 @@
 // The console's SAML screen in Chromium: an administrator pastes an SP's metadata (node-saml's),
 // limits it to a group, starts a sign-in to it from Gatehouse (IdP-initiated: a Response without
-// InResponseTo, which the SP accepts), rotates and retires the certificate, and removes the SP.
+// InResponseTo, which the SP accepts), posts an AuthnRequest from the SP's own site, rotates and retires the certificate, and removes the SP.
 // Photographed at 360 and 1280 px.
 import t from 'tap';
 import { launch, screenshots } from '../helpers/browser';
@@ -48,6 +48,24 @@ t.test('add a SAML app by pasting its metadata, sign in to it from Gatehouse, ro
   t.notMatch(Buffer.from(posted!, 'base64').toString(), /InResponseTo/, 'unsolicited: no InResponseTo');
   const { profile } = await sp.saml.validatePostResponseAsync({ SAMLResponse: posted! });
   t.equal(profile!.nameID, 'admin@example.com', 'node-saml accepts the unsolicited Response');
+
+  // An AuthnRequest posted from the SP's own site (another site: the SameSite=Lax session cookie is
+  // not sent with that POST) still finds the session, through the hop to a same-site page.
+  const form = await sp.saml.getAuthorizeFormAsync('from-the-app', undefined, {});
+  const value = /name="SAMLRequest" value="([^"]+)"/.exec(form)![1]!;
+  await page.route('http://sp.example.test/start', (route) =>
+    route.fulfill({
+      status: 200,
+      contentType: 'text/html',
+      body: `<form method="post" action="${s.config.publicUrl}/saml/sso"><input type="hidden" name="SAMLRequest" value="${value}"><input type="hidden" name="RelayState" value="from-the-app"><button>Go</button></form>`,
+    }),
+  );
+  posted = undefined;
+  await page.goto('http://sp.example.test/start');
+  await page.getByRole('button', { name: 'Go' }).click();
+  await page.waitForURL(ACS);
+  t.ok(posted, 'a cross-site POST of the request still ends at the ACS URL with a Response');
+  t.ok((await sp.saml.validatePostResponseAsync({ SAMLResponse: posted! })).profile, 'which node-saml accepts');
 
   // Rotation from the console: the next certificate, then retiring the current one.
   await page.goto(`${s.config.publicUrl}/admin/saml`);

@@ -86,6 +86,12 @@ t.test('the gate and a disabled account: a page says why, the SP gets nothing', 
   t.equal(disabled.action, null, 'a disabled account gets no Response');
   t.match(disabled.html, /Sign in/, 'its session is gone: the sign-in page');
 
+  // Counted by outcome, and audited with the SP.
+  const metrics = (await s.call('GET', '/metrics', { token: s.adminToken })).text;
+  t.match(metrics, /gatehouse_saml_signins_total\{outcome="refused"\} 1/, 'the refusal at the gate is counted (the disabled account had no session left)');
+  const audit = (await cli(s.dataDir, ['--json', 'audit', '--account', 'bob@example.com'])).json;
+  t.match(JSON.stringify(audit), /"saml_signin".*not_allowed/, 'the refusal at the gate is audited');
+
   const guest = await browse(await sp.saml.getAuthorizeUrlAsync('', undefined, {}));
   t.match(guest.html, /Sign in to continue to Wiki/, 'without a session: the sign-in page, named for the app');
   t.match(guest.html, /name="return_to" value="\/saml\/continue\//, 'which comes back to the sign-in in progress');
