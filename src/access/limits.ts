@@ -57,6 +57,7 @@ export const keys = {
   signupAddress: (address: string) => `signup_addr:${address}`,
   /** Wrong device-flow user codes entered from one address. */
   deviceCodeAddress: (address: string) => `device_code_addr:${address}`,
+  samlAddress: (address: string) => `saml_addr:${address}`,
   totpAccount: (referenceId: string) => `totp_account:${referenceId}`,
   resetAccount: (referenceId: string) => `reset_account:${referenceId}`,
 };
@@ -174,6 +175,13 @@ export class Limiter {
 
   async codeEntryFailed(address: string): Promise<void> {
     if (this.config.rateLimits) await hit(this.db, keys.deviceCodeAddress(addressGroup(address)), this.windowMs);
+  }
+
+  /** A SAML AuthnRequest from this address (each keeps a row for its lifetime): at most so many per window. */
+  async samlRequest(address: string): Promise<void> {
+    if (!this.config.rateLimits) return;
+    const count = await hit(this.db, keys.samlAddress(addressGroup(address)), this.windowMs);
+    if (count.hits > this.config.samlRequestsPerAddress) throw limited(count, this.windowMs, this.clock.now(), 'SAML sign-in requests from this address');
   }
 
   async assertTotpAllowed(referenceId: string): Promise<void> {

@@ -331,6 +331,15 @@ export const SETTINGS = {
     shown: '100',
     help: 'signup attempts per client address',
   },
+  samlRequestsPerAddress: {
+    env: 'GATEHOUSE_SAML_REQUESTS_PER_ADDRESS',
+    parse: int(1, 1000000),
+    fallback: 1000,
+    scope: 'serve',
+    arg: '<n>',
+    shown: '1000',
+    help: 'SAML sign-in requests per client address (each keeps a sign-in in progress in the store)',
+  },
   totpFailuresPerAccount: {
     env: 'GATEHOUSE_TOTP_FAILURES_PER_ACCOUNT',
     parse: int(1, 1000000),

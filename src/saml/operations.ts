@@ -24,7 +24,7 @@ export interface SamlOperations {
   rotateCert(actor: Actor): Promise<SamlCertView[]>;
   retireCert(actor: Actor): Promise<SamlCertView[]>;
   /** An AuthnRequest (either binding): checked and kept; the browser continues with the handle. */
-  start(message: BoundMessage): Promise<{ handle: string; spName: string }>;
+  start(caller: Caller, message: BoundMessage): Promise<{ handle: string; spName: string }>;
   /** A sign-in to a registered SP started from Gatehouse's own page (no request). */
   startUnsolicited(caller: Caller, spId: string): Promise<{ handle: string }>;
   /** The browser with its page session: sign in first, or the Response to post. */
@@ -64,7 +64,7 @@ export function samlOperations(s: Services): SamlOperations {
       requireAdministrator(actor, 'retire the SAML certificate');
       return retireCert(s, actor);
     },
-    start: (message) => startSignin(s, message),
+    start: (caller, message) => startSignin(s, message, caller.client ?? 'shell'),
     startUnsolicited: async (_caller, spId) => startUnsolicited(s, spId),
     continue: async (caller, handle) => continueSignin(s, await actorOf(s, caller), handle),
     async logout(caller, message) {

@@ -175,7 +175,9 @@ function acsFor(sp: SamlSp, root: XmlElement): string {
 }
 
 /** An AuthnRequest arrives: checked and kept; the handle the browser continues with. */
-export async function startSignin(s: Services, m: BoundMessage): Promise<{ handle: string; spName: string }> {
+export async function startSignin(s: Services, m: BoundMessage, address: string): Promise<{ handle: string; spName: string }> {
+  // Counted before anything is read: each accepted request keeps a row until it expires.
+  await s.limiter.samlRequest(address);
   const { xml, root } = await readMessage(m, [[NS.protocol, 'AuthnRequest']]);
   const sp = await issuerSp(s, root);
   checkSignature(sp, m, xml, root, sp.authnRequestsSigned);

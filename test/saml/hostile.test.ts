@@ -97,3 +97,23 @@ t.test('signed requests: a wrong signature and signature wrapping are refused', 
   t.equal(f.action, null, 'an altered signed request is refused');
   t.match(f.html, /signature does not verify/);
 });
+
+t.test('SAML requests from one address are limited (each keeps a sign-in in progress)', async (t) => {
+  const s = await withAdmin(t, { samlRequestsPerAddress: 3 });
+  const sp = await nodeSamlSp(s);
+  await addSp(t, s, sp.metadata, '--name', 'Wiki');
+  const base = s.config.publicUrl;
+  for (let i = 0; i < 3; i++) t.equal((await fetch(redirect(base, request()), { redirect: 'manual' })).status, 303, `request ${i + 1} is kept`);
+  const flood = await browse(redirect(base, request()));
+  t.equal(flood.status, 429, 'the fourth waits');
+  t.match(flood.html, /Too many SAML sign-in requests from this address/i);
+  t.equal(
+    await s
+      .db('saml_request')
+      .count({ n: '*' })
+      .first()
+      .then((r) => Number(r?.n)),
+    3,
+    'no row for a refused request',
+  );
+});

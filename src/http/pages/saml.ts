@@ -109,7 +109,7 @@ export function registerSaml(kit: PageKit, signinPage: SigninPage): void {
   });
 
   const start = async (ctx: Context, m: BoundMessage) => {
-    const { handle } = await core.saml.start(m);
+    const { handle } = await core.saml.start(guestCaller(ctx), m);
     // A page of our own moves on to a same-site GET: the session cookie is sent with it.
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Refresh', `0; url=/saml/continue/${handle}`);
@@ -128,7 +128,7 @@ export function registerSaml(kit: PageKit, signinPage: SigninPage): void {
     '/saml/sso',
     html_,
     saml(async (ctx) => {
-      const { handle } = await core.saml.start(fromQuery(ctx));
+      const { handle } = await core.saml.start(guestCaller(ctx), fromQuery(ctx));
       see(ctx, `/saml/continue/${handle}`);
     }),
   );
