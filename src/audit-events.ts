@@ -83,5 +83,7 @@ export const AUDIT_EVENTS = [
   'saml_sp_removed',
   'saml_cert_rotated',
   'saml_cert_retired',
+  'scim_token_added',
+  'scim_token_revoked',
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];

@@ -34,6 +34,7 @@ import { providerOperations, type ProviderOperations } from './upstream/operatio
 import { deliveryOperations, type DeliveryOperations } from './deliveries/operations';
 import { directoryOperations, type DirectoryOperations } from './directory/operations';
 import { samlOperations, type SamlOperations } from './saml/operations';
+import { scimOperations, type ScimOperations } from './scim/operations';
 import { targetPolicy } from './deliveries/targets';
 import { Sender } from './deliveries/sender';
 import { recordRunning, withServerFacts } from './deliveries/running';
@@ -78,6 +79,8 @@ export interface Core extends Omit<OperatorOperations, 'audit'> {
   readonly directory: DirectoryOperations;
   /** The SAML 2.0 identity provider: service providers, its certificate, and the browser's sign-in. */
   readonly saml: SamlOperations;
+  /** SCIM 2.0: tokens, and the /scim/v2 service provider's reads. */
+  readonly scim: ScimOperations;
   readonly audit: OperatorOperations['audit'];
   /** The actions and record types the HTTP API serves, with their attributes. */
   catalog(): ApiCatalog;
@@ -168,6 +171,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     providers: providerOperations(s),
     deliveries: deliveryOperations(s),
     saml: samlOperations(s),
+    scim: scimOperations(s),
     directory: directoryOperations(s),
     ...operatorOperations(s),
     catalog: () => ({ actions: describeActions(), records: describeRecordTypes() }),

@@ -59,12 +59,15 @@ export class AppError extends Error {
   readonly retryAfter?: number;
   /** The message with its `{--field}` marks, for a front end that words them its own way. */
   readonly template: string;
+  /** A finer reason a protocol names (SCIM's scimType: invalidFilter, uniqueness, mutability…). */
+  readonly reason?: string;
 
-  constructor(code: ErrorCode, message: string, options: { retryAfter?: number; cause?: unknown } = {}) {
+  constructor(code: ErrorCode, message: string, options: { retryAfter?: number; cause?: unknown; reason?: string } = {}) {
     super(worded(message, 'text'), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'AppError';
     this.code = code;
     this.retryAfter = options.retryAfter;
+    this.reason = options.reason;
     this.template = message;
   }
 }

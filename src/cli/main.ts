@@ -12,6 +12,7 @@ import { registerClient } from './client';
 import { registerApp } from './app';
 import { registerProvider } from './provider';
 import { registerSaml } from './saml';
+import { registerScim } from './scim';
 import { globalFlags } from './context';
 import { EXIT, EXIT_CODE } from './exit-codes';
 import { Io, processIo } from './io';
@@ -69,6 +70,7 @@ export function buildProgram(io: Io, servers: Servers): Command {
   registerApp(program, io);
   registerProvider(program, io);
   registerSaml(program, io);
+  registerScim(program, io);
   registerWebhook(program, io);
   registerMigrate(program, io);
   registerAudit(program, io);

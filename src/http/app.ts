@@ -8,6 +8,7 @@ import { errorMiddleware } from './errors';
 import { clientAddress } from './client-address';
 import { createRouter } from './routes';
 import { registerForward } from './forward';
+import { registerScim } from './scim';
 import { createPageRouter } from './pages/routes';
 import { OidcProvider } from './oidc';
 import { createWebStats, recordRequest, WebStats } from './statistics';
@@ -24,6 +25,7 @@ export function createApp(core: Core): { app: Koa; web: WebStats; metrics: Metri
   const metrics = createMetrics(core);
   const router = createRouter(core, web, metrics);
   registerForward(router, core, metrics);
+  registerScim(router, core);
 
   app.use(async (ctx, next) => {
     const started = performance.now();
@@ -71,7 +73,7 @@ export function createApp(core: Core): { app: Koa; web: WebStats; metrics: Metri
     await next();
     if (ctx.status === 404 && ctx.body == null) {
       // A person's mistyped address (/acount) gets a page, not JSON; programs get the JSON error.
-      const api = /^\/(api|action|oidc|\.well-known)(\/|$)/.test(ctx.path);
+      const api = /^\/(api|action|oidc|scim|\.well-known)(\/|$)/.test(ctx.path);
       if (core.config.pages && !api && ['GET', 'HEAD'].includes(ctx.method) && ctx.accepts('json', 'html') === 'html') {
         ctx.state.errorStyle = 'html';
         throw new AppError('not_found', 'There is no page at this address.');

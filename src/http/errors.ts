@@ -8,7 +8,7 @@ import { errorPage, PAGE_CSP } from './pages/html';
 import { AppError, ErrorCode, isAppError } from '../errors';
 import type { Logger } from '../log';
 
-export type ErrorStyle = 'action' | 'jsonapi' | 'html';
+export type ErrorStyle = 'action' | 'jsonapi' | 'html' | 'scim';
 
 /** Every code's status: a new code does not compile until it has one. */
 export const STATUS: Readonly<Record<ErrorCode, number>> = {
@@ -66,6 +66,15 @@ export function errorBody(style: ErrorStyle, err: AppError): unknown {
   if (style === 'action') {
     return [{ ResponseType: 'client.notify', Attributes: { type: 'error', title: 'failed', message: err.message, code: err.code } }];
   }
+  if (style === 'scim') {
+    // RFC 7644 section 3.12: the status as a string, scimType where SCIM names the reason.
+    return {
+      schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
+      status: String(STATUS[err.code]),
+      ...(err.reason ? { scimType: err.reason } : {}),
+      detail: err.message,
+    };
+  }
   return { errors: [{ status: String(STATUS[err.code]), code: err.code, title: err.message }] };
 }
 
@@ -93,7 +102,14 @@ export function errorMiddleware(logger: Logger) {
       }
       const style: ErrorStyle = ctx.state.errorStyle ?? 'jsonapi';
       ctx.status = STATUS[err.code];
-      ctx.type = style === 'action' ? 'application/json' : style === 'html' ? 'text/html; charset=utf-8' : 'application/vnd.api+json';
+      ctx.type =
+        style === 'action'
+          ? 'application/json'
+          : style === 'html'
+            ? 'text/html; charset=utf-8'
+            : style === 'scim'
+              ? 'application/scim+json'
+              : 'application/vnd.api+json';
       if (style === 'html') ctx.set('Content-Security-Policy', PAGE_CSP);
       ctx.body = errorBody(style, err);
       if (err.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter));

@@ -41,6 +41,7 @@ export const COPIED_TABLES: readonly TableName[] = [
   'saml_key',
   'saml_sp',
   'saml_request',
+  'scim_token',
   'rate_counter',
   'known_signin',
   'recovery_code',
@@ -64,6 +65,7 @@ const ORDER_KEY: Partial<Record<TableName, string | string[]>> = {
   saml_key: 'kid',
   saml_sp: 'id',
   saml_request: 'handle',
+  scim_token: 'id',
 };
 
 export interface CopyReport {

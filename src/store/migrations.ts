@@ -25,6 +25,7 @@ import * as groupIndexes from '../../migrations/20261202000000_group_indexes';
 import * as apiKeys from '../../migrations/20261203000000_api_keys';
 import * as deviceUserCodes from '../../migrations/20261204000000_device_user_codes';
 import * as saml from '../../migrations/20261205000000_saml';
+import * as scim from '../../migrations/20261206000000_scim';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -54,6 +55,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261203000000_api_keys', apiKeys],
   ['20261204000000_device_user_codes', deviceUserCodes],
   ['20261205000000_saml', saml],
+  ['20261206000000_scim', scim],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -24,6 +24,7 @@ export const SCHEMA = {
     totp_secret: 'text',
     totp_enabled: 'bool',
     totp_last_step: 'int',
+    external_id: 'text',
   },
   usergroup: { ...RECORD, name: 'text', system_role: 'text' },
   membership: { ...RECORD, account_id: 'int', usergroup_id: 'int' },
@@ -180,6 +181,7 @@ export const SCHEMA = {
     allowed_groups: 'text',
     created_at: 'time',
   },
+  scim_token: { id: 'text', name: 'text', token_hash: 'text', created_at: 'time', last_used_at: 'time', revoked_at: 'time' },
   saml_key: { kid: 'text', private_key: 'text', certificate: 'text', status: 'text', created_at: 'time' },
   saml_sp: {
     id: 'text',

@@ -98,6 +98,12 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
     carry: '{}',
     expires_at: clock.now() + 600_000,
   });
+  // A SCIM token (one revoked) and a person's externalId (as a provisioning service sets it).
+  t.equal((await cli(s.dataDir, ['scim', 'token', 'add', '--name', 'entra'])).code, 0);
+  t.equal((await cli(s.dataDir, ['scim', 'token', 'add', '--name', 'old'])).code, 0);
+  t.equal((await cli(s.dataDir, ['scim', 'token', 'revoke', 'old'])).code, 0);
+  await s.db('scim_token').where({ name: 'entra' }).update({ last_used_at: clock.now() });
+  await s.db('user_account').where({ id: kimId }).update({ external_id: 'ext-kim' });
   // A SAML service provider, its signing key and next key, and a sign-in in progress (answered).
   t.equal((await cli(s.dataDir, ['saml', 'sp', 'add', '--entity-id', 'https://sp.example.com', '--acs-url', 'https://sp.example.com/acs'])).code, 0);
   t.equal((await cli(s.dataDir, ['saml', 'cert', 'rotate'])).code, 0);

@@ -1,0 +1,237 @@
+/**
+ * SCIM's reads of the store: its tokens, and people and managed groups found by a filter. A
+ * filter arrives as a predicate over a fixed set of columns (scim/filter.ts checks and maps the
+ * attributes); it becomes one WHERE clause with every value bound, run with LIMIT and OFFSET,
+ * never a scan of every account in memory.
+ */
+import { type Handle, isUniqueViolation, op, type Row } from './handle';
+import { decodeRow } from './schema';
+import { managedGroupSql } from './groups';
+
+export interface ScimTokenRow {
+  id: string;
+  name: string;
+  token_hash: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+/** The columns a filter may name, per resource. */
+/** `email_key`: the address's identity key (scim/filter.ts normalizes the value), for eq on the unique index. */
+export type UserColumn = 'id' | 'username' | 'external_id' | 'email' | 'email_key' | 'name' | 'active' | 'created' | 'modified';
+export type GroupColumn = 'id' | 'name' | 'created' | 'modified';
+
+/** A filter as the store runs it (built by scim/filter.ts from a SCIM filter). */
+export type Predicate<C extends string> =
+  | { kind: 'and' | 'or'; parts: Array<Predicate<C>> }
+  | { kind: 'not'; part: Predicate<C> }
+  | { kind: 'const'; value: boolean }
+  | { kind: 'present'; column: C }
+  | { kind: 'compare'; column: C; op: 'eq' | 'ne' | 'co' | 'sw' | 'ew' | 'gt' | 'ge' | 'lt' | 'le'; value: string | number | boolean };
+
+/**
+ * `ci`: compared case-insensitively. `lower`: the column holds lower case already (usernames), so
+ * eq compares it as it is and its index serves the lookup.
+ */
+const USER_SQL: Record<UserColumn, { sql: string; ci?: boolean; lower?: boolean; bool?: boolean }> = {
+  id: { sql: 'a.reference_id' },
+  username: { sql: 'a.username', ci: true, lower: true },
+  email_key: { sql: 'a.email_key' },
+  external_id: { sql: 'a.external_id' },
+  email: { sql: 'a.email', ci: true },
+  name: { sql: 'a.name' },
+  active: { sql: 'a.disabled', bool: true },
+  created: { sql: 'a.created_at' },
+  modified: { sql: 'a.updated_at' },
+};
+
+const GROUP_SQL: Record<GroupColumn, { sql: string; ci?: boolean; bool?: boolean }> = {
+  id: { sql: 'g.reference_id' },
+  name: { sql: 'g.name', ci: true },
+  created: { sql: 'g.created_at' },
+  modified: { sql: 'g.updated_at' },
+};
+
+const likeEscape = (v: string) => v.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/** The predicate as SQL with its bound values. */
+function compile<C extends string>(
+  p: Predicate<C>,
+  columns: Record<C, { sql: string; ci?: boolean; lower?: boolean; bool?: boolean }>,
+  params: unknown[],
+): string {
+  switch (p.kind) {
+    case 'and':
+    case 'or':
+      return `(${p.parts.map((x) => compile(x, columns, params)).join(p.kind === 'and' ? ' AND ' : ' OR ')})`;
+    case 'not':
+      return `(NOT ${compile(p.part, columns, params)})`;
+    case 'const':
+      return p.value ? '(1 = 1)' : '(1 = 0)';
+    case 'present': {
+      const c = columns[p.column];
+      return c.bool ? '(1 = 1)' : `(${c.sql} IS NOT NULL AND ${c.sql} <> '')`;
+    }
+    case 'compare': {
+      const c = columns[p.column];
+      if (c.bool) {
+        // active is NOT disabled: `active eq true` is `disabled = false`.
+        const wanted = p.value === true;
+        params.push(!wanted);
+        return p.op === 'ne' ? `(${c.sql} <> ?)` : `(${c.sql} = ?)`;
+      }
+      const col = c.ci && !(c.lower && (p.op === 'eq' || p.op === 'ne')) ? `LOWER(${c.sql})` : c.sql;
+      const value = typeof p.value === 'string' && c.ci ? p.value.toLowerCase() : p.value;
+      switch (p.op) {
+        case 'eq':
+          params.push(value);
+          return `(${col} = ?)`;
+        case 'ne':
+          params.push(value);
+          return `(${c.sql} IS NULL OR ${col} <> ?)`;
+        case 'co':
+        case 'sw':
+        case 'ew': {
+          const v = likeEscape(String(value));
+          params.push(p.op === 'co' ? `%${v}%` : p.op === 'sw' ? `${v}%` : `%${v}`);
+          return `(${col} LIKE ? ESCAPE '\\')`;
+        }
+        default:
+          params.push(value);
+          return `(${col} ${{ gt: '>', ge: '>=', lt: '<', le: '<=' }[p.op]} ?)`;
+      }
+    }
+  }
+}
+
+/** For each row of a page (by its id), the (reference id, name) pairs `sql` finds for it: a person's groups, a group's people. */
+async function pairsOf(h: Handle, page: Row[], sql: (marks: string) => string): Promise<Map<number, Array<[string, string]>>> {
+  const out = new Map<number, Array<[string, string]>>();
+  const ids = page.map((r) => Number(r.id));
+  if (ids.length === 0) return out;
+  for (const r of await h.all(sql(ids.map(() => '?').join(', ')), ids)) {
+    const list = out.get(Number(r.owner)) ?? [];
+    list.push([String(r.a), String(r.b)]);
+    out.set(Number(r.owner), list);
+  }
+  return out;
+}
+
+export interface ScimUserRow {
+  reference_id: string;
+  username: string;
+  email: string;
+  name: string;
+  disabled: boolean;
+  external_id: string | null;
+  created_at: number;
+  updated_at: number;
+  /** Managed groups: [reference_id, name]. */
+  groups: Array<[string, string]>;
+}
+
+export interface ScimGroupRow {
+  reference_id: string;
+  name: string;
+  created_at: number;
+  updated_at: number;
+  /** People: [reference_id, username]. */
+  members: Array<[string, string]>;
+}
+
+/** A page of people matching `where` (null: everyone), oldest first, and how many match in all. */
+export const findScimUsers = op(
+  async (h, where: Predicate<UserColumn> | null, offset: number, limit: number): Promise<{ total: number; rows: ScimUserRow[] }> => {
+    const params: unknown[] = [];
+    const clause = where ? compile(where, USER_SQL, params) : '(1 = 1)';
+    const [countRow] = await h.all(`SELECT COUNT(*) AS n FROM user_account a WHERE ${clause}`, params);
+    const total = Number(countRow?.n ?? 0);
+    if (limit === 0 || total === 0) return { total, rows: [] };
+    const raw = await h.all(
+      `SELECT a.id, a.reference_id, a.username, a.email, a.name, a.disabled, a.external_id, a.created_at, a.updated_at FROM user_account a
+       WHERE ${clause} ORDER BY a.id LIMIT ? OFFSET ?`,
+      [...params, limit, offset],
+    );
+    const groups = await pairsOf(
+      h,
+      raw,
+      (marks) => `SELECT m.account_id AS owner, g.reference_id AS a, g.name AS b FROM membership m JOIN usergroup g ON g.id = m.usergroup_id
+         WHERE m.account_id IN (${marks}) AND ${managedGroupSql('g')} ORDER BY g.name`,
+    );
+    return {
+      total,
+      rows: raw.map((r) => {
+        const { id, ...fields } = r;
+        return { ...decodeRow<Omit<ScimUserRow, 'groups'>>('user_account', fields), groups: groups.get(Number(id)) ?? [] };
+      }),
+    };
+  },
+);
+
+/** A page of managed groups matching `where`, with their people (unless `members` is false). */
+export const findScimGroups = op(
+  async (h, where: Predicate<GroupColumn> | null, offset: number, limit: number, members = true): Promise<{ total: number; rows: ScimGroupRow[] }> => {
+    const params: unknown[] = [];
+    const clause = `${managedGroupSql('g')} AND g.system_role IS NULL AND ${where ? compile(where, GROUP_SQL, params) : '(1 = 1)'}`;
+    const [countRow] = await h.all(`SELECT COUNT(*) AS n FROM usergroup g WHERE ${clause}`, params);
+    const total = Number(countRow?.n ?? 0);
+    if (limit === 0 || total === 0) return { total, rows: [] };
+    const raw = await h.all(`SELECT g.id, g.reference_id, g.name, g.created_at, g.updated_at FROM usergroup g WHERE ${clause} ORDER BY g.id LIMIT ? OFFSET ?`, [
+      ...params,
+      limit,
+      offset,
+    ]);
+    const byGroup = members
+      ? await pairsOf(
+          h,
+          raw,
+          (marks) => `SELECT m.usergroup_id AS owner, a.reference_id AS a, a.username AS b FROM membership m JOIN user_account a ON a.id = m.account_id
+         WHERE m.usergroup_id IN (${marks}) ORDER BY a.id`,
+        )
+      : new Map<number, Array<[string, string]>>();
+    return {
+      total,
+      rows: raw.map((r) => {
+        const { id, ...fields } = r;
+        return { ...decodeRow<Omit<ScimGroupRow, 'members'>>('usergroup', fields), members: byGroup.get(Number(id)) ?? [] };
+      }),
+    };
+  },
+);
+
+export const insertScimToken = op(async (h, row: Omit<ScimTokenRow, 'created_at' | 'last_used_at' | 'revoked_at'>): Promise<boolean> => {
+  try {
+    await h.k('scim_token').insert({ ...row, created_at: h.clock.now(), last_used_at: null, revoked_at: null });
+    return true;
+  } catch (err) {
+    if (isUniqueViolation(err)) return false;
+    throw err;
+  }
+});
+
+export const listScimTokens = op(async (h): Promise<ScimTokenRow[]> => {
+  const rows = await h.k('scim_token').orderBy([
+    { column: 'created_at', order: 'asc' },
+    { column: 'id', order: 'asc' },
+  ]);
+  return rows.map((r: Record<string, unknown>) => decodeRow<ScimTokenRow>('scim_token', r));
+});
+
+/** The live token with this hash, marking its use (at most once a minute: a busy sync writes little). */
+export const useScimToken = op(async (h, hash: string): Promise<ScimTokenRow | undefined> => {
+  const row = await h.k('scim_token').where({ token_hash: hash }).whereNull('revoked_at').first();
+  if (!row) return undefined;
+  const token = decodeRow<ScimTokenRow>('scim_token', row);
+  const now = h.clock.now();
+  if (token.last_used_at === null || now - token.last_used_at > 60_000) await h.k('scim_token').where({ id: token.id }).update({ last_used_at: now });
+  return token;
+});
+
+/** Revokes the token named (by name or id); false when there is no live one. */
+export const revokeScimToken = op(async (h, nameOrId: string): Promise<ScimTokenRow | undefined> => {
+  const row = await h.k('scim_token').where({ name: nameOrId }).orWhere({ id: nameOrId }).first();
+  if (!row || row.revoked_at !== null) return undefined;
+  await h.k('scim_token').where({ id: row.id }).update({ revoked_at: h.clock.now() });
+  return decodeRow<ScimTokenRow>('scim_token', row);
+});
