@@ -8,6 +8,7 @@ import { registerConsoleServices } from './services';
 import { registerConsoleSettings } from './settings';
 import { registerConsoleWebhooks } from './webhooks';
 import { registerConsoleSaml } from './saml';
+import { registerConsoleScim } from './scim';
 
 export function registerConsole(kit: PageKit): void {
   const c = consoleKit(kit);
@@ -15,6 +16,7 @@ export function registerConsole(kit: PageKit): void {
   registerConsolePeople(kit, c);
   registerConsoleServices(kit, c);
   registerConsoleSaml(kit, c);
+  registerConsoleScim(kit, c);
   registerConsoleWebhooks(kit, c);
   registerConsoleSettings(kit, c);
   // Any other address under /admin: the same 404 for everyone (administrators see the page-not-found page too).
