@@ -94,6 +94,7 @@ async function readMessage(m: BoundMessage, roots: ReadonlyArray<readonly [strin
   if (m.relayState !== undefined && Buffer.byteLength(m.relayState, 'utf8') > MAX_RELAY_STATE) {
     throw refuse(`the RelayState is longer than ${MAX_RELAY_STATE} bytes, the most SAML allows`);
   }
+  if (m.message === '') throw refuse('this address takes a SAML message from an app (a SAMLRequest); open the app and sign in from there');
   const xml = m.binding === 'redirect' ? inflateMessage(m.message) : decodeMessage(m.message);
   return { xml, root: await parseChecked(xml, roots) };
 }

@@ -54,6 +54,7 @@ t.test('hostile requests are refused with a page, and no Response is made', asyn
   const id = '_replayed1';
   t.equal((await browse(redirect(base, request({ id })), cookie)).action, ACS, 'the first use of an ID is answered');
   await refused('a replayed request ID', redirect(base, request({ id })), /used already/);
+  await refused('no message at all', `${base}/saml/sso`, /takes a SAML message from an app/);
   await refused('not SAML at all', `${base}/saml/sso?SAMLRequest=bm90IHNhbWw%3D`, /not DEFLATE|not well-formed/);
 });
 
