@@ -72,6 +72,8 @@ export function createApp(core: Core): { app: Koa; web: WebStats; metrics: Metri
   app.use(async (ctx, next) => {
     await next();
     if (ctx.status === 404 && ctx.body == null) {
+      // Under /scim/v2 a SCIM client reads SCIM Error bodies, for an address it got wrong too.
+      if (ctx.path.startsWith('/scim/')) ctx.state.errorStyle = 'scim';
       // A person's mistyped address (/acount) gets a page, not JSON; programs get the JSON error.
       const api = /^\/(api|action|oidc|scim|\.well-known)(\/|$)/.test(ctx.path);
       if (core.config.pages && !api && ['GET', 'HEAD'].includes(ctx.method) && ctx.accepts('json', 'html') === 'html') {

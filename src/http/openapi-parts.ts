@@ -50,3 +50,41 @@ export function forwardAuthPaths(): Record<string, Record<string, unknown>> {
     },
   };
 }
+
+/** SCIM 2.0 (RFC 7644) at /scim/v2, for provisioning services holding a SCIM token (docs/scim.md). */
+export function scimPaths(): Record<string, Record<string, unknown>> {
+  const scimJson = (description: string) => ({ description, ...json({ type: 'object' }, 'application/scim+json') });
+  const list = ['filter', 'startIndex', 'count', 'attributes', 'excludedAttributes'].map((name) => ({
+    name,
+    in: 'query',
+    required: false,
+    schema: { type: 'string' },
+  }));
+  const projection = list.slice(3);
+  const id = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+  const read = (summary: string, parameters: unknown[] = []) => ({
+    get: {
+      summary,
+      tags: ['SCIM'],
+      security: [{ scimToken: [] }],
+      parameters,
+      responses: {
+        200: scimJson('the resource, or a ListResponse'),
+        400: scimJson('a SCIM Error (scimType invalidFilter, invalidPath, invalidValue)'),
+        401: scimJson('no SCIM token, or a revoked one'),
+        404: scimJson('a SCIM Error'),
+      },
+    },
+  });
+  return {
+    '/scim/v2/ServiceProviderConfig': read('what this SCIM service provider supports'),
+    '/scim/v2/ResourceTypes': read('the resource types: User and Group'),
+    '/scim/v2/ResourceTypes/{id}': read('one resource type', [id]),
+    '/scim/v2/Schemas': read('the schemas of what Gatehouse keeps'),
+    '/scim/v2/Schemas/{id}': read('one schema', [id]),
+    '/scim/v2/Users': read('accounts, filtered and paged', list),
+    '/scim/v2/Users/{id}': read('one account', [id, ...projection]),
+    '/scim/v2/Groups': read('managed groups, filtered and paged', list),
+    '/scim/v2/Groups/{id}': read('one managed group', [id, ...projection]),
+  };
+}

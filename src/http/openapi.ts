@@ -9,7 +9,7 @@ import { ERROR_CODES } from '../errors';
 import { STATUS } from './errors';
 import { JSONAPI } from './jsonapi';
 
-import { forwardAuthPaths, json, optionalBearer, type Schema } from './openapi-parts';
+import { forwardAuthPaths, json, optionalBearer, type Schema, scimPaths } from './openapi-parts';
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 const COLUMN: Record<string, Schema> = {
@@ -175,7 +175,7 @@ export function openApiDocument(catalog: ApiCatalog, publicUrl: string): Schema 
     },
   };
 
-  Object.assign(paths, forwardAuthPaths());
+  Object.assign(paths, forwardAuthPaths(), scimPaths());
 
   for (const a of catalog.actions) {
     // `object` attributes: the WebAuthn credential in the JSON form @simplewebauthn/browser returns.
@@ -372,7 +372,10 @@ export function openApiDocument(catalog: ApiCatalog, publicUrl: string): Schema 
     paths,
     components: {
       schemas,
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        scimToken: { type: 'http', scheme: 'bearer', description: 'a SCIM token (ghscim_…) made with gatehouse scim token add; it opens /scim/v2 only' },
+      },
     },
   };
 }

@@ -49,8 +49,4 @@ export function registerScim(router: Router, core: Core): void {
   get('/Users/:id', (ctx) => core.scim.getUser(ctx.params.id!, queryOf(ctx)));
   get('/Groups', (ctx) => core.scim.listGroups(queryOf(ctx)));
   get('/Groups/:id', (ctx) => core.scim.getGroup(ctx.params.id!, queryOf(ctx)));
-  // Any other address under /scim/v2: a SCIM 404, after the token (a stranger learns nothing).
-  router.all(`${PREFIX}/{*rest}`, scim, authenticated, () => {
-    throw new AppError('not_found', 'no such SCIM endpoint');
-  });
 }
