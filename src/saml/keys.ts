@@ -77,7 +77,7 @@ export async function samlKeys(s: Services): Promise<SamlKey[]> {
     await insertFirstSamlKey(s.store.root, await newKey(s));
     rows = await listSamlKeys(s.store.root);
   }
-  return rows.map(toKey).sort((a, b) => (a.status === b.status ? 0 : a.status === 'current' ? -1 : 1));
+  return rows.map(toKey);
 }
 
 export function certView(key: SamlKey, createdAt?: number): SamlCertView {
@@ -94,9 +94,7 @@ export function certView(key: SamlKey, createdAt?: number): SamlCertView {
 
 export async function listCerts(s: Services): Promise<SamlCertView[]> {
   await samlKeys(s);
-  return (await listSamlKeys(s.store.root))
-    .map((r) => certView(toKey(r), r.created_at))
-    .sort((a, b) => (a.status === 'current' ? -1 : b.status === 'current' ? 1 : 0));
+  return (await listSamlKeys(s.store.root)).map((r) => certView(toKey(r), r.created_at));
 }
 
 export async function rotateCert(s: Services, actor: Actor): Promise<SamlCertView[]> {

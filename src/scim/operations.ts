@@ -98,17 +98,19 @@ export function scimOperations(s: Services): ScimOperations {
     },
     async listGroups(q) {
       const { startIndex, count } = page(q);
-      const { total, rows } = await findScimGroups(s.store.root, groupFilter(q.filter), startIndex - 1, count, membersWanted(q));
+      const members = membersWanted(q);
+      const { total, rows } = await findScimGroups(s.store.root, groupFilter(q.filter), startIndex - 1, count, members);
       return listResponse(
-        rows.map((r) => project(groupResource(base(), r, membersWanted(q)), q)),
+        rows.map((r) => project(groupResource(base(), r, members), q)),
         total,
         startIndex,
       );
     },
     async getGroup(id, q) {
-      const { rows } = await findScimGroups(s.store.root, { kind: 'compare', column: 'id', op: 'eq', value: id }, 0, 1, membersWanted(q));
+      const members = membersWanted(q);
+      const { rows } = await findScimGroups(s.store.root, { kind: 'compare', column: 'id', op: 'eq', value: id }, 0, 1, members);
       if (!rows[0]) throw notFound('Group', id);
-      return project(groupResource(base(), rows[0], membersWanted(q)), q);
+      return project(groupResource(base(), rows[0], members), q);
     },
   };
 }

@@ -42,7 +42,7 @@ const lockKeys = (h: Handle) =>
     .where({ name: 'saml_keys' })
     .update({ counter: h.k.raw('counter + 1') });
 
-/** The current key first, then the next one (if any). */
+/** The current key first, then the next one (if any): 'current' sorts before 'next'. */
 export const listSamlKeys = op(async (h): Promise<SamlKeyRow[]> => {
   const rows = await h.k('saml_key').orderBy([{ column: 'status', order: 'asc' }]);
   return rows.map((r: Record<string, unknown>) => decodeRow<SamlKeyRow>('saml_key', r));

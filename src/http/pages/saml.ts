@@ -94,8 +94,13 @@ export function registerSaml(kit: PageKit, signinPage: SigninPage): void {
       try {
         await handler(ctx);
       } catch (err) {
-        // Only the header's links depend on it: a session that cannot be read shows the guest's.
-        const signedIn = (await pageCaller(ctx, core, names).catch(() => null)) !== null;
+        // Only the header's links depend on it: a session that cannot be read (its code logged) shows the guest's.
+        const signedIn =
+          (await pageCaller(ctx, core, names).catch((e: unknown) => {
+            if (!isAppError(e)) throw e;
+            core.logger.warn('saml_refusal_session_unread', { code: e.code });
+            return null;
+          })) !== null;
         await refused(ctx, err, signedIn, csrfToken(ctx, names));
       }
     };
