@@ -77,6 +77,7 @@ const LAZY = [
   'ldapts',
   'jsonwebtoken',
   'samlify',
+  'scim-patch',
   'node-forge',
   '@xmldom/xmldom',
 ];

@@ -4,7 +4,7 @@
  */
 import { OPERATOR, Principal } from './permission/check';
 
-export type Via = 'http' | 'cli' | 'ldap';
+export type Via = 'http' | 'cli' | 'ldap' | 'scim';
 
 export interface Actor {
   readonly principal: Principal;

@@ -57,6 +57,7 @@ export const AUDIT_EVENTS = [
   // Groups and records
   'group_created',
   'group_deleted',
+  'group_renamed',
   'group_member_added',
   'group_member_removed',
   'record_shared',

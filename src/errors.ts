@@ -32,6 +32,8 @@ export const ERROR_CODES = [
   /** The account's last way to sign in (its only passkey with no password, its only linked identity). */
   'last_credential',
   'id_mismatch',
+  /** An If-Match naming a version the resource no longer has (SCIM). */
+  'precondition_failed',
   'method_not_allowed',
   'body_too_large',
   'unsupported_media_type',

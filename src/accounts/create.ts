@@ -28,6 +28,11 @@ export interface NewAccount {
   password: string | null;
   /** Its reference_id, when something made before it must name it (a passkey's user handle). */
   referenceId?: string;
+  /**
+   * Made by a provisioning service (SCIM): the email is vouched for, the account may start
+   * disabled, the service's externalId is kept, and it never becomes the first administrator.
+   */
+  provisioned?: { externalId: string | null; disabled: boolean };
 }
 
 /** The stored password of an account that has none: no hash matches it (auth/passwords.ts). */
@@ -108,6 +113,7 @@ export async function createAccount(
       passwordHash,
       permission: accountWorld.row.default_permission,
       referenceId: input.referenceId,
+      provisioned: input.provisioned,
     }); // 3
     const groupWorld = await checkTable(tx, principal, 'usergroup', 'create', invited); // 4
     const group = await insertGroup(tx, {
@@ -119,7 +125,8 @@ export async function createAccount(
     await addMembership(tx, account.id, group.id, membershipWorld.row.default_permission);
     // Every account also joins `users`, through which self-service actions are executable.
     await addMembership(tx, account.id, await systemGroupId(tx, 'users'), membershipWorld.row.default_permission);
-    const becameAdministrator = await claimFirstAdministrator(tx, account.id);
+    // A provisioned person is an ordinary account: administration is given by an administrator.
+    const becameAdministrator = input.provisioned ? false : await claimFirstAdministrator(tx, account.id);
     if (also) await also(tx, account);
     return {
       id: account.id,

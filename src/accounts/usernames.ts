@@ -1,20 +1,22 @@
 /**
- * Usernames (contract section 15): unique, lower case, `[a-z0-9]` then `[a-z0-9._-]`, at most 64
+ * Usernames (contract sections 15 and 19): unique, lower case, `[a-z0-9]` then `[a-z0-9._+-]`
+ * with at most one `@` (email-shaped names as Entra ID's UPNs are: `ann@contoso.com`), at most 128
  * characters; the LDAP uid and OIDC's preferred_username. Chosen at signup or made from the email's
- * local part (ann, then ann2, ann3, … when taken); changed by the account itself or an administrator.
+ * local part (ann, then ann2, ann3, … when taken); changed by the account itself, an administrator
+ * or a provisioning service (SCIM).
  */
 import { AppError } from '../errors';
 import type { Tx } from '../store/connection';
 import { usernameInUse, usernamesLike } from '../store/accounts';
 
-export const USERNAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+export const USERNAME = /^(?=.{1,128}$)[a-z0-9][a-z0-9._+-]*(@[a-z0-9][a-z0-9._+-]*)?$/;
 
 /** A username as given (trimmed, lower-cased), or a clear refusal. */
 export function parseUsername(raw: unknown): string {
   if (typeof raw !== 'string') throw new AppError('invalid_input', '{--username} must be a string');
   const name = raw.trim().toLowerCase();
   if (!USERNAME.test(name)) {
-    throw new AppError('invalid_input', '{--username} is 1 to 64 characters: a-z and 0-9, then also . _ and -');
+    throw new AppError('invalid_input', '{--username} is 1 to 128 characters: a-z and 0-9, then also . _ + - and one @');
   }
   return name;
 }

@@ -20,6 +20,7 @@ export const EXIT_CODE: Readonly<Record<ErrorCode, number>> = {
   email_taken: EXIT.refused,
   name_taken: EXIT.refused,
   conflict: EXIT.refused,
+  precondition_failed: EXIT.refused,
   last_administrator: EXIT.refused,
   last_credential: EXIT.refused,
   reauth_required: EXIT.refused,

@@ -88,7 +88,7 @@ export function registerUser(program: Command, io: Io): void {
 
   user
     .command('set-username <email> <username>')
-    .description('a new username: 1 to 64 of a-z 0-9 . _ - (the LDAP uid and OIDC preferred_username)')
+    .description('a new username: 1 to 128 of a-z 0-9 . _ + - and one @ (the LDAP uid and OIDC preferred_username)')
     .action(async (email: string, username: string, _o, c: Command) =>
       withCore(c, io, async (core) => {
         const r = await core.accounts.setUsername(core.shell, email, username);

@@ -6,6 +6,7 @@ import { AppError, denied } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { can } from '../permission/check';
+import { requireAdministrator } from '../access/caller';
 import { parsePermission } from '../permission/bits';
 import type { Tx } from '../store/connection';
 import { insertGroup } from '../store/accounts';
@@ -20,7 +21,7 @@ import {
   type GroupSummary,
 } from '../store/groups';
 import { readWorld } from '../store/guarded-rows';
-import { deleteRow } from '../store/records';
+import { deleteRow, updateRow } from '../store/records';
 import { findAccountById } from '../store/accounts';
 import { validateName } from '../accounts/validate';
 import { isReference } from '../store/reference';
@@ -71,6 +72,22 @@ export async function deleteGroup(s: Services, actor: Actor, referenceId: string
     return found;
   });
   await s.audit.record('group_deleted', actor, { account: null, group: group.reference_id, group_name: group.name });
+}
+
+/** A new name for a group (not a system group's; not a managed group's name or a look-alike of it). */
+export async function renameGroup(s: Services, actor: Actor, referenceId: string, name: string): Promise<GroupRow> {
+  requireAdministrator(actor, 'rename groups');
+  const { group, changed } = await s.store.transaction(async (tx) => {
+    const found = await findGroupByReference(tx, referenceId);
+    if (!found) throw new AppError('not_found', 'no such group');
+    assertNotSystemGroup(found, 'update');
+    if (found.name === name) return { group: found, changed: false };
+    await assertGroupNameFree(tx, name, found.id);
+    await updateRow(tx, 'usergroup', found.id, { name });
+    return { group: (await findGroupByReference(tx, referenceId))!, changed: true };
+  });
+  if (changed) await s.audit.record('group_renamed', actor, { account: null, group: group.reference_id, group_name: group.name });
+  return group;
 }
 
 /** System groups (administrators, users) are part of the permission model: never changed or deleted. */

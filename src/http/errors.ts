@@ -37,6 +37,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   passkey_invalid: 401,
   id_mismatch: 409,
   method_not_allowed: 405,
+  precondition_failed: 412,
   body_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
@@ -44,16 +45,24 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   unavailable: 503,
 };
 
+/** RFC 7644 section 3.12's scimType: the reason the core gave, or the one SCIM names for the code. */
+function scimType(err: AppError): string | undefined {
+  if (err.reason) return err.reason;
+  if (err.code === 'email_taken' || err.code === 'name_taken') return 'uniqueness';
+  if (err.code === 'invalid_input') return 'invalidValue';
+  return undefined;
+}
+
 /** Koa and body-parser errors carry an HTTP status; turn the ones we expect into AppErrors. */
 export function toAppError(err: unknown): AppError | null {
   if (isAppError(err)) return err;
-  const e = err as { status?: number } | null;
+  const e = err as { status?: number; limit?: number } | null;
   // Never reuse the parser's message: it can quote the body it failed on.
   switch (e?.status) {
     case 400:
       return new AppError('invalid_input', 'the request body is not valid JSON');
     case 413:
-      return new AppError('body_too_large', 'the request body is larger than 64 KiB');
+      return new AppError('body_too_large', `the request body is larger than ${Math.round((typeof e.limit === 'number' ? e.limit : 65536) / 1024)} KiB`);
     case 415:
       return new AppError('unsupported_media_type', 'unsupported content encoding or type');
     default:
@@ -71,7 +80,7 @@ export function errorBody(style: ErrorStyle, err: AppError): unknown {
     return {
       schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
       status: String(STATUS[err.code]),
-      ...(err.reason ? { scimType: err.reason } : {}),
+      ...(scimType(err) ? { scimType: scimType(err) } : {}),
       detail: err.message,
     };
   }

@@ -76,15 +76,42 @@ export function scimPaths(): Record<string, Record<string, unknown>> {
       },
     },
   });
+  const write = (summary: string, ok: number, parameters: unknown[] = [], body = true) => ({
+    summary,
+    tags: ['SCIM'],
+    security: [{ scimToken: [] }],
+    parameters: [...parameters, ...(parameters.length > 0 ? [{ name: 'If-Match', in: 'header', required: false, schema: { type: 'string' } }] : [])],
+    ...(body ? { requestBody: { required: true, ...json({ type: 'object' }, 'application/scim+json') } } : {}),
+    responses: {
+      [ok]: ok === 204 ? { description: 'done' } : scimJson('the resource as it now is'),
+      400: scimJson('a SCIM Error (scimType invalidValue, invalidPath, mutability, noTarget, tooMany)'),
+      401: scimJson('no SCIM token, or a revoked one'),
+      404: scimJson('a SCIM Error'),
+      409: scimJson('a SCIM Error (scimType uniqueness; the last administrator)'),
+      412: scimJson('If-Match names an older version'),
+      413: scimJson('a body over 1 MiB'),
+    },
+  });
+  const resource = (what: string, listed: ReturnType<typeof read>, one: ReturnType<typeof read>) => [
+    { ...listed, post: write(`make ${what}`, 201) },
+    {
+      ...one,
+      put: write(`replace ${what}`, 200, [id]),
+      patch: write(`change ${what} (a PatchOp)`, 200, [id]),
+      delete: write(`delete ${what}`, 204, [id], false),
+    },
+  ];
+  const [users, user] = resource('an account', read('accounts, filtered and paged', list), read('one account', [id, ...projection]));
+  const [groups, group] = resource('a managed group', read('managed groups, filtered and paged', list), read('one managed group', [id, ...projection]));
   return {
     '/scim/v2/ServiceProviderConfig': read('what this SCIM service provider supports'),
     '/scim/v2/ResourceTypes': read('the resource types: User and Group'),
     '/scim/v2/ResourceTypes/{id}': read('one resource type', [id]),
     '/scim/v2/Schemas': read('the schemas of what Gatehouse keeps'),
     '/scim/v2/Schemas/{id}': read('one schema', [id]),
-    '/scim/v2/Users': read('accounts, filtered and paged', list),
-    '/scim/v2/Users/{id}': read('one account', [id, ...projection]),
-    '/scim/v2/Groups': read('managed groups, filtered and paged', list),
-    '/scim/v2/Groups/{id}': read('one managed group', [id, ...projection]),
+    '/scim/v2/Users': users,
+    '/scim/v2/Users/{id}': user,
+    '/scim/v2/Groups': groups,
+    '/scim/v2/Groups/{id}': group,
   };
 }

@@ -5,12 +5,26 @@
  */
 import type Router from '@koa/router';
 import type { Context, Next } from 'koa';
-import type { Core, ScimQuery } from '../core';
+import type { Actor, Core, ScimQuery } from '../core';
 import { AppError } from '../errors';
-import { bearerToken } from './caller';
+import { callerOf } from './caller';
 import { errorStyle } from './errors';
+import { lazyKoaBody, objectBody, requireJsonBody } from './body';
 
 const PREFIX = '/scim/v2';
+/** A group's PUT carries every member: room for some thousands. */
+export const SCIM_BODY_LIMIT = 1024 * 1024;
+const SCIM_TYPES = ['application/scim+json', 'application/json'];
+const parseScimBody = lazyKoaBody({
+  json: true,
+  jsonStrict: true,
+  jsonLimit: SCIM_BODY_LIMIT,
+  jsonTypes: SCIM_TYPES,
+  multipart: false,
+  urlencoded: false,
+  text: false,
+  parsedMethods: ['POST', 'PATCH', 'PUT'] as never,
+});
 
 /** The list query's parameters, one value each (a repeated parameter is refused). */
 function queryOf(ctx: Context): ScimQuery {
@@ -31,14 +45,19 @@ function send(ctx: Context, body: unknown, status = 200): void {
   ctx.body = body;
 }
 
+const ifMatch = (ctx: Context) => ctx.get('if-match') || undefined;
+
 export function registerScim(router: Router, core: Core): void {
   const scim = errorStyle('scim');
   const authenticated = async (ctx: Context, next: Next) => {
-    await core.scim.authenticate(bearerToken(ctx.get('authorization')));
+    ctx.state.scimActor = await core.scim.authenticate(callerOf(ctx));
     await next();
   };
   const get = (path: string, handler: (ctx: Context) => Promise<unknown> | unknown) =>
     router.get(`${PREFIX}${path}`, scim, authenticated, async (ctx) => send(ctx, await handler(ctx)));
+  const body = [requireJsonBody(SCIM_TYPES), parseScimBody];
+  const actor = (ctx: Context) => ctx.state.scimActor as Actor;
+  const json = (ctx: Context) => objectBody(ctx, 'a SCIM resource');
 
   get('/ServiceProviderConfig', () => core.scim.discovery('ServiceProviderConfig'));
   get('/ResourceTypes', () => core.scim.discovery('ResourceTypes'));
@@ -49,4 +68,25 @@ export function registerScim(router: Router, core: Core): void {
   get('/Users/:id', (ctx) => core.scim.getUser(ctx.params.id!, queryOf(ctx)));
   get('/Groups', (ctx) => core.scim.listGroups(queryOf(ctx)));
   get('/Groups/:id', (ctx) => core.scim.getGroup(ctx.params.id!, queryOf(ctx)));
+
+  for (const [kind, create, change, remove] of [
+    ['Users', core.scim.createUser, core.scim.changeUser, core.scim.deleteUser],
+    ['Groups', core.scim.createGroup, core.scim.changeGroup, core.scim.deleteGroup],
+  ] as const) {
+    router.post(`${PREFIX}/${kind}`, scim, authenticated, ...body, async (ctx) => {
+      const created = await create(actor(ctx), json(ctx));
+      ctx.set('Location', String((created.meta as { location: string }).location));
+      send(ctx, created, 201);
+    });
+    router.put(`${PREFIX}/${kind}/:id`, scim, authenticated, ...body, async (ctx) =>
+      send(ctx, await change(actor(ctx), ctx.params.id!, json(ctx), { patch: false, ifMatch: ifMatch(ctx) })),
+    );
+    router.patch(`${PREFIX}/${kind}/:id`, scim, authenticated, ...body, async (ctx) =>
+      send(ctx, await change(actor(ctx), ctx.params.id!, json(ctx), { patch: true, ifMatch: ifMatch(ctx) })),
+    );
+    router.delete(`${PREFIX}/${kind}/:id`, scim, authenticated, async (ctx) => {
+      await remove(actor(ctx), ctx.params.id!, ifMatch(ctx));
+      ctx.status = 204;
+    });
+  }
 }

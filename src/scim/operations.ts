@@ -4,10 +4,16 @@
  * service holding a token. Every read is one filtered, paged statement.
  */
 import { AppError } from '../errors';
-import type { Actor } from '../actor';
+import type { Actor, Caller } from '../actor';
 import type { Services } from '../services';
+import { OPERATOR } from '../permission/check';
 import { requireAdministrator } from '../access/caller';
-import { findScimGroups, findScimUsers } from '../store/scim';
+import { createAccount } from '../accounts/create';
+import { changeProvisioned, removeAccount } from '../accounts/provisioned';
+import { createGroup, deleteGroup, renameGroup } from '../groups/manage';
+import { changeMembers } from '../groups/members';
+import { classifyReferences, findScimGroups, findScimUsers, type ScimGroupRow, type ScimUserRow } from '../store/scim';
+import { applyPatch, checkIfMatch, type GroupInput, parseGroup, parseUser } from './writes';
 import { groupFilter, userFilter } from './filter';
 import {
   groupResource,
@@ -36,14 +42,25 @@ export interface ScimOperations {
   addToken(actor: Actor, name: string): Promise<ScimTokenView & { token: string }>;
   listTokens(actor: Actor): Promise<ScimTokenView[]>;
   revokeToken(actor: Actor, nameOrId: string): Promise<ScimTokenView>;
-  /** The presented bearer token, checked (401 otherwise). */
-  authenticate(bearer: string | null): Promise<{ id: string; name: string }>;
+  /**
+   * The request's bearer token, checked (401 otherwise): the actor of its writes, acting for
+   * the administrator who made the token, audited `via: scim`.
+   */
+  authenticate(caller: Caller): Promise<Actor>;
   /** The discovery documents and resources; `base` is /scim/v2 on the public URL. */
   discovery(what: 'ServiceProviderConfig' | 'ResourceTypes' | 'Schemas', id?: string): Json;
   listUsers(q: ScimQuery): Promise<Json>;
   getUser(id: string, q: ScimQuery): Promise<Json>;
   listGroups(q: ScimQuery): Promise<Json>;
   getGroup(id: string, q: ScimQuery): Promise<Json>;
+  /** POST: the new resource (201). */
+  createUser(actor: Actor, body: Json): Promise<Json>;
+  /** PUT (`patch` false) or PATCH (`patch` true), after `If-Match`. */
+  changeUser(actor: Actor, id: string, body: Json, how: { patch: boolean; ifMatch?: string }): Promise<Json>;
+  deleteUser(actor: Actor, id: string, ifMatch?: string): Promise<void>;
+  createGroup(actor: Actor, body: Json): Promise<Json>;
+  changeGroup(actor: Actor, id: string, body: Json, how: { patch: boolean; ifMatch?: string }): Promise<Json>;
+  deleteGroup(actor: Actor, id: string, ifMatch?: string): Promise<void>;
 }
 
 /** startIndex is 1-based (less counts as 1); count at most MAX_COUNT (more is capped, not refused). */
@@ -60,6 +77,27 @@ const notFound = (what: string, id: string) => new AppError('not_found', `no ${w
 
 export function scimOperations(s: Services): ScimOperations {
   const base = () => `${s.config.publicUrl}/scim/v2`;
+  const userRow = async (id: string): Promise<ScimUserRow> => {
+    const { rows } = await findScimUsers(s.store.root, { kind: 'compare', column: 'id', op: 'eq', value: id.toLowerCase() }, 0, 1);
+    if (!rows[0]) throw notFound('User', id);
+    return rows[0];
+  };
+  const groupRow = async (id: string): Promise<ScimGroupRow> => {
+    const { rows } = await findScimGroups(s.store.root, { kind: 'compare', column: 'id', op: 'eq', value: id.toLowerCase() }, 0, 1, true);
+    if (!rows[0]) throw notFound('Group', id);
+    return rows[0];
+  };
+  const user = async (id: string) => userResource(base(), await userRow(id));
+  const group = async (id: string) => groupResource(base(), await groupRow(id));
+  /** Every member a person (checked before anything is written). */
+  const checkMembers = async (input: GroupInput) => {
+    if (input.members.length === 0) return;
+    const { people, groups } = await classifyReferences(s.store.root, input.members);
+    for (const id of input.members) {
+      if (groups.has(id)) throw new AppError('invalid_input', `${id} is a Group: groups do not nest`, { reason: 'invalidValue' });
+      if (!people.has(id)) throw new AppError('invalid_input', `no User ${id}`, { reason: 'invalidValue' });
+    }
+  };
   return {
     async addToken(actor, name) {
       requireAdministrator(actor, 'make SCIM tokens');
@@ -73,7 +111,10 @@ export function scimOperations(s: Services): ScimOperations {
       requireAdministrator(actor, 'revoke SCIM tokens');
       return revokeToken(s, actor, nameOrId);
     },
-    authenticate: (bearer) => checkToken(s, bearer),
+    async authenticate(caller) {
+      await checkToken(s, caller.token);
+      return { principal: OPERATOR, via: 'scim', client: caller.client, userAgent: caller.userAgent, session: null };
+    },
     discovery(what, id) {
       if (what === 'ServiceProviderConfig') return serviceProviderConfig(base(), `${s.config.publicUrl}/openapi.json`);
       const all = what === 'ResourceTypes' ? resourceTypes(base()) : schemas(base());
@@ -92,9 +133,7 @@ export function scimOperations(s: Services): ScimOperations {
       );
     },
     async getUser(id, q) {
-      const { rows } = await findScimUsers(s.store.root, { kind: 'compare', column: 'id', op: 'eq', value: id }, 0, 1);
-      if (!rows[0]) throw notFound('User', id);
-      return project(userResource(base(), rows[0]), q);
+      return project(await user(id), q);
     },
     async listGroups(q) {
       const { startIndex, count } = page(q);
@@ -108,9 +147,74 @@ export function scimOperations(s: Services): ScimOperations {
     },
     async getGroup(id, q) {
       const members = membersWanted(q);
-      const { rows } = await findScimGroups(s.store.root, { kind: 'compare', column: 'id', op: 'eq', value: id }, 0, 1, members);
+      const { rows } = await findScimGroups(s.store.root, { kind: 'compare', column: 'id', op: 'eq', value: id.toLowerCase() }, 0, 1, members);
       if (!rows[0]) throw notFound('Group', id);
       return project(groupResource(base(), rows[0], members), q);
+    },
+    async createUser(actor, body) {
+      requireAdministrator(actor, 'provision accounts');
+      const input = parseUser(body);
+      const created = await createAccount(s, actor, {
+        email: input.email.email,
+        emailKey: input.email.key,
+        name: input.name,
+        username: input.username,
+        // Contract section 19: no password; an upstream provider, a passkey or the reset mail.
+        password: null,
+        provisioned: { externalId: input.externalId, disabled: !input.active },
+      });
+      return user(created.referenceId);
+    },
+    async changeUser(actor, id, body, how) {
+      requireAdministrator(actor, 'provision accounts');
+      const current = await userRow(id);
+      const resource = userResource(base(), current);
+      checkIfMatch(how.ifMatch, String((resource.meta as Json).version));
+      const input = how.patch ? parseUser(applyPatch(resource, body, 'User'), current.name) : parseUser(body);
+      await changeProvisioned(s, actor, current.reference_id, {
+        username: input.username,
+        email: input.email,
+        name: input.name,
+        externalId: input.externalId,
+        active: input.active,
+      });
+      return user(current.reference_id);
+    },
+    async deleteUser(actor, id, ifMatch) {
+      requireAdministrator(actor, 'provision accounts');
+      const current = await user(id);
+      checkIfMatch(ifMatch, String((current.meta as Json).version));
+      await removeAccount(s, actor, String(current.id));
+    },
+    async createGroup(actor, body) {
+      requireAdministrator(actor, 'provision groups');
+      const input = parseGroup(body);
+      await checkMembers(input);
+      const created = await createGroup(s, actor, { name: input.name, ownerId: null });
+      if (input.members.length > 0) await changeMembers(s, actor, created.reference_id, input.members, 'add');
+      return group(created.reference_id);
+    },
+    async changeGroup(actor, id, body, how) {
+      requireAdministrator(actor, 'provision groups');
+      const current = await groupRow(id);
+      const resource = groupResource(base(), current);
+      checkIfMatch(how.ifMatch, String((resource.meta as Json).version));
+      const input = parseGroup(how.patch ? applyPatch(resource, body, 'Group') : body);
+      await checkMembers(input);
+      if (input.name !== current.name) await renameGroup(s, actor, current.reference_id, input.name);
+      const before = new Set(current.members.map(([member]) => member));
+      const after = new Set(input.members);
+      const added = input.members.filter((m) => !before.has(m));
+      const removed = [...before].filter((m) => !after.has(m));
+      if (added.length > 0) await changeMembers(s, actor, current.reference_id, added, 'add');
+      if (removed.length > 0) await changeMembers(s, actor, current.reference_id, removed, 'remove');
+      return group(current.reference_id);
+    },
+    async deleteGroup(actor, id, ifMatch) {
+      requireAdministrator(actor, 'provision groups');
+      const current = await group(id);
+      checkIfMatch(ifMatch, String((current.meta as Json).version));
+      await deleteGroup(s, actor, String(current.id));
     },
   };
 }

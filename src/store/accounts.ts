@@ -27,6 +27,8 @@ export interface AccountRow {
   totp_secret: string | null;
   totp_enabled: boolean;
   totp_last_step: number | null;
+  /** The id a provisioning service (SCIM) gave the account, kept as given; null otherwise. */
+  external_id: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -63,7 +65,17 @@ async function insertReturningId(h: Handle, table: string, row: Record<string, u
 export const insertAccount = op(
   async (
     h,
-    fields: { email: string; emailKey: string; username: string; name: string; passwordHash: string; permission: number; referenceId?: string },
+    fields: {
+      email: string;
+      emailKey: string;
+      username: string;
+      name: string;
+      passwordHash: string;
+      permission: number;
+      referenceId?: string;
+      /** A provisioned account: its email is vouched for, it may start disabled, its externalId is kept. */
+      provisioned?: { externalId: string | null; disabled: boolean };
+    },
   ): Promise<{ id: number; referenceId: string }> => {
     const now = h.clock.now();
     // Chosen beforehand only by a passkey signup, whose passkey already names it as its user handle.
@@ -78,6 +90,7 @@ export const insertAccount = op(
         name: fields.name,
         password: fields.passwordHash,
         permission: fields.permission,
+        ...(fields.provisioned ? { email_verified: true, external_id: fields.provisioned.externalId, disabled: fields.provisioned.disabled } : {}),
         created_at: now,
         updated_at: now,
       });

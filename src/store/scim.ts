@@ -235,3 +235,19 @@ export const revokeScimToken = op(async (h, nameOrId: string): Promise<ScimToken
   await h.k('scim_token').where({ id: row.id }).update({ revoked_at: h.clock.now() });
   return decodeRow<ScimTokenRow>('scim_token', row);
 });
+
+/**
+ * Which of these reference ids are people and which are groups (a SCIM group's members must be
+ * people): two indexed lookups per 500 ids.
+ */
+export const classifyReferences = op(async (h, references: readonly string[]): Promise<{ people: Set<string>; groups: Set<string> }> => {
+  const people = new Set<string>();
+  const groups = new Set<string>();
+  for (let i = 0; i < references.length; i += 500) {
+    const part = references.slice(i, i + 500);
+    const marks = part.map(() => '?').join(', ');
+    for (const r of await h.all(`SELECT reference_id FROM user_account WHERE reference_id IN (${marks})`, part)) people.add(String(r.reference_id));
+    for (const r of await h.all(`SELECT reference_id FROM usergroup WHERE reference_id IN (${marks})`, part)) groups.add(String(r.reference_id));
+  }
+  return { people, groups };
+});

@@ -30,7 +30,7 @@ t.test('made from the email, chosen at signup, unique, lower case; refusals are 
   t.equal(errorCode(taken), 'name_taken');
   const bad = await s.action('user_account', 'signup', guest('eve@example.com', { username: '-x' }));
   t.equal(bad.status, 400);
-  t.match(JSON.stringify(bad.body), /username is 1 to 64 characters/);
+  t.match(JSON.stringify(bad.body), /username is 1 to 128 characters/);
   t.equal(await s.db('user_account').where({ email_key: 'eve@example.com' }).first(), undefined, 'nothing made');
 
   // The account changes its own through its record; the shell changes anyone's.
@@ -121,5 +121,5 @@ t.test('the account page shows the username and changes it; a taken one is refus
   await screenshots(admin, 'admin-account-username');
   await admin.getByLabel('New username').fill('x y');
   await admin.getByRole('button', { name: 'Change username' }).click();
-  t.match(await admin.getByRole('alert').textContent(), /^“New username” is 1 to 64 characters/);
+  t.match(await admin.getByRole('alert').textContent(), /^“New username” is 1 to 128 characters/);
 });

@@ -65,8 +65,8 @@ export function registerAccount(kit: PageKit): AccountPages {
         [
           field('username', 'New username', {
             autocomplete: 'username',
-            maxlength: 64,
-            hint: 'a-z and 0-9, then also . _ and -: what apps that sign in by username (LDAP) ask for',
+            maxlength: 128,
+            hint: 'a-z and 0-9, then also . _ + - and one @: what apps that sign in by username (LDAP) ask for',
           }),
         ],
         { secondary: true },

@@ -139,7 +139,7 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
           <div class="links">${actions}</div>
           <form method="post" action="${base}/username">
             <input type="hidden" name="csrf" value="${csrf}" />
-            ${field('username', 'New username', { autocomplete: 'off', maxlength: 64 })}
+            ${field('username', 'New username', { autocomplete: 'off', maxlength: 128 })}
             <button type="submit" class="secondary">Change username</button>
           </form>
         </section>

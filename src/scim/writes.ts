@@ -1,0 +1,347 @@
+/**
+ * SCIM writes (RFC 7644 sections 3.3 to 3.6) as contract section 19 maps them: a User or Group
+ * body read into what Gatehouse keeps; a PATCH applied by scim-patch to the resource as Gatehouse
+ * answers it, the result then written as a PUT would be; `If-Match` checked against the
+ * resource's version. Attribute names are case-insensitive. Attributes of the core and enterprise
+ * schemas that Gatehouse does not keep are accepted and ignored; anything else is refused.
+ */
+/* eslint-disable @typescript-eslint/no-require-imports */
+import { AppError } from '../errors';
+import { normalizeEmail, validateName } from '../accounts/validate';
+import { parseUsername } from '../accounts/usernames';
+import { parseGroupName } from '../groups/manage';
+import { type Json, SCHEMAS } from './resources';
+
+const invalid = (message: string, reason = 'invalidValue') => new AppError('invalid_input', message, { reason });
+
+/** Core User attributes (RFC 7643 section 4.1) Gatehouse does not keep: accepted, ignored. */
+const IGNORED_USER = new Set([
+  'nickname',
+  'profileurl',
+  'title',
+  'usertype',
+  'preferredlanguage',
+  'locale',
+  'timezone',
+  'password',
+  'phonenumbers',
+  'ims',
+  'photos',
+  'addresses',
+  'entitlements',
+  'roles',
+  'x509certificates',
+]);
+
+interface Shape {
+  /** The schema URNs a body of this resource may name. */
+  schemas: readonly string[];
+  /** Attributes kept and written. */
+  kept: ReadonlySet<string>;
+  /** Attributes accepted and ignored. */
+  ignored: ReadonlySet<string>;
+  /** Attributes the server sets: ignored in a POST or PUT body, refused as a PATCH target (mutability). */
+  readOnly: ReadonlySet<string>;
+}
+
+const USER: Shape = {
+  schemas: [SCHEMAS.user, SCHEMAS.enterprise],
+  kept: new Set(['username', 'name', 'displayname', 'emails', 'active', 'externalid']),
+  ignored: IGNORED_USER,
+  readOnly: new Set(['id', 'meta', 'groups', 'schemas']),
+};
+
+const GROUP: Shape = {
+  schemas: [SCHEMAS.group],
+  kept: new Set(['displayname', 'members']),
+  // Groups keep no externalId (Entra ID sends one): accepted, ignored.
+  ignored: new Set(['externalid']),
+  readOnly: new Set(['id', 'meta', 'schemas']),
+};
+
+/** A body's top-level keys checked against the shape: the URN of a schema it does not know is refused. */
+function checkBody(body: Json, shape: Shape): void {
+  const schemas = body.schemas;
+  if (schemas !== undefined) {
+    if (!Array.isArray(schemas) || schemas.some((s) => typeof s !== 'string')) throw invalid('schemas must be an array of schema URNs');
+    for (const urn of schemas as string[]) {
+      if (!shape.schemas.some((known) => known.toLowerCase() === urn.toLowerCase())) throw invalid(`unknown schema ${urn.slice(0, 100)}`);
+    }
+  }
+  for (const key of Object.keys(body)) {
+    const k = key.toLowerCase();
+    if (k.startsWith('urn:')) {
+      if (!shape.schemas.some((known) => known.toLowerCase() === k)) throw invalid(`unknown schema ${key.slice(0, 100)}`);
+      continue;
+    }
+    if (!shape.kept.has(k) && !shape.ignored.has(k) && !shape.readOnly.has(k)) throw invalid(`unknown attribute ${key.slice(0, 60)}`);
+  }
+}
+
+/** An attribute by name, whatever its case. */
+function get(body: Json, name: string): unknown {
+  const lower = name.toLowerCase();
+  for (const [key, value] of Object.entries(body)) if (key.toLowerCase() === lower) return value;
+  return undefined;
+}
+
+/** A boolean as clients send it: true/false, or Entra ID's "True"/"False". */
+function bool(value: unknown, name: string): boolean {
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'string' && /^(true|false)$/i.test(value)) return value.toLowerCase() === 'true';
+  throw invalid(`${name} must be true or false`);
+}
+
+const optionalString = (value: unknown, name: string, max: number): string | undefined => {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string' || value.length > max) throw invalid(`${name} must be a string of at most ${max} characters`);
+  return value.trim() === '' ? undefined : value.trim();
+};
+
+/** What Gatehouse keeps of a User. */
+export interface UserInput {
+  username: string;
+  email: { email: string; key: string };
+  name: string;
+  externalId: string | null;
+  active: boolean;
+}
+
+/** The primary email (else a work one, else the first); an email-shaped userName when there is none. */
+function emailOf(body: Json, username: string): { email: string; key: string } {
+  const emails = get(body, 'emails');
+  if (emails !== undefined && emails !== null && !Array.isArray(emails)) throw invalid('emails must be an array');
+  const list = ((emails as unknown[] | undefined) ?? []).map((e, i) => {
+    if (e === null || typeof e !== 'object' || Array.isArray(e)) throw invalid(`emails[${i}] must be an object`);
+    return e as Json;
+  });
+  const primary =
+    list.find((e) => get(e, 'primary') !== undefined && bool(get(e, 'primary'), 'emails.primary')) ??
+    list.find((e) => String(get(e, 'type') ?? '').toLowerCase() === 'work') ??
+    list[0];
+  const value = primary === undefined ? (username.includes('@') ? username : undefined) : get(primary, 'value');
+  if (typeof value !== 'string' || value.trim() === '') throw invalid('a User needs an email: emails[].value (or an email as its userName)');
+  try {
+    return normalizeEmail(value);
+  } catch (err) {
+    throw invalid(`emails: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * The name: displayName, else name.formatted, else givenName and familyName, else the userName's
+ * part before any @.
+ * `current`: the name as stored (a PATCH): the first of these that differs from it is the new one.
+ */
+function nameOf(body: Json, username: string, current?: string): string {
+  const name = get(body, 'name');
+  if (name !== undefined && name !== null && (typeof name !== 'object' || Array.isArray(name))) throw invalid('name must be an object');
+  const n = (name ?? {}) as Json;
+  const joined = [optionalString(get(n, 'givenName'), 'name.givenName', 100), optionalString(get(n, 'familyName'), 'name.familyName', 100)]
+    .filter(Boolean)
+    .join(' ');
+  const candidates = [
+    optionalString(get(body, 'displayName'), 'displayName', 100),
+    optionalString(get(n, 'formatted'), 'name.formatted', 100),
+    joined || undefined,
+  ].filter((c): c is string => c !== undefined);
+  const chosen = current === undefined ? (candidates[0] ?? username.split('@')[0].slice(0, 100)) : (candidates.find((c) => c !== current) ?? current);
+  try {
+    return validateName(chosen);
+  } catch (err) {
+    throw invalid(`name: ${(err as Error).message}`);
+  }
+}
+
+/** A User body (POST, PUT, or a patched resource) as Gatehouse keeps it. */
+export function parseUser(body: Json, currentName?: string): UserInput {
+  checkBody(body, USER);
+  const rawUsername = get(body, 'userName');
+  if (rawUsername === undefined || rawUsername === null || rawUsername === '') throw invalid('userName is required');
+  let username: string;
+  try {
+    username = parseUsername(rawUsername);
+  } catch {
+    throw invalid('userName is 1 to 128 characters: letters, digits, . _ + - and one @');
+  }
+  const active = get(body, 'active');
+  return {
+    username,
+    email: emailOf(body, username),
+    name: nameOf(body, username, currentName),
+    externalId: optionalString(get(body, 'externalId'), 'externalId', 256) ?? null,
+    active: active === undefined || active === null ? true : bool(active, 'active'),
+  };
+}
+
+/** What Gatehouse keeps of a Group: its name and its members' reference ids. */
+export interface GroupInput {
+  name: string;
+  members: string[];
+}
+
+export function parseGroup(body: Json): GroupInput {
+  checkBody(body, GROUP);
+  let name: string;
+  try {
+    name = parseGroupName(get(body, 'displayName'));
+  } catch (err) {
+    throw invalid(`displayName: ${(err as Error).message.replace(/^name /, '')}`);
+  }
+  const members = get(body, 'members') ?? [];
+  if (!Array.isArray(members)) throw invalid('members must be an array');
+  const ids = members.map((m, i) => {
+    if (m === null || typeof m !== 'object' || Array.isArray(m)) throw invalid(`members[${i}] must be an object`);
+    const type = get(m as Json, 'type');
+    if (typeof type === 'string' && type.toLowerCase() === 'group') throw invalid('a group cannot be a member: groups do not nest');
+    const value = get(m as Json, 'value');
+    if (typeof value !== 'string' || value === '' || value.length > 64) throw invalid(`members[${i}].value must be a User id`);
+    return value.toLowerCase();
+  });
+  return { name, members: [...new Set(ids)] };
+}
+
+const PATCH_OPS = new Set(['add', 'remove', 'replace']);
+const MAX_OPERATIONS = 1000;
+
+/** The attribute a PATCH path starts at (lower case, the core schema's URN taken off), or null for the enterprise extension. */
+function pathRoot(path: string, shape: Shape): string | null {
+  let p = path.trim();
+  const lower = p.toLowerCase();
+  for (const urn of shape.schemas) {
+    const u = urn.toLowerCase();
+    if (lower === u || lower.startsWith(`${u}:`)) {
+      if (u !== shape.schemas[0].toLowerCase()) return null;
+      p = p.slice(u.length + 1);
+    }
+  }
+  if (p.toLowerCase().startsWith('urn:')) throw invalid(`unknown schema in path ${path.slice(0, 100)}`, 'invalidPath');
+  const m = /^([A-Za-z$][\w$-]*)/.exec(p);
+  if (!m) throw invalid(`not an attribute path: ${path.slice(0, 100)}`, 'invalidPath');
+  return m[1].toLowerCase();
+}
+
+/** Dotted keys of a path-less value (`"name.givenName": "Ann"`, as Entra ID sends them) as nested objects. */
+function nest(value: Json): Json {
+  const out: Json = {};
+  for (const [key, v] of Object.entries(value)) {
+    const dot = key.indexOf('.');
+    if (dot < 0 || key.toLowerCase().startsWith('urn:')) {
+      out[key] = v;
+      continue;
+    }
+    const head = key.slice(0, dot);
+    const inner = (out[head] && typeof out[head] === 'object' ? out[head] : {}) as Json;
+    inner[key.slice(dot + 1)] = v;
+    out[head] = inner;
+  }
+  return out;
+}
+
+/** A PatchOp operation as scim-patch takes it. */
+interface Operation {
+  op: 'add' | 'remove' | 'replace';
+  path?: string;
+  value?: unknown;
+}
+
+/** The operations of a PatchOp body, checked: what Gatehouse does not keep is dropped, read-only targets refused. */
+function operationsOf(body: Json, shape: Shape, resource: Json): Operation[] {
+  const schemas = get(body, 'schemas');
+  if (schemas !== undefined && (!Array.isArray(schemas) || !schemas.some((s) => String(s).toLowerCase() === SCHEMAS.patch.toLowerCase()))) {
+    throw invalid(`a PATCH body names the schema ${SCHEMAS.patch}`);
+  }
+  const list = get(body, 'Operations');
+  if (!Array.isArray(list) || list.length === 0) throw invalid('Operations must be a non-empty array');
+  if (list.length > MAX_OPERATIONS) throw invalid(`at most ${MAX_OPERATIONS} operations in one PATCH`, 'tooMany');
+  const out: Operation[] = [];
+  for (const [i, raw] of list.entries()) {
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw invalid(`Operations[${i}] must be an object`);
+    const o = raw as Json;
+    const op = typeof get(o, 'op') === 'string' ? String(get(o, 'op')).toLowerCase() : '';
+    if (!PATCH_OPS.has(op)) throw invalid(`Operations[${i}].op must be add, remove or replace`);
+    const path = get(o, 'path');
+    let value = get(o, 'value');
+    if (path !== undefined && path !== null && path !== '') {
+      if (typeof path !== 'string' || path.length > 500) throw invalid(`Operations[${i}].path must be an attribute path`, 'invalidPath');
+      const root = pathRoot(path, shape);
+      if (root === null || shape.ignored.has(root)) continue;
+      if (shape.readOnly.has(root)) throw invalid(`${root} cannot be changed`, 'mutability');
+      if (!shape.kept.has(root)) throw invalid(`unknown attribute ${root}`, 'invalidPath');
+      if (root === 'active' && op !== 'remove') value = bool(value, 'active');
+      // Entra ID removes members by listing them: each becomes a remove by value filter.
+      if (op === 'remove' && root === 'members' && path.trim().toLowerCase() === 'members' && Array.isArray(value)) {
+        for (const m of value) {
+          const id = m && typeof m === 'object' ? get(m as Json, 'value') : undefined;
+          if (typeof id !== 'string' || !/^[\w.@+-]{1,64}$/.test(id)) throw invalid(`Operations[${i}].value lists members by their User id`);
+          out.push({ op: 'remove', path: `members[value eq "${id}"]` });
+        }
+        continue;
+      }
+      out.push({ op: op as Operation['op'], path, ...(op === 'remove' && value === undefined ? {} : { value }) });
+      continue;
+    }
+    if (op === 'remove') throw invalid(`Operations[${i}]: remove needs a path`, 'noTarget');
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalid(`Operations[${i}].value must be an object when there is no path`);
+    const kept: Json = {};
+    for (const [key, v] of Object.entries(nest(value as Json))) {
+      const k = key.toLowerCase();
+      if (k.startsWith('urn:') || shape.ignored.has(k)) {
+        if (k.startsWith('urn:') && !shape.schemas.some((u) => u.toLowerCase() === k)) throw invalid(`unknown schema ${key.slice(0, 100)}`);
+        continue;
+      }
+      if (shape.readOnly.has(k)) {
+        // Entra ID repeats the id in a replace: the same value changes nothing.
+        if (JSON.stringify(v) === JSON.stringify(get(resource, key))) continue;
+        throw invalid(`${key} cannot be changed`, 'mutability');
+      }
+      if (!shape.kept.has(k)) throw invalid(`unknown attribute ${key.slice(0, 60)}`, 'invalidPath');
+      kept[key] = k === 'active' ? bool(v, 'active') : v;
+    }
+    if (Object.keys(kept).length > 0) out.push({ op: op as Operation['op'], value: kept });
+  }
+  return out;
+}
+
+interface ScimPatchModule {
+  scimPatch<T>(resource: T, operations: Operation[], options?: { mutateDocument?: boolean; treatMissingAsAdd?: boolean }): T;
+  ScimError: new (...args: never[]) => Error & { scimCode?: string };
+}
+
+/**
+ * A User as a PATCH sees it: its name also as givenName and familyName (split at the last space),
+ * so that replacing one part keeps the other. Gatehouse keeps one name; answers carry no parts.
+ */
+function withNameParts(resource: Json): Json {
+  const name = resource.name as Json | undefined;
+  const formatted = typeof name?.formatted === 'string' ? name.formatted : '';
+  const cut = formatted.lastIndexOf(' ');
+  const parts = cut > 0 ? { givenName: formatted.slice(0, cut), familyName: formatted.slice(cut + 1) } : { givenName: formatted };
+  return { ...resource, name: { ...name, ...parts } };
+}
+
+/** The resource with a PatchOp body applied (scim-patch, loaded at the first PATCH). */
+export function applyPatch(resource: Json, body: Json, kind: 'User' | 'Group'): Json {
+  const operations = operationsOf(body, kind === 'User' ? USER : GROUP, resource);
+  if (operations.length === 0) return resource;
+  const lib = require('scim-patch') as ScimPatchModule;
+  try {
+    const start = kind === 'User' ? withNameParts(resource) : structuredClone(resource);
+    return lib.scimPatch(start, operations, { mutateDocument: true, treatMissingAsAdd: true });
+  } catch (err) {
+    if (err instanceof lib.ScimError) {
+      const reason = err.scimCode && /^(invalidFilter|invalidPath|invalidValue|noTarget|mutability)$/.test(err.scimCode) ? err.scimCode : 'invalidValue';
+      throw invalid(`the PATCH does not apply: ${err.message.slice(0, 200)}`, reason);
+    }
+    throw err;
+  }
+}
+
+/** `If-Match` against the resource's version: `*` or the version (weak or strong spelling) passes. */
+export function checkIfMatch(ifMatch: string | undefined, version: string): void {
+  if (ifMatch === undefined || ifMatch.trim() === '') return;
+  const bare = (v: string) => v.trim().replace(/^W\//, '');
+  const wanted = ifMatch.split(',').map(bare);
+  if (wanted.includes('*') || wanted.includes(bare(version))) return;
+  throw new AppError('precondition_failed', `the resource has changed: its version is now ${version}`);
+}
