@@ -22,6 +22,7 @@ import {
 } from '../store/groups';
 import { readWorld } from '../store/guarded-rows';
 import { deleteRow, updateRow } from '../store/records';
+import { setGroupExternalId as setExternalIdOf } from '../store/scim';
 import { findAccountById } from '../store/accounts';
 import { validateName } from '../accounts/validate';
 import { isReference } from '../store/reference';
@@ -42,6 +43,8 @@ export interface NewGroup {
   /** The owning account (its owner bits apply); null: only administrators manage it. */
   ownerId: number | null;
   permission?: number;
+  /** The id a provisioning service (SCIM) gave the group, kept as given. */
+  externalId?: string | null;
 }
 
 /** Creates a group (table create permission, the table's default permission unless given). */
@@ -50,7 +53,12 @@ export async function createGroup(s: Services, actor: Actor, input: NewGroup): P
     const world = await readWorld(tx, 'usergroup');
     if (!can(actor.principal, 'create', world.guard)) throw denied(false, 'create usergroup records');
     await assertGroupNameFree(tx, input.name, null);
-    const { referenceId } = await insertGroup(tx, { name: input.name, ownerId: input.ownerId, permission: input.permission ?? world.row.default_permission });
+    const { referenceId } = await insertGroup(tx, {
+      name: input.name,
+      ownerId: input.ownerId,
+      permission: input.permission ?? world.row.default_permission,
+      externalId: input.externalId,
+    });
     return (await findGroupByReference(tx, referenceId))!;
   });
   await s.audit.record('group_created', actor, { account: null, group: group.reference_id, group_name: group.name });
@@ -88,6 +96,12 @@ export async function renameGroup(s: Services, actor: Actor, referenceId: string
   });
   if (changed) await s.audit.record('group_renamed', actor, { account: null, group: group.reference_id, group_name: group.name });
   return group;
+}
+
+/** The externalId a provisioning service keeps on a group (not audited, as a person's is not). */
+export async function setGroupExternalId(s: Services, actor: Actor, referenceId: string, externalId: string | null): Promise<void> {
+  requireAdministrator(actor, 'change groups');
+  await setExternalIdOf(s.store.root, referenceId, externalId);
 }
 
 /** System groups (administrators, users) are part of the permission model: never changed or deleted. */

@@ -103,7 +103,21 @@ export function scimPaths(): Record<string, Record<string, unknown>> {
   ];
   const [users, user] = resource('an account', read('accounts, filtered and paged', list), read('one account', [id, ...projection]));
   const [groups, group] = resource('a managed group', read('managed groups, filtered and paged', list), read('one managed group', [id, ...projection]));
+  const search = (summary: string) => ({
+    post: {
+      ...write(summary, 200),
+      requestBody: { required: true, ...json({ type: 'object' }, 'application/scim+json') },
+      responses: {
+        200: scimJson('a ListResponse'),
+        400: scimJson('a SCIM Error (scimType invalidFilter, invalidPath, invalidValue)'),
+        401: scimJson('no SCIM token, or a revoked one'),
+      },
+    },
+  });
   return {
+    '/scim/v2/.search': search('a SearchRequest over Users and Groups, paged as one list'),
+    '/scim/v2/Users/.search': search('a SearchRequest over accounts'),
+    '/scim/v2/Groups/.search': search('a SearchRequest over managed groups'),
     '/scim/v2/ServiceProviderConfig': read('what this SCIM service provider supports'),
     '/scim/v2/ResourceTypes': read('the resource types: User and Group'),
     '/scim/v2/ResourceTypes/{id}': read('one resource type', [id]),

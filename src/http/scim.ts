@@ -69,10 +69,12 @@ export function registerScim(router: Router, core: Core): void {
   get('/Groups', (ctx) => core.scim.listGroups(queryOf(ctx)));
   get('/Groups/:id', (ctx) => core.scim.getGroup(ctx.params.id!, queryOf(ctx)));
 
+  router.post(`${PREFIX}/.search`, scim, authenticated, ...body, async (ctx) => send(ctx, await core.scim.search('all', json(ctx))));
   for (const [kind, create, change, remove] of [
     ['Users', core.scim.createUser, core.scim.changeUser, core.scim.deleteUser],
     ['Groups', core.scim.createGroup, core.scim.changeGroup, core.scim.deleteGroup],
   ] as const) {
+    router.post(`${PREFIX}/${kind}/.search`, scim, authenticated, ...body, async (ctx) => send(ctx, await core.scim.search(kind, json(ctx))));
     router.post(`${PREFIX}/${kind}`, scim, authenticated, ...body, async (ctx) => {
       const created = await create(actor(ctx), json(ctx));
       ctx.set('Location', String((created.meta as { location: string }).location));

@@ -29,6 +29,7 @@ const USER_ATTRIBUTES: Record<string, UserColumn> = {
 const GROUP_ATTRIBUTES: Record<string, GroupColumn> = {
   id: 'id',
   displayname: 'name',
+  externalid: 'external_id',
   'meta.created': 'created',
   'meta.lastmodified': 'modified',
 };

@@ -10,10 +10,10 @@ import { OPERATOR } from '../permission/check';
 import { requireAdministrator } from '../access/caller';
 import { createAccount } from '../accounts/create';
 import { changeProvisioned, removeAccount } from '../accounts/provisioned';
-import { createGroup, deleteGroup, renameGroup } from '../groups/manage';
+import { createGroup, deleteGroup, renameGroup, setGroupExternalId } from '../groups/manage';
 import { changeMembers } from '../groups/members';
 import { classifyReferences, findScimGroups, findScimUsers, type ScimGroupRow, type ScimUserRow } from '../store/scim';
-import { applyPatch, checkIfMatch, type GroupInput, parseGroup, parseUser } from './writes';
+import { applyPatch, checkIfMatch, type GroupInput, parseGroup, parseUser, searchQuery } from './writes';
 import { groupFilter, userFilter } from './filter';
 import {
   groupResource,
@@ -53,6 +53,8 @@ export interface ScimOperations {
   getUser(id: string, q: ScimQuery): Promise<Json>;
   listGroups(q: ScimQuery): Promise<Json>;
   getGroup(id: string, q: ScimQuery): Promise<Json>;
+  /** POST …/.search: a SearchRequest body, answered as the GET list it stands for. */
+  search(kind: 'Users' | 'Groups' | 'all', body: Json): Promise<Json>;
   /** POST: the new resource (201). */
   createUser(actor: Actor, body: Json): Promise<Json>;
   /** PUT (`patch` false) or PATCH (`patch` true), after `If-Match`. */
@@ -98,7 +100,37 @@ export function scimOperations(s: Services): ScimOperations {
       if (!people.has(id)) throw new AppError('invalid_input', `no User ${id}`, { reason: 'invalidValue' });
     }
   };
-  return {
+  /**
+   * POST /.search: Users, then Groups, paged as one list. A filter naming an attribute one type
+   * does not have finds nothing of that type (RFC 7644 section 3.4.2.2); naming one that neither
+   * has is refused.
+   */
+  const searchAll = async (q: ScimQuery): Promise<Json> => {
+    const { startIndex, count } = page(q);
+    const filters = [userFilter, groupFilter].map((make) => {
+      try {
+        return { ok: true as const, where: make(q.filter) };
+      } catch (err) {
+        if ((err as AppError).reason === 'invalidPath') return { ok: false as const, err };
+        throw err;
+      }
+    });
+    if (!filters[0].ok && !filters[1].ok) throw filters[0].err;
+    const members = membersWanted(q);
+    const none = { total: 0, rows: [] };
+    const users = filters[0].ok ? await findScimUsers(s.store.root, filters[0].where as Parameters<typeof findScimUsers>[1], startIndex - 1, count) : none;
+    const taken = users.rows.length;
+    const groupOffset = Math.max(0, startIndex - 1 - users.total);
+    const groups = filters[1].ok
+      ? await findScimGroups(s.store.root, filters[1].where as Parameters<typeof findScimGroups>[1], groupOffset, count - taken, members)
+      : none;
+    const resources = [
+      ...users.rows.map((r) => project(userResource(base(), r as ScimUserRow), q)),
+      ...groups.rows.map((r) => project(groupResource(base(), r as ScimGroupRow, members), q)),
+    ];
+    return listResponse(resources, users.total + groups.total, startIndex);
+  };
+  const ops: ScimOperations = {
     async addToken(actor, name) {
       requireAdministrator(actor, 'make SCIM tokens');
       return addToken(s, actor, name);
@@ -151,6 +183,11 @@ export function scimOperations(s: Services): ScimOperations {
       if (!rows[0]) throw notFound('Group', id);
       return project(groupResource(base(), rows[0], members), q);
     },
+    async search(kind, body) {
+      const q = searchQuery(body);
+      if (kind !== 'all') return kind === 'Users' ? ops.listUsers(q) : ops.listGroups(q);
+      return searchAll(q);
+    },
     async createUser(actor, body) {
       requireAdministrator(actor, 'provision accounts');
       const input = parseUser(body);
@@ -190,7 +227,7 @@ export function scimOperations(s: Services): ScimOperations {
       requireAdministrator(actor, 'provision groups');
       const input = parseGroup(body);
       await checkMembers(input);
-      const created = await createGroup(s, actor, { name: input.name, ownerId: null });
+      const created = await createGroup(s, actor, { name: input.name, ownerId: null, externalId: input.externalId });
       if (input.members.length > 0) await changeMembers(s, actor, created.reference_id, input.members, 'add');
       return group(created.reference_id);
     },
@@ -202,6 +239,7 @@ export function scimOperations(s: Services): ScimOperations {
       const input = parseGroup(how.patch ? applyPatch(resource, body, 'Group') : body);
       await checkMembers(input);
       if (input.name !== current.name) await renameGroup(s, actor, current.reference_id, input.name);
+      if (input.externalId !== current.external_id) await setGroupExternalId(s, actor, current.reference_id, input.externalId);
       const before = new Set(current.members.map(([member]) => member));
       const after = new Set(input.members);
       const added = input.members.filter((m) => !before.has(m));
@@ -217,4 +255,5 @@ export function scimOperations(s: Services): ScimOperations {
       await deleteGroup(s, actor, String(current.id));
     },
   };
+  return ops;
 }

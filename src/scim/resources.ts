@@ -32,7 +32,8 @@ export function userResource(base: string, u: ScimUserRow): Json {
     userName: u.username,
     name: { formatted: u.name },
     displayName: u.name,
-    emails: [{ value: u.email, type: 'work', primary: true }],
+    // One address, the account's: `primary` picks it from what a service sends and is not answered.
+    emails: [{ value: u.email, type: 'work' }],
     active: !u.disabled,
     groups: u.groups.map(([id, name]) => ({ value: id, display: name, $ref: `${base}/Groups/${id}`, type: 'direct' })),
   };
@@ -53,8 +54,10 @@ export function groupResource(base: string, g: ScimGroupRow, withMembers = true)
   const body: Json = {
     schemas: [SCHEMAS.group],
     id: g.reference_id,
+    ...(g.external_id === null ? {} : { externalId: g.external_id }),
     displayName: g.name,
-    ...(withMembers ? { members: g.members.map(([id, username]) => ({ value: id, display: username, $ref: `${base}/Users/${id}`, type: 'User' })) } : {}),
+    // No display: a member is written as {value}, and answered as it is written (an empty list is left out).
+    ...(withMembers && g.members.length > 0 ? { members: g.members.map(([id]) => ({ value: id, $ref: `${base}/Users/${id}`, type: 'User' })) } : {}),
   };
   return {
     ...body,
@@ -164,7 +167,6 @@ export function resourceTypes(base: string): Json[] {
       endpoint: '/Users',
       description: 'A Gatehouse account',
       schema: SCHEMAS.user,
-      schemaExtensions: [{ schema: SCHEMAS.enterprise, required: false }],
       meta: { resourceType: 'ResourceType', location: `${base}/ResourceTypes/User` },
     },
     {
@@ -201,14 +203,22 @@ export function schemas(base: string): Json[] {
     attributes: [
       attr('userName', { required: true, uniqueness: 'server' }),
       attr('externalId', { caseExact: true }),
-      attr('name', { type: 'complex', subAttributes: [attr('formatted')] }),
-      attr('displayName'),
+      // name, displayName and active: every account has them; a body without them gets the defaults
+      // (the userName's part before any @; active), and a PATCH that removes them keeps them.
+      attr('name', { type: 'complex', required: true, subAttributes: [attr('formatted')] }),
+      attr('displayName', { required: true }),
+      // Required: every account has an email (or an email-shaped userName stands for it).
       attr('emails', {
         type: 'complex',
         multiValued: true,
-        subAttributes: [attr('value'), attr('type', { canonicalValues: ['work'] }), attr('primary', { type: 'boolean' })],
+        required: true,
+        subAttributes: [
+          attr('value', { required: true }),
+          attr('type', { canonicalValues: ['work'] }),
+          attr('primary', { type: 'boolean', mutability: 'readOnly', returned: 'never' }),
+        ],
       }),
-      attr('active', { type: 'boolean' }),
+      attr('active', { type: 'boolean', required: true }),
       attr('groups', {
         type: 'complex',
         multiValued: true,
@@ -217,6 +227,7 @@ export function schemas(base: string): Json[] {
           attr('value', { mutability: 'readOnly' }),
           attr('display', { mutability: 'readOnly' }),
           attr('$ref', { type: 'reference', mutability: 'readOnly', referenceTypes: ['Group'] }),
+          attr('type', { mutability: 'readOnly', canonicalValues: ['direct', 'indirect'] }),
         ],
       }),
     ],
@@ -229,13 +240,14 @@ export function schemas(base: string): Json[] {
     description: 'A managed group of Gatehouse accounts',
     attributes: [
       attr('displayName', { required: true, uniqueness: 'server' }),
+      attr('externalId', { caseExact: true }),
       attr('members', {
         type: 'complex',
         multiValued: true,
         subAttributes: [
           attr('value', { mutability: 'immutable' }),
-          attr('display', { mutability: 'readOnly' }),
           attr('$ref', { type: 'reference', mutability: 'immutable', referenceTypes: ['User'] }),
+          attr('type', { mutability: 'immutable', canonicalValues: ['User'] }),
         ],
       }),
     ],

@@ -53,9 +53,8 @@ const USER: Shape = {
 
 const GROUP: Shape = {
   schemas: [SCHEMAS.group],
-  kept: new Set(['displayname', 'members']),
-  // Groups keep no externalId (Entra ID sends one): accepted, ignored.
-  ignored: new Set(['externalid']),
+  kept: new Set(['displayname', 'members', 'externalid']),
+  ignored: new Set(),
   readOnly: new Set(['id', 'meta', 'schemas']),
 };
 
@@ -178,6 +177,7 @@ export function parseUser(body: Json, currentName?: string): UserInput {
 export interface GroupInput {
   name: string;
   members: string[];
+  externalId: string | null;
 }
 
 export function parseGroup(body: Json): GroupInput {
@@ -198,7 +198,7 @@ export function parseGroup(body: Json): GroupInput {
     if (typeof value !== 'string' || value === '' || value.length > 64) throw invalid(`members[${i}].value must be a User id`);
     return value.toLowerCase();
   });
-  return { name, members: [...new Set(ids)] };
+  return { name, members: [...new Set(ids)], externalId: optionalString(get(body, 'externalId'), 'externalId', 256) ?? null };
 }
 
 const PATCH_OPS = new Set(['add', 'remove', 'replace']);
@@ -344,4 +344,42 @@ export function checkIfMatch(ifMatch: string | undefined, version: string): void
   const wanted = ifMatch.split(',').map(bare);
   if (wanted.includes('*') || wanted.includes(bare(version))) return;
   throw new AppError('precondition_failed', `the resource has changed: its version is now ${version}`);
+}
+
+const SEARCH_REQUEST = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
+
+/** A SearchRequest body (POST …/.search, RFC 7644 section 3.4.3) as the query a GET would carry. */
+export function searchQuery(body: Json): { filter?: string; startIndex?: string; count?: string; attributes?: string; excludedAttributes?: string } {
+  const schemas = get(body, 'schemas');
+  if (schemas !== undefined && (!Array.isArray(schemas) || !schemas.some((s) => String(s).toLowerCase() === SEARCH_REQUEST.toLowerCase()))) {
+    throw invalid(`a search body names the schema ${SEARCH_REQUEST}`);
+  }
+  for (const key of Object.keys(body)) {
+    if (!['schemas', 'filter', 'startindex', 'count', 'attributes', 'excludedattributes', 'sortby', 'sortorder'].includes(key.toLowerCase())) {
+      throw invalid(`unknown search parameter ${key.slice(0, 60)}`);
+    }
+  }
+  if (get(body, 'sortBy') !== undefined) throw invalid('sorting is not supported (see /ServiceProviderConfig)');
+  const list = (name: string): string | undefined => {
+    const v = get(body, name);
+    if (v === undefined || v === null) return undefined;
+    if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw invalid(`${name} must be an array of attribute names`);
+    return (v as string[]).join(',');
+  };
+  const int = (name: string): string | undefined => {
+    const v = get(body, name);
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'number' || !Number.isInteger(v)) throw invalid(`${name} must be an integer`);
+    return String(v);
+  };
+  const filter = get(body, 'filter');
+  if (filter !== undefined && filter !== null && typeof filter !== 'string') throw invalid('filter must be a string');
+  const q = {
+    filter: filter ?? undefined,
+    startIndex: int('startIndex'),
+    count: int('count'),
+    attributes: list('attributes'),
+    excludedAttributes: list('excludedAttributes'),
+  };
+  return Object.fromEntries(Object.entries(q).filter(([, v]) => v !== undefined));
 }

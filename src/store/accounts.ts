@@ -105,19 +105,22 @@ export const insertAccount = op(
   },
 );
 
-export const insertGroup = op(async (h, fields: { name: string; ownerId: number | null; permission: number }): Promise<{ id: number; referenceId: string }> => {
-  const now = h.clock.now();
-  const referenceId = randomUUID();
-  const id = await insertReturningId(h, 'usergroup', {
-    reference_id: referenceId,
-    name: fields.name,
-    permission: fields.permission,
-    user_account_id: fields.ownerId,
-    created_at: now,
-    updated_at: now,
-  });
-  return { id, referenceId };
-});
+export const insertGroup = op(
+  async (h, fields: { name: string; ownerId: number | null; permission: number; externalId?: string | null }): Promise<{ id: number; referenceId: string }> => {
+    const now = h.clock.now();
+    const referenceId = randomUUID();
+    const id = await insertReturningId(h, 'usergroup', {
+      reference_id: referenceId,
+      name: fields.name,
+      permission: fields.permission,
+      user_account_id: fields.ownerId,
+      external_id: fields.externalId ?? null,
+      created_at: now,
+      updated_at: now,
+    });
+    return { id, referenceId };
+  },
+);
 
 export const addMembership = op(async (h, accountId: number, groupId: number, permission: number): Promise<void> => {
   const now = h.clock.now();

@@ -10,6 +10,8 @@ export interface GroupRow {
   system_role: string | null;
   permission: number;
   user_account_id: number | null;
+  /** The id a provisioning service (SCIM) gave the group; null otherwise. */
+  external_id: string | null;
   created_at: number;
   updated_at: number;
 }

@@ -26,7 +26,7 @@ import * as apiKeys from '../../migrations/20261203000000_api_keys';
 import * as deviceUserCodes from '../../migrations/20261204000000_device_user_codes';
 import * as saml from '../../migrations/20261205000000_saml';
 import * as scim from '../../migrations/20261206000000_scim';
-import * as usernameWidth from '../../migrations/20261207000000_username_width';
+import * as scimWrites from '../../migrations/20261207000000_scim_writes';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -57,7 +57,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261204000000_device_user_codes', deviceUserCodes],
   ['20261205000000_saml', saml],
   ['20261206000000_scim', scim],
-  ['20261207000000_username_width', usernameWidth],
+  ['20261207000000_scim_writes', scimWrites],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

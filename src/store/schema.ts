@@ -26,7 +26,7 @@ export const SCHEMA = {
     totp_last_step: 'int',
     external_id: 'text',
   },
-  usergroup: { ...RECORD, name: 'text', system_role: 'text' },
+  usergroup: { ...RECORD, name: 'text', system_role: 'text', external_id: 'text' },
   membership: { ...RECORD, account_id: 'int', usergroup_id: 'int' },
   world: { ...RECORD, table_name: 'text', default_permission: 'int' },
   action: { ...RECORD, on_type: 'text', action_name: 'text', label: 'text' },

@@ -20,7 +20,7 @@ export interface ScimTokenRow {
 /** The columns a filter may name, per resource. */
 /** `email_key`: the address's identity key (scim/filter.ts normalizes the value), for eq on the unique index. */
 export type UserColumn = 'id' | 'username' | 'external_id' | 'email' | 'email_key' | 'name' | 'active' | 'created' | 'modified';
-export type GroupColumn = 'id' | 'name' | 'created' | 'modified';
+export type GroupColumn = 'id' | 'name' | 'external_id' | 'created' | 'modified';
 
 /** A filter as the store runs it (built by scim/filter.ts from a SCIM filter). */
 export type Predicate<C extends string> =
@@ -49,6 +49,7 @@ const USER_SQL: Record<UserColumn, { sql: string; ci?: boolean; lower?: boolean;
 const GROUP_SQL: Record<GroupColumn, { sql: string; ci?: boolean; bool?: boolean }> = {
   id: { sql: 'g.reference_id' },
   name: { sql: 'g.name', ci: true },
+  external_id: { sql: 'g.external_id' },
   created: { sql: 'g.created_at' },
   modified: { sql: 'g.updated_at' },
 };
@@ -134,6 +135,7 @@ export interface ScimUserRow {
 export interface ScimGroupRow {
   reference_id: string;
   name: string;
+  external_id: string | null;
   created_at: number;
   updated_at: number;
   /** People: [reference_id, username]. */
@@ -177,11 +179,10 @@ export const findScimGroups = op(
     const [countRow] = await h.all(`SELECT COUNT(*) AS n FROM usergroup g WHERE ${clause}`, params);
     const total = Number(countRow?.n ?? 0);
     if (limit === 0 || total === 0) return { total, rows: [] };
-    const raw = await h.all(`SELECT g.id, g.reference_id, g.name, g.created_at, g.updated_at FROM usergroup g WHERE ${clause} ORDER BY g.id LIMIT ? OFFSET ?`, [
-      ...params,
-      limit,
-      offset,
-    ]);
+    const raw = await h.all(
+      `SELECT g.id, g.reference_id, g.name, g.external_id, g.created_at, g.updated_at FROM usergroup g WHERE ${clause} ORDER BY g.id LIMIT ? OFFSET ?`,
+      [...params, limit, offset],
+    );
     const byGroup = members
       ? await pairsOf(
           h,
@@ -234,6 +235,11 @@ export const revokeScimToken = op(async (h, nameOrId: string): Promise<ScimToken
   if (!row || row.revoked_at !== null) return undefined;
   await h.k('scim_token').where({ id: row.id }).update({ revoked_at: h.clock.now() });
   return decodeRow<ScimTokenRow>('scim_token', row);
+});
+
+/** Sets the externalId a provisioning service gave a group (null: none). */
+export const setGroupExternalId = op(async (h, referenceId: string, externalId: string | null): Promise<void> => {
+  await h.k('usergroup').where({ reference_id: referenceId }).update({ external_id: externalId });
 });
 
 /**

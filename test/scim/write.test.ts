@@ -219,6 +219,21 @@ t.test('Entra ID: externalId lookups, Replace ops with "False", members by value
   const group = await scim('POST', '/Groups', { schemas: [GROUP], externalId: 'g-77', displayName: 'Site Reliability', meta: { resourceType: 'Group' } });
   t.equal(group.status, 201, JSON.stringify(group.body));
   const gid: string = group.body.id;
+  t.equal(group.body.externalId, 'g-77', "a group's externalId is kept");
+  t.equal((await scim('GET', `/Groups?${q('externalId eq "g-77"')}`)).body.Resources[0].id, gid, 'and found by it');
+  // POST /.search (RFC 7644 section 3.4.3): a type's, and the root's across Users and Groups.
+  const SEARCH = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
+  const searched = await scim('POST', '/Users/.search', { schemas: [SEARCH], filter: 'externalId eq "e5a2-0001"', attributes: ['userName'] });
+  t.same(searched.body.Resources, [{ schemas: [USER], id, userName: 'ann.ng+ops@contoso.com' }], '/Users/.search with attributes');
+  const everywhere = await scim('POST', '/.search', { schemas: [SEARCH], filter: 'externalId sw "g-" or externalId sw "e5a2"', count: 10 });
+  t.same(everywhere.body.Resources.map((r: Json) => r.id).sort(), [id, gid].sort(), '/.search finds a User and a Group');
+  const onlyUsers = await scim('POST', '/.search', { schemas: [SEARCH], filter: 'userName eq "ann.ng+ops@contoso.com"' });
+  t.equal(onlyUsers.body.totalResults, 1, 'an attribute only Users have finds no Group');
+  t.match(
+    await scim('POST', '/Users/.search', { schemas: [SEARCH], sortBy: 'userName' }),
+    { status: 400, body: { scimType: 'invalidValue' } },
+    'sorting is not supported',
+  );
   const noMembers = await scim('GET', `/Groups/${gid}?excludedAttributes=members`);
   t.notOk('members' in noMembers.body, 'excludedAttributes=members');
   t.equal((await scim('GET', `/Groups?excludedAttributes=members&${q('displayName eq "site reliability"')}`)).body.totalResults, 1);
@@ -271,7 +286,7 @@ t.test('Entra ID: externalId lookups, Replace ops with "False", members by value
   );
 
   const gone = await scim('PATCH', `/Groups/${gid}`, { schemas: [PATCH], Operations: [{ op: 'Remove', path: 'members', value: [{ value: id }] }] });
-  t.same(gone.body.members, [], 'Remove with a value list');
+  t.notOk('members' in gone.body, 'Remove with a value list: no members left (an empty list is left out)');
   const off = await scim('PATCH', `/Users/${id}`, { schemas: [PATCH], Operations: [{ op: 'Replace', path: 'active', value: 'False' }] });
   t.equal(off.body.active, false, '"False" as a string');
   t.equal(await signinStatus(s, 'ann.ng@ops.contoso.com'), 403, 'sign-in refused: disabled');

@@ -104,6 +104,7 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
   t.equal((await cli(s.dataDir, ['scim', 'token', 'revoke', 'old'])).code, 0);
   await s.db('scim_token').where({ name: 'entra' }).update({ last_used_at: clock.now() });
   await s.db('user_account').where({ id: kimId }).update({ external_id: 'ext-kim' });
+  await s.db('usergroup').where({ name: 'team' }).update({ external_id: 'ext-team' });
   // A SAML service provider, its signing key and next key, and a sign-in in progress (answered).
   t.equal((await cli(s.dataDir, ['saml', 'sp', 'add', '--entity-id', 'https://sp.example.com', '--acs-url', 'https://sp.example.com/acs'])).code, 0);
   t.equal((await cli(s.dataDir, ['saml', 'cert', 'rotate'])).code, 0);
