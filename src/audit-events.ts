@@ -86,5 +86,8 @@ export const AUDIT_EVENTS = [
   'saml_cert_retired',
   'scim_token_added',
   'scim_token_revoked',
+  'scim_target_added',
+  'scim_target_removed',
+  'scim_target_synced',
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];

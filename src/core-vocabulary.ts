@@ -32,6 +32,7 @@ export type { SamlSpView, NewSamlSp, NameIdKind } from './saml/providers';
 export type { SamlCertView } from './saml/keys';
 export type { ScimTokenView } from './scim/tokens';
 export type { ScimQuery } from './scim/operations';
+export type { NewScimTarget, ScimTargetView } from './scim/targets';
 export type { BoundMessage, BrowserStep, ContinueResult } from './saml/signin';
 export { AUDIENCE_METADATA } from './oidc/clients';
 export type { OidcClaims, ProviderAdapter } from './oidc/support';

@@ -94,7 +94,7 @@ export function registerWebhook(program: Command, io: Io): void {
 
   program
     .command('deliveries')
-    .description('mail and webhook messages not yet delivered: pending (with the next try) and failed (with the last error)')
+    .description('mail, webhook and SCIM push messages not yet delivered: pending (with the next try) and failed (with the last error)')
     .option('--all', 'delivered ones too (kept 7 days)')
     .action(async (o: { all?: boolean }, c: Command) =>
       withCore(c, io, async (core) => {
@@ -108,6 +108,14 @@ function deliveryTable(list: DeliveryView[]): string {
   if (list.length === 0) return 'nothing pending or failed\n';
   return table([
     ['ID', 'KIND', 'TOPIC', 'STATE', 'TRIES', 'NEXT TRY', 'LAST ERROR'],
-    ...list.map((d) => [d.id, d.kind, d.topic, d.state, String(d.attempts), d.next_try_at ?? '-', d.last_error ?? '-']),
+    ...list.map((d) => [
+      d.id,
+      d.kind,
+      d.scim_target === null ? d.topic : `${d.topic} (${d.scim_target})`,
+      d.state,
+      String(d.attempts),
+      d.next_try_at ?? '-',
+      d.last_error ?? '-',
+    ]),
   ]);
 }

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors';
-import { checkTargetUrl, targetPolicy } from './targets';
+import { checkTargetUrl, parseWebhookUrl, shownUrl, targetPolicy } from './targets';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { requireAdministrator } from '../access/caller';
@@ -40,7 +40,7 @@ export interface WebhookView {
 
 export interface DeliveryView {
   id: string;
-  kind: 'mail' | 'webhook';
+  kind: 'mail' | 'webhook' | 'scim';
   topic: string;
   state: DeliveryState;
   attempts: number;
@@ -48,6 +48,8 @@ export interface DeliveryView {
   next_try_at: string | null;
   last_error: string | null;
   webhook: string | null;
+  /** A SCIM push's target, by name. */
+  scim_target: string | null;
   created_at: string;
 }
 
@@ -75,23 +77,6 @@ const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-/** Only http(s), no credentials in the URL (the signature proves who sends), at most 2,000 characters. */
-export function parseWebhookUrl(raw: string): string {
-  const value = raw.trim();
-  let u: URL;
-  try {
-    u = new URL(value);
-  } catch {
-    throw new AppError('invalid_input', '{--url} must be an absolute http(s) URL such as https://hooks.example.com/gatehouse');
-  }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:')
-    throw new AppError('invalid_input', `{--url} must be http or https, not ${u.protocol.replace(':', '')}`);
-  if (u.username || u.password) throw new AppError('invalid_input', '{--url} must carry no user or password: the receiver checks the signature instead');
-  if (u.hash) throw new AppError('invalid_input', '{--url} must have no #fragment');
-  if (value.length > 2000) throw new AppError('invalid_input', '{--url} is at most 2,000 characters');
-  return u.toString();
-}
-
 function parseEvents(events: readonly string[] | undefined): EventType[] {
   const out: EventType[] = [];
   for (const e of events ?? []) {
@@ -102,12 +87,6 @@ function parseEvents(events: readonly string[] | undefined): EventType[] {
     if (!out.includes(name as EventType)) out.push(name as EventType);
   }
   return out;
-}
-
-/** A URL as it is shown: query values hidden (they are often keys). */
-export function shownUrl(url: string): string {
-  const u = new URL(url);
-  return u.search ? `${u.origin}${u.pathname}?${[...u.searchParams.keys()].map((k) => `${k}=…`).join('&')}` : u.toString();
 }
 
 export function deliveryOperations(s: Services): DeliveryOperations {
@@ -184,6 +163,7 @@ export function deliveryOperations(s: Services): DeliveryOperations {
         next_try_at: d.state === 'pending' ? iso(d.next_at) : null,
         last_error: d.last_error,
         webhook: d.webhook,
+        scim_target: d.scim_target,
         created_at: new Date(d.created_at).toISOString(),
       }));
     },

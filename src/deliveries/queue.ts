@@ -12,6 +12,7 @@ import type { Store, Tx } from '../store/connection';
 import { findAccountByReference } from '../store/accounts';
 import { enqueue, listWebhooks, type NewDelivery } from '../store/deliveries';
 import { type AccountFacts, eventBody, eventTypeOf, subscribes } from './events';
+import { pushMessages } from './scim-push';
 
 /** The kinds of mail, as the queue lists them. */
 export type MailTopic = 'verification' | 'reset' | 'unlock' | 'invitation';
@@ -21,8 +22,9 @@ export async function queueMail(tx: Tx, message: MailMessage, topic: MailTopic):
 }
 
 /**
- * The webhook messages an audited event makes, one per endpoint that subscribes to it; none when
- * no endpoint does (one indexed read, no write: the common case costs a signup nothing more).
+ * The messages an audited event makes: a webhook message per endpoint that subscribes to it, and
+ * a SCIM push message per target it can concern (scim-push.ts); none when there are neither (two
+ * small reads, no write: the common case costs a signup nothing more).
  */
 export async function eventMessages(
   store: Store,
@@ -32,15 +34,16 @@ export async function eventMessages(
   fields: Readonly<Record<string, unknown>> & { account: string | null },
   about?: AccountFacts,
 ): Promise<NewDelivery[]> {
+  const pushes = await pushMessages(store, auditEvent, fields);
   const type = eventTypeOf(auditEvent);
-  if (type === null) return [];
+  if (type === null) return pushes;
   const hooks = (await listWebhooks(store.root)).filter((w) => subscribes(JSON.parse(w.events) as string[], type));
-  if (hooks.length === 0) return [];
+  if (hooks.length === 0) return pushes;
   let account: AccountFacts | { id: string } | null = about ?? null;
   if (!account && fields.account !== null) {
     const row = await findAccountByReference(store.root, fields.account);
     account = row ? { id: row.reference_id, email: row.email, name: row.name } : { id: fields.account };
   }
   const payload = eventBody(type, clock.now(), actor, account, fields);
-  return hooks.map((w) => ({ kind: 'webhook' as const, webhook_id: w.id, topic: type, payload }));
+  return [...hooks.map((w) => ({ kind: 'webhook' as const, webhook_id: w.id, topic: type, payload })), ...pushes];
 }

@@ -1,8 +1,9 @@
 /**
  * The sender: runs inside `serve` (never in an admin command), claims due messages and delivers
- * them, mail through the mailer (SMTP or the outbox folder) and webhooks as Standard Webhooks
- * (signed by the `standardwebhooks` library). Each try is recorded: delivered, or the error and
- * the next try (5 s, 1 min, 10 min, 1 h, 6 h, each ±20 %), then failed, kept for the operator.
+ * them, mail through the mailer (SMTP or the outbox folder), webhooks as Standard Webhooks
+ * (signed by the `standardwebhooks` library) and SCIM pushes to apps' SCIM endpoints
+ * (scim-push.ts). Each try is recorded: delivered, or the error and the next try (5 s, 1 min,
+ * 10 min, 1 h, 6 h, each ±20 %), then failed, kept for the operator.
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
@@ -13,6 +14,8 @@ import type { Logger } from '../log';
 import type { Mailer, MailMessage } from '../mail/mailer';
 import type { Store } from '../store/connection';
 import { anyDue, claimDue, type DeliveryKind, type DeliveryRow, findWebhookById, markDelivered, markFailedTry, releaseClaims } from '../store/deliveries';
+import { findScimTargetById } from '../store/scim';
+import { push, type PushMessage, type ScimRequest } from './scim-push';
 import { refusedKind, type TargetPolicy } from '../config/address-ranges';
 import { guardedLookup, TargetRefused } from './targets';
 
@@ -91,12 +94,14 @@ class Poller {
 }
 
 /**
- * Two lanes: mail never waits behind webhooks, and webhooks go to each
- * endpoint one at a time, in order, each endpoint on its own: a receiver that hangs holds only its
- * own messages (for the 10 s timeout of each try), never mail or another endpoint's. At most
- * WEBHOOK_ENDPOINTS endpoints are posted to at once by one server.
+ * Three lanes: mail never waits behind webhooks or pushes; webhooks go to each endpoint, and SCIM
+ * pushes to each target, one at a time, in order, each endpoint on its own: a receiver that hangs
+ * holds only its own messages (for the 10 s timeout of each try), never mail or another
+ * endpoint's. At most WEBHOOK_ENDPOINTS endpoints of each lane are sent to at once by one server.
  */
 const WEBHOOK_ENDPOINTS = 32;
+/** A SCIM answer read at most this far (a page of a target's list is far smaller). */
+const SCIM_ANSWER_LIMIT = 1024 * 1024;
 
 export class Sender {
   /** This process, in the rows it claims. */
@@ -104,11 +109,13 @@ export class Sender {
   private stopped = true;
   private readonly mail: Poller;
   private readonly hooks: Poller;
-  /** Webhook id → its endpoint's messages being posted now, one after another. */
-  private readonly endpoints = new Map<number, Promise<void>>();
+  private readonly pushes: Poller;
+  /** Per lane, endpoint id (a webhook's, a SCIM target's) → its messages being sent now, one after another. */
+  private readonly endpoints = { webhook: new Map<number, Promise<void>>(), scim: new Map<number, Promise<void>>() };
   readonly counts: DeliveryCounts = {
     mail: { delivered: 0, retried: 0, failed: 0 },
     webhook: { delivered: 0, retried: 0, failed: 0 },
+    scim: { delivered: 0, retried: 0, failed: 0 },
   };
 
   constructor(
@@ -125,7 +132,12 @@ export class Sender {
       onError,
     );
     this.hooks = new Poller(
-      () => this.drainWebhooks(),
+      () => this.drainEndpoints('webhook'),
+      () => !this.stopped,
+      onError,
+    );
+    this.pushes = new Poller(
+      () => this.drainEndpoints('scim'),
       () => !this.stopped,
       onError,
     );
@@ -150,6 +162,7 @@ export class Sender {
   nudge(): void {
     this.mail.nudge();
     this.hooks.nudge();
+    this.pushes.nudge();
   }
 
   /** Sends until nothing is due and nothing is in flight (tests and shutdown wait on it). */
@@ -158,8 +171,9 @@ export class Sender {
       await this.idle();
       if (this.stopped) return;
       await this.drainMail();
-      await this.drainWebhooks();
-      if (this.endpoints.size === 0) return;
+      await this.drainEndpoints('webhook');
+      await this.drainEndpoints('scim');
+      if (this.inFlight().length === 0) return;
     }
   }
 
@@ -167,12 +181,17 @@ export class Sender {
     this.stopped = true;
     this.mail.cancel();
     this.hooks.cancel();
+    this.pushes.cancel();
     await this.idle();
   }
 
+  private inFlight(): Array<Promise<void>> {
+    return [...this.endpoints.webhook.values(), ...this.endpoints.scim.values()];
+  }
+
   private async idle(): Promise<void> {
-    while (this.mail.running || this.hooks.running || this.endpoints.size > 0)
-      await Promise.all([this.mail.running, this.hooks.running, ...this.endpoints.values()]);
+    while (this.mail.running || this.hooks.running || this.pushes.running || this.inFlight().length > 0)
+      await Promise.all([this.mail.running, this.hooks.running, this.pushes.running, ...this.inFlight()]);
   }
 
   private async drainMail(): Promise<void> {
@@ -184,24 +203,26 @@ export class Sender {
     }
   }
 
-  /** Claims what is due for endpoints not already being posted to, and starts each endpoint's run; waits for none. */
-  private async drainWebhooks(): Promise<void> {
+  /** Claims what is due for endpoints not already being sent to, and starts each endpoint's run; waits for none. */
+  private async drainEndpoints(kind: 'webhook' | 'scim'): Promise<void> {
+    const running = this.endpoints[kind];
+    const endpointOf = (d: DeliveryRow) => (kind === 'scim' ? d.scim_target_id : d.webhook_id) ?? 0;
     for (;;) {
-      if (this.stopped || this.endpoints.size >= WEBHOOK_ENDPOINTS) return;
-      const lane = { kind: 'webhook' as const, busy: [...this.endpoints.keys()] };
+      if (this.stopped || running.size >= WEBHOOK_ENDPOINTS) return;
+      const lane = { kind, busy: [...running.keys()] };
       if (!(await anyDue(this.store.root, lane))) return;
       const claimed = await claimDue(this.store.root, this.id, BATCH, LEASE_MS, lane);
       if (claimed.length === 0) return;
       const byEndpoint = new Map<number, DeliveryRow[]>();
-      for (const d of claimed) byEndpoint.set(d.webhook_id ?? 0, [...(byEndpoint.get(d.webhook_id ?? 0) ?? []), d]);
+      for (const d of claimed) byEndpoint.set(endpointOf(d), [...(byEndpoint.get(endpointOf(d)) ?? []), d]);
       for (const [endpoint, messages] of byEndpoint) {
         const run = (async () => {
           for (const d of messages) await this.deliver(d);
         })().finally(() => {
-          this.endpoints.delete(endpoint);
-          this.hooks.nudge();
+          running.delete(endpoint);
+          (kind === 'scim' ? this.pushes : this.hooks).nudge();
         });
-        this.endpoints.set(endpoint, run);
+        running.set(endpoint, run);
       }
     }
   }
@@ -210,6 +231,7 @@ export class Sender {
     try {
       if (d.payload === null) throw new Error('nothing to send');
       if (d.kind === 'mail') await this.mailer.send(JSON.parse(d.payload) as MailMessage);
+      else if (d.kind === 'scim') await this.pushScim(d, d.payload);
       else await this.post(d, d.payload);
     } catch (err) {
       const error = errorOf(err);
@@ -226,6 +248,30 @@ export class Sender {
     this.logger.info('delivered', { message: d.message_id, kind: d.kind, topic: d.topic, attempt: String(d.attempts + 1) });
   }
 
+  /** One SCIM push: the person or group made right on the target (scim-push.ts). */
+  private async pushScim(d: DeliveryRow, payload: string): Promise<void> {
+    const target = d.scim_target_id === null ? undefined : await findScimTargetById(this.store.root, d.scim_target_id);
+    if (!target) throw new Error('the SCIM target was removed');
+    const request: ScimRequest = async (method, url, token, body) => {
+      const text = body === undefined ? undefined : JSON.stringify(body);
+      const r = await sendTo(
+        url,
+        method,
+        {
+          accept: 'application/scim+json',
+          authorization: `Bearer ${token}`,
+          'user-agent': 'Gatehouse-SCIM',
+          ...(text === undefined ? {} : { 'content-type': 'application/scim+json' }),
+        },
+        text,
+        this.targets,
+        SCIM_ANSWER_LIMIT,
+      );
+      return { status: r.status, body: jsonOrNull(r.body) };
+    };
+    await push(this.store, target, JSON.parse(payload) as PushMessage, request);
+  }
+
   /** One Standard Webhooks POST: a 2xx within 10 s is delivered; a redirect is not followed. */
   private async post(d: DeliveryRow, body: string): Promise<void> {
     const hook = d.webhook_id === null ? undefined : await findWebhookById(this.store.root, d.webhook_id);
@@ -233,8 +279,9 @@ export class Sender {
     const { Webhook } = await standardWebhooks();
     const at = new Date(this.clock.now());
     const signature = new Webhook(hook.secret).sign(d.message_id, at, body);
-    const status = await postTo(
+    const { status } = await sendTo(
       new URL(hook.url),
+      'POST',
       {
         'content-type': 'application/json',
         'user-agent': 'Gatehouse-Webhooks',
@@ -244,18 +291,35 @@ export class Sender {
       },
       body,
       this.targets,
+      0,
     );
     if (status < 200 || status > 299) throw new Error(`HTTP ${status}`);
   }
 }
 
+/** An answer's JSON; null when there is none or it is not JSON (its status decides then: a DELETE's 204 has no body). */
+function jsonOrNull(text: string): unknown {
+  try {
+    return text.length > 0 ? JSON.parse(text) : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
- * POSTs `body` and answers the status, within WEBHOOK_TIMEOUT_MS in all. The address dialled is
- * checked against the target policy twice: the resolver's answers before connecting (a name
- * that resolves inside the network), and the socket's peer once connected (whatever resolved it).
- * The answer's body is not read beyond what frees the connection.
+ * Sends one request and answers its status and up to `readLimit` bytes of its body (0: none),
+ * within WEBHOOK_TIMEOUT_MS in all. The address dialled is checked against the target policy
+ * twice: the resolver's answers before connecting (a name that resolves inside the network), and
+ * the socket's peer once connected (whatever resolved it). A redirect is not followed.
  */
-function postTo(url: URL, headers: Record<string, string>, body: string, targets: TargetPolicy): Promise<number> {
+function sendTo(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+  targets: TargetPolicy,
+  readLimit: number,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const literal = url.hostname.replace(/^\[|\]$/g, '');
     if (net.isIP(literal)) {
@@ -263,8 +327,8 @@ function postTo(url: URL, headers: Record<string, string>, body: string, targets
       if (kind !== null) return reject(new TargetRefused(kind, literal));
     }
     const request = (url.protocol === 'https:' ? https : http).request(url, {
-      method: 'POST',
-      headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+      method,
+      headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) },
       lookup: guardedLookup(targets),
       agent: false,
       timeout: WEBHOOK_TIMEOUT_MS,
@@ -283,10 +347,28 @@ function postTo(url: URL, headers: Record<string, string>, body: string, targets
       reject(err);
     });
     request.on('response', (res) => {
-      clearTimeout(timer);
-      res.resume();
-      res.destroy();
-      resolve(res.statusCode ?? 0);
+      const status = res.statusCode ?? 0;
+      if (readLimit === 0) {
+        clearTimeout(timer);
+        res.resume();
+        res.destroy();
+        return resolve({ status, body: '' });
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > readLimit) return request.destroy(new Error(`the answer is larger than ${readLimit} bytes`));
+        chunks.push(chunk);
+      });
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status, body: Buffer.concat(chunks).toString('utf8') });
+      });
+      res.on('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
     });
     request.end(body);
   });

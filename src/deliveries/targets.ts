@@ -69,3 +69,26 @@ export function guardedLookup(policy: TargetPolicy) {
     });
   };
 }
+
+/** Only http(s), no credentials in the URL (the signature or token proves who sends), at most 2,000 characters. */
+export function parseWebhookUrl(raw: string): string {
+  const value = raw.trim();
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    throw new AppError('invalid_input', '{--url} must be an absolute http(s) URL such as https://hooks.example.com/gatehouse');
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:')
+    throw new AppError('invalid_input', `{--url} must be http or https, not ${u.protocol.replace(':', '')}`);
+  if (u.username || u.password) throw new AppError('invalid_input', '{--url} must carry no user or password: the receiver checks the signature instead');
+  if (u.hash) throw new AppError('invalid_input', '{--url} must have no #fragment');
+  if (value.length > 2000) throw new AppError('invalid_input', '{--url} is at most 2,000 characters');
+  return u.toString();
+}
+
+/** A URL as it is shown: query values hidden (they are often keys). */
+export function shownUrl(url: string): string {
+  const u = new URL(url);
+  return u.search ? `${u.origin}${u.pathname}?${[...u.searchParams.keys()].map((k) => `${k}=…`).join('&')}` : u.toString();
+}

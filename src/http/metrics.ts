@@ -153,7 +153,7 @@ export function createMetrics(core: Core): Metrics {
 
   new client.Counter({
     name: 'gatehouse_deliveries_total',
-    help: 'Delivery tries by this server since start, by kind (mail, webhook) and outcome (delivered, retried, failed)',
+    help: 'Delivery tries by this server since start, by kind (mail, webhook, scim) and outcome (delivered, retried, failed)',
     labelNames: ['kind', 'outcome'] as const,
     registers: [register],
     collect() {

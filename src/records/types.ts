@@ -175,6 +175,10 @@ const usergroup: RecordType = {
     // A rename (a dedicated group's too) may not take a managed group's name or a look-alike of it.
     if (typeof changes.name === 'string') await assertGroupNameFree(tx, changes.name, row.id);
     await updateRow(tx, 'usergroup', row.id, changes);
+    // A rename is audited (and follows to the apps Gatehouse pushes groups to).
+    if (typeof changes.name === 'string' && changes.name !== row.name) {
+      return [{ event: 'group_renamed', account: null, details: { group: row.reference_id, group_name: changes.name } }];
+    }
     return [];
   },
   async remove(tx, row) {

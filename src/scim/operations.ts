@@ -28,6 +28,7 @@ import {
   userResource,
 } from './resources';
 import { addToken, checkToken, listTokens, revokeToken, type ScimTokenView } from './tokens';
+import { addTarget, listTargets, type NewScimTarget, removeTarget, type ScimTargetView, showTarget, syncTarget } from './targets';
 
 /** A list request's query, as the front end read it. */
 export interface ScimQuery {
@@ -63,6 +64,12 @@ export interface ScimOperations {
   createGroup(actor: Actor, body: Json): Promise<Json>;
   changeGroup(actor: Actor, id: string, body: Json, how: { patch: boolean; ifMatch?: string }): Promise<Json>;
   deleteGroup(actor: Actor, id: string, ifMatch?: string): Promise<void>;
+  /** Push targets (apps' SCIM endpoints): added (and synced at once), listed, removed, synced again. */
+  addTarget(actor: Actor, input: NewScimTarget): Promise<{ target: ScimTargetView; queued: number }>;
+  listTargets(actor: Actor): Promise<ScimTargetView[]>;
+  showTarget(actor: Actor, nameOrId: string): Promise<ScimTargetView>;
+  removeTarget(actor: Actor, nameOrId: string): Promise<ScimTargetView>;
+  syncTarget(actor: Actor, nameOrId: string): Promise<{ target: ScimTargetView; queued: number }>;
 }
 
 /** startIndex is 1-based (less counts as 1); count at most MAX_COUNT (more is capped, not refused). */
@@ -254,6 +261,11 @@ export function scimOperations(s: Services): ScimOperations {
       checkIfMatch(ifMatch, String((current.meta as Json).version));
       await deleteGroup(s, actor, String(current.id));
     },
+    addTarget: (actor, input) => addTarget(s, actor, input),
+    listTargets: (actor) => listTargets(s, actor),
+    showTarget: (actor, nameOrId) => showTarget(s, actor, nameOrId),
+    removeTarget: (actor, nameOrId) => removeTarget(s, actor, nameOrId),
+    syncTarget: (actor, nameOrId) => syncTarget(s, actor, nameOrId),
   };
   return ops;
 }

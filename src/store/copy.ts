@@ -35,6 +35,8 @@ export const COPIED_TABLES: readonly TableName[] = [
   'linked_identity',
   'upstream_flow',
   'webhook',
+  'scim_target',
+  'scim_pushed',
   'delivery',
   'app_password',
   'api_key',
@@ -66,6 +68,7 @@ const ORDER_KEY: Partial<Record<TableName, string | string[]>> = {
   saml_sp: 'id',
   saml_request: 'handle',
   scim_token: 'id',
+  scim_pushed: ['target_id', 'reference_id'],
 };
 
 export interface CopyReport {

@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { atomically, op, rawRows } from './handle';
 import { decodeRow } from './schema';
 
-export type DeliveryKind = 'mail' | 'webhook';
+export type DeliveryKind = 'mail' | 'webhook' | 'scim';
 export type DeliveryState = 'pending' | 'delivered' | 'failed';
 
 export interface DeliveryRow {
@@ -16,6 +16,8 @@ export interface DeliveryRow {
   message_id: string;
   kind: DeliveryKind;
   webhook_id: number | null;
+  /** A SCIM push's target (kind scim). */
+  scim_target_id: number | null;
   topic: string;
   payload: string | null;
   state: DeliveryState;
@@ -45,6 +47,7 @@ export const newMessageId = () => `msg_${randomBytes(16).toString('base64url')}`
 export interface NewDelivery {
   kind: DeliveryKind;
   webhook_id?: number | null;
+  scim_target_id?: number | null;
   topic: string;
   payload: string;
 }
@@ -58,6 +61,7 @@ export const enqueue = op(async (h, messages: readonly NewDelivery[]): Promise<v
       message_id: newMessageId(),
       kind: m.kind,
       webhook_id: m.webhook_id ?? null,
+      scim_target_id: m.scim_target_id ?? null,
       topic: m.topic,
       payload: m.payload,
       state: 'pending',
@@ -71,17 +75,18 @@ export const enqueue = op(async (h, messages: readonly NewDelivery[]): Promise<v
   );
 });
 
-/** Which messages a sender's lane takes: one kind, and for webhooks not the endpoints it is already posting to. */
+/** Which messages a sender's lane takes: one kind, and for webhooks and SCIM pushes not the endpoints it is already sending to. */
 export interface Lane {
   kind: DeliveryKind;
-  /** Webhook ids with a try in flight in this process: their next messages wait (in order per endpoint). */
+  /** Webhook (or SCIM target) ids with a try in flight in this process: their next messages wait (in order per endpoint). */
   busy?: readonly number[];
 }
 
 function laneSql(lane: Lane): { sql: string; params: Array<string | number> } {
   const busy = lane.busy ?? [];
+  const column = lane.kind === 'scim' ? 'scim_target_id' : 'webhook_id';
   return {
-    sql: `state = 'pending' AND next_at <= ? AND kind = ?${busy.length ? ` AND webhook_id NOT IN (${busy.map(() => '?').join(', ')})` : ''}`,
+    sql: `state = 'pending' AND next_at <= ? AND kind = ?${busy.length ? ` AND ${column} NOT IN (${busy.map(() => '?').join(', ')})` : ''}`,
     params: [lane.kind, ...busy],
   };
 }
@@ -161,6 +166,7 @@ export const markFailedTry = op(async (h, d: Pick<DeliveryRow, 'id' | 'kind'>, e
 export interface DeliveryListing extends DeliveryRow {
   webhook: string | null;
   url: string | null;
+  scim_target: string | null;
 }
 
 /** Pending and failed deliveries (or the given states), newest first, with their webhook. */
@@ -168,11 +174,17 @@ export const listDeliveries = op(async (h, states: readonly DeliveryState[], lim
   const rows: Array<Record<string, unknown>> = await h
     .k('delivery')
     .leftJoin('webhook', 'webhook.id', 'delivery.webhook_id')
+    .leftJoin('scim_target', 'scim_target.id', 'delivery.scim_target_id')
     .whereIn('delivery.state', states as DeliveryState[])
     .orderBy('delivery.id', 'desc')
     .limit(limit)
-    .select('delivery.*', 'webhook.reference_id as webhook', 'webhook.url as url');
-  return rows.map(({ webhook, url, ...r }) => ({ ...decode(r), webhook: (webhook as string | null) ?? null, url: (url as string | null) ?? null }));
+    .select('delivery.*', 'webhook.reference_id as webhook', 'webhook.url as url', 'scim_target.name as scim_target');
+  return rows.map(({ webhook, url, scim_target, ...r }) => ({
+    ...decode(r),
+    webhook: (webhook as string | null) ?? null,
+    url: (url as string | null) ?? null,
+    scim_target: (scim_target as string | null) ?? null,
+  }));
 });
 
 /** Queue depth and the oldest pending message's creation time (for /metrics and the console). */

@@ -257,3 +257,98 @@ export const classifyReferences = op(async (h, references: readonly string[]): P
   }
   return { people, groups };
 });
+
+export interface ScimTargetRow {
+  id: number;
+  reference_id: string;
+  name: string;
+  url: string;
+  token: string;
+  /** JSON: group reference ids; [] is everyone. */
+  groups: string;
+  created_at: number;
+}
+
+const decodeTarget = (r: Record<string, unknown>) => decodeRow<ScimTargetRow>('scim_target', r);
+
+/** Adds a push target; false when its name is taken. */
+export const insertScimTarget = op(async (h, row: Omit<ScimTargetRow, 'id' | 'created_at'>): Promise<ScimTargetRow | undefined> => {
+  try {
+    await h.k('scim_target').insert({ ...row, created_at: h.clock.now() });
+  } catch (err) {
+    if (isUniqueViolation(err)) return undefined;
+    throw err;
+  }
+  return decodeTarget((await h.k('scim_target').where({ reference_id: row.reference_id }).first()) as Record<string, unknown>);
+});
+
+export const listScimTargets = op(async (h): Promise<ScimTargetRow[]> => (await h.k('scim_target').orderBy('id')).map(decodeTarget));
+
+/** A target by name or reference id. */
+export const findScimTarget = op(async (h, nameOrId: string): Promise<ScimTargetRow | undefined> => {
+  const row = await h.k('scim_target').where({ name: nameOrId }).orWhere({ reference_id: nameOrId }).first();
+  return row ? decodeTarget(row) : undefined;
+});
+
+export const findScimTargetById = op(async (h, id: number): Promise<ScimTargetRow | undefined> => {
+  const row = await h.k('scim_target').where({ id }).first();
+  return row ? decodeTarget(row) : undefined;
+});
+
+/** Removes a target; its queued messages and what it was pushed go with it (foreign keys). */
+export const deleteScimTarget = op(async (h, id: number): Promise<boolean> => (await h.k('scim_target').where({ id }).del()) > 0);
+
+/** The id a target gave each of these people or groups (those pushed to it). */
+export const pushedIds = op(async (h, targetId: number, references: readonly string[]): Promise<Map<string, string>> => {
+  const out = new Map<string, string>();
+  for (let i = 0; i < references.length; i += 500) {
+    const part = references.slice(i, i + 500);
+    const rows = await h.all(`SELECT reference_id, remote_id FROM scim_pushed WHERE target_id = ? AND reference_id IN (${part.map(() => '?').join(', ')})`, [
+      targetId,
+      ...part,
+    ]);
+    for (const r of rows) out.set(String(r.reference_id), String(r.remote_id));
+  }
+  return out;
+});
+
+/** Every person or group a target holds from Gatehouse, by reference id. */
+export const pushedReferences = op(async (h, targetId: number, kind: 'User' | 'Group'): Promise<string[]> =>
+  (await h.all('SELECT reference_id FROM scim_pushed WHERE target_id = ? AND kind = ? ORDER BY reference_id', [targetId, kind])).map((r) =>
+    String(r.reference_id),
+  ),
+);
+
+/** Records (or forgets, with null) the id a target gave a person or group. */
+export const setPushed = op(async (h, targetId: number, kind: 'User' | 'Group', referenceId: string, remoteId: string | null): Promise<void> => {
+  await h.k('scim_pushed').where({ target_id: targetId, reference_id: referenceId }).del();
+  if (remoteId !== null) await h.k('scim_pushed').insert({ target_id: targetId, reference_id: referenceId, kind, remote_id: remoteId });
+});
+
+/** How many people and groups each target holds, and its queue: for listings. */
+export const targetFigures = op(
+  async (
+    h,
+    targetId: number,
+  ): Promise<{ users: number; groups: number; pending: number; failed: number; lastError: string | null; lastDeliveredAt: number | null }> => {
+    const [counts] = await h.all(
+      `SELECT SUM(CASE WHEN kind = 'User' THEN 1 ELSE 0 END) AS n_users, SUM(CASE WHEN kind = 'Group' THEN 1 ELSE 0 END) AS n_groups FROM scim_pushed WHERE target_id = ?`,
+      [targetId],
+    );
+    const [queue] = await h.all(
+      `SELECT SUM(CASE WHEN state = 'pending' THEN 1 ELSE 0 END) AS pending, SUM(CASE WHEN state = 'failed' THEN 1 ELSE 0 END) AS failed,
+              MAX(CASE WHEN state = 'delivered' THEN done_at END) AS delivered FROM delivery WHERE scim_target_id = ?`,
+      [targetId],
+    );
+    const [last] = await h.all('SELECT last_error FROM delivery WHERE scim_target_id = ? AND last_error IS NOT NULL ORDER BY id DESC LIMIT 1', [targetId]);
+    const n = (v: unknown) => Number(v ?? 0);
+    return {
+      users: n(counts?.n_users),
+      groups: n(counts?.n_groups),
+      pending: n(queue?.pending),
+      failed: n(queue?.failed),
+      lastError: last ? String(last.last_error) : null,
+      lastDeliveredAt: queue?.delivered === null || queue?.delivered === undefined ? null : Number(queue.delivered),
+    };
+  },
+);

@@ -48,7 +48,7 @@ export async function freshDatabase(t: Test): Promise<string> {
 export async function onPostgres(t: Test): Promise<{
   db: string;
   serve: (flags: string[]) => Promise<ServeHandle>;
-  shell: (args: string[], env?: Record<string, string>) => Promise<ExeResult>;
+  shell: (args: string[], env?: Record<string, string>, stdin?: string) => Promise<ExeResult>;
 } | null> {
   if (!(await pgReachable())) {
     t.fail('PostgreSQL is not reachable: set GATEHOUSE_TEST_PG or start it (.ci/run does)');
@@ -60,6 +60,6 @@ export async function onPostgres(t: Test): Promise<{
   return {
     db,
     serve: (flags) => serveExe(t, exe, flags, { env: pgEnv, cwd: dir }),
-    shell: (args, extra = {}) => runExe(exe, args, { env: { ...pgEnv, ...extra }, cwd: dir }),
+    shell: (args, extra = {}, stdin) => runExe(exe, args, { env: { ...pgEnv, ...extra }, cwd: dir, stdin }),
   };
 }

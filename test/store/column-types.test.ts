@@ -105,6 +105,16 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
   await s.db('scim_token').where({ name: 'entra' }).update({ last_used_at: clock.now() });
   await s.db('user_account').where({ id: kimId }).update({ external_id: 'ext-kim' });
   await s.db('usergroup').where({ name: 'team' }).update({ external_id: 'ext-team' });
+  // A SCIM push target (its first sync queued), and what it holds.
+  const target = await cli(
+    s.dataDir,
+    ['--webhook-allow-private', 'loopback', 'scim', 'target', 'add', '--url', 'http://127.0.0.1:9/scim/v2', '--token-stdin'],
+    {
+      stdin: 'app-token',
+    },
+  );
+  t.equal(target.code, 0, target.err);
+  await s.db('scim_pushed').insert({ target_id: (await s.db('scim_target').first('id')).id, reference_id: kimRef, kind: 'User', remote_id: 'r-1' });
   // A SAML service provider, its signing key and next key, and a sign-in in progress (answered).
   t.equal((await cli(s.dataDir, ['saml', 'sp', 'add', '--entity-id', 'https://sp.example.com', '--acs-url', 'https://sp.example.com/acs'])).code, 0);
   t.equal((await cli(s.dataDir, ['saml', 'cert', 'rotate'])).code, 0);

@@ -1,0 +1,161 @@
+/**
+ * Pushing people and groups to apps' SCIM endpoints (contract section 19, outbound; the targets
+ * themselves are managed in scim/targets.ts). A change
+ * Gatehouse audits becomes, for each push target, a message on the one delivery queue naming
+ * what changed (a person or a group, by reference id): never a copy of it. When the message is
+ * sent, the person or group is read as it is then and made so on the target, found there by the
+ * id the target gave it or by `externalId` = Gatehouse's reference id, so a message sent late or
+ * twice does no harm and a target that was down catches up with the state, not a replay.
+ *   - in scope (everyone, or a member of the target's groups): created (POST) or replaced (PUT),
+ *     `active:false` while disabled;
+ *   - out of scope or deleted: deleted there (DELETE).
+ * Groups pushed: the target's groups, or every managed group when it has none.
+ */
+import type { AuditEvent } from '../audit-events';
+import type { Store } from '../store/connection';
+import type { NewDelivery } from '../store/deliveries';
+import { findScimGroups, findScimUsers, listScimTargets, pushedIds, type ScimGroupRow, type ScimTargetRow, type ScimUserRow, setPushed } from '../store/scim';
+
+/** The core SCIM schemas a pushed resource names (RFC 7643). */
+const SCHEMAS = { user: 'urn:ietf:params:scim:schemas:core:2.0:User', group: 'urn:ietf:params:scim:schemas:core:2.0:Group' } as const;
+
+/** A message's payload: what to make right on the target. `sync`: look it up there even if never pushed. */
+export interface PushMessage {
+  resource: 'User' | 'Group';
+  id: string;
+  sync?: boolean;
+}
+
+/** The audited events that change what a target holds, and what each names. */
+const USER_EVENTS: ReadonlySet<AuditEvent> = new Set([
+  'signup',
+  'email_changed',
+  'name_changed',
+  'username_changed',
+  'account_disabled',
+  'account_enabled',
+  'account_deleted',
+  'group_member_added',
+  'group_member_removed',
+]);
+const GROUP_EVENTS: ReadonlySet<AuditEvent> = new Set(['group_created', 'group_renamed', 'group_deleted', 'group_member_added', 'group_member_removed']);
+
+/** The push messages an audited event makes: one per target it can concern (none without targets: one indexed read). */
+export async function pushMessages(store: Store, event: AuditEvent, fields: Readonly<Record<string, unknown>>): Promise<NewDelivery[]> {
+  const user = USER_EVENTS.has(event) && typeof fields.account === 'string' ? fields.account : null;
+  const group = GROUP_EVENTS.has(event) && typeof fields.group === 'string' ? fields.group : null;
+  if (user === null && group === null) return [];
+  const targets = await listScimTargets(store.root);
+  const out: NewDelivery[] = [];
+  for (const target of targets) {
+    const scope = JSON.parse(target.groups) as string[];
+    // A person first (a group's member must exist there before the group names it).
+    if (user !== null) out.push(message(target, { resource: 'User', id: user }));
+    if (group !== null && (scope.length === 0 || scope.includes(group))) out.push(message(target, { resource: 'Group', id: group }));
+  }
+  return out;
+}
+
+export const message = (target: Pick<ScimTargetRow, 'id'>, m: PushMessage): NewDelivery => ({
+  kind: 'scim',
+  scim_target_id: target.id,
+  topic: `${m.resource.toLowerCase()}.sync`,
+  payload: JSON.stringify(m),
+});
+
+/** One request to a target: its status and JSON body (null when there is none). */
+export type ScimRequest = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: URL, token: string, body?: unknown) => Promise<{ status: number; body: unknown }>;
+
+/** A target's answer that is not what was asked: retried later (the message stays in the queue). */
+class PushFailed extends Error {}
+
+const expect = (r: { status: number }, what: string, ok: number[]) => {
+  if (!ok.includes(r.status)) throw new PushFailed(`${what}: HTTP ${r.status}`);
+};
+
+const idOf = (body: unknown): string | null => {
+  const id = (body as { id?: unknown } | null)?.id;
+  return typeof id === 'string' && id !== '' ? id : null;
+};
+
+function userBody(u: ScimUserRow): Record<string, unknown> {
+  return {
+    schemas: [SCHEMAS.user],
+    externalId: u.reference_id,
+    userName: u.username,
+    name: { formatted: u.name },
+    displayName: u.name,
+    emails: [{ value: u.email, type: 'work', primary: true }],
+    active: !u.disabled,
+  };
+}
+
+/** Makes one message's person or group right on its target. */
+export async function push(store: Store, target: ScimTargetRow, m: PushMessage, request: ScimRequest): Promise<void> {
+  const base = target.url.replace(/\/+$/, '');
+  const at = (path: string) => new URL(`${base}${path}`);
+  const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown) => request(method, at(path), target.token, body);
+  const scope = JSON.parse(target.groups) as string[];
+  const endpoint = m.resource === 'User' ? '/Users' : '/Groups';
+
+  /** The target's id for it: the one it gave when pushed, else found by externalId (or `unique` when asked). */
+  const remoteId = async (unique?: string): Promise<string | null> => {
+    const known = (await pushedIds(store.root, target.id, [m.id])).get(m.id);
+    if (known) return known;
+    if (!m.sync && unique === undefined) return null;
+    const filter = unique ?? `externalId eq "${m.id}"`;
+    const found = await call('GET', `${endpoint}?filter=${encodeURIComponent(filter)}&count=2`);
+    expect(found, `looking up ${m.resource} ${m.id}`, [200]);
+    const list = (found.body as { Resources?: unknown[] } | null)?.Resources ?? [];
+    return list.length === 1 ? idOf(list[0]) : null;
+  };
+
+  let body: Record<string, unknown> | null = null;
+  if (m.resource === 'User') {
+    const u: ScimUserRow | undefined = (await findScimUsers(store.root, { kind: 'compare', column: 'id', op: 'eq', value: m.id }, 0, 1)).rows[0];
+    if (u && (scope.length === 0 || u.groups.some(([g]) => scope.includes(g)))) body = userBody(u);
+  } else {
+    const g: ScimGroupRow | undefined = (await findScimGroups(store.root, { kind: 'compare', column: 'id', op: 'eq', value: m.id }, 0, 1, true)).rows[0];
+    if (g && (scope.length === 0 || scope.includes(g.reference_id))) {
+      const ids = await pushedIds(
+        store.root,
+        target.id,
+        g.members.map(([member]) => member),
+      );
+      body = {
+        schemas: [SCHEMAS.group],
+        externalId: g.reference_id,
+        displayName: g.name,
+        members: g.members.flatMap(([member]) => (ids.has(member) ? [{ value: ids.get(member) }] : [])),
+      };
+    }
+  }
+
+  let remote = await remoteId();
+  if (body === null) {
+    // Out of scope, or gone from Gatehouse: gone from the target too.
+    if (remote !== null) expect(await call('DELETE', `${endpoint}/${encodeURIComponent(remote)}`), `deleting ${m.resource} ${m.id}`, [200, 204, 404]);
+    await setPushed(store.root, target.id, m.resource, m.id, null);
+    return;
+  }
+  if (remote !== null) {
+    const put = await call('PUT', `${endpoint}/${encodeURIComponent(remote)}`, { ...body, id: remote });
+    if (put.status === 404) remote = null;
+    else expect(put, `replacing ${m.resource} ${m.id}`, [200, 204]);
+  }
+  if (remote === null) {
+    const made = await call('POST', endpoint, body);
+    if (made.status === 409) {
+      // The target holds it already without our externalId (made by hand): adopt it.
+      const unique = m.resource === 'User' ? `userName eq "${String(body.userName)}"` : `displayName eq "${String(body.displayName).replace(/"/g, '\\"')}"`;
+      remote = await remoteId(unique);
+      if (remote === null) throw new PushFailed(`creating ${m.resource} ${m.id}: HTTP 409, and no ${m.resource} found by ${unique}`);
+      expect(await call('PUT', `${endpoint}/${encodeURIComponent(remote)}`, { ...body, id: remote }), `replacing ${m.resource} ${m.id}`, [200, 204]);
+    } else {
+      expect(made, `creating ${m.resource} ${m.id}`, [200, 201]);
+      remote = idOf(made.body);
+      if (remote === null) throw new PushFailed(`creating ${m.resource} ${m.id}: the answer has no id`);
+    }
+  }
+  await setPushed(store.root, target.id, m.resource, m.id, remote);
+}

@@ -1,0 +1,154 @@
+/**
+ * SCIM push targets: an app's SCIM endpoint and the token it gave, optionally narrowed to the
+ * members of some groups. Adding one, and `sync`, queue a message for every person and group the
+ * target should hold or holds (deliveries/scim-push.ts makes each right there, found by externalId), so a
+ * target that already holds some of them ends up right, never with duplicates.
+ */
+import { randomUUID } from 'node:crypto';
+import { AppError } from '../errors';
+import type { Actor } from '../actor';
+import type { Services } from '../services';
+import { requireAdministrator } from '../access/caller';
+import { checkTargetUrl, parseWebhookUrl, shownUrl, targetPolicy } from '../deliveries/targets';
+import { resolveGateGroup } from '../groups/manage';
+import { enqueue } from '../store/deliveries';
+import {
+  findScimGroups,
+  findScimTarget,
+  findScimUsers,
+  insertScimTarget,
+  listScimTargets,
+  pushedReferences,
+  type ScimTargetRow,
+  targetFigures,
+  deleteScimTarget,
+} from '../store/scim';
+import { message, type PushMessage } from '../deliveries/scim-push';
+
+export interface NewScimTarget {
+  url: string;
+  token: string;
+  /** Group names or ids; none: everyone. */
+  groups?: readonly string[];
+  name?: string;
+}
+
+export interface ScimTargetView {
+  id: string;
+  name: string;
+  url: string;
+  /** The groups whose members are pushed (names); empty: everyone. */
+  groups: string[];
+  created_at: string;
+  /** What it holds from Gatehouse (people and groups pushed there). */
+  users: number;
+  group_count: number;
+  pending: number;
+  failed: number;
+  last_error: string | null;
+  last_delivered_at: string | null;
+}
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/;
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+async function view(s: Services, row: ScimTargetRow): Promise<ScimTargetView> {
+  const f = await targetFigures(s.store.root, row.id);
+  const ids = JSON.parse(row.groups) as string[];
+  const names =
+    ids.length === 0 ? [] : (await findScimGroups(s.store.root, null, 0, 10_000, false)).rows.filter((g) => ids.includes(g.reference_id)).map((g) => g.name);
+  return {
+    id: row.reference_id,
+    name: row.name,
+    url: shownUrl(row.url),
+    groups: names,
+    created_at: new Date(row.created_at).toISOString(),
+    users: f.users,
+    group_count: f.groups,
+    pending: f.pending,
+    failed: f.failed,
+    last_error: f.lastError,
+    last_delivered_at: iso(f.lastDeliveredAt),
+  };
+}
+
+/** Queues a message for everyone and every group the target should hold or holds; returns how many. */
+async function queueSync(s: Services, target: ScimTargetRow): Promise<number> {
+  const scope = JSON.parse(target.groups) as string[];
+  const users = new Set<string>();
+  for (let offset = 0; ; offset += 1000) {
+    const page = await findScimUsers(s.store.root, null, offset, 1000);
+    for (const u of page.rows) if (scope.length === 0 || u.groups.some(([g]) => scope.includes(g))) users.add(u.reference_id);
+    if (page.rows.length < 1000) break;
+  }
+  for (const ref of await pushedReferences(s.store.root, target.id, 'User')) users.add(ref);
+  const groups = new Set<string>();
+  for (const g of (await findScimGroups(s.store.root, null, 0, 100_000, false)).rows)
+    if (scope.length === 0 || scope.includes(g.reference_id)) groups.add(g.reference_id);
+  for (const ref of await pushedReferences(s.store.root, target.id, 'Group')) groups.add(ref);
+  // People first: a group names its members by the ids the target gave them.
+  const messages = [
+    ...[...users].map((id): PushMessage => ({ resource: 'User', id, sync: true })),
+    ...[...groups].map((id): PushMessage => ({ resource: 'Group', id, sync: true })),
+  ].map((m) => message(target, m));
+  for (let i = 0; i < messages.length; i += 500) await enqueue(s.store.root, messages.slice(i, i + 500));
+  s.sender.nudge();
+  return messages.length;
+}
+
+export async function addTarget(s: Services, actor: Actor, input: NewScimTarget): Promise<{ target: ScimTargetView; queued: number }> {
+  requireAdministrator(actor, 'add SCIM push targets');
+  const url = parseWebhookUrl(input.url);
+  await checkTargetUrl(new URL(url), targetPolicy(s.config.webhookAllowPrivate), '{--url}');
+  const token = input.token.trim();
+  if (token === '' || token.length > 4096 || CONTROL.test(token))
+    throw new AppError('invalid_input', 'the token is 1 to 4,096 characters, no control characters');
+  const name = (input.name ?? new URL(url).hostname).trim();
+  if (!NAME.test(name)) throw new AppError('invalid_input', '{--name} must be 1 to 64 letters, digits, spaces, dots, dashes or underscores');
+  const groups: string[] = [];
+  for (const g of input.groups ?? []) {
+    const group = await resolveGateGroup(s.store.root, g);
+    if (!groups.includes(group.reference_id)) groups.push(group.reference_id);
+  }
+  const row = await insertScimTarget(s.store.root, { reference_id: randomUUID(), name, url, token, groups: JSON.stringify(groups) });
+  if (!row) throw new AppError('conflict', `a SCIM push target named ${name} exists already`);
+  await s.audit.record('scim_target_added', actor, { account: null, scim_target: row.reference_id, name });
+  const queued = await queueSync(s, row);
+  return { target: await view(s, row), queued };
+}
+
+async function find(s: Services, nameOrId: string): Promise<ScimTargetRow> {
+  const row = await findScimTarget(s.store.root, nameOrId);
+  if (!row) throw new AppError('not_found', `no SCIM push target ${nameOrId.slice(0, 64)} (scim target list shows them)`);
+  return row;
+}
+
+export async function listTargets(s: Services, actor: Actor): Promise<ScimTargetView[]> {
+  requireAdministrator(actor, 'see SCIM push targets');
+  return Promise.all((await listScimTargets(s.store.root)).map((r) => view(s, r)));
+}
+
+export async function showTarget(s: Services, actor: Actor, nameOrId: string): Promise<ScimTargetView> {
+  requireAdministrator(actor, 'see SCIM push targets');
+  return view(s, await find(s, nameOrId));
+}
+
+/** Stops pushing: its queued messages go; what it holds stays there (the app keeps its accounts). */
+export async function removeTarget(s: Services, actor: Actor, nameOrId: string): Promise<ScimTargetView> {
+  requireAdministrator(actor, 'remove SCIM push targets');
+  const row = await find(s, nameOrId);
+  const shown = await view(s, row);
+  if (!(await deleteScimTarget(s.store.root, row.id))) throw new AppError('not_found', `no SCIM push target ${nameOrId.slice(0, 64)}`);
+  await s.audit.record('scim_target_removed', actor, { account: null, scim_target: row.reference_id, name: row.name });
+  return shown;
+}
+
+export async function syncTarget(s: Services, actor: Actor, nameOrId: string): Promise<{ target: ScimTargetView; queued: number }> {
+  requireAdministrator(actor, 'sync SCIM push targets');
+  const row = await find(s, nameOrId);
+  const queued = await queueSync(s, row);
+  await s.audit.record('scim_target_synced', actor, { account: null, scim_target: row.reference_id, name: row.name });
+  return { target: await view(s, row), queued };
+}
