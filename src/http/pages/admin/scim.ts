@@ -1,18 +1,23 @@
 /**
- * The console's SCIM tokens: make one for a provisioning service (shown once, on the page that
- * answers its creation), see each token's last use, revoke one. The shell's operations.
+ * The console's SCIM page: tokens for provisioning services (made, shown once on the page that
+ * answers their creation, listed with their last use, revoked) and push targets, apps Gatehouse
+ * provisions (added, listed with what they hold and their queue, synced, removed). The shell's
+ * operations.
  */
 import type { Context } from 'koa';
-import type { ScimTokenView } from '../../../core';
+import type { ScimTargetView, ScimTokenView } from '../../../core';
 import { field, html, type Html } from '../html';
 import { type PageKit, str } from '../kit';
 import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable } from './kit';
+import { groupChoices, many } from './people';
+
+const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
 export function registerConsoleScim(kit: PageKit, c: ConsoleKit): void {
   const { core } = kit;
 
   const scimPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string; top?: Html } = {}) => {
-    const tokens = await core.scim.listTokens(a.actor);
+    const [tokens, targets] = await Promise.all([core.scim.listTokens(a.actor), core.scim.listTargets(a.actor)]);
     const base = `${core.config.publicUrl}/scim/v2`;
     c.show(
       ctx,
@@ -48,6 +53,40 @@ export function registerConsoleScim(kit: PageKit, c: ConsoleKit): void {
             ${field('name', 'Which service holds it?', { maxlength: 64, autocomplete: 'off', hint: 'entra, okta: listed and audited.' })}
             <button type="submit">Make token</button>
           </form>
+        </section>
+        <section aria-labelledby="h-targets">
+          <h2 id="h-targets">Apps Gatehouse provisions</h2>
+          ${
+            targets.length === 0
+              ? html`<p>No push targets yet: Gatehouse provisions no app over SCIM.</p>`
+              : dataTable(
+                  ['App', { label: 'People', wide: true }, 'Queue', { label: 'Last error', wide: true }, { label: 'Change', quiet: true }],
+                  targets.map(
+                    (x: ScimTargetView) =>
+                      html`<tr>
+                        <td>${x.name}<br /><span class="meta">${x.url}</span><br /><span class="meta">${x.groups.join(', ') || 'everyone'}</span></td>
+                        <td class="wide-only">${count(x.users, 'person', 'people')}, ${count(x.group_count, 'group', 'groups')}</td>
+                        <td>${x.pending === 0 && x.failed === 0 ? 'up to date' : `${x.pending} pending, ${x.failed} failed`}</td>
+                        <td class="wide-only">${x.last_error ?? '-'}</td>
+                        <td class="actions">
+                          ${actionButton(a.csrf, '/admin/provisioning/sync', 'Sync', { hidden: { id: x.id } })}
+                          ${actionButton(a.csrf, '/admin/provisioning/remove-target', 'Remove', { hidden: { id: x.id }, confirm: `Remove ${x.name}` })}
+                        </td>
+                      </tr>`,
+                  ),
+                )
+          }
+        </section>
+        <section aria-labelledby="h-new-target">
+          <h2 id="h-new-target">Provision an app</h2>
+          <form method="post" action="/admin/provisioning/targets">
+            <input type="hidden" name="csrf" value="${a.csrf}" />
+            ${field('url', "The app's SCIM base URL", { type: 'url', autocomplete: 'off', hint: 'https://app.example.com/scim/v2' })}
+            ${field('token', "The app's token", { type: 'password', autocomplete: 'off', hint: 'Sent as its Bearer token; never shown again.' })}
+            ${field('target_name', 'Name', { maxlength: 64, autocomplete: 'off', required: false, hint: 'How it is listed (the URL host when empty).' })}
+            ${await groupChoices(kit, a, 'groups', 'Push only the members of these groups, and the groups (none ticked: everyone)')}
+            <button type="submit">Add and sync</button>
+          </form>
         </section>`,
       o,
     );
@@ -67,6 +106,32 @@ export function registerConsoleScim(kit: PageKit, c: ConsoleKit): void {
       });
     });
   });
+  c.post(
+    '/admin/provisioning/targets',
+    async (_ctx, a, body) => {
+      const name = str(body, 'target_name');
+      await core.scim.addTarget(a.actor, { url: str(body, 'url'), token: str(body, 'token'), groups: many(body, 'groups'), ...(name ? { name } : {}) });
+      return '/admin/provisioning?done=scim_target_added';
+    },
+    scimPage,
+  );
+  c.post(
+    '/admin/provisioning/sync',
+    async (_ctx, a, body) => {
+      await core.scim.syncTarget(a.actor, str(body, 'id'));
+      return '/admin/provisioning?done=scim_target_synced';
+    },
+    scimPage,
+  );
+  c.post(
+    '/admin/provisioning/remove-target',
+    async (_ctx, a, body) => {
+      assertConfirmed(body);
+      await core.scim.removeTarget(a.actor, str(body, 'id'));
+      return '/admin/provisioning?done=scim_target_removed';
+    },
+    scimPage,
+  );
   c.post(
     '/admin/provisioning/revoke',
     async (_ctx, a, body) => {
