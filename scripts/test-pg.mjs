@@ -19,6 +19,7 @@ const SAME_IN_BOTH = new Set([
   'test/ldap/fuzz.test.ts', // damaged BER on the wire
   'test/ldap/hostile.test.ts', // floods and malformed LDAP messages
   'test/ldap/tls.test.ts', // LDAPS and StartTLS handshakes
+  'test/scim/console.test.ts', // the console's SCIM page in a browser (its writes: test/scim/*.test.ts on both)
 ]);
 const STORE_HELPERS = /from '\.\.\/helpers\/(server|cli|oidc|db|passkeys|proxies)'|GATEHOUSE_TEST_STORE|storeFlags/;
 function storeTests() {

@@ -6,7 +6,8 @@ import t from 'tap';
 import * as oidc from 'openid-client';
 import { cli } from '../helpers/cli';
 import { launch } from '../helpers/browser';
-import { countRows, PASSWORD, type TestServer } from '../helpers/server';
+import { countRows, PASSWORD, type TestServer, withAdmin } from '../helpers/server';
+import { startReceiver } from '../helpers/receiver';
 import { BASE, ldapServer, ldapTool, ldif, person } from '../helpers/ldap';
 import { addClient, APP, authorizationRequest, relyingParty } from '../helpers/oidc';
 
@@ -393,4 +394,26 @@ t.test('bad input: each a SCIM Error, nothing half-written', async (t) => {
   const admin = (await scim('GET', `/Users?${q('userName eq "admin"')}`)).body.Resources[0];
   t.match(await scim('DELETE', `/Users/${admin.id}`), { status: 409 }, 'the last administrator stays');
   t.match(await scim('PATCH', `/Users/${admin.id}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: false }] }), { status: 409 });
+});
+
+t.test('a provisioned change is a webhook event like any other (via scim)', async (t) => {
+  const s = await withAdmin(t, { webhookAllowPrivate: ['loopback'] });
+  const receiver = await startReceiver(t);
+  const added = await cli(s.dataDir, ['--json', '--webhook-allow-private', 'loopback', 'webhook', 'add', '--url', receiver.url]);
+  receiver.secret = added.json.secret;
+  const { scim } = await scimClient(s);
+  const made = await scim('POST', '/Users', { schemas: [USER], userName: 'hook', emails: [{ value: 'hook@example.com' }] });
+  await scim('PATCH', `/Users/${made.body.id}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: false }] });
+  await scim('DELETE', `/Users/${made.body.id}`);
+  await s.core.settle();
+  const events = receiver.received.map((r) => [r.verified?.type, r.verified?.data.via, r.verified?.data.account?.id]);
+  t.same(
+    events,
+    [
+      ['account.created', 'scim', made.body.id],
+      ['account.disabled', 'scim', made.body.id],
+      ['account.deleted', 'scim', made.body.id],
+    ],
+    'created, disabled, deleted: verified by standardwebhooks, via scim',
+  );
 });
