@@ -20,6 +20,10 @@ const SAME_IN_BOTH = new Set([
   'test/ldap/hostile.test.ts', // floods and malformed LDAP messages
   'test/ldap/tls.test.ts', // LDAPS and StartTLS handshakes
   'test/scim/console.test.ts', // the console's SCIM page in a browser (its writes: test/scim/*.test.ts on both)
+  'test/security/fuzz.test.ts', // seeded random HTTP input against the parsers
+  'test/ldap/apache.test.ts', // Apache's mod_authnz_ldap and mod_oauth2 on the wire
+  'test/saml/mellon.test.ts', // Apache's mod_auth_mellon on the wire (test/pg/saml-instances.test.ts: SAML on PostgreSQL)
+  'test/forward/proxies.test.ts', // nginx and Caddy on the wire (test/pg/forward-instances.test.ts: forward auth on PostgreSQL)
 ]);
 const STORE_HELPERS = /from '\.\.\/helpers\/(server|cli|oidc|db|passkeys|proxies)'|GATEHOUSE_TEST_STORE|storeFlags/;
 function storeTests() {
