@@ -21,6 +21,8 @@ import {
 } from '../store/accounts';
 import { assertNotLastAdministrator } from './administrators';
 import { applyDisabled } from './lifecycle';
+import type { Tx } from '../store/connection';
+import type { AccountFacts } from '../deliveries/events';
 
 /** Already validated by the caller (parseUsername, normalizeEmail, validateName). */
 export interface ProvisionedChanges {
@@ -71,21 +73,25 @@ export async function changeProvisioned(s: Services, actor: Actor, referenceId: 
   return account;
 }
 
-/** Deletes an account (its dedicated group goes with it); never the last administrator. */
+/**
+ * Deletes an account inside the caller's transaction (which holds lockAccounts): never the last
+ * administrator; its dedicated group goes with it. Answers the account as it was, for the
+ * account_deleted event announced after it is gone (the record API's DELETE and SCIM's).
+ */
+export async function deleteAccountIn(tx: Tx, account: Pick<AccountRow, 'id' | 'reference_id' | 'email' | 'name'>): Promise<AccountFacts> {
+  await assertNotLastAdministrator(tx, account.id, 'deleted');
+  await deleteAccount(tx, account.id);
+  return { id: account.reference_id, email: account.email, name: account.name };
+}
+
+/** Deletes an account by reference id (SCIM's DELETE), audited as account_deleted. */
 export async function removeAccount(s: Services, actor: Actor, referenceId: string): Promise<void> {
   requireAdministrator(actor, 'delete accounts');
-  const account = await s.store.transaction(async (tx) => {
+  const about = await s.store.transaction(async (tx) => {
     await lockAccounts(tx);
     const found = await findAccountByReference(tx, referenceId);
     if (!found) throw gone();
-    await assertNotLastAdministrator(tx, found.id, 'deleted');
-    await deleteAccount(tx, found.id);
-    return found;
+    return deleteAccountIn(tx, found);
   });
-  // The account is gone when the event is announced: its address and name travel with it.
-  await s.audit.record('account_deleted', actor, { account: account.reference_id }, 'info', {
-    id: account.reference_id,
-    email: account.email,
-    name: account.name,
-  });
+  await s.audit.record('account_deleted', actor, { account: about.id }, 'info', about);
 }

@@ -11,12 +11,12 @@ import type { AuditEvent } from '../audit-events';
 import type { Services } from '../services';
 import { parsePermission } from '../permission/bits';
 import { createAccount, parseNewAccount } from '../accounts/create';
-import { assertNotLastAdministrator } from '../accounts/administrators';
 import { applyDisabled } from '../accounts/lifecycle';
+import { deleteAccountIn } from '../accounts/provisioned';
 import { validateName } from '../accounts/validate';
 import { parseUsername } from '../accounts/usernames';
 import type { Tx } from '../store/connection';
-import { AccountRow, deleteAccount, usernameInUse } from '../store/accounts';
+import { AccountRow, usernameInUse } from '../store/accounts';
 import { deleteRow, updateRow } from '../store/records';
 import type { GuardedTable } from '../store/guarded-rows';
 import type { AccountFacts } from '../deliveries/events';
@@ -138,11 +138,9 @@ const userAccount: RecordType = {
     return events;
   },
   async remove(tx, row) {
-    await assertNotLastAdministrator(tx, row.id, 'deleted');
-    // The account's dedicated group goes with it (groups it owns that nobody else is in).
-    await deleteAccount(tx, row.id);
     // The account is gone when the event is announced: its address and name travel with it.
-    return [{ event: 'account_deleted', account: row.reference_id, about: { id: String(row.reference_id), email: String(row.email), name: String(row.name) } }];
+    const about = await deleteAccountIn(tx, { id: row.id, reference_id: row.reference_id, email: String(row.email), name: String(row.name) });
+    return [{ event: 'account_deleted', account: row.reference_id, about }];
   },
 };
 
