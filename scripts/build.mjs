@@ -19,6 +19,21 @@ fs.rmSync(dist, { recursive: true, force: true });
 fs.mkdirSync(path.join(dist, 'native'), { recursive: true });
 fs.mkdirSync(path.join(dist, 'lazy'), { recursive: true });
 
+/**
+ * What `gatehouse version` names: the commit (marked -dirty with uncommitted changes) and its time,
+ * not the clock's, so two builds of one commit are the same bytes (SOURCE_DATE_EPOCH overrides).
+ */
+function buildFacts() {
+  const git = (...args) => {
+    const r = spawnSync('git', args, { cwd: root, encoding: 'utf8' });
+    return r.status === 0 ? r.stdout.trim() : null;
+  };
+  const commit = git('rev-parse', 'HEAD');
+  const dirty = commit !== null && git('status', '--porcelain', '--untracked-files=no') !== '';
+  const epoch = process.env.SOURCE_DATE_EPOCH ?? (commit === null ? null : git('log', '-1', '--format=%ct'));
+  return { commit: commit === null ? null : `${commit}${dirty ? '-dirty' : ''}`, built: epoch === null ? null : new Date(Number(epoch) * 1000).toISOString() };
+}
+
 const platform = `${process.platform}-${process.arch}`;
 const natives = {
   'node_sqlite3.node': nm('sqlite3', 'build', 'Release', 'node_sqlite3.node'),
@@ -141,6 +156,11 @@ const oneMimePlugin = {
     });
   },
 };
+/** Every file of node_modules that went into the bundle or a chunk: the release's notices and SBOM list their packages. */
+const inputs = new Set();
+function bundledInputs(metafile) {
+  for (const file of Object.keys(metafile.inputs)) if (file.includes('node_modules/')) inputs.add(file);
+}
 const common = { bundle: true, platform: 'node', format: 'cjs', target: 'node20', legalComments: 'none', logLevel: 'warning', external };
 for (const pkg of LAZY) {
   await esbuild
@@ -153,6 +173,7 @@ for (const pkg of LAZY) {
       metafile: true,
     })
     .then(({ metafile }) => {
+      bundledInputs(metafile);
       // A chunk is compiled with the executable's require, which knows only Node's own modules.
       const imports = Object.values(metafile.outputs).flatMap((o) =>
         o.imports.filter((i) => i.external && !i.path.startsWith('node:') && !builtinModules.includes(i.path)),
@@ -162,8 +183,9 @@ for (const pkg of LAZY) {
     });
 }
 
-await esbuild.build({
+const main = await esbuild.build({
   ...common,
+  metafile: true,
   entryPoints: [path.join(root, 'bin', 'gatehouse.ts')],
   outfile: path.join(dist, 'gatehouse.cjs'),
   // A smaller source to hold and parse at start: whitespace only. Syntax and identifier
@@ -174,6 +196,7 @@ await esbuild.build({
   plugins: [nativePlugin, asciiPlugin, lazyPlugin, oneMimePlugin],
   define: {
     'process.env.NODE_ENV': '"production"',
+    GATEHOUSE_BUILD: JSON.stringify(buildFacts()),
     // A cached addon is checked against these without reading the embedded copy (src/native/load.ts).
     GATEHOUSE_NATIVE_DIGESTS: JSON.stringify(
       Object.fromEntries(
@@ -187,6 +210,14 @@ await esbuild.build({
     ),
   },
 });
+
+bundledInputs(main.metafile);
+// The packages inside the executable: bundled JavaScript, the embedded addons, the browser bundle.
+const packageDir = (file) =>
+  file.slice(0, file.lastIndexOf('node_modules/')) + /node_modules\/((@[^/]+\/)?[^/]+)/.exec(file.slice(file.lastIndexOf('node_modules/')))[0];
+const packages = new Set([...inputs].map(packageDir));
+for (const file of [...Object.values(natives), nm('@simplewebauthn', 'browser', 'dist')]) packages.add(packageDir(path.relative(root, file)));
+fs.writeFileSync(path.join(dist, 'packages.json'), JSON.stringify([...packages].sort(), null, 1) + '\n');
 
 const lazyFiles = LAZY.map((pkg) => [chunk(pkg), path.join(dist, 'lazy', chunk(pkg))]);
 // The browser half of WebAuthn, served by the pages as /assets/webauthn.js (src/native/lazy.ts browserAsset).
@@ -210,7 +241,10 @@ const seaConfig = {
   assets: Object.fromEntries([...Object.keys(natives).map((n) => [n, path.join(dist, 'native', n)]), ...lazyFiles, ['webauthn-browser.js', browserBundle]]),
 };
 fs.writeFileSync(path.join(dist, 'sea-config.json'), JSON.stringify(seaConfig, null, 2));
-execFileSync(process.execPath, ['--experimental-sea-config', path.join(dist, 'sea-config.json')], { stdio: 'inherit' });
+// V8 seeds its random numbers afresh in every process, and the code cache records some of them: a
+// fixed seed makes the blob the same bytes on every build. (--random-seed does not enter V8's flag
+// hash, so the executable, started without it, still accepts the cache; --hash-seed would not.)
+execFileSync(process.execPath, ['--random-seed=1', '--experimental-sea-config', path.join(dist, 'sea-config.json')], { stdio: 'inherit' });
 const exe = path.join(dist, 'gatehouse');
 fs.copyFileSync(process.execPath, exe);
 fs.chmodSync(exe, 0o755);

@@ -3,7 +3,8 @@
  * operations take and give, and a few pure helpers. core.ts re-exports all of it; front ends import
  * from core.ts only.
  */
-export { assertStoreExists, prepareDataDir } from './store/connection';
+export { assertStoreExists, engineVersions, prepareDataDir } from './store/connection';
+export { BUILD, VERSION } from './build-info';
 export { PAGE_SIZE } from './records/operations';
 export { normalPath, safeReturn } from './apps/rules';
 export { browserAsset } from './native/lazy';

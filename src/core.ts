@@ -11,7 +11,7 @@ import { Clock, systemClock } from './clock';
 import { createLogger, Logger } from './log';
 import { SHELL, type Actor, type Caller } from './actor';
 import type { Services } from './services';
-import { dataDirWarning, openStore, Store } from './store/connection';
+import { dataDirWarning, openStore, schemaStatus, SchemaStatus, Store } from './store/connection';
 import { PasswordHasher } from './auth/passwords';
 import { TokenService } from './auth/tokens';
 import { KeyRing } from './keys/ring';
@@ -198,3 +198,13 @@ export { holdDataDir, othersHoldDataDir } from './store/serve-lock';
 export type { SnapshotFacts, RestoreReport } from './store/backup';
 
 export { migrateStore } from './store/copy';
+
+/** `migrate status`: the store's migrations beside this executable's, read without migrating (a newer store too). */
+export async function readSchemaStatus(config: Config): Promise<SchemaStatus> {
+  const store = await openStore(config, systemClock, { migrate: false });
+  try {
+    return await schemaStatus(store.root);
+  } finally {
+    await store.close();
+  }
+}

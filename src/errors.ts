@@ -38,6 +38,8 @@ export const ERROR_CODES = [
   'body_too_large',
   'unsupported_media_type',
   'rate_limited',
+  /** The store is not one this executable may open: not SQLite, another program's, or a newer Gatehouse's. */
+  'bad_store',
   'internal',
   'unavailable',
 ] as const;

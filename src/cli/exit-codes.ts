@@ -1,7 +1,7 @@
 /** Error code → process exit code (the exit codes docs/cli.md documents): every code chosen here, or it does not compile. */
 import type { ErrorCode } from '../errors';
 
-export const EXIT = { ok: 0, failure: 1, usage: 2, refused: 3, notFound: 4, unavailable: 5 } as const;
+export const EXIT = { ok: 0, failure: 1, usage: 2, refused: 3, notFound: 4, unavailable: 5, badStore: 6 } as const;
 
 export const EXIT_CODE: Readonly<Record<ErrorCode, number>> = {
   invalid_input: EXIT.usage,
@@ -34,5 +34,6 @@ export const EXIT_CODE: Readonly<Record<ErrorCode, number>> = {
   not_found: EXIT.notFound,
   unavailable: EXIT.unavailable,
   rate_limited: EXIT.unavailable,
+  bad_store: EXIT.badStore,
   internal: EXIT.failure,
 };

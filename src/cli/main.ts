@@ -21,8 +21,8 @@ import { registerMigrateStore } from './migrate-store';
 import { registerStats } from './stats';
 import { registerUser } from './user';
 import { registerWebhook } from './webhook';
-
-export const VERSION = '0.1.0';
+import { registerVersion } from './version';
+import { VERSION } from '../core';
 
 /** The front ends the shell can start: `serve` runs the HTTP server (wired in by bin/, so the CLI never imports it). */
 export interface Servers {
@@ -76,6 +76,7 @@ export function buildProgram(io: Io, servers: Servers): Command {
   registerAudit(program, io);
   registerMigrateStore(program, io);
   registerBackup(program, io);
+  registerVersion(program, io);
   return program;
 }
 

@@ -38,6 +38,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   id_mismatch: 409,
   method_not_allowed: 405,
   precondition_failed: 412,
+  bad_store: 500,
   body_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

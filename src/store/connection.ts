@@ -12,6 +12,7 @@ import { AppError } from '../errors';
 import { Dialect, Handle, isUnavailable, op, seal, storeError, transactionHandle, Tx } from './handle';
 import { GroupCommit } from './group-commit';
 import { LATEST_MIGRATION, migrationSource } from './migrations';
+import { damagedSqlite, identify, isNotADatabase, MigrationReport, refuseStranger, report, sqliteFileHasContent } from './identity';
 import { ReadPool } from './read-pool';
 import { PgStatements } from './pg-statements';
 
@@ -163,18 +164,44 @@ const CONNECTION_REFUSALS: Record<string, string> = {
   '3F000': 'the schema does not exist',
 };
 
-export async function openStore(config: Config, clock: Clock): Promise<Store> {
+export interface OpenOptions {
+  /** False: open without migrating (a newer store is then let through, to be reported). */
+  migrate?: boolean;
+}
+
+/**
+ * A SQLite file is looked at before the store's own connection touches it (that connection sets
+ * WAL mode, which rewrites the header): one that is not SQLite, or not Gatehouse's, is refused as it is.
+ */
+async function checkSqliteFile(config: Config, o: OpenOptions): Promise<void> {
+  prepareDataDir(config.dataDir);
+  const file = path.join(config.dataDir, SQLITE_FILE);
+  if (!sqliteFileHasContent(file)) return;
+  const look = sqliteFileKnex(file, `PRAGMA busy_timeout = ${config.busyTimeout};`, config.busyTimeout);
+  try {
+    refuseStranger(file, await identify(look, 'sqlite'), { newer: o.migrate === false ? 'report' : 'refuse' });
+  } catch (err) {
+    throw isNotADatabase(err) ? damagedSqlite(file) : err;
+  } finally {
+    await look.destroy();
+  }
+}
+
+export async function openStore(config: Config, clock: Clock, o: OpenOptions = {}): Promise<Store> {
   const dialect: Dialect = config.db ? 'postgres' : 'sqlite';
+  if (dialect === 'sqlite') await checkSqliteFile(config, o);
   const knex = config.db ? postgresKnex(config, config.db) : sqliteKnex(config);
   let readers: ReadPool | null = null;
   let created = false;
+  const location = describeLocation(config);
   try {
-    if (dialect === 'postgres') await withAdvisoryLock(knex, async () => void (created = await migrate(knex)));
-    else created = await migrate(knex);
+    if (dialect === 'postgres') await withAdvisoryLock(knex, async () => void (created = await migrate(knex, dialect, location, o)));
+    else created = await migrate(knex, dialect, location, o);
     if (dialect === 'sqlite') readers = await ReadPool.open(path.join(config.dataDir, SQLITE_FILE), SQLITE_READERS, config.busyTimeout);
   } catch (err) {
     // The opening's own error is the one to report, not the pool's on the way out.
     await knex.destroy().catch(() => {});
+    if (dialect === 'sqlite' && isNotADatabase(err)) throw damagedSqlite(location);
     const code = (err as { code?: string }).code;
     // PostgreSQL's refusals at connection, said plainly (the server's own text can name more).
     const refused = code === undefined ? undefined : CONNECTION_REFUSALS[code];
@@ -217,12 +244,17 @@ export async function openStore(config: Config, clock: Clock): Promise<Store> {
   return store;
 }
 
-/** Only take the migration lock (a write) when something is pending, so opening a store that a
- * running server is busy writing to does not queue behind it. True when the store was empty. */
-async function migrate(knex: Knex): Promise<boolean> {
-  const [completed, pending] = await knex.migrate.list({ migrationSource });
-  if (pending.length > 0) await knex.migrate.latest({ migrationSource });
-  return completed.length === 0;
+/**
+ * Refuses a store that is not Gatehouse's or is newer (store/identity.ts), then migrates. Only
+ * takes the migration lock (a write) when something is pending, so opening a store that a running
+ * server is busy writing to does not queue behind it. True when the store was empty.
+ */
+async function migrate(knex: Knex, dialect: Dialect, location: string, o: OpenOptions): Promise<boolean> {
+  const identity = await identify(knex, dialect);
+  refuseStranger(location, identity, { newer: o.migrate === false ? 'report' : 'refuse' });
+  const r = report(identity);
+  if (o.migrate !== false && r.pending.length > 0) await knex.migrate.latest({ migrationSource });
+  return r.applied.length === 0;
 }
 
 /** Arbitrary, fixed: the advisory lock key under which PostgreSQL instances migrate one at a time. */
@@ -246,17 +278,14 @@ async function withAdvisoryLock(knex: Knex, fn: () => Promise<void>): Promise<vo
   }
 }
 
-export interface SchemaStatus {
-  current: string | null;
-  latest: string;
-  completed: string[];
-  pending: string[];
-}
+export type SchemaStatus = MigrationReport;
 
-export const schemaStatus = op(async (h): Promise<SchemaStatus> => {
-  const k = h.k as Knex;
-  const row = await k('knex_migrations').orderBy('id', 'desc').first('name');
-  const [completed, pending] = await k.migrate.list({ migrationSource });
-  const names = (list: Array<{ name: string } | string | [string, unknown]>) => list.map((m) => (typeof m === 'string' ? m : Array.isArray(m) ? m[0] : m.name));
-  return { current: row?.name ?? null, latest: LATEST_MIGRATION, completed: names(completed), pending: names(pending) };
-});
+/** The store's migrations beside this executable's: applied, pending, and unknown (a newer Gatehouse's). */
+export const schemaStatus = op(async (h): Promise<SchemaStatus> => report(await identify(h.k as Knex, h.dialect)));
+
+/** The SQLite library inside this executable and the store schema it writes (`gatehouse version`). */
+export async function engineVersions(): Promise<{ sqlite: string; schema: string }> {
+  // A CommonJS module: its exports are the namespace's default when loaded as ESM (tsx), and the namespace itself when bundled.
+  const driver = (await import('sqlite3')) as typeof import('sqlite3') & { default?: typeof import('sqlite3') };
+  return { sqlite: driver.default?.VERSION ?? driver.VERSION, schema: LATEST_MIGRATION };
+}

@@ -178,11 +178,13 @@ t.test('user commands', async (t) => {
 
 t.test('migrate, version, usage errors', async (t) => {
   const dir = tempDir(t);
+  t.equal((await cli(dir, ['--json', 'migrate', 'status'])).code, 4, 'status reads a store, and makes none');
+  t.equal((await cli(dir, ['migrate'])).code, 0);
   const status = await cli(dir, ['--json', 'migrate', 'status']);
   t.equal(status.code, 0);
   t.equal(status.json.pending.length, 0);
-  t.equal(status.json.current, status.json.latest);
-  t.equal((await cli(dir, ['migrate'])).code, 0);
+  t.same(status.json.unknown, []);
+  t.equal(status.json.schema_version, status.json.latest);
   t.equal((await cli(dir, ['migrate', 'sideways'])).code, 2);
   const version = await cli(dir, ['--version']);
   t.equal(version.code, 0);

@@ -1,0 +1,209 @@
+// `npm run release`: from a clean checkout, builds the executable and writes release/:
+//   gatehouse-<version>-linux-x64.tar.gz  the executable, LICENSE, THIRD-PARTY-NOTICES, QUICKSTART,
+//                                         gatehouse.service
+//   gatehouse-<version>-linux-x64.cdx.json a CycloneDX SBOM of what is inside the executable
+//   Dockerfile                             an image built from the archive
+//   SHA256SUMS                             for `sha256sum -c`
+// Reproducible: every time is the commit's (or SOURCE_DATE_EPOCH), tar entries are sorted with fixed
+// owners and modes, gzip stores no name or time, and the SBOM's serial number is derived from its
+// content. Two builds of one commit, in any folders, give the same bytes (docs/operations.md).
+//
+//   node scripts/release.mjs [--package-only] [--out DIR]
+// --package-only packages the dist/gatehouse already built (the tests use it) without the
+// clean-checkout check.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const packageOnly = args.includes('--package-only');
+const out = path.resolve(args.includes('--out') ? args[args.indexOf('--out') + 1] : path.join(root, 'release'));
+const fail = (message) => {
+  console.error(`release: ${message}`);
+  process.exit(1);
+};
+const git = (...a) => {
+  const r = spawnSync('git', a, { cwd: root, encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : null;
+};
+
+if (!packageOnly) {
+  const changes = git('status', '--porcelain', '--untracked-files=no');
+  if (changes === null) fail('not a git checkout: a release is built from a commit');
+  if (changes !== '') fail(`uncommitted changes (a release is built from a commit):\n${changes}`);
+  execFileSync(process.execPath, [path.join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'inherit' });
+}
+
+const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+const platform = `${process.platform}-${process.arch}`;
+const name = `gatehouse-${pkg.version}-${platform}`;
+const exe = path.join(root, 'dist', 'gatehouse');
+if (!fs.existsSync(exe)) fail('dist/gatehouse is missing: run npm run build');
+const epoch = Number(process.env.SOURCE_DATE_EPOCH ?? git('log', '-1', '--format=%ct') ?? fail('no commit time: set SOURCE_DATE_EPOCH'));
+const when = new Date(epoch * 1000);
+
+/** The packages inside the executable (scripts/build.mjs lists them), each with its license text. */
+function bundledPackages() {
+  const dirs = JSON.parse(fs.readFileSync(path.join(root, 'dist', 'packages.json'), 'utf8'));
+  return dirs
+    .map((dir) => {
+      const meta = JSON.parse(fs.readFileSync(path.join(root, dir, 'package.json'), 'utf8'));
+      const files = fs.readdirSync(path.join(root, dir)).filter((f) => /^(licen[cs]e|copying|notice)/i.test(f));
+      const license = typeof meta.license === 'string' ? meta.license : (meta.license?.type ?? (meta.licenses ?? []).map((l) => l.type).join(' OR ') ?? null);
+      return {
+        name: meta.name,
+        version: meta.version,
+        license: license || null,
+        texts: files.sort().map((f) => [
+          f,
+          fs
+            .readFileSync(path.join(root, dir, f), 'utf8')
+            .replace(/\r\n/g, '\n')
+            .trimEnd(),
+        ]),
+      };
+    })
+    .filter((p, i, all) => all.findIndex((q) => q.name === p.name && q.version === p.version) === i)
+    .sort((a, b) => (a.name === b.name ? a.version.localeCompare(b.version) : a.name < b.name ? -1 : 1));
+}
+
+/** Node.js itself is the executable's runtime: its license, where this machine keeps it. */
+function nodeLicense() {
+  for (const file of [path.join(path.dirname(process.execPath), '..', 'share', 'doc', 'node', 'LICENSE'), '/usr/share/doc/nodejs/copyright']) {
+    if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trimEnd();
+  }
+  return 'Node.js is licensed under the MIT license; its full notice (with the licenses of the libraries inside Node.js) is at https://github.com/nodejs/node/blob/main/LICENSE';
+}
+
+function notices(packages) {
+  const rule = '-'.repeat(78);
+  const parts = [
+    `Gatehouse ${pkg.version} contains the following software. Each is listed with the license its`,
+    'package declares and the license text it ships.',
+    '',
+    rule,
+    `Node.js ${process.version} (the runtime the executable is built on)`,
+    rule,
+    nodeLicense(),
+  ];
+  for (const p of packages) {
+    parts.push('', rule, `${p.name} ${p.version} (license: ${p.license ?? 'not declared'})`, rule);
+    if (p.texts.length === 0) parts.push(`The package ships no license file; its package.json declares: ${p.license ?? 'nothing'}.`);
+    for (const [file, text] of p.texts) parts.push(`[${file}]`, text, '');
+  }
+  return parts.join('\n').trimEnd() + '\n';
+}
+
+/**
+ * npm's own CycloneDX SBOM of the whole tree (from the lockfile), filtered to the packages inside the
+ * executable, made deterministic (the commit's time, a serial number from the content, the root
+ * named as package.json names it rather than by its folder). Filtering the whole tree, not npm's
+ * `--omit dev` view: a package both the build and the program use is marked dev there.
+ */
+function sbom(packages) {
+  const r = spawnSync('npm', ['sbom', '--sbom-format', 'cyclonedx', '--package-lock-only'], {
+    cwd: root,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (r.status !== 0) fail(`npm sbom failed: ${r.stderr}`);
+  const doc = JSON.parse(r.stdout);
+  const inside = new Set(packages.map((p) => `${p.name}@${p.version}`));
+  const keep = (c) => inside.has(`${c.group ? `${c.group}/` : ''}${c.name}@${c.version}`);
+  const components = (doc.components ?? []).filter(keep);
+  const refs = new Set(components.map((c) => c['bom-ref']));
+  const rootRef = doc.metadata?.component?.['bom-ref'];
+  doc.components = components.sort((a, b) => (a['bom-ref'] < b['bom-ref'] ? -1 : 1));
+  doc.components.push({
+    type: 'platform',
+    'bom-ref': `node@${process.versions.node}`,
+    name: 'node',
+    version: process.versions.node,
+    description: 'the Node.js runtime the single executable application is built on',
+    licenses: [{ license: { id: 'MIT' } }],
+    purl: `pkg:generic/nodejs/node@${process.versions.node}`,
+  });
+  doc.dependencies = (doc.dependencies ?? [])
+    .filter((d) => refs.has(d.ref) || d.ref === rootRef)
+    .map((d) => ({ ...d, dependsOn: (d.dependsOn ?? []).filter((x) => refs.has(x)).sort() }))
+    .sort((a, b) => (a.ref < b.ref ? -1 : 1));
+  doc.metadata.timestamp = when.toISOString();
+  if (doc.metadata.component) doc.metadata.component.name = pkg.name;
+  doc.serialNumber = 'urn:uuid:00000000-0000-0000-0000-000000000000';
+  const digest = createHash('sha256').update(JSON.stringify(doc)).digest('hex');
+  doc.serialNumber = `urn:uuid:${digest.slice(0, 8)}-${digest.slice(8, 12)}-5${digest.slice(13, 16)}-8${digest.slice(17, 20)}-${digest.slice(20, 32)}`;
+  return JSON.stringify(doc, null, 2) + '\n';
+}
+
+const quickstart = `# Gatehouse ${pkg.version}
+
+One executable: no Node.js, no other files needed. Check the download, unpack, start:
+
+    sha256sum -c SHA256SUMS --ignore-missing
+    tar -xzf ${name}.tar.gz
+    ./${name}/gatehouse serve
+
+It listens on http://127.0.0.1:6336 and keeps its store in ./gatehouse-data (SQLite). Make the
+first administrator (another terminal, same folder):
+
+    ./${name}/gatehouse bootstrap-admin --email you@example.com --password-stdin
+
+Then sign in at http://127.0.0.1:6336/signin. \`gatehouse version\` names this build;
+\`gatehouse --help\` lists every command. Running it as a service (gatehouse.service here),
+in a container, upgrading and rolling back: docs/operations.md in the source
+(the same folder as this version's tag).
+`;
+
+// Stage with fixed modes, then tar with sorted names, fixed owner, and the commit's time.
+const stageRoot = fs.mkdtempSync(path.join(out, '..', '.release-stage-'));
+try {
+  const stage = path.join(stageRoot, name);
+  fs.mkdirSync(stage, { recursive: true });
+  const packages = bundledPackages();
+  const files = {
+    gatehouse: [fs.readFileSync(exe), 0o755],
+    LICENSE: [fs.readFileSync(path.join(root, 'LICENSE')), 0o644],
+    'THIRD-PARTY-NOTICES': [notices(packages), 0o644],
+    'QUICKSTART.md': [quickstart, 0o644],
+    'gatehouse.service': [fs.readFileSync(path.join(root, 'scripts', 'gatehouse.service')), 0o644],
+  };
+  for (const [file, [content, mode]] of Object.entries(files)) {
+    fs.writeFileSync(path.join(stage, file), content);
+    fs.chmodSync(path.join(stage, file), mode);
+  }
+  fs.chmodSync(stage, 0o755);
+  fs.mkdirSync(out, { recursive: true });
+  const archive = path.join(out, `${name}.tar.gz`);
+  const tar = spawnSync(
+    'tar',
+    ['--sort=name', '--format=gnu', `--mtime=@${epoch}`, '--owner=root:0', '--group=root:0', '--numeric-owner', '-C', stageRoot, '-cf', '-', name],
+    { maxBuffer: 1024 * 1024 * 1024 },
+  );
+  if (tar.status !== 0) fail(`tar failed: ${tar.stderr}`);
+  const gz = spawnSync('gzip', ['-6', '-n'], { input: tar.stdout, maxBuffer: 1024 * 1024 * 1024 });
+  if (gz.status !== 0) fail(`gzip failed: ${gz.stderr}`);
+  fs.writeFileSync(archive, gz.stdout);
+  fs.writeFileSync(path.join(out, `${name}.cdx.json`), sbom(packages));
+  const dockerfile = fs.readFileSync(path.join(root, 'scripts', 'Dockerfile'), 'utf8').replace(/^ARG VERSION=.*$/m, `ARG VERSION=${pkg.version}`);
+  fs.writeFileSync(path.join(out, 'Dockerfile'), dockerfile);
+  const listed = [`${name}.tar.gz`, `${name}.cdx.json`, 'Dockerfile'].sort();
+  const sums =
+    listed
+      .map(
+        (f) =>
+          `${createHash('sha256')
+            .update(fs.readFileSync(path.join(out, f)))
+            .digest('hex')}  ${f}`,
+      )
+      .join('\n') + '\n';
+  fs.writeFileSync(path.join(out, 'SHA256SUMS'), sums);
+  process.stdout.write(sums);
+  console.log(
+    `release: ${path.relative(process.cwd(), archive) || archive} (${(fs.statSync(archive).size / 1048576).toFixed(1)} MiB), ${packages.length} packages inside`,
+  );
+} finally {
+  fs.rmSync(stageRoot, { recursive: true, force: true });
+}
