@@ -232,19 +232,24 @@ for (const file of [path.join(dist, 'gatehouse.cjs'), ...lazyFiles.map(([, f]) =
     );
 }
 
-// Single executable: blob from the bundle + assets, injected into a copy of node.
+// Single executable: blob from the bundle + assets, injected into a copy of node. The paths are
+// relative to the project (node is run there): the blob records the main script's path, and an
+// absolute one would make builds in two folders differ.
+const rel = (file) => path.relative(root, file);
 const seaConfig = {
-  main: path.join(dist, 'gatehouse.cjs'),
-  output: path.join(dist, 'sea-prep.blob'),
+  main: rel(path.join(dist, 'gatehouse.cjs')),
+  output: rel(path.join(dist, 'sea-prep.blob')),
   disableExperimentalSEAWarning: true,
   useCodeCache: true,
-  assets: Object.fromEntries([...Object.keys(natives).map((n) => [n, path.join(dist, 'native', n)]), ...lazyFiles, ['webauthn-browser.js', browserBundle]]),
+  assets: Object.fromEntries(
+    [...Object.keys(natives).map((n) => [n, path.join(dist, 'native', n)]), ...lazyFiles, ['webauthn-browser.js', browserBundle]].map(([n, f]) => [n, rel(f)]),
+  ),
 };
 fs.writeFileSync(path.join(dist, 'sea-config.json'), JSON.stringify(seaConfig, null, 2));
 // V8 seeds its random numbers afresh in every process, and the code cache records some of them: a
 // fixed seed makes the blob the same bytes on every build. (--random-seed does not enter V8's flag
 // hash, so the executable, started without it, still accepts the cache; --hash-seed would not.)
-execFileSync(process.execPath, ['--random-seed=1', '--experimental-sea-config', path.join(dist, 'sea-config.json')], { stdio: 'inherit' });
+execFileSync(process.execPath, ['--random-seed=1', '--experimental-sea-config', rel(path.join(dist, 'sea-config.json'))], { stdio: 'inherit', cwd: root });
 const exe = path.join(dist, 'gatehouse');
 fs.copyFileSync(process.execPath, exe);
 fs.chmodSync(exe, 0o755);
@@ -254,13 +259,20 @@ fs.chmodSync(exe, 0o755);
 // other output (a real failure) is shown.
 const injected = spawnSync(
   process.execPath,
-  [nm('postject', 'dist', 'cli.js'), exe, 'NODE_SEA_BLOB', seaConfig.output, '--sentinel-fuse', 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'],
+  [
+    nm('postject', 'dist', 'cli.js'),
+    exe,
+    'NODE_SEA_BLOB',
+    path.join(root, seaConfig.output),
+    '--sentinel-fuse',
+    'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2',
+  ],
   { encoding: 'utf8' },
 );
 const noise = /^warning: Can't find string offset for section name '\.note[^']*'$/;
 const said = `${injected.stderr ?? ''}`.split('\n').filter((l) => l.trim() !== '' && !noise.test(l));
 if (said.length > 0) console.error(said.join('\n'));
 if (injected.status !== 0) throw new Error(`postject failed (exit ${injected.status})`);
-fs.rmSync(seaConfig.output);
+fs.rmSync(path.join(root, seaConfig.output));
 const size = fs.statSync(exe).size;
 console.log(`built ${path.relative(root, exe)} (${(size / 1048576).toFixed(1)} MiB)`);
