@@ -51,24 +51,59 @@ function bundledPackages() {
   return dirs
     .map((dir) => {
       const meta = JSON.parse(fs.readFileSync(path.join(root, dir, 'package.json'), 'utf8'));
-      const files = fs.readdirSync(path.join(root, dir)).filter((f) => /^(licen[cs]e|copying|notice)/i.test(f));
+      const all = fs.readdirSync(path.join(root, dir));
+      const files = all.filter((f) => /^(licen[cs]e|copying|notice)/i.test(f));
+      const readme = all.find((f) => /^readme/i.test(f));
+      const text = (f) =>
+        fs
+          .readFileSync(path.join(root, dir, f), 'utf8')
+          .replace(/\r\n/g, '\n')
+          .trimEnd();
       const license = typeof meta.license === 'string' ? meta.license : (meta.license?.type ?? (meta.licenses ?? []).map((l) => l.type).join(' OR ') ?? null);
       return {
         name: meta.name,
         version: meta.version,
         license: license || null,
-        texts: files.sort().map((f) => [
-          f,
-          fs
-            .readFileSync(path.join(root, dir, f), 'utf8')
-            .replace(/\r\n/g, '\n')
-            .trimEnd(),
-        ]),
+        texts: files.sort().map((f) => [f, text(f)]),
+        readmeLicense: files.length === 0 && readme ? licenseSection(text(readme)) : null,
+        author: typeof meta.author === 'string' ? meta.author : (meta.author?.name ?? null),
+        repository: typeof meta.repository === 'string' ? meta.repository : (meta.repository?.url ?? null),
       };
     })
     .filter((p, i, all) => all.findIndex((q) => q.name === p.name && q.version === p.version) === i)
     .sort((a, b) => (a.name === b.name ? a.version.localeCompare(b.version) : a.name < b.name ? -1 : 1));
 }
+
+/** A README's License section (its heading to the next heading), for a package that ships no license file. */
+function licenseSection(text) {
+  const lines = text.split('\n');
+  const start = lines.findIndex((l) => /^#{1,6}\s*licen[cs]e\b/i.test(l));
+  if (start < 0) return null;
+  const level = /^#+/.exec(lines[start])[0].length;
+  let end = lines.findIndex((l, i) => i > start && /^#{1,6}\s/.test(l) && /^#+/.exec(l)[0].length <= level);
+  if (end < 0) end = lines.length;
+  const section = lines
+    .slice(start, end)
+    .filter((l) => !/^\[[^\]]+\]:\s*\S+$/.test(l)) // Markdown link definitions (badges)
+    .join('\n')
+    .trim();
+  return section.split('\n').length > 1 ? section : null;
+}
+
+const MIT = `Permission is hereby granted, free of charge, to any person obtaining a copy of this software
+and associated documentation files (the "Software"), to deal in the Software without restriction,
+including without limitation the rights to use, copy, modify, merge, publish, distribute,
+sublicense, and/or sell copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all copies or
+substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED, INCLUDING BUT
+NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND
+NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES
+OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN
+CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.`;
 
 /** Node.js itself is the executable's runtime: its license, where this machine keeps it. */
 function nodeLicense() {
@@ -91,7 +126,13 @@ function notices(packages) {
   ];
   for (const p of packages) {
     parts.push('', rule, `${p.name} ${p.version} (license: ${p.license ?? 'not declared'})`, rule);
-    if (p.texts.length === 0) parts.push(`The package ships no license file; its package.json declares: ${p.license ?? 'nothing'}.`);
+    const by = [p.author && `author: ${p.author}`, p.repository && `source: ${p.repository}`].filter(Boolean).join('; ');
+    if (p.texts.length === 0 && p.readmeLicense)
+      parts.push(`The package ships no license file; the License section of its README (${by}):`, p.readmeLicense, '');
+    else if (p.texts.length === 0) parts.push(`The package ships no license file; its package.json declares: ${p.license ?? 'nothing'} (${by}).`);
+    // MIT named but its terms not given: they are added, as the license asks its text to travel with the software.
+    if (p.texts.length === 0 && p.license === 'MIT' && !(p.readmeLicense ?? '').includes('Permission is hereby granted'))
+      parts.push("The MIT License's terms:", '', MIT, '');
     for (const [file, text] of p.texts) parts.push(`[${file}]`, text, '');
   }
   return parts.join('\n').trimEnd() + '\n';
