@@ -6,32 +6,20 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import sqlite3 from 'sqlite3';
 import t, { type Test } from 'tap';
 import { cli } from '../helpers/cli';
 import { exeFolder, serveExe } from '../helpers/exe';
 import { tempDir } from '../helpers/server';
-import { FIXTURES, manifest, readsEverything } from '../helpers/store-fixtures';
+import { FIXTURES, manifest, query, readsEverything, storeTables, type Row } from '../helpers/store-fixtures';
 import { MIGRATIONS } from '../../src/store/migrations';
 
 const ORDER = MIGRATIONS.map(([name]) => name);
 
-type Row = Record<string, unknown>;
-function query<T = Row>(file: string, sql: string): Promise<T[]> {
-  return new Promise((resolve, reject) => {
-    const db = new sqlite3.Database(file, sqlite3.OPEN_READONLY);
-    db.all(sql, (err, rows) => db.close(() => (err ? reject(err) : resolve(rows as T[]))));
-  });
-}
-
 /** Every row of every table of ours (not knex's, not the full-text index's), keyed by table. */
 async function snapshot(file: string): Promise<Map<string, { key: string[]; rows: Row[] }>> {
-  const tables = await query<{ name: string }>(
-    file,
-    `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'knex\\_%' ESCAPE '\\' AND name NOT LIKE '%\\_fts%' ESCAPE '\\'`,
-  );
+  const tables = await storeTables(file);
   const out = new Map<string, { key: string[]; rows: Row[] }>();
-  for (const { name } of tables) {
+  for (const name of tables) {
     const cols = await query<{ name: string; pk: number }>(file, `PRAGMA table_info(\`${name}\`)`);
     const key = cols.filter((c) => c.pk > 0).map((c) => c.name);
     out.set(name, { key, rows: await query(file, `SELECT * FROM \`${name}\``) });

@@ -1,6 +1,7 @@
 /** The stores of earlier schemas (test/fixtures/stores, made by scripts/store-fixtures.ts) and what every upgrade of one must read back. */
 import fs from 'node:fs';
 import path from 'node:path';
+import sqlite3 from 'sqlite3';
 import type { Test } from 'tap';
 import type { CliResult } from './cli';
 
@@ -8,6 +9,25 @@ export const FIXTURES = path.resolve(__dirname, '..', 'fixtures', 'stores');
 export const manifest: { password: string; fixtures: Array<{ file: string; schema: string; rows: Record<string, number> }> } = JSON.parse(
   fs.readFileSync(path.join(FIXTURES, 'manifest.json'), 'utf8'),
 );
+
+export type Row = Record<string, unknown>;
+
+/** One read-only query of a SQLite file. */
+export function query<T = Row>(file: string, sql: string): Promise<T[]> {
+  return new Promise((resolve, reject) => {
+    const db = new sqlite3.Database(file, sqlite3.OPEN_READONLY);
+    db.all(sql, (err, rows) => db.close(() => (err ? reject(err) : resolve(rows as T[]))));
+  });
+}
+
+/** A SQLite store's own tables (not SQLite's, knex's or the full-text index's), in the order they were made. */
+export const storeTables = async (file: string): Promise<string[]> =>
+  (
+    await query<{ name: string }>(
+      file,
+      `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'knex\\_%' ESCAPE '\\' AND name NOT LIKE '%\\_fts%' ESCAPE '\\' ORDER BY rowid`,
+    )
+  ).map((r) => r.name);
 
 /**
  * After the migration, the commands read back what the fixture held: every account, the group

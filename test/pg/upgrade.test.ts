@@ -6,21 +6,12 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { Knex } from 'knex';
-import sqlite3 from 'sqlite3';
 import t from 'tap';
 import { cli } from '../helpers/cli';
 import { freshDatabase, pgReachable } from '../helpers/pg';
 import { tempDir } from '../helpers/server';
-import { FIXTURES, manifest, readsEverything } from '../helpers/store-fixtures';
+import { FIXTURES, manifest, query, readsEverything, storeTables } from '../helpers/store-fixtures';
 import { MIGRATIONS } from '../../src/store/migrations';
-
-type Row = Record<string, unknown>;
-function query<T = Row>(file: string, sql: string): Promise<T[]> {
-  return new Promise((resolve, reject) => {
-    const db = new sqlite3.Database(file, sqlite3.OPEN_READONLY);
-    db.all(sql, (err, rows) => db.close(() => (err ? reject(err) : resolve(rows as T[]))));
-  });
-}
 
 /** The migrations up to `schema` on an empty database, then the fixture's rows copied in (its tables in the order they were made). */
 async function databaseAt(pg: Knex, schema: string, sqliteFile: string): Promise<Record<string, number>> {
@@ -28,18 +19,19 @@ async function databaseAt(pg: Knex, schema: string, sqliteFile: string): Promise
   await pg.migrate.latest({
     migrationSource: { getMigrations: async () => MIGRATIONS.slice(0, n), getMigrationName: ([name]) => name, getMigration: async ([, m]) => m },
   });
-  const tables = await query<{ name: string }>(
-    sqliteFile,
-    `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'knex\\_%' ESCAPE '\\' AND name NOT LIKE '%\\_fts%' ESCAPE '\\' ORDER BY rowid`,
-  );
+  const tables = await storeTables(sqliteFile);
   const counts: Record<string, number> = {};
-  for (const { name } of tables) {
+  for (const name of tables) {
     const rows = await query(sqliteFile, `SELECT * FROM \`${name}\``);
     // Rows the migrations wrote here too (actions, system groups) are there already.
     for (const row of rows) await pg(name).insert(row).onConflict().ignore();
     counts[name] = rows.length;
-    const serial = await pg.raw(`SELECT pg_get_serial_sequence(?, 'id') AS seq`, [name]).catch(() => ({ rows: [{ seq: null }] })); // a table without an id column
-    if (serial.rows[0].seq) await pg.raw(`SELECT setval(?, GREATEST((SELECT max(id) FROM ??), 1))`, [serial.rows[0].seq, name]);
+    // A table with an id column from a sequence: the sequence moves past the copied ids.
+    const [idColumn] = await pg('information_schema.columns')
+      .where({ table_schema: pg.raw('current_schema()'), table_name: name, column_name: 'id' })
+      .select('column_name');
+    const serial = idColumn ? await pg.raw(`SELECT pg_get_serial_sequence(?, 'id') AS seq`, [name]) : null;
+    if (serial?.rows[0].seq) await pg.raw(`SELECT setval(?, GREATEST((SELECT max(id) FROM ??), 1))`, [serial.rows[0].seq, name]);
   }
   return counts;
 }
