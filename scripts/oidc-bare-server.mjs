@@ -6,7 +6,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
 import Provider from 'oidc-provider';
-import { BARE_SECRET, REDIRECT } from './oidc-load.mjs';
+import { AUDIENCE, BARE_SECRET, REDIRECT } from './oidc-load.mjs';
 
 const server = http.createServer();
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
@@ -65,6 +65,8 @@ const provider = new Provider(url, {
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
     },
+    // Client credentials as Gatehouse issues them: a JWT access token (RFC 9068) for one audience.
+    { client_id: 'bench-machine', client_secret: BARE_SECRET, grant_types: ['client_credentials'], response_types: [], redirect_uris: [] },
   ],
   jwks: { keys: [jwk] },
   findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
@@ -82,7 +84,18 @@ const provider = new Provider(url, {
     Grant: 90 * 24 * 3600,
     RefreshToken: 30 * 24 * 3600,
   },
-  features: { devInteractions: { enabled: false }, revocation: { enabled: true }, introspection: { enabled: true } },
+  features: {
+    devInteractions: { enabled: false },
+    revocation: { enabled: true },
+    introspection: { enabled: true },
+    clientCredentials: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: async (ctx, client, oneOf) => oneOf ?? (ctx.oidc.params?.grant_type === 'client_credentials' ? AUDIENCE : undefined),
+      useGrantedResource: async () => false,
+      getResourceServerInfo: async () => ({ scope: '', audience: AUDIENCE, accessTokenFormat: 'jwt', accessTokenTTL: 600, jwt: { sign: { alg: 'RS256' } } }),
+    },
+  },
   routes: { authorization: '/oidc/auth', token: '/oidc/token', userinfo: '/oidc/me', jwks: '/oidc/jwks' },
   interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
 });

@@ -10,6 +10,8 @@ import { cpuOf } from './process.mjs';
 
 export const REDIRECT = 'http://localhost:3999/callback';
 export const BARE_SECRET = 'bench-secret-of-the-bare-provider-0123456789';
+/** The resource server that client-credentials tokens are for, on both providers. */
+export const AUDIENCE = 'https://api.bench.example';
 const b64url = (b) => b.toString('base64url');
 
 /** A cookie jar of one browser, and requests that follow redirects by hand through it. */
@@ -129,6 +131,50 @@ async function tokenEndpointLoad({ url, b, clientId, clientSecret, connections, 
   return { exchange, refresh };
 }
 
+/**
+ * Client-credentials grants: `connections` workers asking for a token for AUDIENCE (a JWT access
+ * token, RFC 9068, signed like every other token), each in turn, for `seconds`.
+ */
+export async function clientCredentialsLoad({ url, clientId, clientSecret, connections, seconds, pid }) {
+  const basic = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`;
+  const body = new URLSearchParams({ grant_type: 'client_credentials', resource: AUDIENCE }).toString();
+  const ms = [];
+  const cpu0 = pid ? cpuOf(pid) : null;
+  const until = performance.now() + seconds * 1000;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < until) {
+        const started = performance.now();
+        const res = await fetch(`${url}/oidc/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
+          body,
+        });
+        const json = await res.json();
+        if (!res.ok || !json.access_token) throw new Error(`client credentials: ${res.status} ${json.error}`);
+        ms.push(performance.now() - started);
+      }
+    }),
+  );
+  const n = ms.length;
+  const cpu = pid ? cpuOf(pid) : null;
+  return {
+    rps: n / ((performance.now() - t0) / 1000),
+    p99: ms.sort((x, y) => x - y)[Math.floor(n * 0.99)] ?? 0,
+    n,
+    cpu: cpu ? { main: ((cpu.main - cpu0.main) * 1000) / n, others: ((cpu.others - cpu0.others) * 1000) / n } : undefined,
+  };
+}
+
+/** Gatehouse's client-credentials figures: a confidential client for AUDIENCE added from the shell. */
+export async function oidcCredentialsFigures({ exe, cliArgs, env, url, connections, seconds, pid }) {
+  const added = JSON.parse(
+    execFileSync(exe, [...cliArgs, '--json', 'client', 'add', '--name', 'Bench machine', '--credentials', '--audience', AUDIENCE], { env, encoding: 'utf8' }),
+  );
+  return clientCredentialsLoad({ url, clientId: added.client_id, clientSecret: added.client_secret, connections, seconds, pid });
+}
+
 /** Gatehouse's provider: a first-party client added from the shell, the account signed in on the pages. */
 export async function oidcTokenFigures({ exe, cliArgs, env, url, email, password, connections, seconds, pid }) {
   const added = JSON.parse(
@@ -159,7 +205,9 @@ export async function bareOidcTokenFigures({ connections, seconds }) {
       child.stdout.once('data', (c) => resolve(JSON.parse(c).url));
       child.once('exit', (code) => reject(new Error(`the bare provider exited with ${code}`)));
     });
-    return await tokenEndpointLoad({ url, b: browser(url), clientId: 'bench', clientSecret: BARE_SECRET, connections, seconds, pid: child.pid });
+    const tokens = await tokenEndpointLoad({ url, b: browser(url), clientId: 'bench', clientSecret: BARE_SECRET, connections, seconds, pid: child.pid });
+    const credentials = await clientCredentialsLoad({ url, clientId: 'bench-machine', clientSecret: BARE_SECRET, connections, seconds, pid: child.pid });
+    return { ...tokens, credentials };
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));

@@ -104,13 +104,13 @@ export class OidcProvider {
       adapter: StoreAdapter as never,
       clients: [],
       extraClientMetadata: { properties: [AUDIENCE_METADATA] },
-      findAccount: async (ctx, sub) => {
-        const claims = await core.oidc.claims(sub);
-        if (!claims) return undefined;
+      findAccount: async (ctx, sub, token) => {
         // Every code exchange, refresh and userinfo call checks the client's allowed groups again:
         // leaving the group ends the access its grants gave.
         const client = ctx.oidc?.client;
-        if (client && !(await core.oidc.clientPolicy(client.clientId, sub)).allowed) return undefined;
+        const grantId = typeof token?.grantId === 'string' ? token.grantId : undefined;
+        const claims = client ? await core.oidc.account(sub, client.clientId, grantId) : await core.oidc.claims(sub);
+        if (!claims) return undefined;
         return { accountId: sub, claims: async () => ({ ...claims }) };
       },
       // amr rides with openid: how the person signed in (a passkey, a password, with TOTP or not).
@@ -237,6 +237,17 @@ export class OidcProvider {
       clearTokens(ctx as unknown as Context, names);
       if (token) {
         core.actions.run(tokenCaller(ctx as unknown as Context, token), 'user_account', 'signout', {}).catch(() => undefined); // an ended session needs no second end
+      }
+    });
+    // A token request is served its client from memory (oidc/support.ts); a client removed or
+    // changed meanwhile, on any instance, is refused before the answer leaves.
+    provider.use(async (ctx, next) => {
+      if (ctx.method !== 'POST' || ctx.path !== ROUTES.token) return next();
+      // Whatever the provider answered (a bad code too): a stale client is told invalid_client, as
+      // a client read from the store would have been.
+      if (!(await core.oidc.tokenRequest(next))) {
+        ctx.status = 401;
+        ctx.body = { error: 'invalid_client', error_description: 'client authentication failed' };
       }
     });
     provider.use(devicePolling(core.clock));

@@ -86,6 +86,14 @@ export class KeyRing {
     return this.signer;
   }
 
+  /**
+   * The algorithm of the signing key as last loaded, without asking the store: what the OIDC
+   * provider signs with (its keys come from privateJwks, checked at most once a second).
+   */
+  signingAlg(): SigningAlg {
+    return this.signer.alg;
+  }
+
   /** The verifier for `kid`; an unknown kid reloads the ring (at most once a second) first. */
   async verifier(kid: string): Promise<Verifier | undefined> {
     const known = this.verifiers.get(kid);

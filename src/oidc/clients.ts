@@ -126,10 +126,18 @@ async function clientView(s: Services, row: OidcClientRow): Promise<ClientView> 
   };
 }
 
-/** The provider's view of a client (oidc-provider metadata), or undefined. */
-export async function clientMetadata(s: Services, clientId: string): Promise<Record<string, unknown> | undefined> {
-  const row = await findClient(s.store.root, clientId);
-  if (!row) return undefined;
+/** The client rows a server (its Services) keeps for the token endpoint, by client id (oidc/support.ts). */
+const clientRows = new WeakMap<Services, Map<string, OidcClientRow>>();
+
+export const rowsOf = (s: Services): Map<string, OidcClientRow> => clientRows.get(s) ?? clientRows.set(s, new Map()).get(s)!;
+
+/** Drops this server's copy of a client's row (it was removed or changed here; other servers confirm theirs per request). */
+function forgetClient(s: Services, clientId: string): void {
+  rowsOf(s).delete(clientId);
+}
+
+/** The provider's view of a client's row (oidc-provider metadata). */
+export async function metadataOf(s: Services, row: OidcClientRow): Promise<Record<string, unknown>> {
   const m = JSON.parse(row.metadata) as Metadata;
   return {
     client_id: row.client_id,
@@ -141,7 +149,8 @@ export async function clientMetadata(s: Services, clientId: string): Promise<Rec
     // ID tokens follow the signing key's algorithm: after `keys rotate --alg ES256` and the old
     // RSA key's retirement there may be no RS256 key left to sign with. Relying parties read the
     // algorithms from discovery (id_token_signing_alg_values_supported lists both).
-    id_token_signed_response_alg: (await s.keys.signing()).alg,
+    // The provider's own keys (privateJwks) and this come from the same load of the key ring.
+    id_token_signed_response_alg: s.keys.signingAlg(),
     grant_types: grantTypes(grantsOf(m)),
     response_types: grantsOf(m).includes('authorization_code') ? ['code'] : [],
     // The audience of its client-credentials tokens (extraClientMetadata): read with the client,
@@ -213,6 +222,7 @@ export async function listClientViews(s: Services): Promise<ClientView[]> {
 export async function removeClient(s: Services, actor: Actor, clientId: string): Promise<ClientView> {
   const view = await showClient(s, clientId);
   await deleteClient(s.store.root, clientId);
+  forgetClient(s, clientId);
   await s.audit.record('client_removed', actor, { account: null, client_id: clientId });
   return view;
 }
@@ -222,6 +232,7 @@ export async function rotateClientSecret(s: Services, actor: Actor, clientId: st
   if (view.public) throw new AppError('invalid_input', 'a public client has no secret');
   const secret = newSecret();
   await setClientSecret(s.store.root, clientId, secret);
+  forgetClient(s, clientId);
   await s.audit.record('client_secret_rotated', actor, { account: null, client_id: clientId });
   return { client_id: clientId, client_secret: secret };
 }

@@ -7,7 +7,7 @@ import type { Services } from '../services';
 import { actorOf, requireAdministrator } from '../access/caller';
 import { latestGrant, oidcCookieKey } from '../store/oidc';
 import { addClient, ClientView, listClientViews, NewClient, removeClient, rotateClientSecret, showClient } from './clients';
-import { adapterFor, claimsOf, clientPolicy, OidcClaims, type PageSession, pageSessionOf, ProviderAdapter } from './support';
+import { accountFor, adapterFor, claimsOf, clientPolicy, inTokenRequest, OidcClaims, type PageSession, pageSessionOf, ProviderAdapter } from './support';
 
 /** Relying parties of the OpenID Connect provider, managed from the shell. */
 export interface ClientOperations {
@@ -22,6 +22,17 @@ export interface ClientOperations {
 export interface OidcOperations {
   adapter(model: string): ProviderAdapter;
   claims(sub: string): Promise<OidcClaims | undefined>;
+  /**
+   * What tokens for `clientId` may say of `sub` (undefined: the account is disabled or gone, the
+   * client is gone or changed, or the account is outside its allowed groups). `grantId`: the grant
+   * the provider has just read in this request.
+   */
+  account(sub: string, clientId: string, grantId?: string): Promise<OidcClaims | undefined>;
+  /**
+   * Runs the provider's handling of one token request, serving clients from memory; false when a
+   * client it was served has since been removed or changed (the answer must be invalid_client).
+   */
+  tokenRequest(fn: () => Promise<void>): Promise<boolean>;
   clientPolicy(clientId: string, sub: string | null): Promise<{ firstParty: boolean; allowed: boolean; name: string }>;
   /** The account's live grant to a client, from any earlier session. */
   latestGrant(sub: string, clientId: string): Promise<string | undefined>;
@@ -66,6 +77,8 @@ export function oidcOperations(s: Services): OidcOperations {
   return {
     adapter: (model) => adapterFor(s, model),
     claims: (sub) => claimsOf(s, sub),
+    account: (sub, clientId, grantId) => accountFor(s, sub, clientId, grantId),
+    tokenRequest: (fn) => inTokenRequest(s, fn),
     clientPolicy: (clientId, sub) => clientPolicy(s, clientId, sub),
     latestGrant: (sub, clientId) => latestGrant(s.store.root, sub, clientId),
     pageSession: async (caller) => pageSessionOf(s, await actorOf(s, caller)),

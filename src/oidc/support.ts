@@ -4,12 +4,25 @@
  * may sign in to a client (--allowed-group). Payloads that name an account die with its
  * auth_version or when it is disabled (store/oidc.ts findPayload).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Services } from '../services';
-import { accountClaims, consumePayload, destroyPayload, findClient, findPayload, revokeGrant, upsertPayload } from '../store/oidc';
+import {
+  accountFacts,
+  type AccountFacts,
+  accountClaims,
+  consumePayload,
+  destroyPayload,
+  findClient,
+  findGrantWithFacts,
+  findPayload,
+  type OidcClientRow,
+  revokeGrant,
+  upsertPayload,
+} from '../store/oidc';
 import { passesGate } from '../groups/manage';
 import { findSession, type SessionRow } from '../store/sessions';
 import type { Actor } from '../actor';
-import { clientMetadata } from './clients';
+import { metadataOf, rowsOf } from './clients';
 
 export interface ProviderAdapter {
   upsert(id: string, payload: Record<string, unknown>, expiresIn: number): Promise<void>;
@@ -19,6 +32,80 @@ export interface ProviderAdapter {
   consume(id: string): Promise<void>;
   destroy(id: string): Promise<void>;
   revokeByGrantId(grantId: string): Promise<void>;
+}
+
+/**
+ * Clients at the token endpoint come from memory: a client's row changes rarely, and every token
+ * request would otherwise read it (twice: to authenticate the client, and for its allowed groups).
+ * A row served from memory is confirmed by a statement the request runs anyway (the grant's, or
+ * the account's claims, which read the client's row beside them), or, where none runs, by a read
+ * of its own before the answer: a client removed, or its secret or settings changed, on any
+ * instance is refused at once on every other.
+ */
+interface TokenRequest {
+  /** Rows served from memory in this request, by client id. */
+  served: Map<string, OidcClientRow>;
+  /** Clients whose served row a statement of this request found unchanged. */
+  confirmed: Set<string>;
+  /** What the grant's statement read of its account and client, by grant id. */
+  grants: Map<string, { account: string | null; clientId: string | null; facts: AccountFacts }>;
+}
+
+const tokenRequests = new AsyncLocalStorage<TokenRequest>();
+const MAX_CACHED_CLIENTS = 1000;
+
+/** Whether two reads of a client's row say the same of it. */
+const sameClient = (a: OidcClientRow | undefined, b: OidcClientRow | undefined) =>
+  a !== undefined &&
+  b !== undefined &&
+  a.client_secret === b.client_secret &&
+  a.metadata === b.metadata &&
+  a.allowed_groups === b.allowed_groups &&
+  a.first_party === b.first_party &&
+  a.name === b.name;
+
+/**
+ * Runs one token request (`fn`: the provider's handling of it), then confirms every client row it
+ * was served from memory that nothing in it read again. False: a served row is no longer the
+ * client's (removed or changed meanwhile); the request must be refused.
+ */
+export async function inTokenRequest(s: Services, fn: () => Promise<void>): Promise<boolean> {
+  const request: TokenRequest = { served: new Map(), confirmed: new Set(), grants: new Map() };
+  await tokenRequests.run(request, fn);
+  let current = true;
+  for (const clientId of request.served.keys()) {
+    if (request.confirmed.has(clientId)) continue;
+    if (!confirm(s, request, clientId, await findClient(s.store.root, clientId))) current = false;
+  }
+  return current;
+}
+
+/** Checks a fresh read of a client's row against the one served in this request; keeps the fresh one. */
+function confirm(s: Services, request: TokenRequest | undefined, clientId: string, fresh: OidcClientRow | undefined): boolean {
+  const rows = rowsOf(s);
+  if (fresh) rows.set(clientId, fresh);
+  else rows.delete(clientId);
+  const served = request?.served.get(clientId);
+  if (!served) return fresh !== undefined;
+  if (!sameClient(served, fresh)) return false;
+  request!.confirmed.add(clientId);
+  return true;
+}
+
+/** A client's row: from memory inside a token request (confirmed later), else from the store. */
+async function clientRow(s: Services, clientId: string): Promise<OidcClientRow | undefined> {
+  const request = tokenRequests.getStore();
+  if (!request) return findClient(s.store.root, clientId);
+  const rows = rowsOf(s);
+  let row = rows.get(clientId);
+  if (!row) {
+    row = await findClient(s.store.root, clientId);
+    if (!row) return undefined;
+    if (rows.size >= MAX_CACHED_CLIENTS) rows.delete(rows.keys().next().value!);
+    rows.set(clientId, row);
+  }
+  request.served.set(clientId, row);
+  return row;
 }
 
 export function adapterFor(s: Services, model: string): ProviderAdapter {
@@ -41,7 +128,17 @@ export function adapterFor(s: Services, model: string): ProviderAdapter {
       await upsertPayload(s.store.root, row);
     },
     async find(id) {
-      if (model === 'Client') return clientMetadata(s, id);
+      if (model === 'Client') {
+        const row = await clientRow(s, id);
+        return row ? metadataOf(s, row) : undefined;
+      }
+      // In a token request the grant's statement also reads its account's claims and its client.
+      const request = model === 'Grant' ? tokenRequests.getStore() : undefined;
+      if (request) {
+        const found = await findGrantWithFacts(s.store.root, id);
+        if (found) request.grants.set(id, { account: found.grant.account, clientId: found.grant.client_id, facts: found.facts });
+        return live(found?.grant);
+      }
       return live(await findPayload(s.store.root, model, { id }, { expired: model === 'DeviceCode' }));
     },
     // An expired device code is still found (until pruned): the device is told expired_token, and
@@ -73,6 +170,31 @@ export interface OidcClaims {
 export async function claimsOf(s: Services, sub: string): Promise<OidcClaims | undefined> {
   const account = await accountClaims(s.store.root, sub);
   if (!account || account.disabled) return undefined;
+  return {
+    sub,
+    email: account.email,
+    email_verified: account.email_verified,
+    name: account.name,
+    preferred_username: account.username,
+    groups: account.groups,
+  };
+}
+
+/**
+ * What an ID token, userinfo or a new access token may say of `sub` for a client: its claims when
+ * the account is enabled and passes the client's allowed groups (checked at every code exchange,
+ * refresh and userinfo call: leaving the group ends the access its grants gave), else undefined.
+ * In a token request the grant's statement has read the account and the client already; the
+ * client's row must still be the one that authenticated the request.
+ */
+export async function accountFor(s: Services, sub: string, clientId: string, grantId?: string): Promise<OidcClaims | undefined> {
+  const request = tokenRequests.getStore();
+  const read = grantId ? request?.grants.get(grantId) : undefined;
+  const facts = read && read.account === sub && read.clientId === clientId ? read.facts : await accountFacts(s.store.root, sub, clientId);
+  if (!confirm(s, request, clientId, facts.client)) return undefined;
+  const account = facts.claims;
+  if (!account || account.disabled || !facts.client) return undefined;
+  if (!(await passesGate(s.store.root, sub, JSON.parse(facts.client.allowed_groups) as string[]))) return undefined;
   return {
     sub,
     email: account.email,

@@ -150,24 +150,81 @@ export interface ClaimsRow {
   groups: string[];
 }
 
+/** The managed groups' names of account `a` (its dedicated group left out), as a JSON array. */
+function groupNamesSql(dialect: string): string {
+  // Managed groups only (dedicated groups are never managed): apps map these names to roles,
+  // and a name any account could give its own group would be a role anyone could take.
+  const names = `SELECT g.name FROM membership m JOIN usergroup g ON g.id = m.usergroup_id WHERE m.account_id = a.id AND ${managedGroupSql('g')}`;
+  return dialect === 'postgres'
+    ? `(SELECT COALESCE(json_agg(n.name ORDER BY n.name), '[]'::json) FROM (${names}) n)`
+    : `(SELECT json_group_array(n.name) FROM (${names} ORDER BY g.name) n)`;
+}
+
+/** The columns of an account's claims (a_*) and of a client's row (c_*), for one statement. */
+const FACTS_COLUMNS = (dialect: string) =>
+  `a.id AS a_id, a.email AS a_email, a.email_verified AS a_email_verified, a.username AS a_username, a.name AS a_name, a.disabled AS a_disabled,
+   ${groupNamesSql(dialect)} AS a_group_names,
+   c.client_id AS c_client_id, c.name AS c_name, c.metadata AS c_metadata, c.client_secret AS c_client_secret,
+   c.first_party AS c_first_party, c.allowed_groups AS c_allowed_groups, c.created_at AS c_created_at`;
+
+/** What a token request needs of the account and the client, read together. */
+export interface AccountFacts {
+  claims: ClaimsRow | undefined;
+  client: OidcClientRow | undefined;
+}
+
+function factsOf(row: Record<string, unknown>): AccountFacts {
+  const part = (prefix: string) =>
+    Object.fromEntries(
+      Object.entries(row)
+        .filter(([k]) => k.startsWith(prefix))
+        .map(([k, v]) => [k.slice(prefix.length), v]),
+    );
+  const a = part('a_');
+  const c = part('c_');
+  let claims: ClaimsRow | undefined;
+  if (a.id !== null && a.id !== undefined) {
+    const { group_names: raw, id: _id, ...account } = a;
+    const fields = decodeRow<Omit<ClaimsRow, 'groups'>>('user_account', account);
+    claims = { ...fields, groups: (typeof raw === 'string' ? JSON.parse(raw) : raw) as string[] };
+  }
+  const client = c.client_id === null || c.client_id === undefined ? undefined : decodeRow<OidcClientRow>('oidc_client', c);
+  return { claims, client };
+}
+
 /**
  * An account's claim fields and the names of its groups (its dedicated group, the first made
  * for it, left out), in one statement: every code exchange and refresh asks for them.
  */
 export const accountClaims = op(async (h, referenceId: string): Promise<ClaimsRow | undefined> => {
-  // Managed groups only (dedicated groups are never managed): apps map these names to roles,
-  // and a name any account could give its own group would be a role anyone could take.
-  const names = `SELECT g.name FROM membership m JOIN usergroup g ON g.id = m.usergroup_id WHERE m.account_id = a.id AND ${managedGroupSql('g')}`;
-  const groups =
-    h.dialect === 'postgres'
-      ? `(SELECT COALESCE(json_agg(n.name ORDER BY n.name), '[]'::json) FROM (${names}) n)`
-      : `(SELECT json_group_array(n.name) FROM (${names} ORDER BY g.name) n)`;
+  const [row] = await h.all(`SELECT ${FACTS_COLUMNS(h.dialect)} FROM user_account a LEFT JOIN oidc_client c ON 1 = 0 WHERE a.reference_id = ?`, [referenceId]);
+  return row ? factsOf(row).claims : undefined;
+});
+
+/** An account's claims and a client's row, in one statement (either may be missing). */
+export const accountFacts = op(async (h, referenceId: string, clientId: string): Promise<AccountFacts> => {
   const [row] = await h.all(
-    `SELECT a.email, a.email_verified, a.username, a.name, a.disabled, ${groups} AS group_names FROM user_account a WHERE a.reference_id = ?`,
-    [referenceId],
+    `SELECT ${FACTS_COLUMNS(h.dialect)} FROM (SELECT 1 AS one) o
+     LEFT JOIN user_account a ON a.reference_id = ? LEFT JOIN oidc_client c ON c.client_id = ?`,
+    [referenceId, clientId],
   );
-  if (!row) return undefined;
-  const { group_names: raw, ...account } = row;
-  const fields = decodeRow<Omit<ClaimsRow, 'groups'>>('user_account', account);
-  return { ...fields, groups: (typeof raw === 'string' ? JSON.parse(raw) : raw) as string[] };
+  return factsOf(row);
+});
+
+/**
+ * A live Grant (as findPayload finds it) with its account's claims and its client's row, in one
+ * statement: a code exchange or refresh reads the grant and then asks for both.
+ */
+export const findGrantWithFacts = op(async (h, id: string): Promise<{ grant: OidcPayloadRow; facts: AccountFacts } | undefined> => {
+  const rows = await h.all(
+    `SELECT p.*, ${FACTS_COLUMNS(h.dialect)} FROM oidc_payload p
+     LEFT JOIN user_account a ON a.reference_id = p.account LEFT JOIN oidc_client c ON c.client_id = p.client_id
+     WHERE p.model = 'Grant' AND p.id = ? AND (p.expires_at IS NULL OR p.expires_at > ?)
+       AND (p.account IS NULL OR (a.id IS NOT NULL AND a.disabled = ? AND a.auth_version = p.auth_version))`,
+    [id, h.clock.now(), h.dialect === 'postgres' ? false : 0],
+  );
+  if (rows.length === 0) return undefined;
+  const row = rows[0];
+  const payload = Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('a_') && !k.startsWith('c_')));
+  return { grant: decodeRow<OidcPayloadRow>('oidc_payload', payload), facts: factsOf(row) };
 });
