@@ -6,10 +6,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { Knex } from 'knex';
+import type sqlite3 from 'sqlite3';
 import type { Config } from '../config';
 import type { Clock } from '../clock';
 import { AppError } from '../errors';
-import { Dialect, Handle, isUnavailable, op, seal, storeError, transactionHandle, Tx } from './handle';
+import { Dialect, Handle, isUnavailable, op, rawRun, seal, storeError, transactionHandle, Tx } from './handle';
+import { PreparedWrites } from './prepared-writes';
 import { GroupCommit } from './group-commit';
 import { LATEST_MIGRATION, migrationSource } from './migrations';
 import { damagedSqlite, identify, isNotADatabase, MigrationReport, refuseStranger, report, sqliteFileHasContent } from './identity';
@@ -220,9 +222,21 @@ export async function openStore(config: Config, clock: Clock, o: OpenOptions = {
     clock,
     inTransaction: false,
     all: pool ? (sql, params) => pool.all(sql, params) : (sql, params) => prepared!.all(sql, params),
+    run: rawRun(knex),
     batch: (fn) => writes.run(fn),
   };
-  const writes = new GroupCommit(root, (fn) => knex.transaction((trx) => fn(transactionHandle(root, trx))));
+  const writes = new GroupCommit(root, (fn) =>
+    knex.transaction(async (trx) => {
+      if (dialect !== 'sqlite') return fn(transactionHandle(root, trx));
+      // SQLite: the batch's writes prepared once each, on the transaction's connection.
+      const writer = new PreparedWrites((await trx.client.acquireConnection()) as sqlite3.Database);
+      try {
+        await fn(transactionHandle(root, trx, writer.run));
+      } finally {
+        await writer.finalize();
+      }
+    }),
+  );
   const store: Store = {
     dialect,
     location: describeLocation(config),

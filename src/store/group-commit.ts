@@ -54,16 +54,16 @@ export class GroupCommit {
 
   private async commit(batch: Job[]): Promise<void> {
     if (batch.length === 1) return settle(batch[0], this.root);
-    const results: unknown[] = [];
+    let results: unknown[] = [];
     try {
       await this.transaction(async (h) => {
-        for (const job of batch) {
-          try {
-            results.push(await job.fn(h));
-          } catch {
-            throw new BatchFailed();
-          }
-        }
+        // All handed to the connection at once: the driver runs them one after another without
+        // waiting for this thread between them (a busy event loop would otherwise delay every
+        // step of the batch). Their order within a batch means nothing: they came from different
+        // requests at the same moment. Every one settles before the commit or the rollback.
+        const settled = await Promise.allSettled(batch.map((job) => job.fn(h)));
+        if (settled.some((r) => r.status === 'rejected')) throw new BatchFailed();
+        results = settled.map((r) => (r as PromiseFulfilledResult<unknown>).value);
       });
     } catch {
       // Rolled back (a write failed, or the commit did): each write again, alone, with its own answer.

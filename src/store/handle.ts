@@ -30,6 +30,12 @@ export interface Handle {
    */
   all(sql: string, params: readonly unknown[]): Promise<Row[]>;
   /**
+   * A hand-written write (? placeholders, values bound). In a batch of the group commit on SQLite
+   * each statement is prepared once for the whole batch (prepared-writes.ts); elsewhere it runs
+   * through the query builder.
+   */
+  run(sql: string, params: readonly unknown[]): Promise<void>;
+  /**
    * An idempotent write that may share a transaction with others arriving at the same time
    * (group-commit.ts): on the root, batched and resolved once committed; in a transaction, run
    * in it.
@@ -46,9 +52,27 @@ export async function rawRows(k: Knex | Knex.Transaction, sql: string, params: r
   return (Array.isArray(result) ? result : result.rows) as Row[];
 }
 
-/** The handle of a transaction: every statement, batched writes too, on its connection. */
-export function transactionHandle(h: Pick<Handle, 'dialect' | 'clock'>, trx: Knex.Transaction): Handle {
-  const t: Handle = { k: trx, dialect: h.dialect, clock: h.clock, inTransaction: true, all: (sql, params) => rawRows(trx, sql, params), batch: (fn) => fn(t) };
+/** A write through the query builder's raw statement. */
+export const rawRun =
+  (k: Knex | Knex.Transaction) =>
+  async (sql: string, params: readonly unknown[]): Promise<void> => {
+    await k.raw(sql, params as Knex.RawBinding[]);
+  };
+
+/**
+ * The handle of a transaction: every statement, batched writes too, on its connection. `run`:
+ * how its writes run (the group commit's batches prepare theirs once per batch).
+ */
+export function transactionHandle(h: Pick<Handle, 'dialect' | 'clock'>, trx: Knex.Transaction, run: Handle['run'] = rawRun(trx)): Handle {
+  const t: Handle = {
+    k: trx,
+    dialect: h.dialect,
+    clock: h.clock,
+    inTransaction: true,
+    all: (sql, params) => rawRows(trx, sql, params),
+    run,
+    batch: (fn) => fn(t),
+  };
   return t;
 }
 

@@ -37,7 +37,7 @@ export const upsertPayload = op(async (h, row: Omit<OidcPayloadRow, 'consumed_at
   // The provider's writes are batched (group commit): a token exchange makes three, and under load
   // they share transactions instead of each waiting for its own disk flush.
   await h.batch((b) =>
-    b.k.raw(
+    b.run(
       `INSERT INTO oidc_payload (model, id, payload, grant_id, uid, client_id, account, auth_version, expires_at, consumed_at, user_code)
      VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT auth_version FROM user_account WHERE reference_id = ?), ?, NULL, ?)
      ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id, uid = excluded.uid,
@@ -84,11 +84,11 @@ export const latestGrant = op(async (h, account: string, clientId: string): Prom
 });
 
 export const consumePayload = op(async (h, model: string, id: string): Promise<void> => {
-  await h.batch((b) => b.k('oidc_payload').where({ model, id }).update({ consumed_at: b.clock.now() }));
+  await h.batch((b) => b.run('UPDATE oidc_payload SET consumed_at = ? WHERE model = ? AND id = ?', [b.clock.now(), model, id]));
 });
 
 export const destroyPayload = op(async (h, model: string, id: string): Promise<void> => {
-  await h.batch((b) => b.k('oidc_payload').where({ model, id }).del());
+  await h.batch((b) => b.run('DELETE FROM oidc_payload WHERE model = ? AND id = ?', [model, id]));
 });
 
 /**
@@ -97,7 +97,7 @@ export const destroyPayload = op(async (h, model: string, id: string): Promise<v
  * that its own sign-in is replacing.
  */
 export const revokeGrant = op(async (h, model: string, grantId: string): Promise<void> => {
-  await h.batch((b) => b.k('oidc_payload').where({ model, grant_id: grantId }).del());
+  await h.batch((b) => b.run('DELETE FROM oidc_payload WHERE model = ? AND grant_id = ?', [model, grantId]));
 });
 
 export const prunePayloads = op(async (h): Promise<void> => {
