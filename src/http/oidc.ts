@@ -245,7 +245,22 @@ export class OidcProvider {
       if (ctx.method !== 'POST' || ctx.path !== ROUTES.token) return next();
       // Whatever the provider answered (a bad code too): a stale client is told invalid_client, as
       // a client read from the store would have been.
-      if (!(await core.oidc.tokenRequest(next))) {
+      let current: boolean;
+      try {
+        current = await core.oidc.tokenRequest(next);
+      } catch (err) {
+        // A write of the request failed: nothing it answered may be used.
+        const requestId = String(ctx.res.getHeader('X-Request-Id') ?? '') || null;
+        core.logger.error('oidc_server_error', {
+          request_id: requestId,
+          name: (err as Error)?.name ?? 'unknown',
+          code: (err as { code?: string })?.code ?? null,
+        });
+        ctx.status = 500;
+        ctx.body = { error: 'server_error', error_description: 'the request could not be completed' };
+        return;
+      }
+      if (!current) {
         ctx.status = 401;
         ctx.body = { error: 'invalid_client', error_description: 'client authentication failed' };
       }

@@ -49,6 +49,8 @@ interface TokenRequest {
   confirmed: Set<string>;
   /** What the grant's statement read of its account and client, by grant id. */
   grants: Map<string, { account: string | null; clientId: string | null; facts: AccountFacts }>;
+  /** The request's writes, handed to the group commit without waiting; all durable before the answer. */
+  writes: Promise<void>[];
 }
 
 const tokenRequests = new AsyncLocalStorage<TokenRequest>();
@@ -70,8 +72,13 @@ const sameClient = (a: OidcClientRow | undefined, b: OidcClientRow | undefined) 
  * client's (removed or changed meanwhile); the request must be refused.
  */
 export async function inTokenRequest(s: Services, fn: () => Promise<void>): Promise<boolean> {
-  const request: TokenRequest = { served: new Map(), confirmed: new Set(), grants: new Map() };
+  const request: TokenRequest = { served: new Map(), confirmed: new Set(), grants: new Map(), writes: [] };
   await tokenRequests.run(request, fn);
+  // Nothing is answered before it is stored: the request's writes (a code consumed, a refresh
+  // token rotated, the new tokens) went to the store together and are all durable now, or the
+  // answer is an error.
+  const failed = (await Promise.allSettled(request.writes)).find((r) => r.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
   let current = true;
   for (const clientId of request.served.keys()) {
     if (request.confirmed.has(clientId)) continue;
@@ -108,6 +115,20 @@ async function clientRow(s: Services, clientId: string): Promise<OidcClientRow |
   return row;
 }
 
+/**
+ * A write of the provider's. In a token request it is handed to the group commit and not waited
+ * for: the request's next write follows at once, so its writes share one transaction instead of
+ * each waiting for its own (the provider reads none of them back in the same request).
+ * inTokenRequest waits for them all before the answer. Elsewhere it is waited for here.
+ */
+function write(pending: Promise<void>): Promise<void> {
+  const request = tokenRequests.getStore();
+  if (!request) return pending;
+  request.writes.push(pending);
+  pending.catch(() => undefined); // its failure is reported by inTokenRequest, before the answer
+  return Promise.resolve();
+}
+
 export function adapterFor(s: Services, model: string): ProviderAdapter {
   const live = (row: { payload: string; consumed_at: number | null } | undefined) =>
     row ? { ...(JSON.parse(row.payload) as Record<string, unknown>), ...(row.consumed_at ? { consumed: Math.floor(row.consumed_at / 1000) } : {}) } : undefined;
@@ -125,7 +146,7 @@ export function adapterFor(s: Services, model: string): ProviderAdapter {
         expires_at: expiresIn ? s.clock.now() + expiresIn * 1000 : null,
         user_code: typeof payload.userCode === 'string' ? payload.userCode : null,
       };
-      await upsertPayload(s.store.root, row);
+      await write(upsertPayload(s.store.root, row));
     },
     async find(id) {
       if (model === 'Client') {
@@ -149,11 +170,11 @@ export function adapterFor(s: Services, model: string): ProviderAdapter {
     async findByUid(uid) {
       return live(await findPayload(s.store.root, model, { uid }));
     },
-    consume: (id) => consumePayload(s.store.root, model, id),
+    consume: (id) => write(consumePayload(s.store.root, model, id)),
     // A device code cancelled by the person has no grant: polled again, the provider revokes "its"
     // grant, undefined; there is nothing to remove (it answered 500 before).
-    destroy: async (id) => (id ? destroyPayload(s.store.root, model, id) : undefined),
-    revokeByGrantId: async (grantId) => (grantId ? revokeGrant(s.store.root, model, grantId) : undefined),
+    destroy: async (id) => (id ? write(destroyPayload(s.store.root, model, id)) : undefined),
+    revokeByGrantId: async (grantId) => (grantId ? write(revokeGrant(s.store.root, model, grantId)) : undefined),
   };
 }
 

@@ -6,12 +6,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { Knex } from 'knex';
-import type sqlite3 from 'sqlite3';
 import type { Config } from '../config';
 import type { Clock } from '../clock';
 import { AppError } from '../errors';
 import { Dialect, Handle, isUnavailable, op, rawRun, seal, storeError, transactionHandle, Tx } from './handle';
-import { PreparedWrites } from './prepared-writes';
+import { sqliteBatch } from './sqlite-batch';
 import { GroupCommit } from './group-commit';
 import { LATEST_MIGRATION, migrationSource } from './migrations';
 import { damagedSqlite, identify, isNotADatabase, MigrationReport, refuseStranger, report, sqliteFileHasContent } from './identity';
@@ -226,16 +225,7 @@ export async function openStore(config: Config, clock: Clock, o: OpenOptions = {
     batch: (fn) => writes.run(fn),
   };
   const writes = new GroupCommit(root, (fn) =>
-    knex.transaction(async (trx) => {
-      if (dialect !== 'sqlite') return fn(transactionHandle(root, trx));
-      // SQLite: the batch's writes prepared once each, on the transaction's connection.
-      const writer = new PreparedWrites((await trx.client.acquireConnection()) as sqlite3.Database);
-      try {
-        await fn(transactionHandle(root, trx, writer.run));
-      } finally {
-        await writer.finalize();
-      }
-    }),
+    dialect === 'sqlite' ? sqliteBatch(knex, root, fn) : knex.transaction((trx) => fn(transactionHandle(root, trx))),
   );
   const store: Store = {
     dialect,

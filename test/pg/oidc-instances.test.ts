@@ -2,72 +2,11 @@
 // instance serves clients from memory (oidc/support.ts), so a client removed or given a new secret,
 // or a token revoked, on one instance (or from the shell) must be refused at once on the other.
 import t from 'tap';
-import { createHash, randomBytes } from 'node:crypto';
 import { onPostgres } from '../helpers/pg';
+import { authorizationCode, REDIRECT, token } from '../helpers/oidc-http';
 
 const PW = 'oidc instances password 1';
-const REDIRECT = 'http://localhost:3999/callback';
 const AUDIENCE = 'https://api.example.test';
-
-/** A browser's cookie jar on one instance; redirects to the public URL's origin are followed on it. */
-function browser(base: string) {
-  const jar = new Map<string, string>();
-  return async (url: string, init: RequestInit = {}) => {
-    const target = url.startsWith('http') ? base + new URL(url).pathname + new URL(url).search : base + url;
-    const res = await fetch(target, {
-      ...init,
-      redirect: 'manual',
-      headers: { ...(init.headers as Record<string, string>), cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') },
-    });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(';');
-      jar.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
-    }
-    return res;
-  };
-}
-
-/** Signs in on `base`'s pages and walks an authorization to its code (PKCE), as a browser would. */
-async function authorizationCode(base: string, clientId: string, email: string) {
-  const request = browser(base);
-  const csrf = /name="csrf" value="([^"]+)"/.exec(await (await request('/signin')).text())![1];
-  await request('/signin', {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ csrf, email, password: PW }).toString(),
-  });
-  const verifier = randomBytes(32).toString('base64url');
-  const params = new URLSearchParams({
-    client_id: clientId,
-    response_type: 'code',
-    redirect_uri: REDIRECT,
-    scope: 'openid offline_access',
-    prompt: 'consent',
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-  });
-  let location = `/oidc/auth?${params}`;
-  for (let i = 0; i < 10; i++) {
-    const res = await request(location);
-    await res.arrayBuffer();
-    location = res.headers.get('location') ?? '';
-    if (location.startsWith(REDIRECT)) return { code: new URL(location).searchParams.get('code')!, verifier };
-    if (!location) throw new Error(`the authorization stopped at ${res.status}`);
-  }
-  throw new Error('too many redirects');
-}
-
-async function token(base: string, client: { client_id: string; client_secret: string }, body: Record<string, string>) {
-  const res = await fetch(`${base}/oidc/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`,
-    },
-    body: new URLSearchParams(body).toString(),
-  });
-  return { status: res.status, json: (await res.json()) as Record<string, string> };
-}
 
 t.test('the token endpoint on two instances: what one removes or revokes, the other refuses at once', async (t) => {
   const pg = await onPostgres(t);
@@ -81,7 +20,7 @@ t.test('the token endpoint on two instances: what one removes or revokes, the ot
   const machine = await add('--name', 'Worker', '--credentials', '--audience', AUDIENCE);
 
   // A code from A, exchanged and refreshed on B (B now holds the client in memory).
-  const first = await authorizationCode(a.url, app.client_id, 'admin@example.com');
+  const first = await authorizationCode(a.url, app.client_id, 'admin@example.com', PW);
   const exchanged = await token(b.url, app, { grant_type: 'authorization_code', code: first.code, redirect_uri: REDIRECT, code_verifier: first.verifier });
   t.equal(exchanged.status, 200, 'exchanged on B');
   const refreshed = await token(b.url, app, { grant_type: 'refresh_token', refresh_token: exchanged.json.refresh_token });
@@ -112,7 +51,7 @@ t.test('the token endpoint on two instances: what one removes or revokes, the ot
   t.equal((await token(b.url, fresh, { grant_type: 'client_credentials', resource: AUDIENCE })).status, 200, 'the new secret works on B');
 
   // A live chain on B, then the client removed from the shell: B's next refresh is refused.
-  const second = await authorizationCode(a.url, app.client_id, 'admin@example.com');
+  const second = await authorizationCode(a.url, app.client_id, 'admin@example.com', PW);
   const chain = await token(b.url, app, { grant_type: 'authorization_code', code: second.code, redirect_uri: REDIRECT, code_verifier: second.verifier });
   t.equal(chain.status, 200);
   const again = await token(b.url, app, { grant_type: 'refresh_token', refresh_token: chain.json.refresh_token });
