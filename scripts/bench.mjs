@@ -348,11 +348,14 @@ function summary(f, start, fwd, cmd) {
       '<= 1.6x',
     ],
     ['start to first /ping, fresh store', `${start.fresh.toFixed(0)} ms`, ''],
-    [
-      'idle RSS after start (anonymous + file-backed) / bare Node',
-      `${mib(f.rssIdle.rss)} (${mib(f.rssIdle.anon)} + ${mib(f.rssIdle.file)}) = +${mib(f.rssIdle.rss - start.floorRss)} over ${mib(start.floorRss)}`,
+    ...[
+      ['0.3 s', start.idle.early],
+      ['15 s', start.idle.settled],
+    ].map(([when, i]) => [
+      `idle RSS ${when} after start (anonymous + file-backed) / bare Node`,
+      `${mib(i.gatehouse.rss)} (${mib(i.gatehouse.anon)} + ${mib(i.gatehouse.file)}) = +${mib(i.gatehouse.rss - i.bare.rss)}`,
       '<= +20 MiB',
-    ],
+    ]),
     ['gatehouse stats / node -e 0 (medians of alternating runs)', `${cmd.stats.toFixed(0)} / ${cmd.node.toFixed(0)} ms = ${r(cmd.stats, cmd.node)}x`, ''],
     ['reads, req/s (list, get)', `${f.listIdle.rps.toFixed(0)}, ${f.getIdle.rps.toFixed(0)}`, PG ? '>= 2x 1,141 / 1,719' : ''],
     ['OIDC code exchange / bare oidc-provider', r(f.oidcToken.exchange.rps, f.bareToken.exchange.rps), '>= 0.6'],

@@ -21,33 +21,10 @@ const freePort = () =>
     });
   });
 
-/** One start; `data` is an existing data folder to reuse, else a fresh store is made (and removed). */
-async function once(home, data = null) {
-  const dir = data ?? fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-start-'));
-  const port = await freePort();
-  const started = process.hrtime.bigint();
-  const child = spawn(exe, ['serve', '--port', String(port), '--data-dir', path.join(dir, 'data')], { env: { HOME: home }, stdio: 'ignore' });
-  for (;;) {
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/ping`);
-      if (res.status === 200) break;
-    } catch {
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  }
-  const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
-  if (data === null) fs.rmSync(dir, { recursive: true, force: true });
-  return ms;
-}
-
-/** The same measurement for a bare Node http server answering /ping: the floor no server can beat here. */
-async function floorOnce(rss = false) {
-  const port = await freePort();
-  const started = process.hrtime.bigint();
-  const code = `require('http').createServer((q, s) => s.end('{}')).listen(${port}, '127.0.0.1')`;
-  const child = spawn(process.execPath, ['-e', code], { stdio: 'ignore' });
+/** Starts `cmd` (a server on `port`) and waits for its first /ping: the child and the milliseconds it took. */
+async function started(cmd, args, port, env = process.env) {
+  const t0 = process.hrtime.bigint();
+  const child = spawn(cmd, args, { env, stdio: 'ignore' });
   for (;;) {
     try {
       if ((await fetch(`http://127.0.0.1:${port}/ping`)).status === 200) break;
@@ -55,16 +32,53 @@ async function floorOnce(rss = false) {
       await new Promise((r) => setTimeout(r, 5));
     }
   }
-  const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  // Its idle RSS, read as the bench reads Gatehouse's: 300 ms after the first answer.
-  let idle = 0;
-  if (rss) {
-    await new Promise((r) => setTimeout(r, 300));
-    idle = rssPartsOf(child.pid).rss;
-  }
+  return { child, ms: Number(process.hrtime.bigint() - t0) / 1e6 };
+}
+
+async function stopped(child) {
   child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
-  return rss ? idle : ms;
+  await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
+}
+
+const gatehouseArgs = (port, dir) => ['serve', '--port', String(port), '--data-dir', path.join(dir, 'data')];
+const bareArgs = (port) => ['-e', `require('http').createServer((q, s) => s.end('{}')).listen(${port}, '127.0.0.1')`];
+
+/** One start; `data` is an existing data folder to reuse, else a fresh store is made (and removed). */
+async function once(home, data = null) {
+  const dir = data ?? fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-start-'));
+  const port = await freePort();
+  const { child, ms } = await started(exe, gatehouseArgs(port, dir), port, { HOME: home });
+  await stopped(child);
+  if (data === null) fs.rmSync(dir, { recursive: true, force: true });
+  return ms;
+}
+
+/** The same measurement for a bare Node http server answering /ping: the floor no server can beat here. */
+async function floorOnce() {
+  const port = await freePort();
+  const { child, ms } = await started(process.execPath, bareArgs(port), port);
+  await stopped(child);
+  return ms;
+}
+
+/**
+ * Idle RSS (anonymous + file-backed) of Gatehouse on an existing store and of a bare Node http
+ * server, side by side: 0.3 s after the first /ping (what start-up left) and 15 s after it (once
+ * V8's memory reducer has run on an idle heap: what an idle server holds).
+ */
+export async function idleFigures(home, data) {
+  const [gp, bp] = [await freePort(), await freePort()];
+  const g = await started(exe, gatehouseArgs(gp, data), gp, { HOME: home });
+  const b = await started(process.execPath, bareArgs(bp), bp);
+  try {
+    await new Promise((r) => setTimeout(r, 300));
+    const early = { gatehouse: rssPartsOf(g.child.pid), bare: rssPartsOf(b.child.pid) };
+    await new Promise((r) => setTimeout(r, 15_000));
+    return { early, settled: { gatehouse: rssPartsOf(g.child.pid), bare: rssPartsOf(b.child.pid) } };
+  } finally {
+    await stopped(g.child);
+    await stopped(b.child);
+  }
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -88,7 +102,7 @@ export async function startupFigures(runs = 5) {
       restart.push(await once(home, data));
       floor.push(await floorOnce());
     }
-    return { cold, fresh: median(fresh), restart: median(restart), floor: median(floor), floorRss: await floorOnce(true) };
+    return { cold, fresh: median(fresh), restart: median(restart), floor: median(floor), idle: await idleFigures(home, data) };
   } finally {
     fs.rmSync(home, { recursive: true, force: true });
     fs.rmSync(data, { recursive: true, force: true });
@@ -102,4 +116,12 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   console.log(`start to first /ping, fresh store, median of ${runs}: ${f.fresh.toFixed(0)} ms`);
   console.log(`start to first /ping, existing store (a restart), median of ${runs}: ${f.restart.toFixed(0)} ms`);
   console.log(`the same for a bare Node http server (the floor): ${f.floor.toFixed(0)} ms`);
+  const mib = (b) => `${(b / 1048576).toFixed(1)} MiB`;
+  for (const [when, r] of [
+    ['0.3 s', f.idle.early],
+    ['15 s', f.idle.settled],
+  ])
+    console.log(
+      `idle RSS ${when} after the first /ping: Gatehouse ${mib(r.gatehouse.rss)} (${mib(r.gatehouse.anon)} + ${mib(r.gatehouse.file)}), bare Node ${mib(r.bare.rss)} (${mib(r.bare.anon)} + ${mib(r.bare.file)}): +${mib(r.gatehouse.rss - r.bare.rss)}`,
+    );
 }
