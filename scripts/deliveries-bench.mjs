@@ -36,10 +36,23 @@ async function startGatehouse(cost) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-deliveries-bench-'));
   const exe = path.join(root, 'dist', 'gatehouse');
   const dataDir = path.join(dir, 'data');
-  const cli = (...args) => execFileSync(exe, ['--data-dir', dataDir, ...args], { encoding: 'utf8', env: { ...process.env, PW: PASSWORD } });
+  // The receivers listen on loopback: allowed as webhook targets only when the operator says so.
+  const allow = { GATEHOUSE_WEBHOOK_ALLOW_PRIVATE: 'loopback' };
+  const cli = (...args) => execFileSync(exe, ['--data-dir', dataDir, ...args], { encoding: 'utf8', env: { ...process.env, ...allow, PW: PASSWORD } });
   cli('bootstrap-admin', '--email', 'admin@example.com', '--password-env', 'PW');
   cli('action', 'set-permission', 'signup', '--guest', 'on');
-  const server = spawnJsonLine(exe, ['serve', '--port', '0', '--data-dir', dataDir, '--bcrypt-cost', String(cost), '--no-rate-limits']);
+  const server = spawnJsonLine(exe, [
+    'serve',
+    '--port',
+    '0',
+    '--data-dir',
+    dataDir,
+    '--bcrypt-cost',
+    String(cost),
+    '--no-rate-limits',
+    '--webhook-allow-private',
+    'loopback',
+  ]);
   const url = await server.ready;
   return { url, cli, child: server.child, dir };
 }

@@ -30,11 +30,12 @@ export interface Handle {
    */
   all(sql: string, params: readonly unknown[]): Promise<Row[]>;
   /**
-   * A hand-written write (? placeholders, values bound). In a batch of the group commit on SQLite
-   * each statement is prepared once for the whole batch (prepared-writes.ts); elsewhere it runs
-   * through the query builder.
+   * A hand-written write (? placeholders, values bound). In a group-commit batch on SQLite, the
+   * batch's writes of one `sql` are made by one statement when `many` is given: `many` does for a
+   * JSON array of such parameter lists (its one parameter) what `sql` does for one
+   * (sqlite-batch.ts). Elsewhere it runs through the query builder.
    */
-  run(sql: string, params: readonly unknown[]): Promise<void>;
+  run(sql: string, params: readonly unknown[], many?: string): Promise<void>;
   /**
    * An idempotent write that may share a transaction with others arriving at the same time
    * (group-commit.ts): on the root, batched and resolved once committed; in a transaction, run

@@ -40,13 +40,23 @@ export const upsertPayload = op(async (h, row: Omit<OidcPayloadRow, 'consumed_at
     b.run(
       `INSERT INTO oidc_payload (model, id, payload, grant_id, uid, client_id, account, auth_version, expires_at, consumed_at, user_code)
      VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT auth_version FROM user_account WHERE reference_id = ?), ?, NULL, ?)
-     ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id, uid = excluded.uid,
-       client_id = excluded.client_id, account = excluded.account, auth_version = excluded.auth_version, expires_at = excluded.expires_at,
-       user_code = excluded.user_code`,
+     ${UPSERT_CONFLICT}`,
       [row.model, row.id, row.payload, row.grant_id, row.uid, row.client_id, row.account, row.account, row.expires_at, row.user_code],
+      UPSERT_MANY,
     ),
   );
 });
+
+const UPSERT_CONFLICT = `ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id, uid = excluded.uid,
+       client_id = excluded.client_id, account = excluded.account, auth_version = excluded.auth_version, expires_at = excluded.expires_at,
+       user_code = excluded.user_code`;
+
+/** The upsert for many rows at once (SQLite's batches): its one parameter, a JSON array of upsertPayload's parameter lists. */
+const UPSERT_MANY = `INSERT INTO oidc_payload (model, id, payload, grant_id, uid, client_id, account, auth_version, expires_at, consumed_at, user_code)
+     SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5, j.value ->> 6,
+       (SELECT auth_version FROM user_account WHERE reference_id = j.value ->> 7), j.value ->> 8, NULL, j.value ->> 9
+     FROM json_each(?) j WHERE true
+     ${UPSERT_CONFLICT}`;
 
 /**
  * A live payload: not expired (unless `expired`: the provider tells an expired device code from
@@ -84,7 +94,16 @@ export const latestGrant = op(async (h, account: string, clientId: string): Prom
 });
 
 export const consumePayload = op(async (h, model: string, id: string): Promise<void> => {
-  await h.batch((b) => b.run('UPDATE oidc_payload SET consumed_at = ? WHERE model = ? AND id = ?', [b.clock.now(), model, id]));
+  await h.batch((b) =>
+    b.run(
+      'UPDATE oidc_payload SET consumed_at = ? WHERE model = ? AND id = ?',
+      [b.clock.now(), model, id],
+      // Many at once: each row its own time.
+      `WITH j AS (SELECT value ->> 0 AS at, value ->> 1 AS model, value ->> 2 AS id FROM json_each(?))
+       UPDATE oidc_payload SET consumed_at = (SELECT j.at FROM j WHERE j.model = oidc_payload.model AND j.id = oidc_payload.id)
+       WHERE (model, id) IN (SELECT model, id FROM j)`,
+    ),
+  );
 });
 
 export const destroyPayload = op(async (h, model: string, id: string): Promise<void> => {

@@ -5,8 +5,9 @@
  * Through the query builder BEGIN and COMMIT are three trips to libuv's pool each (prepare, run,
  * finalize), and every trip waits for a turn of the event loop, which under load is busy with
  * other requests (signing, JSON, HTTP). Here each is one trip (exec), and the batch's writes are
- * handed to the driver together, each its own statement, so they never queue behind one another's
- * turns of the event loop.
+ * handed to the driver together, the same write of several requests as one statement where the
+ * store function gives its many-rows form (a refresh's two token upserts, say, for every request
+ * in the batch).
  */
 import type { Knex } from 'knex';
 import type sqlite3 from 'sqlite3';
@@ -23,8 +24,35 @@ const rollback = (db: sqlite3.Database) =>
 /** Runs `fn` (the batch's writes, through the handle's run) in one transaction on the writer connection. */
 export async function sqliteBatch(knex: Knex, base: Pick<Handle, 'dialect' | 'clock'>, fn: (h: Handle) => Promise<void>): Promise<void> {
   const db = (await knex.client.acquireConnection()) as sqlite3.Database;
-  const run = (sql: string, params: readonly unknown[]) =>
+  const statement = (sql: string, params: readonly unknown[]) =>
     new Promise<void>((resolve, reject) => db.run(sql, params as unknown[], (err: Error | null) => (err ? reject(err) : resolve())));
+  // The batch's writes arrive together (its jobs start in one turn); the same write of several
+  // jobs becomes one statement over all their parameters, when the store function says how.
+  let queued: Array<{ sql: string; params: readonly unknown[]; many?: string; done: (err?: unknown) => void }> = [];
+  const flush = () => {
+    const groups = new Map<string, typeof queued>();
+    for (const q of queued) groups.set(q.sql, [...(groups.get(q.sql) ?? []), q]);
+    queued = [];
+    for (const group of groups.values()) {
+      const many = group[0].many;
+      if (group.length > 1 && many !== undefined) {
+        statement(many, [JSON.stringify(group.map((q) => q.params))]).then(
+          () => group.forEach((q) => q.done()),
+          (err: unknown) => group.forEach((q) => q.done(err ?? new Error('write failed'))),
+        );
+      } else
+        for (const q of group)
+          statement(q.sql, q.params).then(
+            () => q.done(),
+            (err: unknown) => q.done(err ?? new Error('write failed')),
+          );
+    }
+  };
+  const run = (sql: string, params: readonly unknown[], many?: string) =>
+    new Promise<void>((resolve, reject) => {
+      if (queued.length === 0) queueMicrotask(flush);
+      queued.push({ sql, params, many, done: (err) => (err === undefined ? resolve() : reject(err)) });
+    });
   const h: Handle = {
     get k(): Knex {
       // The writer connection is this batch's: a query through the builder would wait for it forever.

@@ -64,6 +64,46 @@ t.test('a failing write in a batch fails alone; the others are stored', async (t
   t.same(ids, ['one', 'taken', 'two'], 'nothing half-written, nothing lost');
 });
 
+t.test('the same write of several requests as one statement: each row its own values; one bad row fails alone', async (t) => {
+  const { store, db } = await setup(t);
+  // Three upserts and two consumes arriving together (one batch: SQLite makes each kind one statement).
+  await Promise.all(['a', 'b', 'c'].map((id) => upsertPayload(store.root, { ...row(id), payload: JSON.stringify({ jti: id, n: 1 }) })));
+  await Promise.all([consumePayload(store.root, 'AccessToken', 'a'), consumePayload(store.root, 'AccessToken', 'b')]);
+  const rows = await db('oidc_payload').orderBy('id').select('id', 'payload', 'consumed_at');
+  t.same(
+    rows.map((r: { id: string; payload: string }) => [r.id, JSON.parse(r.payload).jti]),
+    [
+      ['a', 'a'],
+      ['b', 'b'],
+      ['c', 'c'],
+    ],
+    'each row its own payload',
+  );
+  t.ok(rows[0].consumed_at && rows[1].consumed_at, 'both consumed');
+  t.equal(rows[2].consumed_at, null, 'the third untouched');
+  // An upsert again (the same ids): updated in place.
+  await Promise.all(['a', 'c'].map((id) => upsertPayload(store.root, { ...row(id), payload: JSON.stringify({ jti: id, n: 2 }) })));
+  t.same(
+    (await db('oidc_payload').orderBy('id').select('payload')).map((r: { payload: string }) => JSON.parse(r.payload).n),
+    [2, 1, 2],
+  );
+  // A row the table refuses (payload is NOT NULL) among good ones: it fails alone.
+  const results = await Promise.allSettled([
+    upsertPayload(store.root, row('d')),
+    upsertPayload(store.root, { ...row('bad'), payload: null as unknown as string }),
+    upsertPayload(store.root, row('e')),
+  ]);
+  t.same(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
+  t.same(
+    (await db('oidc_payload').whereIn('id', ['d', 'bad', 'e']).orderBy('id').select('id')).map((r: { id: string }) => r.id),
+    ['d', 'e'],
+    'nothing half-written, nothing lost',
+  );
+});
+
 t.test('inside a transaction a batched write is part of it (and rolls back with it)', async (t) => {
   const { store, db } = await setup(t);
   await t.rejects(
