@@ -147,25 +147,30 @@ export const findScimUsers = op(
   async (h, where: Predicate<UserColumn> | null, offset: number, limit: number): Promise<{ total: number; rows: ScimUserRow[] }> => {
     const params: unknown[] = [];
     const clause = where ? compile(where, USER_SQL, params) : '(1 = 1)';
-    const [countRow] = await h.all(`SELECT COUNT(*) AS n FROM user_account a WHERE ${clause}`, params);
-    const total = Number(countRow?.n ?? 0);
-    if (limit === 0 || total === 0) return { total, rows: [] };
+    const count = async () => Number((await h.all(`SELECT COUNT(*) AS n FROM user_account a WHERE ${clause}`, params))[0]?.n ?? 0);
+    if (limit === 0) return { total: await count(), rows: [] };
+    // The page, each person's managed groups and the number of matches in one statement: a
+    // provisioning service's `userName eq` lookup before every create is one trip to the store.
+    const pairs = `SELECT g.reference_id AS r, g.name AS n FROM membership m JOIN usergroup g ON g.id = m.usergroup_id
+         WHERE m.account_id = a.id AND ${managedGroupSql('g')}`;
+    const groups =
+      h.dialect === 'postgres'
+        ? `(SELECT COALESCE(json_agg(json_build_array(x.r, x.n) ORDER BY x.n), '[]'::json)::text FROM (${pairs}) x)`
+        : `(SELECT json_group_array(json_array(x.r, x.n)) FROM (${pairs} ORDER BY g.name) x)`;
     const raw = await h.all(
-      `SELECT a.id, a.reference_id, a.username, a.email, a.name, a.disabled, a.external_id, a.created_at, a.updated_at FROM user_account a
-       WHERE ${clause} ORDER BY a.id LIMIT ? OFFSET ?`,
+      `SELECT a.reference_id, a.username, a.email, a.name, a.disabled, a.external_id, a.created_at, a.updated_at,
+         ${groups} AS group_pairs, COUNT(*) OVER () AS total_matches
+       FROM user_account a WHERE ${clause} ORDER BY a.id LIMIT ? OFFSET ?`,
       [...params, limit, offset],
     );
-    const groups = await pairsOf(
-      h,
-      raw,
-      (marks) => `SELECT m.account_id AS owner, g.reference_id AS a, g.name AS b FROM membership m JOIN usergroup g ON g.id = m.usergroup_id
-         WHERE m.account_id IN (${marks}) AND ${managedGroupSql('g')} ORDER BY g.name`,
-    );
+    // No row: nothing matched (from the start), or the page starts past the last match.
+    const total = raw.length > 0 ? Number(raw[0].total_matches) : offset === 0 ? 0 : await count();
     return {
       total,
       rows: raw.map((r) => {
-        const { id, ...fields } = r;
-        return { ...decodeRow<Omit<ScimUserRow, 'groups'>>('user_account', fields), groups: groups.get(Number(id)) ?? [] };
+        const { group_pairs: pairsJson, total_matches: _total, ...fields } = r;
+        void _total;
+        return { ...decodeRow<Omit<ScimUserRow, 'groups'>>('user_account', fields), groups: JSON.parse(String(pairsJson ?? '[]')) as Array<[string, string]> };
       }),
     };
   },
@@ -221,7 +226,8 @@ export const listScimTokens = op(async (h): Promise<ScimTokenRow[]> => {
 
 /** The live token with this hash, marking its use (at most once a minute: a busy sync writes little). */
 export const useScimToken = op(async (h, hash: string): Promise<ScimTokenRow | undefined> => {
-  const row = await h.k('scim_token').where({ token_hash: hash }).whereNull('revoked_at').first();
+  // Every SCIM request asks: a prepared read on the read pool, not the query builder on the writer's connection.
+  const [row] = await h.all('SELECT * FROM scim_token WHERE token_hash = ? AND revoked_at IS NULL', [hash]);
   if (!row) return undefined;
   const token = decodeRow<ScimTokenRow>('scim_token', row);
   const now = h.clock.now();
