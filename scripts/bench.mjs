@@ -20,7 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { bcryptCeiling, cpuOf, rssOf, rssPartsOf, spawnJsonLine, stop } from './process.mjs';
+import { benchServeArgs, bcryptCeiling, cpuOf, rssOf, rssPartsOf, spawnJsonLine, stop } from './process.mjs';
 import { bareOidcTokenFigures, oidcCredentialsFigures, oidcTokenFigures } from './oidc-load.mjs';
 import { scalingTable } from './scale.mjs';
 import { startupFigures } from './startup.mjs';
@@ -149,7 +149,7 @@ async function main() {
     pgDb = { name, url: u.toString(), pg };
   }
   console.log(`store: ${pgDb ? 'PostgreSQL' : 'SQLite'}, ${INSTANCES} instance${INSTANCES > 1 ? 's' : ''}`);
-  const serveArgs = ['serve', '--port', '0', '--data-dir', dataDir, '--bcrypt-cost', String(COST), '--no-rate-limits', ...(pgDb ? ['--db', pgDb.url] : [])];
+  const serveArgs = benchServeArgs(dataDir, COST, ...(pgDb ? ['--db', pgDb.url] : []));
   // The first instance's URL is every instance's issuer: a token from one is good on all (as behind a load balancer).
   const servers = [spawnJsonLine(exe, serveArgs)];
   const server = servers[0];

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { spawnJsonLine, stop } from './process.mjs';
+import { benchServeArgs, spawnJsonLine, stop } from './process.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PASSWORD = 'benchmark password 1234';
@@ -41,18 +41,7 @@ async function startGatehouse(cost) {
   const cli = (...args) => execFileSync(exe, ['--data-dir', dataDir, ...args], { encoding: 'utf8', env: { ...process.env, ...allow, PW: PASSWORD } });
   cli('bootstrap-admin', '--email', 'admin@example.com', '--password-env', 'PW');
   cli('action', 'set-permission', 'signup', '--guest', 'on');
-  const server = spawnJsonLine(exe, [
-    'serve',
-    '--port',
-    '0',
-    '--data-dir',
-    dataDir,
-    '--bcrypt-cost',
-    String(cost),
-    '--no-rate-limits',
-    '--webhook-allow-private',
-    'loopback',
-  ]);
+  const server = spawnJsonLine(exe, benchServeArgs(dataDir, cost, '--webhook-allow-private', 'loopback'));
   const url = await server.ready;
   return { url, cli, child: server.child, dir };
 }

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { spawnJsonLine, stop } from './process.mjs';
+import { benchServeArgs, spawnJsonLine, stop } from './process.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PASSWORD = 'benchmark password 1234';
@@ -56,7 +56,7 @@ export async function forwardFigures({ duration = 10, connections = 16 } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-fwd-bench-'));
   const dataDir = path.join(dir, 'data');
   const cli = (...args) => execFileSync(exe, ['--data-dir', dataDir, ...args], { encoding: 'utf8' });
-  const server = spawnJsonLine(exe, ['serve', '--port', '0', '--data-dir', dataDir, '--bcrypt-cost', '4', '--no-rate-limits', '--trust-proxy', '127.0.0.1']);
+  const server = spawnJsonLine(exe, benchServeArgs(dataDir, 4, '--trust-proxy', '127.0.0.1'));
   const children = [server.child];
   const backend = http.createServer((req, res) => res.end('ok\n'));
   try {

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawnJsonLine, stop } from './process.mjs';
+import { benchServeArgs, spawnJsonLine, stop } from './process.mjs';
 import { bareOidcTokenFigures, oidcCredentialsFigures, oidcTokenFigures } from './oidc-load.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -20,7 +20,7 @@ export async function oidcFigures({ duration = 4, connections = 16, turns = 1, p
   const command = profile ? [process.execPath, ['--cpu-prof', '--cpu-prof-dir', profile, path.join(root, 'dist', 'gatehouse.cjs')]] : [exe, []];
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-oidc-bench-'));
   const store = pg ? ['--db', pg] : [];
-  const server = spawnJsonLine(command[0], [...command[1], 'serve', '--port', '0', '--data-dir', dataDir, '--bcrypt-cost', '10', '--no-rate-limits', ...store]);
+  const server = spawnJsonLine(command[0], [...command[1], ...benchServeArgs(dataDir, 10, ...store)]);
   const results = [];
   try {
     const url = await server.ready;

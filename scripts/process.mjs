@@ -6,6 +6,22 @@ import os from 'node:os';
 import path from 'node:path';
 
 /** The URL in Gatehouse's "listening" log line. */
+/**
+ * `gatehouse serve` as the benchmarks start it: a free port, `dataDir`, bcrypt at `cost`, no
+ * rate limits (the load comes from one address), then `more`.
+ */
+export const benchServeArgs = (dataDir, cost, ...more) => [
+  'serve',
+  '--port',
+  '0',
+  '--data-dir',
+  dataDir,
+  '--bcrypt-cost',
+  String(cost),
+  '--no-rate-limits',
+  ...more,
+];
+
 export const LISTENING = /"event":"listening","url":"([^"]+)"/;
 
 /** Spawns `cmd`; `ready` resolves with the first match of `pattern` in its stdout (then drained). */

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import knexFactory from 'knex';
-import { rssOf, spawnJsonLine, stop } from './process.mjs';
+import { benchServeArgs, rssOf, spawnJsonLine, stop } from './process.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PASSWORD = 'benchmark password 1234';
@@ -158,7 +158,7 @@ async function measure({ exe, size, pg, instances, duration, connections, cost }
     u.pathname = `/${name}`;
     db = { name, url: u.toString() };
   }
-  const args = ['serve', '--port', '0', '--data-dir', dataDir, '--bcrypt-cost', String(cost), '--no-rate-limits', ...(db ? ['--db', db.url] : [])];
+  const args = benchServeArgs(dataDir, cost, ...(db ? ['--db', db.url] : []));
   const servers = [spawnJsonLine(exe, args)];
   const knex = knexFactory(
     db ? { client: 'pg', connection: db.url } : { client: 'sqlite3', connection: { filename: path.join(dataDir, 'gatehouse.sqlite') }, useNullAsDefault: true },

@@ -2,7 +2,7 @@
 // RSS and open file descriptors; prints them and the count of 5xx answers (expected: 0).
 // Usage: node scripts/soak.mjs [--minutes 5] [--cost 11]
 import fs from 'node:fs';
-import { spawnJsonLine } from './process.mjs';
+import { benchServeArgs, spawnJsonLine } from './process.mjs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,16 +18,7 @@ const PW = 'soak test password 1';
 const mib = (b) => (b / 1048576).toFixed(1);
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-soak-'));
-const server = spawnJsonLine(path.join(root, 'dist', 'gatehouse'), [
-  'serve',
-  '--port',
-  '0',
-  '--data-dir',
-  dataDir,
-  '--bcrypt-cost',
-  String(COST),
-  '--no-rate-limits',
-]);
+const server = spawnJsonLine(path.join(root, 'dist', 'gatehouse'), benchServeArgs(dataDir, COST));
 const child = server.child;
 const url = await server.ready;
 

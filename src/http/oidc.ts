@@ -218,10 +218,12 @@ export class OidcProvider {
     provider.proxy = core.config.trustProxy !== null;
     // The provider answers its own failures (500 server_error); the log keeps what they were.
     // Name and code only, as for every internal error: messages can carry values.
-    provider.on('server_error', (ctx: KoaContextWithOIDC, err: Error & { code?: string }) => {
+    const logServerError = (ctx: Pick<KoaContextWithOIDC, 'res'>, err: unknown) => {
+      const e = err as (Error & { code?: string }) | null;
       const requestId = String(ctx.res.getHeader('X-Request-Id') ?? '') || null;
-      core.logger.error('oidc_server_error', { request_id: requestId, name: err?.name ?? 'unknown', code: err?.code ?? null });
-    });
+      core.logger.error('oidc_server_error', { request_id: requestId, name: e?.name ?? 'unknown', code: e?.code ?? null });
+    };
+    provider.on('server_error', logServerError);
     // "Yes, sign me out" also ends the Gatehouse session of the pages (their cookie and the session).
     // Only after that click: without a provider session the library confirms the logout with a
     // self-submitting form, which a cross-site link could trigger (logout CSRF).
@@ -236,7 +238,10 @@ export class OidcProvider {
       const token = (readCookie(ctx as unknown as Context, names.session) ?? '').split('~')[0];
       clearTokens(ctx as unknown as Context, names);
       if (token) {
-        core.actions.run(tokenCaller(ctx as unknown as Context, token), 'user_account', 'signout', {}).catch(() => undefined); // an ended session needs no second end
+        // Already ended, or the store unavailable: the cookie is cleared either way; the log keeps the code.
+        core.actions
+          .run(tokenCaller(ctx as unknown as Context, token), 'user_account', 'signout', {})
+          .catch((err: { code?: string }) => core.logger.warn('oidc_signout_incomplete', { code: err?.code ?? null }));
       }
     });
     // A token request is served its client from memory (oidc/support.ts); a client removed or
@@ -250,12 +255,7 @@ export class OidcProvider {
         current = await core.oidc.tokenRequest(next);
       } catch (err) {
         // A write of the request failed: nothing it answered may be used.
-        const requestId = String(ctx.res.getHeader('X-Request-Id') ?? '') || null;
-        core.logger.error('oidc_server_error', {
-          request_id: requestId,
-          name: (err as Error)?.name ?? 'unknown',
-          code: (err as { code?: string })?.code ?? null,
-        });
+        logServerError(ctx, err);
         ctx.status = 500;
         ctx.body = { error: 'server_error', error_description: 'the request could not be completed' };
         return;

@@ -30,8 +30,9 @@ function lazyTransport<T extends { close(): void }>(make: (nodemailer: Nodemaile
   let transport: Promise<T> | null = null;
   return {
     get: () => (transport ??= import('nodemailer').then((m) => make(m.default))),
-    // Closing at shutdown: a transport that never connected has nothing to close.
-    close: () => void transport?.then((t) => t.close()).catch(() => undefined),
+    // Closing at shutdown: a transport that never connected has nothing to close, and one that
+    // failed to be made already failed the message that asked for it (its delivery records why).
+    close: () => void transport?.then((t) => t.close()).catch(() => undefined), // reason: reported at its first use, above
   };
 }
 

@@ -9,7 +9,7 @@ import type { Services } from '../services';
 import {
   accountFacts,
   type AccountFacts,
-  accountClaims,
+  type ClaimsRow,
   consumePayload,
   destroyPayload,
   findClient,
@@ -187,9 +187,8 @@ export interface OidcClaims {
   groups: string[];
 }
 
-/** An enabled account's claims (groups: names, its dedicated group excluded), or undefined. */
-export async function claimsOf(s: Services, sub: string): Promise<OidcClaims | undefined> {
-  const account = await accountClaims(s.store.root, sub);
+/** The claims of an account's row (groups: names, its dedicated group excluded), or undefined when it is gone or disabled. */
+function claimsFrom(sub: string, account: ClaimsRow | undefined): OidcClaims | undefined {
   if (!account || account.disabled) return undefined;
   return {
     sub,
@@ -199,6 +198,11 @@ export async function claimsOf(s: Services, sub: string): Promise<OidcClaims | u
     preferred_username: account.username,
     groups: account.groups,
   };
+}
+
+/** An enabled account's claims, or undefined. */
+export async function claimsOf(s: Services, sub: string): Promise<OidcClaims | undefined> {
+  return claimsFrom(sub, (await accountFacts(s.store.root, sub, null)).claims);
 }
 
 /**
@@ -212,18 +216,11 @@ export async function accountFor(s: Services, sub: string, clientId: string, gra
   const request = tokenRequests.getStore();
   const read = grantId ? request?.grants.get(grantId) : undefined;
   const facts = read && read.account === sub && read.clientId === clientId ? read.facts : await accountFacts(s.store.root, sub, clientId);
-  if (!confirm(s, request, clientId, facts.client)) return undefined;
-  const account = facts.claims;
-  if (!account || account.disabled || !facts.client) return undefined;
-  if (!(await passesGate(s.store.root, sub, JSON.parse(facts.client.allowed_groups) as string[]))) return undefined;
-  return {
-    sub,
-    email: account.email,
-    email_verified: account.email_verified,
-    name: account.name,
-    preferred_username: account.username,
-    groups: account.groups,
-  };
+  // confirm() is false whenever the client's row is gone; the check below only narrows the type.
+  if (!confirm(s, request, clientId, facts.client) || !facts.client) return undefined;
+  const claims = claimsFrom(sub, facts.claims);
+  if (!claims || !(await passesGate(s.store.root, sub, JSON.parse(facts.client.allowed_groups) as string[]))) return undefined;
+  return claims;
 }
 
 /**

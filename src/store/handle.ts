@@ -60,18 +60,15 @@ export const rawRun =
     await k.raw(sql, params as Knex.RawBinding[]);
   };
 
-/**
- * The handle of a transaction: every statement, batched writes too, on its connection. `run`:
- * how its writes run (the group commit's batches prepare theirs once per batch).
- */
-export function transactionHandle(h: Pick<Handle, 'dialect' | 'clock'>, trx: Knex.Transaction, run: Handle['run'] = rawRun(trx)): Handle {
+/** The handle of a transaction: every statement, batched writes too, on its connection. */
+export function transactionHandle(h: Pick<Handle, 'dialect' | 'clock'>, trx: Knex.Transaction): Handle {
   const t: Handle = {
     k: trx,
     dialect: h.dialect,
     clock: h.clock,
     inTransaction: true,
     all: (sql, params) => rawRows(trx, sql, params),
-    run,
+    run: rawRun(trx),
     batch: (fn) => fn(t),
   };
   return t;

@@ -1,6 +1,6 @@
 /** The OpenID Connect provider's state and clients. */
 import { randomBytes } from 'node:crypto';
-import { op } from './handle';
+import { type Handle, op } from './handle';
 import { decodeRow } from './schema';
 import { managedGroupSql } from './groups';
 
@@ -58,6 +58,15 @@ const UPSERT_MANY = `INSERT INTO oidc_payload (model, id, payload, grant_id, uid
      FROM json_each(?) j WHERE true
      ${UPSERT_CONFLICT}`;
 
+/** The condition of findPayload (`p` the payload, `a` its account, LEFT JOINed) and its parameters. */
+function livePayload(h: Handle, model: string, column: 'id' | 'uid' | 'user_code', value: string, expired: boolean): { sql: string; params: unknown[] } {
+  return {
+    sql: `p.model = ? AND p.${column} = ? AND (? OR p.expires_at IS NULL OR p.expires_at > ?)
+       AND (p.account IS NULL OR (a.id IS NOT NULL AND a.disabled = ? AND a.auth_version = p.auth_version))`,
+    params: [model, value, h.dialect === 'postgres' ? expired : expired ? 1 : 0, h.clock.now(), h.dialect === 'postgres' ? false : 0],
+  };
+}
+
 /**
  * A live payload: not expired (unless `expired`: the provider tells an expired device code from
  * an unknown one by its own clock), and (when it names an account) of an account that is not
@@ -71,12 +80,8 @@ export const findPayload = op(
         : where.uid !== undefined
           ? (['uid', where.uid] as const)
           : (['user_code', where.userCode!] as const);
-    const rows = await h.all(
-      `SELECT p.* FROM oidc_payload p LEFT JOIN user_account a ON a.reference_id = p.account
-     WHERE p.model = ? AND p.${column} = ? AND (? OR p.expires_at IS NULL OR p.expires_at > ?)
-       AND (p.account IS NULL OR (a.id IS NOT NULL AND a.disabled = ? AND a.auth_version = p.auth_version))`,
-      [model, value, h.dialect === 'postgres' ? o.expired === true : o.expired ? 1 : 0, h.clock.now(), h.dialect === 'postgres' ? false : 0],
-    );
+    const live = livePayload(h, model, column, value, o.expired === true);
+    const rows = await h.all(`SELECT p.* FROM oidc_payload p LEFT JOIN user_account a ON a.reference_id = p.account WHERE ${live.sql}`, live.params);
     return rows.length === 0 ? undefined : decodeRow<OidcPayloadRow>('oidc_payload', rows[0]);
   },
 );
@@ -212,16 +217,11 @@ function factsOf(row: Record<string, unknown>): AccountFacts {
 }
 
 /**
- * An account's claim fields and the names of its groups (its dedicated group, the first made
- * for it, left out), in one statement: every code exchange and refresh asks for them.
+ * An account's claim fields and the names of its groups (its dedicated group, the first made for
+ * it, left out), with a client's row (none when `clientId` is null), in one statement: every code
+ * exchange, refresh and userinfo call asks for them. Either may be missing.
  */
-export const accountClaims = op(async (h, referenceId: string): Promise<ClaimsRow | undefined> => {
-  const [row] = await h.all(`SELECT ${FACTS_COLUMNS(h.dialect)} FROM user_account a LEFT JOIN oidc_client c ON 1 = 0 WHERE a.reference_id = ?`, [referenceId]);
-  return row ? factsOf(row).claims : undefined;
-});
-
-/** An account's claims and a client's row, in one statement (either may be missing). */
-export const accountFacts = op(async (h, referenceId: string, clientId: string): Promise<AccountFacts> => {
+export const accountFacts = op(async (h, referenceId: string, clientId: string | null): Promise<AccountFacts> => {
   const [row] = await h.all(
     `SELECT ${FACTS_COLUMNS(h.dialect)} FROM (SELECT 1 AS one) o
      LEFT JOIN user_account a ON a.reference_id = ? LEFT JOIN oidc_client c ON c.client_id = ?`,
@@ -235,12 +235,12 @@ export const accountFacts = op(async (h, referenceId: string, clientId: string):
  * statement: a code exchange or refresh reads the grant and then asks for both.
  */
 export const findGrantWithFacts = op(async (h, id: string): Promise<{ grant: OidcPayloadRow; facts: AccountFacts } | undefined> => {
+  const live = livePayload(h, 'Grant', 'id', id, false);
   const rows = await h.all(
     `SELECT p.*, ${FACTS_COLUMNS(h.dialect)} FROM oidc_payload p
      LEFT JOIN user_account a ON a.reference_id = p.account LEFT JOIN oidc_client c ON c.client_id = p.client_id
-     WHERE p.model = 'Grant' AND p.id = ? AND (p.expires_at IS NULL OR p.expires_at > ?)
-       AND (p.account IS NULL OR (a.id IS NOT NULL AND a.disabled = ? AND a.auth_version = p.auth_version))`,
-    [id, h.clock.now(), h.dialect === 'postgres' ? false : 0],
+     WHERE ${live.sql}`,
+    live.params,
   );
   if (rows.length === 0) return undefined;
   const row = rows[0];
