@@ -250,9 +250,9 @@ export class OidcProvider {
       if (ctx.method !== 'POST' || ctx.path !== ROUTES.token) return next();
       // Whatever the provider answered (a bad code too): a stale client is told invalid_client, as
       // a client read from the store would have been.
-      let current: boolean;
+      let outcome: Awaited<ReturnType<Core['oidc']['tokenRequest']>>;
       try {
-        current = await core.oidc.tokenRequest(next);
+        outcome = await core.oidc.tokenRequest(next);
       } catch (err) {
         // A write of the request failed: nothing it answered may be used.
         logServerError(ctx, err);
@@ -260,9 +260,14 @@ export class OidcProvider {
         ctx.body = { error: 'server_error', error_description: 'the request could not be completed' };
         return;
       }
-      if (!current) {
+      if (outcome === 'stale_client') {
         ctx.status = 401;
         ctx.body = { error: 'invalid_client', error_description: 'client authentication failed' };
+      } else if (outcome === 'reused') {
+        // Another request used the same code or refresh token first: as the provider answers a
+        // second use one after the other (the grant is ended).
+        ctx.status = 400;
+        ctx.body = { error: 'invalid_grant', error_description: 'grant request is invalid' };
       }
     });
     provider.use(devicePolling(core.clock));

@@ -7,7 +7,18 @@ import type { Services } from '../services';
 import { actorOf, requireAdministrator } from '../access/caller';
 import { latestGrant, oidcCookieKey } from '../store/oidc';
 import { addClient, ClientView, listClientViews, NewClient, removeClient, rotateClientSecret, showClient } from './clients';
-import { accountFor, adapterFor, claimsOf, clientPolicy, inTokenRequest, OidcClaims, type PageSession, pageSessionOf, ProviderAdapter } from './support';
+import {
+  accountFor,
+  adapterFor,
+  claimsOf,
+  clientPolicy,
+  inTokenRequest,
+  OidcClaims,
+  type PageSession,
+  pageSessionOf,
+  ProviderAdapter,
+  type TokenRequestOutcome,
+} from './support';
 
 /** Relying parties of the OpenID Connect provider, managed from the shell. */
 export interface ClientOperations {
@@ -29,10 +40,12 @@ export interface OidcOperations {
    */
   account(sub: string, clientId: string, grantId?: string): Promise<OidcClaims | undefined>;
   /**
-   * Runs the provider's handling of one token request, serving clients from memory; false when a
-   * client it was served has since been removed or changed (the answer must be invalid_client).
+   * Runs the provider's handling of one token request, serving clients from memory.
+   * `stale_client`: a client it was served has since been removed or changed (the answer must be
+   * invalid_client). `reused`: its code or refresh token was used by another request at the same
+   * moment, and the grant is ended (the answer must be invalid_grant).
    */
-  tokenRequest(fn: () => Promise<void>): Promise<boolean>;
+  tokenRequest(fn: () => Promise<void>): Promise<TokenRequestOutcome>;
   clientPolicy(clientId: string, sub: string | null): Promise<{ firstParty: boolean; allowed: boolean; name: string }>;
   /** The account's live grant to a client, from any earlier session. */
   latestGrant(sub: string, clientId: string): Promise<string | undefined>;

@@ -17,11 +17,13 @@ import {
   findPayload,
   type OidcClientRow,
   revokeGrant,
+  revokeReusedGrant,
   upsertPayload,
 } from '../store/oidc';
 import { passesGate } from '../groups/manage';
 import { findSession, type SessionRow } from '../store/sessions';
 import type { Actor } from '../actor';
+import { AppError } from '../errors';
 import { metadataOf, rowsOf } from './clients';
 
 export interface ProviderAdapter {
@@ -51,7 +53,17 @@ interface TokenRequest {
   grants: Map<string, { account: string | null; clientId: string | null; facts: AccountFacts }>;
   /** The request's writes, handed to the group commit without waiting; all durable before the answer. */
   writes: Promise<void>[];
+  /** The grant of each code, refresh token or device code the request read, by `model:id`. */
+  grantOf: Map<string, string>;
+  /** Grants whose code or token this request found used by another request meanwhile. */
+  reused: Set<string>;
 }
+
+/** How a token request ended: answered as the provider said, or refused after the fact. */
+export type TokenRequestOutcome = 'answered' | 'stale_client' | 'reused';
+
+/** The models whose payloads are used once (consumed), and so checked for reuse. */
+const USED_ONCE = new Set(['AuthorizationCode', 'RefreshToken', 'DeviceCode']);
 
 const tokenRequests = new AsyncLocalStorage<TokenRequest>();
 const MAX_CACHED_CLIENTS = 1000;
@@ -68,23 +80,49 @@ const sameClient = (a: OidcClientRow | undefined, b: OidcClientRow | undefined) 
 
 /**
  * Runs one token request (`fn`: the provider's handling of it), then confirms every client row it
- * was served from memory that nothing in it read again. False: a served row is no longer the
- * client's (removed or changed meanwhile); the request must be refused.
+ * was served from memory that nothing in it read again. `stale_client`: a served row is no longer
+ * the client's (removed or changed meanwhile). `reused`: the code or refresh token it presented
+ * was used by another request at the same moment; the grant has been ended (every token it issued,
+ * this request's too). Either way the request must be refused.
  */
-export async function inTokenRequest(s: Services, fn: () => Promise<void>): Promise<boolean> {
-  const request: TokenRequest = { served: new Map(), confirmed: new Set(), grants: new Map(), writes: [] };
+export async function inTokenRequest(s: Services, fn: () => Promise<void>): Promise<TokenRequestOutcome> {
+  const request: TokenRequest = { served: new Map(), confirmed: new Set(), grants: new Map(), writes: [], grantOf: new Map(), reused: new Set() };
   await tokenRequests.run(request, fn);
   // Nothing is answered before it is stored: the request's writes (a code consumed, a refresh
   // token rotated, the new tokens) went to the store together and are all durable now, or the
   // answer is an error.
   const failed = (await Promise.allSettled(request.writes)).find((r) => r.status === 'rejected');
   if (failed) throw (failed as PromiseRejectedResult).reason;
+  // After this request's own tokens are stored, so that they end with the grant too.
+  for (const grantId of request.reused) await revokeReusedGrant(s.store.root, grantId);
+  if (request.reused.size > 0) return 'reused';
   let current = true;
   for (const clientId of request.served.keys()) {
     if (request.confirmed.has(clientId)) continue;
     if (!confirm(s, request, clientId, await findClient(s.store.root, clientId))) current = false;
   }
-  return current;
+  return current ? 'answered' : 'stale_client';
+}
+
+/**
+ * Marks a code, refresh token or device code used. The provider checked `consumed` when it read
+ * it, but another request may have read it at the same moment: the conditional write decides, and
+ * the request that loses is refused after the fact (inTokenRequest), its grant ended.
+ */
+function consume(s: Services, model: string, id: string): Promise<void> {
+  const used = consumePayload(s.store.root, model, id);
+  const request = tokenRequests.getStore();
+  if (!request)
+    return used.then((won) => {
+      if (!won) throw new AppError('conflict', 'already used');
+    });
+  return write(
+    used.then((won) => {
+      const grantId = request.grantOf.get(`${model}:${id}`);
+      if (!won && grantId) request.reused.add(grantId);
+      else if (!won) throw new AppError('conflict', 'already used'); // no grant to end: refused as server_error
+    }),
+  );
 }
 
 /** Checks a fresh read of a client's row against the one served in this request; keeps the fresh one. */
@@ -160,7 +198,10 @@ export function adapterFor(s: Services, model: string): ProviderAdapter {
         if (found) request.grants.set(id, { account: found.grant.account, clientId: found.grant.client_id, facts: found.facts });
         return live(found?.grant);
       }
-      return live(await findPayload(s.store.root, model, { id }, { expired: model === 'DeviceCode' }));
+      const found = await findPayload(s.store.root, model, { id }, { expired: model === 'DeviceCode' });
+      const used = USED_ONCE.has(model) ? tokenRequests.getStore() : undefined;
+      if (used && found?.grant_id) used.grantOf.set(`${model}:${id}`, found.grant_id);
+      return live(found);
     },
     // An expired device code is still found (until pruned): the device is told expired_token, and
     // the person "that code has expired", not "unknown code".
@@ -170,7 +211,7 @@ export function adapterFor(s: Services, model: string): ProviderAdapter {
     async findByUid(uid) {
       return live(await findPayload(s.store.root, model, { uid }));
     },
-    consume: (id) => write(consumePayload(s.store.root, model, id)),
+    consume: (id) => consume(s, model, id),
     // A device code cancelled by the person has no grant: polled again, the provider revokes "its"
     // grant, undefined; there is nothing to remove (it answered 500 before).
     destroy: async (id) => (id ? write(destroyPayload(s.store.root, model, id)) : undefined),

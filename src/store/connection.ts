@@ -9,7 +9,7 @@ import knexFactory, { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Clock } from '../clock';
 import { AppError } from '../errors';
-import { Dialect, Handle, isUnavailable, op, rawRun, seal, storeError, transactionHandle, Tx } from './handle';
+import { Dialect, Handle, isUnavailable, op, rawRows, rawRun, seal, storeError, transactionHandle, Tx } from './handle';
 import { sqliteBatch } from './sqlite-batch';
 import { GroupCommit } from './group-commit';
 import { LATEST_MIGRATION, migrationSource } from './migrations';
@@ -222,6 +222,7 @@ export async function openStore(config: Config, clock: Clock, o: OpenOptions = {
     inTransaction: false,
     all: pool ? (sql, params) => pool.all(sql, params) : (sql, params) => prepared!.all(sql, params),
     run: rawRun(knex),
+    claim: (sql, params) => rawRows(knex, sql, params),
     batch: (fn) => writes.run(fn),
   };
   const writes = new GroupCommit(root, (fn) =>

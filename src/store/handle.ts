@@ -37,6 +37,12 @@ export interface Handle {
    */
   run(sql: string, params: readonly unknown[], many?: string): Promise<void>;
   /**
+   * A hand-written conditional write ending in RETURNING: the rows it changed. "Used once" is
+   * decided by their number, never by a read before the write. Always on a writer's connection
+   * (in a group-commit batch, the batch's).
+   */
+  claim(sql: string, params: readonly unknown[]): Promise<Row[]>;
+  /**
    * An idempotent write that may share a transaction with others arriving at the same time
    * (group-commit.ts): on the root, batched and resolved once committed; in a transaction, run
    * in it.
@@ -69,6 +75,7 @@ export function transactionHandle(h: Pick<Handle, 'dialect' | 'clock'>, trx: Kne
     inTransaction: true,
     all: (sql, params) => rawRows(trx, sql, params),
     run: rawRun(trx),
+    claim: (sql, params) => rawRows(trx, sql, params),
     batch: (fn) => fn(t),
   };
   return t;

@@ -98,17 +98,26 @@ export const latestGrant = op(async (h, account: string, clientId: string): Prom
   return rows.length === 0 ? undefined : String(rows[0].id);
 });
 
-export const consumePayload = op(async (h, model: string, id: string): Promise<void> => {
-  await h.batch((b) =>
-    b.run(
-      'UPDATE oidc_payload SET consumed_at = ? WHERE model = ? AND id = ?',
-      [b.clock.now(), model, id],
-      // Many at once: each row its own time.
-      `WITH j AS (SELECT value ->> 0 AS at, value ->> 1 AS model, value ->> 2 AS id FROM json_each(?))
-       UPDATE oidc_payload SET consumed_at = (SELECT j.at FROM j WHERE j.model = oidc_payload.model AND j.id = oidc_payload.id)
-       WHERE (model, id) IN (SELECT model, id FROM j)`,
-    ),
-  );
+/**
+ * Marks a code, refresh token or device code used. One conditional write whose changed rows decide:
+ * of the requests presenting the same one at once, on any instance, exactly one gets true. In the
+ * group commit with the request's other writes; each its own statement (a batch's count is per
+ * caller).
+ */
+export const consumePayload = op(async (h, model: string, id: string): Promise<boolean> =>
+  h.batch(
+    async (b) =>
+      (await b.claim('UPDATE oidc_payload SET consumed_at = ? WHERE model = ? AND id = ? AND consumed_at IS NULL RETURNING id', [b.clock.now(), model, id]))
+        .length === 1,
+  ),
+);
+
+/**
+ * Ends a grant whose code or refresh token was used twice (reuse detection): the grant and every
+ * token it issued, whichever request holds them. Its sign-in in progress (an Interaction) stays.
+ */
+export const revokeReusedGrant = op(async (h, grantId: string): Promise<void> => {
+  await h.batch((b) => b.run(`DELETE FROM oidc_payload WHERE (grant_id = ? AND model <> 'Interaction') OR (model = 'Grant' AND id = ?)`, [grantId, grantId]));
 });
 
 export const destroyPayload = op(async (h, model: string, id: string): Promise<void> => {

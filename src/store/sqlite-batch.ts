@@ -63,6 +63,8 @@ export async function sqliteBatch(knex: Knex, base: Pick<Handle, 'dialect' | 'cl
     inTransaction: true,
     all: (sql, params) => new Promise<Row[]>((resolve, reject) => db.all(sql, params as unknown[], (err, rows: Row[]) => (err ? reject(err) : resolve(rows)))),
     run,
+    claim: (sql, params) =>
+      new Promise<Row[]>((resolve, reject) => db.all(sql, params as unknown[], (err, rows: Row[]) => (err ? reject(err) : resolve(rows)))),
     batch: (f) => f(h),
   };
   try {
