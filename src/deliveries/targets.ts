@@ -1,11 +1,12 @@
 /**
- * Where Gatehouse may send a request of its own: webhook URLs now, SCIM push
- * targets next. A target inside the network (loopback, private, link-local, unique-local,
- * unspecified, multicast or reserved) is refused unless the operator names it in the
- * webhook-allow-private setting (`loopback`, `private`, `link-local`, `unique-local`, an address or a
- * CIDR block). The rule is checked twice: when a URL is added (its literal address, or every
- * address its name resolves to), and on the address a socket actually dials, so a name that
- * resolves elsewhere later (DNS rebinding) is still refused.
+ * Where Gatehouse may send a request of its own: webhook URLs and SCIM push targets. A target
+ * inside the network (loopback, private, link-local, unique-local, unspecified, multicast or
+ * reserved, and IPv6 that carries such an IPv4 address: config/address-ranges.ts classifies them
+ * all) is refused unless the operator names it in the webhook-allow-private setting (`loopback`,
+ * `private`, `link-local`, `unique-local`, an address or a CIDR block). The rule is checked twice:
+ * when a URL is added (its literal address, or every address its name resolves to), and on the
+ * address a socket actually dials, so a name that resolves elsewhere later (DNS rebinding) is
+ * still refused.
  */
 import dns from 'node:dns';
 import net from 'node:net';
@@ -51,15 +52,23 @@ export async function checkTargetUrl(url: URL, policy: TargetPolicy, flag: strin
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
+/** The resolver's shape (dns.lookup asked for every address); a test passes its own answers. */
+export type Resolve = (
+  hostname: string,
+  options: dns.LookupAllOptions,
+  callback: (err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void,
+) => void;
 
 /**
  * A `lookup` for http.request that refuses a name resolving inside the network: every address
- * the resolver gives is checked before any is dialled.
+ * the resolver gives is checked before any is dialled (not only the first: the socket may try
+ * them all).
  */
-export function guardedLookup(policy: TargetPolicy) {
+export function guardedLookup(policy: TargetPolicy, resolve: Resolve = dns.lookup) {
   return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
-    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+    resolve(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, []);
+      if (addresses.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
       for (const a of addresses) {
         const kind = refusedKind(a.address, policy);
         if (kind !== null) return callback(Object.assign(new TargetRefused(kind, a.address), { code: 'ETARGETREFUSED' }), []);
