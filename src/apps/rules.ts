@@ -23,23 +23,118 @@ export function normalHost(raw: string): string | null {
 const UNRESERVED = /^[A-Za-z0-9._~-]$/;
 
 /**
+ * Characters that some app reads as `/`, `\` or `.`: Windows' best-fit conversion to a code page
+ * (the fullwidth and division slashes become `/`, `¥` and `₩` become `\` in Japanese and Korean
+ * code pages), an app that normalizes paths to NFKC, or a parser that takes the ideographic full
+ * stop for a dot as URL host parsers do. Everything whose NFKC form holds `/`, `\`, `.`, `%` or
+ * `;` is refused too (lookAlike), which covers the fullwidth and small forms and the dot leaders.
+ * Letters that only resemble them (Katakana ノ) are not in the list: they are words in paths.
+ */
+const LOOK_ALIKES = new Set([
+  // of "/"
+  0x2044, // FRACTION SLASH
+  0x2215, // DIVISION SLASH
+  0xff0f, // FULLWIDTH SOLIDUS
+  0x29f8, // BIG SOLIDUS
+  0x2571, // BOX DRAWINGS LIGHT DIAGONAL UPPER RIGHT TO LOWER LEFT
+  0x27cb, // MATHEMATICAL RISING DIAGONAL
+  0x1735, // PHILIPPINE SINGLE PUNCTUATION
+  0x2f03, // KANGXI RADICAL SLASH
+  0x3033, // VERTICAL KANA REPEAT MARK UPPER HALF
+  0x31d3, // CJK STROKE SP
+  0x1d23a, // GREEK INSTRUMENTAL NOTATION SYMBOL-47
+  // of "\"
+  0xff3c, // FULLWIDTH REVERSE SOLIDUS
+  0xfe68, // SMALL REVERSE SOLIDUS
+  0x2216, // SET MINUS
+  0x29f5, // REVERSE SOLIDUS OPERATOR
+  0x29f9, // BIG REVERSE SOLIDUS
+  0x2572, // BOX DRAWINGS LIGHT DIAGONAL UPPER LEFT TO LOWER RIGHT
+  0x27cd, // MATHEMATICAL FALLING DIAGONAL
+  0x31d4, // CJK STROKE D
+  0x00a5, // YEN SIGN: 0x5C, the backslash, in Windows' Japanese code page
+  0x20a9, // WON SIGN: likewise in the Korean one
+  // of "."
+  0xff0e, // FULLWIDTH FULL STOP
+  0xfe52, // SMALL FULL STOP
+  0x2024, // ONE DOT LEADER
+  0x2025, // TWO DOT LEADER
+  0x2026, // HORIZONTAL ELLIPSIS
+  0x3002, // IDEOGRAPHIC FULL STOP
+  0xff61, // HALFWIDTH IDEOGRAPHIC FULL STOP
+  0x0701, // SYRIAC SUPRALINEAR FULL STOP
+  0x0702, // SYRIAC SUBLINEAR FULL STOP
+  0xa4f8, // LISU LETTER TONE MYA TI
+  0xa60e, // VAI FULL STOP
+  0x10a50, // KHAROSHTHI PUNCTUATION DOT
+]);
+
+const lookAlike = (codePoint: number) => LOOK_ALIKES.has(codePoint) || /[/\\.%;]/.test(String.fromCodePoint(codePoint).normalize('NFKC'));
+
+/** Refuses invalid UTF-8 (overlong forms such as `%C0%AE` for `.`, surrogates, beyond U+10FFFF): apps that decode leniently read them as ASCII. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * A run of bytes at or above 0x80 (percent-encoded, or raw: a header holds one byte per
+ * character), checked as UTF-8 and written percent-encoded, hex in upper case, so the raw and the
+ * encoded spelling of one character are one path. A problem when it is not UTF-8 or holds a look-alike.
+ */
+function encodedRun(bytes: number[]): { text: string } | { problem: string } {
+  let decoded: string;
+  try {
+    decoded = UTF8.decode(Uint8Array.from(bytes));
+  } catch {
+    return { problem: 'the path has bytes that are not UTF-8 (such as the overlong %C0%AE for a dot), which apps read in different ways' };
+  }
+  for (const ch of decoded) {
+    const codePoint = ch.codePointAt(0) ?? 0;
+    if (lookAlike(codePoint))
+      return { problem: `the path has U+${codePoint.toString(16).toUpperCase().padStart(4, '0')}, a look-alike of /, \\ or . that some apps read as one` };
+  }
+  return { text: bytes.map((b) => `%${b.toString(16).toUpperCase()}`).join('') };
+}
+
+/**
  * The path a rule is matched on: what the app behind the proxy will read, not
  * the bytes as they arrived. Percent-encoded unreserved characters are decoded, `//` is merged and
  * `.`/`..` segments are resolved (RFC 3986 section 6). What an app may read in more than one way
  * is refused rather than guessed: an encoded `/`, `\` or control character (NUL included), an
- * encoded `%` (double encoding), a `;` parameter, a raw `\` or a `..` above the root. Other
- * encodings stay encoded, hex in upper case.
+ * encoded `%` (double encoding), a `;` parameter, a raw `\`, a `..` above the root, bytes that are
+ * not UTF-8 (overlong forms included) and look-alikes of `/`, `\` and `.` (LOOK_ALIKES). Other
+ * characters are written percent-encoded, hex in upper case.
  */
 export function normalPath(raw: string): { path: string } | { problem: string } {
   if (!raw.startsWith('/')) return { problem: 'the path must start with /' };
   let decoded = '';
+  let run: number[] = [];
   for (let i = 0; i < raw.length; i++) {
     const c = raw[i];
     const code = c.charCodeAt(0);
+    const hex = c === '%' ? raw.slice(i + 1, i + 3) : '';
+    const byte = /^[0-9A-Fa-f]{2}$/.test(hex) ? parseInt(hex, 16) : -1;
+    if (byte >= 0x80 || code >= 0x80) {
+      if (byte >= 0x80) {
+        run.push(byte);
+        i += 2;
+      } else if (code <= 0xff) run.push(code);
+      else {
+        // Not from a header (those are one byte a character): a character, as UTF-8; a lone
+        // surrogate is no character, so it becomes a byte UTF-8 never holds.
+        const codePoint = raw.codePointAt(i) ?? code;
+        if (codePoint >= 0xd800 && codePoint <= 0xdfff) run.push(0xff);
+        else run.push(...Buffer.from(String.fromCodePoint(codePoint), 'utf8'));
+        if (codePoint > 0xffff) i++;
+      }
+      continue;
+    }
+    if (run.length > 0) {
+      const encoded = encodedRun(run);
+      if ('problem' in encoded) return encoded;
+      decoded += encoded.text;
+      run = [];
+    }
     if (c === '%') {
-      const hex = raw.slice(i + 1, i + 3);
-      if (!/^[0-9A-Fa-f]{2}$/.test(hex)) return { problem: 'the path has a % that is not followed by two hex digits' };
-      const byte = parseInt(hex, 16);
+      if (byte < 0) return { problem: 'the path has a % that is not followed by two hex digits' };
       if (byte === 0x2f || byte === 0x5c) return { problem: 'the path has an encoded / or \\ (%2F, %5C), which apps read in different ways' };
       if (byte === 0x25) return { problem: 'the path is encoded twice (%25)' };
       if (byte < 0x20 || byte === 0x7f) return { problem: 'the path has an encoded control character (such as %00)' };
@@ -50,6 +145,11 @@ export function normalPath(raw: string): { path: string } | { problem: string } 
     else if (c === '\\') return { problem: 'the path has a \\, which some apps read as /' };
     else if (code <= 0x20 || code === 0x7f) return { problem: 'the path has a space or control character' };
     else decoded += c;
+  }
+  if (run.length > 0) {
+    const encoded = encodedRun(run);
+    if ('problem' in encoded) return encoded;
+    decoded += encoded.text;
   }
   const segments = decoded.split('/').slice(1);
   const kept: string[] = [];
