@@ -1,10 +1,17 @@
 /**
  * XML from outside (an SP's metadata, its AuthnRequests and logout messages) is checked here
  * before any library reads it: a size limit, no DOCTYPE (no entity expansion, no external
- * entities), no processing instructions, well-formed, the one root element expected in its
- * namespace, every ID unique, and a signature only where one belongs: a direct child of the root
- * that references the root itself. A message shaped any other way (a second element wrapped
- * around a signed one, a signature over something else) is refused whatever its signature says.
+ * entities; an entity other than XML's five and character references is not well-formed), no
+ * processing instruction anywhere (before, inside or after the root; only the XML declaration),
+ * well-formed, the one root element expected in its namespace, every ID unique, and a signature
+ * only where one belongs: a direct child of the root that references the root itself. A message
+ * shaped any other way (a second element wrapped around a signed one, a signature over something
+ * else) is refused whatever its signature says.
+ *
+ * Comments are allowed and left out of every value read (`textContent` skips them), as exclusive
+ * canonicalization without comments leaves them out of what a signature covers: a comment inside
+ * a NameID or an Issuer neither cuts it short nor changes it (the comment truncation of
+ * CVE-2017-11427 reads only the text before one).
  *
  * The same check is samlify's schema validator (samlify asks for one before it reads a message).
  */
@@ -57,8 +64,11 @@ export type XmlElement = Node & {
 };
 
 const ELEMENT = 1;
+const TEXT = 3;
 const PROCESSING_INSTRUCTION = 7;
 const DOCUMENT_TYPE = 10;
+/** Deeper than any SAML message or metadata nests (about ten levels). */
+const MAX_DEPTH = 64;
 /** Attributes that name an element as a signature's target. */
 const ID_ATTRIBUTES = ['ID', 'Id', 'id', 'AssertionID'];
 
@@ -90,12 +100,23 @@ export async function parseChecked(xml: string, expected: ReadonlyArray<readonly
   }).parseFromString(xml, 'text/xml');
   const root = doc?.documentElement as unknown as XmlElement | null;
   if (problems.length > 0 || !doc || !root) throw refuse('the XML is not well-formed');
-  const top = doc.childNodes as unknown as ArrayLike<Node>;
-  for (let i = 0; i < top.length; i++) {
-    const n = top[i]!;
-    if (n.nodeType === DOCUMENT_TYPE) throw refuse('the XML has a DOCTYPE, which SAML never needs; refused');
-    if (n.nodeType === PROCESSING_INSTRUCTION && (n as unknown as { target: string }).target.toLowerCase() !== 'xml')
-      throw refuse('the XML has a processing instruction; refused');
+  // Every node of the tree, not only the elements: a processing instruction inside the root (or
+  // in a signature) is a node of its own. The XML declaration (which the parser shows as one) is
+  // the one allowed, before anything but white space. Walked without recursion, and no deeper than
+  // SAML ever nests (the element walk below recurses).
+  const pending: Array<{ n: Node; depth: number }> = [{ n: doc as unknown as Node, depth: 0 }];
+  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
+    const list = item.n.childNodes ?? [];
+    if (list.length > 0 && item.depth >= MAX_DEPTH) throw refuse(`the XML is nested deeper than ${MAX_DEPTH} levels; refused`);
+    let leading = item.depth === 0;
+    for (let i = 0; i < list.length; i++) {
+      const c = list[i]!;
+      if (c.nodeType === DOCUMENT_TYPE) throw refuse('the XML has a DOCTYPE, which SAML never needs; refused');
+      if (c.nodeType === PROCESSING_INSTRUCTION && !(leading && (c as unknown as { target: string }).target === 'xml'))
+        throw refuse('the XML has a processing instruction; refused');
+      leading = leading && c.nodeType === TEXT && /^\s*$/.test((c as unknown as { data: string }).data);
+      pending.push({ n: c, depth: item.depth + 1 });
+    }
   }
   if (!expected.some(([ns, name]) => root.namespaceURI === ns && root.localName === name)) {
     throw refuse(`expected a ${expected.map(([, n]) => n).join(' or ')} in the SAML namespace, got ${String(root.localName).slice(0, 40)}`);
@@ -103,7 +124,6 @@ export async function parseChecked(xml: string, expected: ReadonlyArray<readonly
   const ids = new Set<string>();
   const signatures: XmlElement[] = [];
   const walk = (n: Node) => {
-    if (n.nodeType === PROCESSING_INSTRUCTION || n.nodeType === DOCUMENT_TYPE) throw refuse('the XML has a processing instruction; refused');
     if (n.nodeType !== ELEMENT) return;
     const el = n as XmlElement;
     for (const a of ID_ATTRIBUTES) {
