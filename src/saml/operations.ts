@@ -11,7 +11,7 @@ import { revokeSession } from '../accounts/sessions';
 import { findSession } from '../store/sessions';
 import { listCerts, retireCert, rotateCert, type SamlCertView } from './keys';
 import { addSp, listSpViews, type NewSamlSp, removeSp, type SamlSpView, showSp } from './providers';
-import { type BoundMessage, type BrowserStep, continueSignin, type ContinueResult, idpMetadata, logout, startSignin, startUnsolicited } from './signin';
+import { type BoundMessage, continueSignin, type ContinueResult, idpMetadata, logout, type LogoutResult, startSignin, startUnsolicited } from './signin';
 
 export interface SamlOperations {
   /** The IdP's metadata XML (/saml/metadata). */
@@ -25,12 +25,12 @@ export interface SamlOperations {
   retireCert(actor: Actor): Promise<SamlCertView[]>;
   /** An AuthnRequest (either binding): checked and kept; the browser continues with the handle. */
   start(caller: Caller, message: BoundMessage): Promise<{ handle: string; spName: string }>;
-  /** A sign-in to a registered SP started from Gatehouse's own page (no request). */
+  /** A sign-in to a registered SP started from Gatehouse's own page (no request); counted per address like a request. */
   startUnsolicited(caller: Caller, spId: string): Promise<{ handle: string }>;
   /** The browser with its page session: sign in first, or the Response to post. */
   continue(caller: Caller, handle: string): Promise<ContinueResult>;
-  /** A LogoutRequest: the caller's page session ends; the LogoutResponse to deliver. */
-  logout(caller: Caller, message: BoundMessage): Promise<{ spName: string } & BrowserStep>;
+  /** A LogoutRequest: the caller's page session ends if the request names its sign-in there; the LogoutResponse to deliver. */
+  logout(caller: Caller, message: BoundMessage): Promise<LogoutResult>;
 }
 
 export function samlOperations(s: Services): SamlOperations {
@@ -65,7 +65,7 @@ export function samlOperations(s: Services): SamlOperations {
       return retireCert(s, actor);
     },
     start: (caller, message) => startSignin(s, message, caller.client ?? 'shell'),
-    startUnsolicited: async (_caller, spId) => startUnsolicited(s, spId),
+    startUnsolicited: (caller, spId) => startUnsolicited(s, spId, caller.client ?? 'shell'),
     continue: async (caller, handle) => continueSignin(s, await actorOf(s, caller), handle),
     async logout(caller, message) {
       const actor = await actorOf(s, caller);

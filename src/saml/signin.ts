@@ -7,8 +7,10 @@
  * once: a Response, and the assertion inside it, each signed (RSA-SHA256, exclusive c14n), posted
  * by the browser to the registered ACS URL with RelayState as given.
  *
- * Single logout: a LogoutRequest from a registered SP ends the browser's Gatehouse session and is
- * answered with a signed LogoutResponse.
+ * Single logout: a LogoutRequest from a registered SP ends the browser's Gatehouse session only
+ * when it names a sign-in this very session made at that SP (the NameID and SessionIndex its
+ * Response said), is addressed to /saml/slo and was not answered before; it is answered with a
+ * signed LogoutResponse, a failure status when the session is kept.
  */
 import { createHmac, createSign, createVerify, randomBytes, X509Certificate } from 'node:crypto';
 import { deflateRawSync } from 'node:zlib';
@@ -18,7 +20,16 @@ import type { Services } from '../services';
 import { passesGate } from '../groups/manage';
 import { claimsOf } from '../oidc/support';
 import { findSession, type SessionRow } from '../store/sessions';
-import { answerSamlRequest, findSamlRequest, findSamlSp, insertSamlRequest, samlPseudonymKey } from '../store/saml';
+import {
+  answerSamlRequest,
+  findSamlRequest,
+  findSamlSp,
+  hasSamlSignin,
+  insertSamlRequest,
+  recordSamlSignin,
+  samlPseudonymKey,
+  useSamlLogoutId,
+} from '../store/saml';
 import { samlLib } from './libraries';
 import { samlKeys, type SamlKey } from './keys';
 import { BINDING, NAMEID_FORMATS, spOf, type SamlSp } from './providers';
@@ -203,7 +214,9 @@ export async function startSignin(s: Services, m: BoundMessage, address: string)
 }
 
 /** An IdP-initiated sign-in, started from Gatehouse's own page: a pending sign-in without a request. */
-export async function startUnsolicited(s: Services, spId: string): Promise<{ handle: string }> {
+export async function startUnsolicited(s: Services, spId: string, address: string): Promise<{ handle: string }> {
+  // Counted with the SP's requests: each keeps a row until it expires, whoever starts it.
+  await s.limiter.samlRequest(address);
   const row = await findSamlSp(s.store.root, { id: spId });
   if (!row) throw new AppError('not_found', 'no such SAML service provider');
   const sp = spOf(row);
@@ -288,6 +301,9 @@ export async function continueSignin(s: Services, actor: Actor, handle: string):
   const [key] = await samlKeys(s);
   const pseudonymKey = await samlPseudonymKey(s.store.root);
   const nameId = sp.nameid === 'email' ? claims.email : sp.nameid === 'username' ? claims.preferred_username : hmac(pseudonymKey, 'nameid', sp.entityId, sub);
+  const sessionIndex = `_${hmac(pseudonymKey, 'session', session.id)}`;
+  // What a LogoutRequest from this SP must name to end this session (see logout).
+  await recordSamlSignin(s.store.root, { session_id: session.id, sp_id: sp.id, name_id: nameId, session_index: sessionIndex });
   const now = s.clock.now();
   const until = instant(now + ASSERTION_TTL_MS);
   const inResponseTo = pending.request_id.startsWith('unsolicited:') ? null : pending.request_id;
@@ -310,7 +326,7 @@ export async function continueSignin(s: Services, actor: Actor, handle: string):
     `<saml:Subject><saml:NameID Format="${NAMEID_FORMATS[sp.nameid]}" SPNameQualifier="${xmlText(sp.entityId)}">${xmlText(nameId)}</saml:NameID>` +
     `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${until}" Recipient="${xmlText(pending.acs_url)}"${irt}/></saml:SubjectConfirmation></saml:Subject>` +
     `<saml:Conditions NotBefore="${instant(now)}" NotOnOrAfter="${until}"><saml:AudienceRestriction><saml:Audience>${xmlText(sp.entityId)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
-    `<saml:AuthnStatement AuthnInstant="${instant(session.created_at)}" SessionIndex="_${hmac(pseudonymKey, 'session', session.id)}"><saml:AuthnContext><saml:AuthnContextClassRef>${authnContext(session)}</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
+    `<saml:AuthnStatement AuthnInstant="${instant(session.created_at)}" SessionIndex="${sessionIndex}"><saml:AuthnContext><saml:AuthnContextClassRef>${authnContext(session)}</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
     `<saml:AttributeStatement>${attributes}</saml:AttributeStatement>` +
     `</saml:Assertion></samlp:Response>`;
   const signed = signResponse(s, key!, xml);
@@ -331,26 +347,81 @@ function signedRedirect(key: SamlKey, url: string, param: 'SAMLResponse' | 'SAML
   return `${url}${url.includes('?') ? '&' : '?'}${query}&Signature=${enc(signature)}`;
 }
 
+const STATUS_SUCCESS = 'urn:oasis:names:tc:SAML:2.0:status:Success';
+const STATUS_REQUESTER = 'urn:oasis:names:tc:SAML:2.0:status:Requester';
+/** Second-level statuses (SAML core 3.2.2.2): a request refused as such, and a principal not known to this session. */
+const STATUS_DENIED = 'urn:oasis:names:tc:SAML:2.0:status:RequestDenied';
+const STATUS_UNKNOWN = 'urn:oasis:names:tc:SAML:2.0:status:UnknownPrincipal';
+
+/** How long a LogoutRequest's ID is kept: as long as checkFresh would still accept a request dated up to SKEW_MS ahead. */
+const LOGOUT_ID_TTL_MS = ASSERTION_TTL_MS + 2 * SKEW_MS;
+
+type LogoutRefusal = { status: string; why: string };
+
 /**
- * A LogoutRequest from a registered SP: the browser's Gatehouse session ends (`endSession`), and
- * the SP gets a signed LogoutResponse at its registered logout URL.
+ * Why this LogoutRequest must not end the browser's session, or null when it may. Anyone can make
+ * a browser send one (a link, an image), so it must name what only the SP it claims to be from
+ * knows: a sign-in this session made there, by NameID and SessionIndex.
  */
-export async function logout(s: Services, actor: Actor, m: BoundMessage, endSession: () => Promise<void>): Promise<{ spName: string } & BrowserStep> {
+async function logoutRefusal(s: Services, actor: Actor, sp: SamlSp, root: XmlElement, id: string): Promise<LogoutRefusal | null> {
+  try {
+    checkFresh(s, root);
+  } catch (err) {
+    if (err instanceof AppError) return { status: STATUS_DENIED, why: err.message };
+    throw err;
+  }
+  if (attr(root, 'Destination') !== sloUrl(s)) return { status: STATUS_DENIED, why: `the request is not addressed to ${sloUrl(s)} (Destination)` };
+  const nameId = childText(root, 'NameID', NS.assertion);
+  const indexes = new Set(children(root, 'SessionIndex', NS.protocol).map((e) => (e.textContent ?? '').trim()));
+  // A session has one SessionIndex: a request naming none (every session) or several is not this one's.
+  const [index] = indexes;
+  if (nameId === null || indexes.size !== 1 || actor.session === null) {
+    return { status: STATUS_UNKNOWN, why: 'the request does not name a sign-in of this browser (NameID and one SessionIndex)' };
+  }
+  if (!(await hasSamlSignin(s.store.root, { session_id: actor.session, sp_id: sp.id, name_id: nameId, session_index: index! }))) {
+    return { status: STATUS_UNKNOWN, why: `this browser's session did not sign in to ${sp.name} as the request says` };
+  }
+  // Decided by the insert, never by a read before it: of the same request sent twice at once, one ends the session.
+  if (!(await useSamlLogoutId(s.store.root, { sp_id: sp.id, request_id: id, expires_at: s.clock.now() + LOGOUT_ID_TTL_MS }))) {
+    return { status: STATUS_DENIED, why: 'this logout request was answered already (a replay)' };
+  }
+  return null;
+}
+
+export type LogoutResult = { spName: string; signedOut: boolean } & BrowserStep;
+
+/**
+ * A LogoutRequest from a registered SP. When it names a sign-in this session made at that SP, the
+ * session ends (`endSession`) and the SP gets a signed LogoutResponse saying Success at its
+ * registered logout URL; otherwise the session is kept and the LogoutResponse says Requester. A
+ * request that cannot be answered (unknown SP, bad signature, no logout URL) is refused as a page.
+ */
+export async function logout(s: Services, actor: Actor, m: BoundMessage, endSession: () => Promise<void>): Promise<LogoutResult> {
   const { xml, root } = await readMessage(m, [[NS.protocol, 'LogoutRequest']]);
   const sp = await issuerSp(s, root);
   checkSignature(sp, m, xml, root, sp.authnRequestsSigned);
-  checkFresh(s, root);
   const id = requestId(root);
   const endpoint = sp.slo.find((e) => e.binding === BINDING.redirect) ?? sp.slo.find((e) => e.binding === BINDING.post);
   if (!endpoint) throw refuse(`${sp.name} has no single logout URL registered (its metadata lists no SingleLogoutService)`);
-  await endSession();
-  await s.audit.record('saml_signout', actor, { account: actor.principal.referenceId, sp: sp.id });
+  const refusal = await logoutRefusal(s, actor, sp, root, id);
+  if (refusal === null) {
+    await endSession();
+    await s.audit.record('saml_signout', actor, { account: actor.principal.referenceId, sp: sp.id });
+  } else {
+    s.logger.info('saml_logout_refused', { sp: sp.id, reason: refusal.why });
+  }
   const url = endpoint.response_location ?? endpoint.location;
   const [key] = await samlKeys(s);
+  const status =
+    refusal === null
+      ? `<samlp:StatusCode Value="${STATUS_SUCCESS}"/>`
+      : `<samlp:StatusCode Value="${STATUS_REQUESTER}"><samlp:StatusCode Value="${refusal.status}"/></samlp:StatusCode><samlp:StatusMessage>${xmlText(refusal.why)}</samlp:StatusMessage>`;
   const xmlOut =
     `<samlp:LogoutResponse xmlns:samlp="${NS.protocol}" xmlns:saml="${NS.assertion}" ID="${newId()}" Version="2.0" IssueInstant="${instant(s.clock.now())}" Destination="${xmlText(url)}" InResponseTo="${xmlText(id)}">` +
-    `<saml:Issuer>${xmlText(idpEntityId(s))}</saml:Issuer><samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status></samlp:LogoutResponse>`;
-  if (endpoint.binding === BINDING.redirect) return { kind: 'redirect', url: signedRedirect(key!, url, 'SAMLResponse', xmlOut, m.relayState), spName: sp.name };
+    `<saml:Issuer>${xmlText(idpEntityId(s))}</saml:Issuer><samlp:Status>${status}</samlp:Status></samlp:LogoutResponse>`;
+  const signedOut = refusal === null;
+  if (endpoint.binding === BINDING.redirect)
+    return { kind: 'redirect', url: signedRedirect(key!, url, 'SAMLResponse', xmlOut, m.relayState), spName: sp.name, signedOut };
   const signed = samlLib(shapeValidator.validate).constructSAMLSignature({
     rawSamlMessage: xmlOut,
     isMessageSigned: true,
@@ -362,5 +433,5 @@ export async function logout(s: Services, actor: Actor, m: BoundMessage, endSess
   });
   const fields: Record<string, string> = { SAMLResponse: Buffer.from(signed, 'utf8').toString('base64') };
   if (m.relayState !== undefined) fields.RelayState = m.relayState;
-  return { kind: 'post', url, fields, spName: sp.name };
+  return { kind: 'post', url, fields, spName: sp.name, signedOut };
 }

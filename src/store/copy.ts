@@ -43,6 +43,8 @@ export const COPIED_TABLES: readonly TableName[] = [
   'saml_key',
   'saml_sp',
   'saml_request',
+  'saml_signin',
+  'saml_logout_request',
   'scim_token',
   'rate_counter',
   'known_signin',
@@ -67,6 +69,8 @@ const ORDER_KEY: Partial<Record<TableName, string | string[]>> = {
   saml_key: 'kid',
   saml_sp: 'id',
   saml_request: 'handle',
+  saml_signin: ['session_id', 'sp_id', 'name_id'],
+  saml_logout_request: ['sp_id', 'request_id'],
   scim_token: 'id',
   scim_pushed: ['target_id', 'reference_id'],
 };

@@ -27,6 +27,7 @@ import * as deviceUserCodes from '../../migrations/20261204000000_device_user_co
 import * as saml from '../../migrations/20261205000000_saml';
 import * as scim from '../../migrations/20261206000000_scim';
 import * as scimWrites from '../../migrations/20261207000000_scim_writes';
+import * as samlLogout from '../../migrations/20261208000000_saml_logout';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -58,6 +59,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261205000000_saml', saml],
   ['20261206000000_scim', scim],
   ['20261207000000_scim_writes', scimWrites],
+  ['20261208000000_saml_logout', samlLogout],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

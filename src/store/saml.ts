@@ -1,4 +1,4 @@
-/** The SAML identity provider's signing keys, service providers and sign-ins in progress. */
+/** The SAML identity provider's signing keys, service providers, sign-ins in progress, the sign-ins each session made, and logout requests answered. */
 import { randomBytes } from 'node:crypto';
 import { atomically, type Handle, isUniqueViolation, op } from './handle';
 import { decodeRow } from './schema';
@@ -144,5 +144,48 @@ export const answerSamlRequest = op(async (h, handle: string): Promise<boolean> 
   return n > 0;
 });
 
-/** Forgets requests past their lifetime (their IDs may no longer be replayed: they would be too old). */
-export const pruneSamlRequests = op(async (h): Promise<number> => h.k('saml_request').where('expires_at', '<=', h.clock.now()).del());
+/** Forgets requests (sign-ins and logouts) past their lifetime (their IDs may no longer be replayed: they would be too old). */
+export const pruneSamlRequests = op(async (h): Promise<number> => {
+  const now = h.clock.now();
+  const requests = await h.k('saml_request').where('expires_at', '<=', now).del();
+  return requests + (await h.k('saml_logout_request').where('expires_at', '<=', now).del());
+});
+
+/** A Response this session sent to an SP: the NameID and SessionIndex a LogoutRequest from it must name. */
+export const recordSamlSignin = op(async (h, row: { session_id: string; sp_id: string; name_id: string; session_index: string }): Promise<void> => {
+  await h
+    .k('saml_signin')
+    .insert({ ...row, created_at: h.clock.now() })
+    .onConflict(['session_id', 'sp_id', 'name_id'])
+    .ignore();
+});
+
+/** True when this open session signed in to the SP as `nameId` with this SessionIndex. */
+export const hasSamlSignin = op(async (h, where: { session_id: string; sp_id: string; name_id: string; session_index: string }): Promise<boolean> => {
+  const row = await h
+    .k('saml_signin')
+    .join('session', 'session.id', 'saml_signin.session_id')
+    .where({
+      'saml_signin.session_id': where.session_id,
+      'saml_signin.sp_id': where.sp_id,
+      'saml_signin.name_id': where.name_id,
+      'saml_signin.session_index': where.session_index,
+    })
+    .whereNull('session.ended_at')
+    .first('saml_signin.sp_id');
+  return row !== undefined;
+});
+
+/**
+ * Records a LogoutRequest's ID; false when this SP's request with that ID was recorded already (a
+ * replay). The insert decides, on its unique key: of the same request sent twice at once, one wins.
+ */
+export const useSamlLogoutId = op(async (h, row: { sp_id: string; request_id: string; expires_at: number }): Promise<boolean> => {
+  try {
+    await h.k('saml_logout_request').insert(row);
+    return true;
+  } catch (err) {
+    if (isUniqueViolation(err)) return false;
+    throw err;
+  }
+});

@@ -209,6 +209,8 @@ export const SCHEMA = {
     expires_at: 'time',
     answered_at: 'time',
   },
+  saml_signin: { session_id: 'text', sp_id: 'text', name_id: 'text', session_index: 'text', created_at: 'time' },
+  saml_logout_request: { sp_id: 'text', request_id: 'text', expires_at: 'time' },
   forward_app: {
     id: 'int',
     reference_id: 'text',

@@ -129,6 +129,15 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
     expires_at: clock.now() + 600_000,
     answered_at: clock.now(),
   });
+  // The sign-in a session made at the SP (what its LogoutRequest must name), and a logout request answered.
+  await s.db('saml_signin').insert({
+    session_id: (await s.db('session').first('id')).id,
+    sp_id: (await s.db('saml_sp').first('id')).id,
+    name_id: 'kim@example.com',
+    session_index: '_i1',
+    created_at: clock.now(),
+  });
+  await s.db('saml_logout_request').insert({ sp_id: (await s.db('saml_sp').first('id')).id, request_id: '_l1', expires_at: clock.now() + 660_000 });
   // A rotated key (retired_at, verify_until) and the settings of a store upgraded from HS256.
   t.equal((await cli(s.dataDir, ['keys', 'rotate'])).code, 0);
   await s.db('gatehouse_setting').insert([

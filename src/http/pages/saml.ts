@@ -3,7 +3,8 @@
  * HTTP-POST) and carries it, by a handle, to a same-site page: a cookie marked SameSite=Lax is
  * not sent with a cross-site POST, so the person's session is read only after that hop. There,
  * someone signed in gets a form the page posts to the SP's registered ACS URL; anyone else signs
- * in on the sign-in page first. /saml/slo ends the session for an SP's LogoutRequest. Every
+ * in on the sign-in page first. /saml/slo ends the session for an SP's LogoutRequest that names
+ * this session's sign-in there (otherwise the SP is told no, and the session stays). Every
  * refusal is a page that says why, and nothing is sent to the SP.
  */
 import type { Context } from 'koa';
@@ -171,6 +172,14 @@ export function registerSaml(kit: PageKit, signinPage: SigninPage): void {
   const slo = async (ctx: Context, m: BoundMessage) => {
     const caller = (await pageCaller(ctx, core, names)) ?? guestCaller(ctx);
     const out = await core.saml.logout(caller, m);
+    // A request that did not name this session's sign-in at the app keeps the session (and its cookie).
+    if (!out.signedOut)
+      return step(
+        ctx,
+        out,
+        'Still signed in',
+        `You are still signed in to Gatehouse: this sign-out request from ${out.spName} was not for this session. Returning to ${out.spName}.`,
+      );
     clearTokens(ctx, names);
     step(ctx, out, 'Signed out', `You are signed out. Returning to ${out.spName}.`);
   };
