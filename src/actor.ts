@@ -17,6 +17,8 @@ export interface Actor {
   readonly session: string | null;
   /** The browser's device cookie (pages only): a device that signed in before is familiar. */
   readonly device?: string | null;
+  /** The SCIM token a provisioning request came with (its name), named in every audit row it causes. */
+  readonly scimToken?: string;
 }
 
 /** The operator at the shell. */

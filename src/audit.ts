@@ -29,7 +29,13 @@ export class Audit {
   /** `about`: the account as it was, for an event about an account that is gone. */
   async record(event: AuditEvent, actor: Actor, fields: AuditFields, level: 'info' | 'warn' = 'info', about?: AccountFacts): Promise<void> {
     const by = actor.principal.referenceId;
-    const line: LogFields = { ...fields, via: actor.via, client: actor.client ?? undefined, by: by !== null && by !== fields.account ? by : undefined };
+    const line: LogFields = {
+      ...fields,
+      via: actor.via,
+      client: actor.client ?? undefined,
+      by: by !== null && by !== fields.account ? by : undefined,
+      scim_token: actor.scimToken,
+    };
     this.logger[level](event, line);
     const { account, client, ...rest } = line;
     const row = {

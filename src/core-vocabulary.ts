@@ -10,6 +10,7 @@ export { normalPath, safeReturn } from './apps/rules';
 export { browserAsset } from './native/lazy';
 export { describe as describePermission } from './permission/bits';
 export { isApiKey } from './auth/api-keys';
+export { assertPlainJson } from './plain-json';
 export type { Actor, Caller } from './actor';
 export type { AccountInput } from './accounts/operations';
 export type { MetricsSnapshot } from './operator';

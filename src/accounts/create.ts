@@ -12,7 +12,17 @@ import type { Services } from '../services';
 import { can, Principal } from '../permission/check';
 import type { Operation } from '../permission/bits';
 import type { Tx } from '../store/connection';
-import { addMembership, emailKeyTaken, findAccountByEmailKey, insertAccount, insertGroup, lockAccounts, NO_PASSWORD, systemGroupId } from '../store/accounts';
+import {
+  addMembership,
+  emailIsUsername,
+  emailKeyTaken,
+  findAccountByEmailKey,
+  insertAccount,
+  insertGroup,
+  lockAccounts,
+  NO_PASSWORD,
+  systemGroupId,
+} from '../store/accounts';
 import { readAction, readWorld } from '../store/guarded-rows';
 import { claimFirstAdministrator } from './administrators';
 import { normalizeEmail, stringField, validateName, validatePassword } from './validate';
@@ -104,6 +114,7 @@ export async function createAccount(
     if (!invited) await assertSignupOpen(tx, principal); // 1
     const accountWorld = await checkTable(tx, principal, 'user_account', 'create', invited); // 2
     if (await findAccountByEmailKey(tx, input.emailKey)) throw new AppError('email_taken', 'an account with this email already exists');
+    if (await emailIsUsername(tx, input.emailKey)) throw new AppError('email_taken', 'this email is the username of another account');
     const username = await usernameFor(tx, input.email, input.username);
     const account = await insertAccount(tx, {
       email: input.email,

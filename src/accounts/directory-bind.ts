@@ -5,8 +5,8 @@
  * username locks out as a known one does), answers every refusal alike after the same hashing
  * work (an unknown username, a wrong secret, a password where only an app password may bind, a
  * locked, disabled or unconfirmed account), and opens no session: an LDAP client binds per login,
- * the app keeps its own session. Failures are audited (signin_failed, method ldap); successful
- * binds are counted, not audited (an app may bind on every request).
+ * the app keeps its own session. Failures and successes are audited as every way in's are
+ * (signin_failed, signin_ok, method ldap).
  */
 import { AppError } from '../errors';
 import type { Actor } from '../actor';

@@ -13,14 +13,19 @@ import {
   type AccountChanges,
   type AccountRow,
   deleteAccount,
+  emailIsUsername,
   findAccountByEmailKey,
   findAccountByReference,
+  isAdministrator,
   lockAccounts,
   updateAccount,
   usernameInUse,
 } from '../store/accounts';
 import { assertNotLastAdministrator } from './administrators';
 import { applyDisabled } from './lifecycle';
+import { waysIn } from './ways-in';
+import { queueMail } from '../deliveries/queue';
+import { emailMovedMessage } from '../mail/messages';
 import type { Tx } from '../store/connection';
 import type { AccountFacts } from '../deliveries/events';
 
@@ -35,6 +40,17 @@ export interface ProvisionedChanges {
 
 const gone = () => new AppError('not_found', 'the account no longer exists');
 
+/**
+ * Administrators are out of a provisioning service's write reach: a SCIM token must never be able
+ * to take over the operators (change an administrator's email, then reset its password). Checked
+ * in the transaction that writes, under lockAccounts.
+ */
+export async function assertProvisionable(tx: Tx, actor: Actor, account: Pick<AccountRow, 'id'>): Promise<void> {
+  if (actor.via === 'scim' && (await isAdministrator(tx, account.id))) {
+    throw new AppError('forbidden', 'this account is an administrator: SCIM does not change administrators (use the shell or the console)');
+  }
+}
+
 /** Applies the changes that differ from the stored account; returns it as it now is. */
 export async function changeProvisioned(s: Services, actor: Actor, referenceId: string, changes: ProvisionedChanges): Promise<AccountRow> {
   requireAdministrator(actor, 'change other accounts');
@@ -42,6 +58,7 @@ export async function changeProvisioned(s: Services, actor: Actor, referenceId: 
     await lockAccounts(tx);
     const found = await findAccountByReference(tx, referenceId);
     if (!found) throw gone();
+    await assertProvisionable(tx, actor, found);
     const columns: AccountChanges = {};
     const events: AuditEvent[] = [];
     if (changes.username !== undefined && changes.username !== found.username) {
@@ -52,9 +69,13 @@ export async function changeProvisioned(s: Services, actor: Actor, referenceId: 
     if (changes.email !== undefined && changes.email.key !== found.email_key) {
       const holder = await findAccountByEmailKey(tx, changes.email.key);
       if (holder && holder.id !== found.id) throw new AppError('email_taken', 'an account with this email already exists');
-      // The service vouches for the address it sends (contract section 19).
+      if (await emailIsUsername(tx, changes.email.key, found.id)) throw new AppError('email_taken', 'this email is the username of another account');
+      // The service vouches for the address it sends. The old address is told, in this
+      // transaction, when the account has a way in of its own that mail to the new one could reset.
       Object.assign(columns, { email: changes.email.email, email_key: changes.email.key, email_verified: true });
       events.push('email_changed');
+      const ways = await waysIn(tx, found);
+      if (ways.password || ways.passkeys > 0) await queueMail(tx, emailMovedMessage(found.email, found.name, changes.email.email), 'email_moved');
     } else if (changes.email !== undefined && changes.email.email !== found.email) {
       columns.email = changes.email.email;
     }
@@ -91,6 +112,7 @@ export async function removeAccount(s: Services, actor: Actor, referenceId: stri
     await lockAccounts(tx);
     const found = await findAccountByReference(tx, referenceId);
     if (!found) throw gone();
+    await assertProvisionable(tx, actor, found);
     return deleteAccountIn(tx, found);
   });
   await s.audit.record('account_deleted', actor, { account: about.id }, 'info', about);

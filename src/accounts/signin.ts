@@ -12,8 +12,8 @@
  *   4. the second factor, where the account has one: the proof was both factors (a passkey with
  *      user verification, an app password), a code the request carries, or a step of its own;
  *   5. the confirmed address, where --require-verified-email asks it (after the second factor);
- *   6. success: the address's and device's delays lifted, counted, audited, and a session (or
- *      none: an LDAP client binds per login, the app keeps its own session).
+ *   6. success: the address's and device's delays lifted, counted, audited (every way alike), and
+ *      a session (or none: an LDAP client binds per login, the app keeps its own session).
  */
 import { AppError } from '../errors';
 import type { Actor } from '../actor';
@@ -181,7 +181,8 @@ export async function signInProved(
   await s.limiter.signinSucceeded(account.email_key, actor.client ?? 'shell', actor.device ?? null);
   s.counters.signinsOk++;
   countWay(s, way, true);
-  if (!way.session) return { account, session: null };
+  // Every way in leaves the same success record, a directory bind (no session) too.
   await s.audit.record('signin_ok', actor, { account: account.reference_id, ...said(way) });
+  if (!way.session) return { account, session: null };
   return { account, session: await openSession(s, actor, account, twoFactor, way.method as SigninMethod) };
 }

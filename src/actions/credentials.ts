@@ -6,7 +6,7 @@ import { newPasswordHash, replacePassword } from '../accounts/replace-password';
 import { normalizeEmail, stringField } from '../accounts/validate';
 import { reloadAccount, revokeSessions } from '../accounts/lifecycle';
 import { AppError } from '../errors';
-import { bumpAuthVersion, findAccountByEmailKey, lockAccounts } from '../store/accounts';
+import { bumpAuthVersion, emailIsUsername, findAccountByEmailKey, lockAccounts } from '../store/accounts';
 import { newSession } from './account-helpers';
 import { callerAccount, confirmPassword } from '../accounts/acting';
 import { sendVerification } from '../accounts/mailed-links';
@@ -43,6 +43,7 @@ export const changeEmail: ActionDef = {
       await lockAccounts(tx);
       const other = await findAccountByEmailKey(tx, key);
       if (other && other.id !== account.id) throw new AppError('email_taken', 'an account with this email already exists');
+      if (await emailIsUsername(tx, key, account.id)) throw new AppError('email_taken', 'this email is the username of another account');
       // A new address is unverified until its owner confirms it.
       await bumpAuthVersion(tx, account.id, { email, email_key: key, email_verified: key === account.email_key && account.email_verified });
     });

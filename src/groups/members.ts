@@ -64,6 +64,10 @@ export async function changeMembers(
     await lockAccounts(tx);
     const group = await readableGroup(tx, actor.principal, groupReference);
     await assertMayChangeMembers(tx, actor.principal, group);
+    // Who administers is never a provisioning service's to change (no SCIM token makes or ends an administrator).
+    if (group.row.system_role === 'administrators' && actor.via === 'scim') {
+      throw new AppError('forbidden', 'SCIM does not change who administers (use the shell or the console)');
+    }
     const accounts = await accountsByReference(tx, accountReferences);
     const permission = (await readWorld(tx, 'membership')).row.default_permission;
     const changed: string[] = [];

@@ -4,6 +4,7 @@
 import type { Context, Next } from 'koa';
 import type { KoaBodyMiddlewareOptions } from 'koa-body';
 import { AppError } from '../errors';
+import { assertPlainJson } from '../core';
 
 export const BODY_LIMIT = 64 * 1024;
 const JSON_TYPES = ['application/json', 'application/vnd.api+json'];
@@ -25,12 +26,17 @@ export function requireJsonBody(types: readonly string[] = JSON_TYPES) {
 /**
  * koa-body's middleware, made from `options` at the first request that needs it: the library
  * (with its multipart and validation dependencies) is not loaded for servers that only read.
+ * Every body it parses, whatever the route, is refused (400) when a key at any depth names the
+ * prototype chain (`__proto__`, `constructor`, `prototype`).
  */
 export function lazyKoaBody(options: Partial<KoaBodyMiddlewareOptions>): (ctx: Context, next: Next) => Promise<void> {
   let middleware: Promise<(ctx: Context, next: Next) => Promise<void>> | null = null;
   return async (ctx, next) => {
     middleware ??= import('koa-body').then((m) => m.koaBody(options) as unknown as (ctx: Context, next: Next) => Promise<void>);
-    return (await middleware)(ctx, next);
+    return (await middleware)(ctx, () => {
+      assertPlainJson(ctx.request.body);
+      return next();
+    });
   };
 }
 

@@ -82,6 +82,27 @@ export function unlockMessage(link: string, to: string, name: string, token: str
   };
 }
 
+/**
+ * To the old address, when a provisioning service (SCIM) moved an account that has its own way in
+ * (a password, a passkey) to a new one: the new address can now receive its reset links.
+ */
+export function emailMovedMessage(to: string, name: string, newAddress: string): MailMessage {
+  return {
+    to,
+    subject: 'The email address of your account changed',
+    text: [
+      `Hello ${name},`,
+      '',
+      `Your organization's provisioning service changed the email address of your account from this one to`,
+      '',
+      `  ${newAddress}`,
+      '',
+      'Mail about the account, password reset links included, now goes there.',
+      'If you did not expect this, tell your administrator at once.',
+    ].join('\n'),
+  };
+}
+
 export function humanDuration(seconds: number): string {
   if (seconds % 86400 === 0) return `${seconds / 86400} day${seconds === 86400 ? '' : 's'}`;
   if (seconds % 3600 === 0) return `${seconds / 3600} hour${seconds === 3600 ? '' : 's'}`;

@@ -44,8 +44,9 @@ export interface ScimOperations {
   listTokens(actor: Actor): Promise<ScimTokenView[]>;
   revokeToken(actor: Actor, nameOrId: string): Promise<ScimTokenView>;
   /**
-   * The request's bearer token, checked (401 otherwise): the actor of its writes, acting for
-   * the administrator who made the token, audited `via: scim`.
+   * The request's bearer token, checked (401 otherwise): the actor of its writes, the operator's
+   * reach without administrators (they are out of SCIM's write reach), audited `via: scim` with
+   * the token's name.
    */
   authenticate(caller: Caller): Promise<Actor>;
   /** The discovery documents and resources; `base` is /scim/v2 on the public URL. */
@@ -151,8 +152,8 @@ export function scimOperations(s: Services): ScimOperations {
       return revokeToken(s, actor, nameOrId);
     },
     async authenticate(caller) {
-      await checkToken(s, caller.token);
-      return { principal: OPERATOR, via: 'scim', client: caller.client, userAgent: caller.userAgent, session: null };
+      const token = await checkToken(s, caller.token);
+      return { principal: OPERATOR, via: 'scim', client: caller.client, userAgent: caller.userAgent, session: null, scimToken: token.name };
     },
     discovery(what, id) {
       if (what === 'ServiceProviderConfig') return serviceProviderConfig(base(), `${s.config.publicUrl}/openapi.json`);

@@ -11,6 +11,7 @@ import { normalizeEmail, validateName } from '../accounts/validate';
 import { parseUsername } from '../accounts/usernames';
 import { parseGroupName } from '../groups/manage';
 import { type Json, SCHEMAS } from './resources';
+import { isPrototypeKey } from '../plain-json';
 
 const invalid = (message: string, reason = 'invalidValue') => new AppError('invalid_input', message, { reason });
 
@@ -204,8 +205,15 @@ export function parseGroup(body: Json): GroupInput {
 const PATCH_OPS = new Set(['add', 'remove', 'replace']);
 const MAX_OPERATIONS = 1000;
 
-/** The attribute a PATCH path starts at (lower case, the core schema's URN taken off), or null for the enterprise extension. */
+/**
+ * The attribute a PATCH path starts at (lower case, the core schema's URN taken off), or null for
+ * the enterprise extension. A path any of whose names (outside quoted values) is a prototype key
+ * (`name.__proto__.x`, `emails[constructor eq 1]`) is refused: the patch library follows paths
+ * through plain objects.
+ */
 function pathRoot(path: string, shape: Shape): string | null {
+  const names = path.replace(/"(?:[^"\\]|\\.)*"/g, '""').match(/[A-Za-z_$][\w$]*/g) ?? [];
+  if (names.some(isPrototypeKey)) throw invalid(`not an attribute path: ${path.slice(0, 100)}`, 'invalidPath');
   let p = path.trim();
   const lower = p.toLowerCase();
   for (const urn of shape.schemas) {

@@ -294,10 +294,19 @@ export const otherAdministrator = op(async (h, accountId: number): Promise<numbe
   return row ? Number(row.account_id) : null;
 });
 
-/** Whether a username is in use (by an account other than `exceptId`). */
+/**
+ * Whether a username is in use by an account other than `exceptId`: as its username, or as its
+ * email (an LDAP `uid=ann@example.com` must name one account, whichever column it matches).
+ */
 export const usernameInUse = op(async (h, username: string, exceptId?: number): Promise<boolean> => {
-  const row = await h.k('user_account').where({ username }).first('id');
-  return row !== undefined && Number(row.id) !== exceptId;
+  const rows: Array<{ id: number }> = await h.k('user_account').where({ username }).orWhere({ email_key: username }).select('id');
+  return rows.some((r) => Number(r.id) !== exceptId);
+});
+
+/** Whether an email (its key) is the username of an account other than `exceptId`. */
+export const emailIsUsername = op(async (h, emailKey: string, exceptId?: number): Promise<boolean> => {
+  const rows: Array<{ id: number }> = await h.k('user_account').where({ username: emailKey }).select('id');
+  return rows.some((r) => Number(r.id) !== exceptId);
 });
 
 /** Usernames that start with `prefix` (to find a free one: ann, ann2, …): a range on the index ('~' sorts after every allowed character). */

@@ -5,7 +5,7 @@
  * passkey_signin), so every rule is the core's.
  */
 import type { Context } from 'koa';
-import { browserAsset, safeReturn, type Caller } from '../../core';
+import { assertPlainJson, browserAsset, safeReturn, type Caller } from '../../core';
 import { message, type PageKit, refusal, see, str, type SigninPage } from './kit';
 import { isAppError } from '../../errors';
 import { endPrevious, guestCaller, pageCaller, storeTokens, tokensIn } from './session';
@@ -42,11 +42,14 @@ export function registerPasskeys(kit: PageKit, signinPage: SigninPage, signupPag
 
   /** The browser's answer as the actions read it; a form that was not filled in by the script is refused plainly. */
   const responseOf = (ctx: Context): unknown => {
+    let response: unknown;
     try {
-      return JSON.parse(str(ctx.request.body, 'response'));
+      response = JSON.parse(str(ctx.request.body, 'response'));
     } catch {
       return null;
     }
+    assertPlainJson(response, 'the passkey response');
+    return response;
   };
 
   post('/signin/passkey', async (ctx) => {
