@@ -46,6 +46,13 @@ export interface Handle {
    * An idempotent write that may share a transaction with others arriving at the same time
    * (group-commit.ts): on the root, batched and resolved once committed; in a transaction, run
    * in it.
+   *
+   * Order: a batch's writes are handed to the driver together (on SQLite the same statement of
+   * several writes becomes one), so writes not awaited one after another run in no set order,
+   * even two of one request. Writes that must follow one another are awaited in turn (each
+   * resolves only once committed); writes issued together must touch different rows, as a
+   * token request's do (a code consumed, new tokens stored: oidc/support.ts). A conditional
+   * write whose outcome matters is a `claim`, whose rows say what it changed.
    */
   batch<T>(fn: (h: Handle) => Promise<T>): Promise<T>;
 }

@@ -28,6 +28,7 @@ export async function sqliteBatch(knex: Knex, base: Pick<Handle, 'dialect' | 'cl
     new Promise<void>((resolve, reject) => db.run(sql, params as unknown[], (err: Error | null) => (err ? reject(err) : resolve())));
   // The batch's writes arrive together (its jobs start in one turn); the same write of several
   // jobs becomes one statement over all their parameters, when the store function says how.
+  // Writes handed over together run in no set order (Handle.batch says so; claims run at once).
   let queued: Array<{ sql: string; params: readonly unknown[]; many?: string; done: (err?: unknown) => void }> = [];
   const flush = () => {
     const groups = new Map<string, typeof queued>();
