@@ -169,6 +169,33 @@ t.test('device flow: a code typed on /device, polled by hand, tokens verified by
   t.equal(authorized[0].details.client_id, tv.client_id);
 });
 
+t.test('a confirmed device code polled by four requests at once is answered once, and the grant ends', async (t) => {
+  const { s, clock } = await provider(t);
+  const tv = (await cli(s.dataDir, ['--json', 'client', 'add', '--name', 'Kitchen TV', '--device', '--public'])).json;
+  const d = await startDevice(s, tv.client_id);
+  const browser = await launch(t);
+  const page = await newPage(browser);
+  await page.goto(d.verification_uri_complete);
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await signInIfAsked(page, 'ada@example.com');
+  await page.getByRole('button', { name: 'Allow' }).click();
+  await page.getByRole('heading', { name: 'Device connected' }).waitFor();
+  clock.advance(16_000);
+  const answers = await Promise.all(Array.from({ length: 4 }, () => poll(s, tv.client_id, d.device_code)));
+  const won = answers.filter((a) => a.status === 200);
+  t.equal(won.length, 1, 'one token set');
+  t.ok(
+    answers.filter((a) => a.status !== 200).every((a) => a.body.error === 'invalid_grant'),
+    'the others: invalid_grant',
+  );
+  const refreshed = await post(`${s.config.publicUrl}/oidc/token`, {
+    grant_type: 'refresh_token',
+    client_id: tv.client_id,
+    refresh_token: String(won[0].body.refresh_token),
+  });
+  t.equal(refreshed.body.error, 'invalid_grant', 'the reuse ended the grant: its refresh token is refused');
+});
+
 t.test("device flow: someone outside the client's gate, a cancel, an expired code, wrong codes", async (t) => {
   const { s: server, clock } = await provider(t, { signinFailuresPerAddress: 3 });
   const s = Object.assign(server, { clock });
