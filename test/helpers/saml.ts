@@ -1,9 +1,11 @@
 // SAML service providers nobody here wrote (@node-saml/node-saml), and a browser's part of the
 // HTTP bindings played with fetch and one session cookie: the redirect to /saml/sso, the hop to
 // /saml/continue, and the form the page posts to the ACS URL.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { Test } from 'tap';
 import { SAML, type SamlConfig } from '@node-saml/node-saml';
 import { cli } from './cli';
@@ -121,4 +123,70 @@ export async function browse(start: string | { url: string; form: Record<string,
     return { ...formOf(html), status: res.status, html, url };
   }
   throw new Error('too many redirects');
+}
+
+/** The fenced block after `<!-- name: … -->` in docs/saml.md. */
+export function samlDocBlock(name: string): string {
+  const page = path.join(__dirname, '..', '..', 'docs', 'saml.md');
+  const m = new RegExp(`<!-- ${name}:[^\\n]*-->\\n\`\`\`[a-z]*\\n([\\s\\S]*?)\\n\`\`\``).exec(fs.readFileSync(page, 'utf8'));
+  if (!m) throw new Error(`docs/saml.md has no ${name} block`);
+  return m[1]!;
+}
+
+/**
+ * An ordinary user for a recipe written for one: the tests run as root, so the recipe's commands
+ * run as `nobody` in a folder it owns (as the test's own user when that is not root).
+ */
+export function ordinaryUser(dir: string): { uid?: number; gid?: number } {
+  if (process.getuid?.() !== 0) return {};
+  const uid = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
+  const gid = Number(execFileSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).trim());
+  fs.chownSync(dir, uid, gid);
+  return { uid, gid };
+}
+
+/**
+ * Runs a shell line of a recipe as written, in `dir`, as `user`; its output, or its failure with
+ * what it said. Asynchronous: the line may ask the test's own server (curl), in this process.
+ */
+export async function shellLine(line: string, dir: string, user: { uid?: number; gid?: number }): Promise<string> {
+  try {
+    return (await promisify(execFile)('/bin/sh', ['-c', line], { cwd: dir, encoding: 'utf8', timeout: 30_000, ...user })).stdout;
+  } catch (err) {
+    const e = err as { stderr?: string; stdout?: string; message: string };
+    throw new Error(`${line}: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`, { cause: err });
+  }
+}
+
+/**
+ * A long-running line of a recipe (a server in the foreground), started as written in `dir` as
+ * `user`, in a process group of its own (Apache signals its whole group when it stops), stopped
+ * at the test's end; resolves once `port` on 127.0.0.1 accepts connections.
+ */
+export async function foregroundLine(t: Test, line: string, dir: string, user: { uid?: number; gid?: number }, port: number, log: () => string): Promise<void> {
+  let out = '';
+  const child = spawn('/bin/sh', ['-c', `exec ${line}`], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...user });
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        process.kill(-child.pid!, 'SIGTERM');
+      }),
+  );
+  for (let i = 0; i < 100; i++) {
+    if (child.exitCode !== null) throw new Error(`${line} exited (${child.exitCode}): ${out}${log()}`);
+    const open = await new Promise<boolean>((resolve) => {
+      const c = net.connect(port, '127.0.0.1', () => {
+        c.destroy();
+        resolve(true);
+      });
+      c.on('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${line} did not listen on ${port}: ${out}${log()}`);
 }
