@@ -4,13 +4,13 @@
  */
 import type { Actor, Caller } from '../actor';
 import type { Services } from '../services';
+import { claimsOf } from '../accounts/claims';
 import { actorOf, requireAdministrator } from '../access/caller';
 import { latestGrant, oidcCookieKey } from '../store/oidc';
 import { addClient, ClientView, listClientViews, NewClient, removeClient, rotateClientSecret, showClient } from './clients';
 import {
   accountFor,
   adapterFor,
-  claimsOf,
   clientPolicy,
   inTokenRequest,
   OidcClaims,

@@ -9,7 +9,6 @@ import type { Services } from '../services';
 import {
   accountFacts,
   type AccountFacts,
-  type ClaimsRow,
   consumePayload,
   destroyPayload,
   findClient,
@@ -21,10 +20,12 @@ import {
   upsertPayload,
 } from '../store/oidc';
 import { passesGate } from '../groups/manage';
-import { findSession, type SessionRow } from '../store/sessions';
+import { findSession } from '../store/sessions';
 import type { Actor } from '../actor';
 import { AppError } from '../errors';
 import { metadataOf, rowsOf } from './clients';
+import { type AccountClaims, claimsFrom } from '../accounts/claims';
+import { amrOf } from '../accounts/assurance';
 
 export interface ProviderAdapter {
   upsert(id: string, payload: Record<string, unknown>, expiresIn: number): Promise<void>;
@@ -219,32 +220,8 @@ export function adapterFor(s: Services, model: string): ProviderAdapter {
   };
 }
 
-export interface OidcClaims {
-  sub: string;
-  email: string;
-  email_verified: boolean;
-  name: string;
-  preferred_username: string;
-  groups: string[];
-}
-
-/** The claims of an account's row (groups: names, its dedicated group excluded), or undefined when it is gone or disabled. */
-function claimsFrom(sub: string, account: ClaimsRow | undefined): OidcClaims | undefined {
-  if (!account || account.disabled) return undefined;
-  return {
-    sub,
-    email: account.email,
-    email_verified: account.email_verified,
-    name: account.name,
-    preferred_username: account.username,
-    groups: account.groups,
-  };
-}
-
-/** An enabled account's claims, or undefined. */
-export async function claimsOf(s: Services, sub: string): Promise<OidcClaims | undefined> {
-  return claimsFrom(sub, (await accountFacts(s.store.root, sub, null)).claims);
-}
+/** What the provider tells a client of a person: the one mapping every protocol uses (accounts/claims.ts). */
+export type OidcClaims = AccountClaims;
 
 /**
  * What an ID token, userinfo or a new access token may say of `sub` for a client: its claims when
@@ -298,14 +275,3 @@ export interface PageSession {
   signedInAt: number;
   amr: string[];
 }
-
-/**
- * A passkey is hardware-bound and verified its user; a password is one factor, or two with TOTP;
- * an upstream provider's sign-in is federated ("fed", as Microsoft's tokens say it), with "otp" when
- * this account's TOTP was asked too.
- */
-export const amrOf = (session: Pick<SessionRow, 'method' | 'two_factor'>): string[] => {
-  if (session.method === 'passkey') return ['hwk', 'user'];
-  const first = session.method === 'provider' ? 'fed' : 'pwd';
-  return session.two_factor ? [first, 'otp'] : [first];
-};

@@ -18,8 +18,9 @@ import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { passesGate } from '../groups/manage';
-import { claimsOf } from '../oidc/support';
-import { findSession, type SessionRow } from '../store/sessions';
+import { claimsOf } from '../accounts/claims';
+import { authnContextOf } from '../accounts/assurance';
+import { findSession } from '../store/sessions';
 import {
   answerSamlRequest,
   findSamlRequest,
@@ -233,14 +234,6 @@ export async function startUnsolicited(s: Services, spId: string, address: strin
   return { handle };
 }
 
-/** What the assertion says of how the person signed in (AuthnContextClassRef). */
-export function authnContext(session: Pick<SessionRow, 'method' | 'two_factor'>): string {
-  if (session.method === 'passkey') return 'urn:gatehouse:ac:classes:passkey';
-  if (session.two_factor) return 'https://refeds.org/profile/mfa';
-  if (session.method === 'provider') return 'urn:oasis:names:tc:SAML:2.0:ac:classes:unspecified';
-  return 'urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport';
-}
-
 const hmac = (key: string, ...parts: string[]) => createHmac('sha256', key).update(parts.join('\0')).digest('base64url');
 
 /** The attributes every Response carries: FriendlyName for people, the usual URIs as Name. */
@@ -326,7 +319,7 @@ export async function continueSignin(s: Services, actor: Actor, handle: string):
     `<saml:Subject><saml:NameID Format="${NAMEID_FORMATS[sp.nameid]}" SPNameQualifier="${xmlText(sp.entityId)}">${xmlText(nameId)}</saml:NameID>` +
     `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${until}" Recipient="${xmlText(pending.acs_url)}"${irt}/></saml:SubjectConfirmation></saml:Subject>` +
     `<saml:Conditions NotBefore="${instant(now)}" NotOnOrAfter="${until}"><saml:AudienceRestriction><saml:Audience>${xmlText(sp.entityId)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
-    `<saml:AuthnStatement AuthnInstant="${instant(session.created_at)}" SessionIndex="${sessionIndex}"><saml:AuthnContext><saml:AuthnContextClassRef>${authnContext(session)}</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
+    `<saml:AuthnStatement AuthnInstant="${instant(session.created_at)}" SessionIndex="${sessionIndex}"><saml:AuthnContext><saml:AuthnContextClassRef>${authnContextOf(session)}</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
     `<saml:AttributeStatement>${attributes}</saml:AttributeStatement>` +
     `</saml:Assertion></samlp:Response>`;
   const signed = signResponse(s, key!, xml);
