@@ -27,7 +27,6 @@ const PENDING: Record<string, string> = {
   'docs/ldap.md': 'CONTRACT section 15',
   'docs/oidc.md': '"written here"',
   'docs/scim.md': 'CONTRACT section 19',
-  'docs/webhooks.md': 'CONTRACT section 17',
   'docs/performance.md': '"this machine", "one run here"',
   'docs/operations.md': '"the npm registry is reachable here" (the build section)',
 };
