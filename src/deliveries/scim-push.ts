@@ -90,10 +90,24 @@ function userBody(u: ScimUserRow): Record<string, unknown> {
   };
 }
 
+/**
+ * A path under the target's base URL (`/Users`, `/Groups/<id>?…`): appended to the base's path, so
+ * a base with a query (`https://app.example/scim/v2?tenant=t1`) keeps it after the path, and the
+ * path's own query joins it.
+ */
+export function endpointUrl(base: string, path: string): URL {
+  const url = new URL(base);
+  const cut = path.indexOf('?');
+  const [pathname, query] = cut < 0 ? [path, ''] : [path.slice(0, cut), path.slice(cut + 1)];
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}${pathname}`;
+  url.search = [url.search.slice(1), query].filter(Boolean).join('&');
+  url.hash = '';
+  return url;
+}
+
 /** Makes one message's person or group right on its target. */
 export async function push(store: Store, target: ScimTargetRow, m: PushMessage, request: ScimRequest): Promise<void> {
-  const base = target.url.replace(/\/+$/, '');
-  const at = (path: string) => new URL(`${base}${path}`);
+  const at = (path: string) => endpointUrl(target.url, path);
   const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown) => request(method, at(path), target.token, body);
   const scope = JSON.parse(target.groups) as string[];
   const endpoint = m.resource === 'User' ? '/Users' : '/Groups';
