@@ -176,6 +176,8 @@ async function source(dir: string): Promise<string> {
     created_at: now,
     expires_at: later,
   });
+  await k('saml_signin').insert({ session_id: 's'.repeat(32), sp_id: sp.id, name_id: bob.reference_id, session_index: '_fixture-index', created_at: now });
+  await k('saml_logout_request').insert({ sp_id: sp.id, request_id: '_fixture-logout', expires_at: later });
   const [target] = await k('scim_target')
     .insert({
       reference_id: '00000000-0000-4000-8000-000000000003',
