@@ -80,10 +80,19 @@ function checkedCookieDomain(domain: string | null, publicUrl: string, flag = '-
   return domain;
 }
 
+/** Settings that only work together: refused at load, before anything starts. */
+function checkPairs(v: SettingValues): void {
+  if ((v.ldapTlsCert === null) !== (v.ldapTlsKey === null)) {
+    throw new AppError('invalid_input', '{--ldap-tls-cert} and {--ldap-tls-key} go together: give both');
+  }
+  if (v.ldapsPort !== null && v.ldapTlsCert === null) throw new AppError('invalid_input', '{--ldaps-port} needs {--ldap-tls-cert} and {--ldap-tls-key}');
+}
+
 export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): Config {
   const values = {} as Record<SettingName, unknown>;
   for (const key of Object.keys(SETTINGS) as SettingName[]) values[key] = resolve(key, flags, env);
   const v = values as SettingValues;
+  checkPairs(v);
   const publicUrl = v.publicUrl || defaultPublicUrl(v.host, v.port);
   return Object.freeze({
     ...v,

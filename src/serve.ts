@@ -5,7 +5,6 @@
  */
 import fs from 'node:fs';
 import { passkeyObstacle, type Config } from './config';
-import { AppError } from './errors';
 import { holdDataDir, openCore, othersHoldDataDir, prepareDataDir, type Core } from './core';
 import { createLogger, Logger } from './log';
 import { startServer, type RunningServer } from './http/server';
@@ -158,11 +157,8 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
 /** The LDAP directory, when a port is given: loaded only then (it brings the BER codecs). */
 async function startDirectory(core: Core, config: Config, logger: Logger) {
   if (config.ldapPort === null && config.ldapsPort === null) return null;
+  // Their pairing (cert with key, --ldaps-port with both) was checked when the settings loaded.
   const tls = config.ldapTlsCert && config.ldapTlsKey ? { cert: config.ldapTlsCert, key: config.ldapTlsKey } : null;
-  if ((config.ldapTlsCert === null) !== (config.ldapTlsKey === null)) {
-    throw new AppError('invalid_input', '{--ldap-tls-cert} and {--ldap-tls-key} go together: give both');
-  }
-  if (config.ldapsPort !== null && !tls) throw new AppError('invalid_input', '{--ldaps-port} needs {--ldap-tls-cert} and {--ldap-tls-key}');
   const { startLdap, defaultBaseDn } = await import('./ldap/server');
   const baseDn = config.ldapBaseDn || defaultBaseDn(core.config.publicUrl);
   const ldap = await startLdap(

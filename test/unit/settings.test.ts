@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
+import { testCertificate } from '../helpers/ldap';
 import { defaultPublicUrl, loadConfig, passkeyObstacle, settingOptions, settingsTable } from '../../src/config';
 import { cli } from '../helpers/cli';
 import { tempDir } from '../helpers/server';
@@ -43,4 +44,13 @@ t.test('the default public URL names localhost for a loopback address; passkey o
   t.match(passkeyObstacle('http://127.0.0.1:6336'), /IP address/);
   t.match(passkeyObstacle('http://[::1]:6336'), /IP address/);
   t.match(passkeyObstacle('http://id.example.com'), /only on https/);
+});
+
+t.test('settings that only work together are refused at load when one is missing', async (t) => {
+  const { cert, key } = testCertificate(t);
+  const dir = t.testdir({ 'cert.pem': cert, 'key.pem': key });
+  t.throws(() => loadConfig({}, { GATEHOUSE_LDAP_TLS_CERT: `${dir}/cert.pem` }), { code: 'invalid_input', message: /go together/ });
+  t.throws(() => loadConfig({ ldapTlsKey: `${dir}/key.pem` }, {}), { code: 'invalid_input', message: /go together/ });
+  t.throws(() => loadConfig({ ldapsPort: '6637' }, {}), { code: 'invalid_input', message: /needs/ });
+  t.doesNotThrow(() => loadConfig({ ldapsPort: '6637', ldapTlsKey: `${dir}/key.pem`, ldapTlsCert: `${dir}/cert.pem` }, {}));
 });
