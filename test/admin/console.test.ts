@@ -145,6 +145,15 @@ t.test('the console: guest signup, an OIDC client, disabling an account; non-adm
     t.equal(await admin.locator('nav.console [aria-current="page"]').count(), 1, `${section}: in the navigation`);
     await screenshots(admin, `admin-${section}`);
   }
+  // The Role column names a member's role too (it was blank: a bare "Role:" on a phone).
+  await admin.goto(`${base}/admin/accounts`);
+  const role = (email: string) =>
+    admin
+      .locator('tbody tr', { has: admin.getByRole('link', { name: email }) })
+      .locator('td[data-label="Role"]')
+      .textContent();
+  t.equal((await role('eve@example.com'))?.trim(), 'member', 'a member: member');
+  t.equal((await role('admin@example.com'))?.trim(), 'administrator', 'an administrator: administrator');
 
   // Guest signup: open it (it asks to confirm), then close it.
   await admin.goto(`${base}/admin/signup`);

@@ -23,6 +23,23 @@ interface AccountState {
   apiKey?: { name: string; secret: string };
 }
 
+/**
+ * The account page's sections after a list of links to them (their ids): on a wide screen the list
+ * stays beside two columns of sections, on a phone it heads the one column. The order is the
+ * reading and tabbing order at every width (columns fill top to bottom, left then right).
+ */
+function contents(parts: ReadonlyArray<[id: string, title: string, body: Html | '']>): Html {
+  const shown = parts.filter(([, , body]) => body !== '' && body.html.trim() !== '');
+  return html`<div class="account-layout">
+    <nav class="toc" aria-label="Sections of this page">
+      <ul>
+        ${shown.map(([id, title]) => html`<li><a href="#${id}">${title}</a></li>`)}
+      </ul>
+    </nav>
+    <div class="account-sections">${shown.map(([, , body]) => body)}</div>
+  </div>`;
+}
+
 /** What other page groups add to the account page: forms posted to it, errors shown on it. */
 export interface AccountPages {
   post(path: string, handler: AccountHandler): void;
@@ -43,7 +60,7 @@ export function registerAccount(kit: PageKit): AccountPages {
       core.accounts.appPasswords.listMine(caller),
       core.accounts.apiKeys.listMine(caller),
     ]);
-    const profile = html`<section aria-labelledby="h-profile">
+    const profile = html`<section id="profile" aria-labelledby="h-profile">
       <h2 id="h-profile">Profile</h2>
       <dl>
         <dt>Name</dt>
@@ -73,7 +90,7 @@ export function registerAccount(kit: PageKit): AccountPages {
       )}
     </section>`;
     const password = passkeys.hasPassword
-      ? html`<section aria-labelledby="h-password">
+      ? html`<section id="password" aria-labelledby="h-password">
           <h2 id="h-password">Password</h2>
           ${form('/account/password', csrf, 'Change password', [
             field('currentPassword', 'Current password', { type: 'password', autocomplete: 'current-password' }),
@@ -82,7 +99,7 @@ export function registerAccount(kit: PageKit): AccountPages {
           ])}
         </section>`
       : '';
-    const email = html`<section aria-labelledby="h-email">
+    const email = html`<section id="email" aria-labelledby="h-email">
       <h2 id="h-email">Email address</h2>
       ${form('/account/email', csrf, 'Change email', [
         field('email', 'New email', { type: 'email', autocomplete: 'email' }),
@@ -91,7 +108,7 @@ export function registerAccount(kit: PageKit): AccountPages {
     </section>`;
     let totp: Html;
     if (o.recoveryCodes) {
-      totp = html`<section aria-labelledby="h-totp">
+      totp = html`<section id="two-factor" aria-labelledby="h-totp">
         <h2 id="h-totp">Two-factor authentication</h2>
         ${notice('success', 'Two-factor authentication is on.')}
         <p><strong>Your recovery codes</strong> (each works once if you lose your authenticator). They are shown only this time: store them somewhere safe.</p>
@@ -102,7 +119,7 @@ export function registerAccount(kit: PageKit): AccountPages {
     } else if (o.enrolment) {
       const { default: QRCode } = await import('qrcode');
       const svg = await QRCode.toString(o.enrolment.uri, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
-      totp = html`<section aria-labelledby="h-totp">
+      totp = html`<section id="two-factor" aria-labelledby="h-totp">
         <h2 id="h-totp">Two-factor authentication</h2>
         <p>Scan this code with your authenticator app, or type the key in.</p>
         <figure class="qr" role="img" aria-label="QR code of the authenticator key">${raw(svg)}</figure>
@@ -110,7 +127,7 @@ export function registerAccount(kit: PageKit): AccountPages {
         ${form('/account/totp/confirm', csrf, 'Turn on', [field('otp', 'Code from the app', { inputmode: 'numeric', autocomplete: 'one-time-code', autofocus: true })])}
       </section>`;
     } else if (a.totp_enabled) {
-      totp = html`<section aria-labelledby="h-totp">
+      totp = html`<section id="two-factor" aria-labelledby="h-totp">
         <h2 id="h-totp">Two-factor authentication</h2>
         <p>On: signing in asks for a code from your app.</p>
         ${form(
@@ -125,14 +142,14 @@ export function registerAccount(kit: PageKit): AccountPages {
         )}
       </section>`;
     } else {
-      totp = html`<section aria-labelledby="h-totp">
+      totp = html`<section id="two-factor" aria-labelledby="h-totp">
         <h2 id="h-totp">Two-factor authentication</h2>
         <p>Off. With it on, signing in also asks for a code from an authenticator app.</p>
         ${form('/account/totp/enroll', csrf, 'Set up', [field('totpPassword', 'Password', { type: 'password', autocomplete: 'current-password' })])}
       </section>`;
     }
     sessions.sort((x, y) => Number(y.current) - Number(x.current));
-    const sessionList = html`<section aria-labelledby="h-sessions">
+    const sessionList = html`<section id="sessions" aria-labelledby="h-sessions">
       <h2 id="h-sessions">Sessions</h2>
       <ul class="sessions">
         ${sessions.map(
@@ -160,15 +177,25 @@ export function registerAccount(kit: PageKit): AccountPages {
       </ul>
       <p class="links">${form('/account/signout-everywhere', csrf, 'Sign out everywhere', [], { secondary: true })}</p>
     </section>`;
+    // Each part's section carries the id its entry in the page's contents links to.
+    const parts: Array<[id: string, title: string, body: Html | '']> = [
+      ['profile', 'Profile', profile],
+      ['passkeys', 'Passkeys', passkeySection(csrf, { ...passkeys, back: `${core.config.publicUrl}/account?done=confirmed` })],
+      ['providers', 'Other providers', identitySection(csrf, identities, providers)],
+      // Without a password, TOTP and an email change (both confirmed by the password) wait until one is set.
+      ['two-factor', 'Two-factor authentication', passkeys.hasPassword ? totp : ''],
+      ['password', 'Password', password],
+      ['email', 'Email address', passkeys.hasPassword ? email : ''],
+      ['app-passwords', 'App passwords', appPasswordSection(csrf, appPasswords, o.appPassword)],
+      ['api-keys', 'API keys', apiKeySection(csrf, apiKeys, o.apiKey)],
+      ['sessions', 'Sessions', sessionList],
+    ];
     send(
       ctx,
       o.status ?? 200,
       page(
-        { title: 'Your account', signedIn: true, csrf, passkeys: true, administrator: me.meta.administrator === true },
-        html`${notice('error', o.error)}${notice('success', o.info)}${profile}${passkeySection(csrf, { ...passkeys, back: `${core.config.publicUrl}/account?done=confirmed` })}${identitySection(csrf, identities, providers)}${
-          // Without a password, TOTP and an email change (both confirmed by the password) wait until one is set.
-          passkeys.hasPassword ? html`${totp}${password}${email}` : ''
-        }${appPasswordSection(csrf, appPasswords, o.appPassword)}${apiKeySection(csrf, apiKeys, o.apiKey)}${sessionList}`,
+        { title: 'Your account', columns: true, signedIn: true, csrf, passkeys: true, administrator: me.meta.administrator === true },
+        html`${notice('error', o.error)}${notice('success', o.info)}${contents(parts)}`,
       ),
     );
   };

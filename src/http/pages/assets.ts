@@ -57,8 +57,12 @@ form[data-passkey] .notice { margin-top: .5rem; }
 ul.sessions + form, ul.sessions + p { margin-top: 1rem; padding-top: .75rem; border-top: 1px solid var(--line); }
 main.wide { max-width: 68rem; }
 textarea, select { width: 100%; font: inherit; padding: .55rem .65rem; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
-fieldset { border: 1px solid var(--line); border-radius: 6px; padding: .5rem .75rem 0; margin: 0 0 .9rem; }
-legend { font-weight: 600; padding: 0 .25rem; }
+/* A group of boxes reads as a field: its legend sits above the boxes like a label (a legend on the
+   border ran over it once it wrapped to two lines on a phone). */
+fieldset { border: 0; padding: 0; margin: 0 0 .9rem; min-width: 0; }
+legend { float: left; width: 100%; font-weight: 600; padding: 0; margin: 0 0 .35rem; }
+legend + * { clear: left; }
+fieldset .check { margin-bottom: .35rem; }
 @media (max-width: 600px) { .wide-only { display: none; } }
 nav.console { display: flex; flex-wrap: wrap; gap: .25rem .5rem; margin: 0 0 1rem; padding: 0 0 .5rem; border-bottom: 1px solid var(--line); }
 nav.console a { padding: .25rem .5rem; border-radius: 6px; text-decoration: none; }
@@ -68,11 +72,15 @@ table { border-collapse: collapse; width: 100%; font-size: .95rem; }
 th, td { text-align: left; padding: .45rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { color: var(--muted); font-weight: 600; white-space: nowrap; }
 td.actions { min-width: 8rem; }
-td.actions form { display: inline-block; margin: 0 .25rem .25rem 0; max-width: 18rem; }
-td.actions .check { font-size: .85rem; align-items: flex-start; }
+/* One form under another, each box above its own button (side by side, a box floated between two buttons). */
+td.actions form { display: block; margin: 0 0 .5rem; max-width: 18rem; }
+td.actions form:last-child { margin-bottom: 0; }
+td.actions .check { font-size: .85rem; align-items: flex-start; margin-bottom: .35rem; }
 td code { overflow-wrap: anywhere; }
-/* Long addresses (a webhook URL, a redirect URI) wrap instead of pushing the page sideways. */
+/* Long values wrap instead of pushing the page sideways. */
 td, .notice h2 { overflow-wrap: anywhere; }
+/* URLs (breakable() marks a place after each /, ?, & and #) wrap there, not mid-word. */
+.url, td .url { overflow-wrap: break-word; word-break: normal; }
 /* Phones: each row is a block of its cells (secondary columns dropped), so nothing hides off screen. */
 @media (max-width: 600px) {
   .table-wrap table, .table-wrap tbody, .table-wrap tr, .table-wrap td { display: block; width: 100%; }
@@ -91,6 +99,23 @@ td, .notice h2 { overflow-wrap: anywhere; }
 .danger button[type="submit"] { border-color: var(--error); background: transparent; color: var(--error); }
 .secret-once { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; overflow-wrap: anywhere; padding: .5rem; background: var(--bg); border: 1px dashed var(--line); border-radius: 6px; }
 [hidden] { display: none !important; }
+/* The account page: its contents, then its sections; on a wide screen the contents stay in view
+   beside two columns. */
+nav.toc { margin: 0 0 1rem; }
+nav.toc ul { list-style: none; margin: 0; padding: 0; display: flex; flex-wrap: wrap; gap: .25rem .5rem; }
+nav.toc a { display: inline-block; padding: .2rem .5rem; border: 1px solid var(--line); border-radius: 6px; background: var(--card); text-decoration: none; }
+nav.toc a:hover { text-decoration: underline; }
+section[id] { scroll-margin-top: 1rem; }
+section:target { border-color: var(--accent); box-shadow: 0 0 0 1px var(--accent); }
+@media (min-width: 64rem) {
+  main.columns { max-width: 76rem; }
+  .account-layout { display: grid; grid-template-columns: 12rem minmax(0, 1fr); gap: 1.5rem; align-items: start; }
+  nav.toc { position: sticky; top: 1rem; margin: 0; }
+  nav.toc ul { flex-direction: column; gap: .15rem; }
+  nav.toc a { display: block; border: 0; background: none; padding: .3rem .5rem; }
+  .account-sections { columns: 2; column-gap: 1rem; }
+  .account-sections > section { break-inside: avoid; }
+}
 `;
 
 export const SCRIPT = `

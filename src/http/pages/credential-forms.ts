@@ -28,7 +28,7 @@ function section<View extends { id: string; name: string; created_at: string; la
   made?: { name: string; secret: string },
 ): Html {
   const { stem } = kind;
-  return html`<section aria-labelledby="h-${stem}s">
+  return html`<section id="${stem}s" aria-labelledby="h-${stem}s">
     <h2 id="h-${stem}s">${kind.title}</h2>
     <p>${kind.intro}</p>
     ${

@@ -41,6 +41,8 @@ export interface PageOptions {
   console?: Html;
   /** The signed-in account is an administrator: the header offers the console. */
   administrator?: boolean;
+  /** A page of many sections (the account page): wider on a wide screen, for its contents and two columns. */
+  columns?: boolean;
 }
 
 export function page(o: PageOptions, body: Html): string {
@@ -66,7 +68,7 @@ ${o.script ? '<script src="/assets/gatehouse.js" defer></script>' : ''}${o.autop
 </head>
 <body>
 <header><a class="brand" href="/account">Gatehouse</a>${nav.html}</header>
-<main id="main"${o.console ? ' class="wide"' : ''}>
+<main id="main"${o.console ? ' class="wide"' : o.columns ? ' class="columns"' : ''}>
 ${o.console ? o.console.html : ''}<h1>${escape(o.title)}</h1>
 ${body.html}
 </main>
@@ -74,6 +76,18 @@ ${body.html}
 </html>
 `;
 }
+
+/**
+ * A URL (or entity id) that may wrap after a slash, ?, & or #, and nowhere inside a word unless a
+ * part is wider than the space: <wbr> marks the places, the class keeps the rest whole.
+ */
+export const breakable = (url: string): Html =>
+  raw(
+    `<span class="url">${url
+      .split(/(?<=[/?&#])(?![/])/)
+      .map(escape)
+      .join('<wbr>')}</span>`,
+  );
 
 export const csrfField = (csrf: string | undefined): Html => (csrf ? html`<input type="hidden" name="csrf" value="${csrf}" />` : raw(''));
 

@@ -85,7 +85,7 @@ export function passkeySection(csrf: string, o: { passkeys: PasskeyView[]; hasPa
         <form method="post" action="/account/password-link" class="links">
           <input type="hidden" name="csrf" value="${csrf}" /><button type="submit" class="secondary">Mail me a link to set a password</button>
         </form>`;
-  return html`<section aria-labelledby="h-passkeys">
+  return html`<section id="passkeys" aria-labelledby="h-passkeys">
     <h2 id="h-passkeys">Passkeys</h2>
     ${list}${noPassword}
     <noscript><p class="meta">Passkeys need JavaScript in this browser.</p></noscript>

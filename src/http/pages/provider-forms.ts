@@ -29,7 +29,7 @@ export function identitySection(
 ): Html {
   if (providers.length === 0 && identities.length === 0) return html``;
   const unlinked = providers.filter((p) => !identities.some((i) => i.provider === p.name));
-  return html`<section aria-labelledby="h-identities">
+  return html`<section id="providers" aria-labelledby="h-identities">
     <h2 id="h-identities">Sign in with another provider</h2>
     ${
       identities.length

@@ -67,14 +67,14 @@ function step(ctx: Context, s: BrowserStep, title: string, text: string): void {
  * A refusal, as a page that names the app when it can and says what to do; nothing goes to the SP.
  * Anything that is not a refusal (a failure) is the error handler's.
  */
-async function refused(ctx: Context, err: unknown, signedIn: boolean, csrf: string): Promise<void> {
+async function refused(ctx: Context, err: unknown, viewer: { signedIn: boolean; administrator: boolean }, csrf: string): Promise<void> {
   if (!isAppError(err)) throw err;
   const forbidden = err.code === 'forbidden';
   send(
     ctx,
     STATUS[err.code],
     page(
-      { title: forbidden ? 'Not allowed' : 'This sign-in cannot go on', signedIn, csrf },
+      { title: forbidden ? 'Not allowed' : 'This sign-in cannot go on', ...viewer, csrf },
       html`${notice('error', message(err))}
         <section>
           <p>
@@ -95,14 +95,18 @@ export function registerSaml(kit: PageKit, signinPage: SigninPage): void {
       try {
         await handler(ctx);
       } catch (err) {
-        // Only the header's links depend on it: a session that cannot be read (its code logged) shows the guest's.
-        const signedIn =
-          (await pageCaller(ctx, core, names).catch((e: unknown) => {
-            if (!isAppError(e)) throw e;
-            core.logger.warn('saml_refusal_session_unread', { code: e.code });
-            return null;
-          })) !== null;
-        await refused(ctx, err, signedIn, csrfToken(ctx, names));
+        // Only the header's links depend on it (an administrator's include the console): a session
+        // that cannot be read (its code logged) shows the guest's.
+        const viewer = await (async () => {
+          const caller = await pageCaller(ctx, core, names);
+          if (!caller) return { signedIn: false, administrator: false };
+          return { signedIn: true, administrator: (await core.auth.actor(caller)).principal.isAdmin === true };
+        })().catch((e: unknown) => {
+          if (!isAppError(e)) throw e;
+          core.logger.warn('saml_refusal_session_unread', { code: e.code });
+          return { signedIn: false, administrator: false };
+        });
+        await refused(ctx, err, viewer, csrfToken(ctx, names));
       }
     };
   // An SP's POST comes from its own site: no CSRF token, and no cookie is read before the hop.

@@ -50,7 +50,7 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
         html`<tr>
           <td><a href="/admin/accounts/${v.reference_id}">${v.email}</a></td>
           <td class="wide-only">${v.name}</td>
-          <td>${v.administrator ? 'administrator' : ''}${v.disabled ? ' disabled' : ''}</td>
+          <td>${v.administrator ? 'administrator' : 'member'}${v.disabled ? ', disabled' : ''}</td>
           <td class="wide-only">${yes(v.totp_enabled)}</td>
           <td class="wide-only">${date(v.created_at)}</td>
         </tr>`,

@@ -6,7 +6,7 @@
 import type { Context } from 'koa';
 import type { NameIdKind, SamlCertView, SamlSpView } from '../../../core';
 import { lazyKoaBody } from '../../body';
-import { field, html } from '../html';
+import { breakable, field, html } from '../html';
 import { type PageKit, str } from '../kit';
 import { assertSameSite } from '../session';
 import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable } from './kit';
@@ -32,7 +32,7 @@ export function registerConsoleSaml(kit: PageKit, c: ConsoleKit): void {
       'SAML apps',
       html`<section>
           <p>
-            Give each app Gatehouse's metadata: <a href="/saml/metadata"><code>${metadataUrl}</code></a> (its entity id too).
+            Give each app Gatehouse's metadata: <a href="/saml/metadata"><code>${breakable(metadataUrl)}</code></a> (its entity id too).
           </p>
           ${
             sps.length === 0
@@ -50,9 +50,9 @@ export function registerConsoleSaml(kit: PageKit, c: ConsoleKit): void {
                     (sp: SamlSpView) =>
                       html`<tr>
                         <td>${sp.name}</td>
-                        <td class="wide-only"><code>${sp.entity_id}</code></td>
+                        <td class="wide-only"><code>${breakable(sp.entity_id)}</code></td>
                         <td>${NAMEID_WORDS[sp.nameid]}</td>
-                        <td class="wide-only">${sp.acs_urls.join(' ')}</td>
+                        <td class="wide-only">${sp.acs_urls.map((u, i) => html`${i ? html`<br />` : ''}${breakable(u)}`)}</td>
                         <td class="wide-only">${sp.allowed_groups.join(', ') || 'everyone'}</td>
                         <td class="actions">
                           ${actionButton(a.csrf, `/saml/start/${sp.id}`, 'Sign in', { aria: `Sign in to ${sp.name}` })}

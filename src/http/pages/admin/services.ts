@@ -4,7 +4,7 @@
  */
 import type { Context } from 'koa';
 import type { ClientView } from '../../../core';
-import { field, html, type Html } from '../html';
+import { breakable, field, html, type Html } from '../html';
 import { type PageKit, str } from '../kit';
 import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable } from './kit';
 import { groupChoices, many } from './people';
@@ -63,7 +63,7 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
                         <td>
                           ${cl.grants.map((g) => GRANT_WORDS[g]).join(', ')}${cl.audience === null ? '' : html`<br /><span class="meta">for ${cl.audience}</span>`}
                         </td>
-                        <td class="wide-only">${cl.redirect_uris.join(' ')}</td>
+                        <td class="wide-only">${cl.redirect_uris.map((u, i) => html`${i ? html`<br />` : ''}${breakable(u)}`)}</td>
                         <td class="wide-only">${cl.allowed_groups.join(', ') || 'everyone'}</td>
                         <td class="actions">
                           ${

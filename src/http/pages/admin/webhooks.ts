@@ -5,7 +5,7 @@
  */
 import type { Context } from 'koa';
 import { EVENT_TYPES, type WebhookView } from '../../../core';
-import { field, html, type Html } from '../html';
+import { breakable, field, html, type Html } from '../html';
 import { type PageKit, str } from '../kit';
 import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable } from './kit';
 import { many } from './people';
@@ -44,7 +44,7 @@ export function registerConsoleWebhooks(kit: PageKit, c: ConsoleKit): void {
                   hooks.map(
                     (w) =>
                       html`<tr>
-                        <td>${w.url}${w.description ? html`<br /><span class="meta">${w.description}</span>` : ''}</td>
+                        <td>${breakable(w.url)}${w.description ? html`<br /><span class="meta">${w.description}</span>` : ''}</td>
                         <td class="wide-only">${w.events.join(', ') || 'every event'}</td>
                         <td>${health(w)}</td>
                         <td class="actions">
