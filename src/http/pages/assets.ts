@@ -17,6 +17,8 @@ header nav a, header nav button { white-space: nowrap; }
 .brand { font-weight: 700; text-decoration: none; color: var(--fg); }
 main { max-width: 34rem; margin: 1.5rem auto; padding: 0 1rem 3rem; }
 h1 { font-size: 1.6rem; margin: 0 0 1rem; }
+/* A title that names a long address (an account's email) wraps rather than running off a phone. */
+h1, h2 { overflow-wrap: break-word; }
 h2 { font-size: 1.15rem; margin: 0 0 .75rem; }
 section { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 1rem 1.25rem; margin: 0 0 1rem; }
 section > :first-child { margin-top: 0; } section > :last-child { margin-bottom: 0; }
