@@ -58,40 +58,60 @@ export async function changeProvisioned(s: Services, actor: Actor, referenceId: 
     await lockAccounts(tx);
     const found = await findAccountByReference(tx, referenceId);
     if (!found) throw gone();
-    await assertProvisionable(tx, actor, found);
-    const columns: AccountChanges = {};
-    const events: AuditEvent[] = [];
-    if (changes.username !== undefined && changes.username !== found.username) {
-      if (await usernameInUse(tx, changes.username, found.id)) throw new AppError('name_taken', `the username ${changes.username} is taken`);
-      columns.username = changes.username;
-      events.push('username_changed');
-    }
-    if (changes.email !== undefined && changes.email.key !== found.email_key) {
-      const holder = await findAccountByEmailKey(tx, changes.email.key);
-      if (holder && holder.id !== found.id) throw new AppError('email_taken', 'an account with this email already exists');
-      if (await emailIsUsername(tx, changes.email.key, found.id)) throw new AppError('email_taken', 'this email is the username of another account');
-      // The service vouches for the address it sends. The old address is told, in this
-      // transaction, when the account has a way in of its own that mail to the new one could reset.
-      Object.assign(columns, { email: changes.email.email, email_key: changes.email.key, email_verified: true });
-      events.push('email_changed');
-      const ways = await waysIn(tx, found);
-      if (ways.password || ways.passkeys > 0) await queueMail(tx, emailMovedMessage(found.email, found.name, changes.email.email), 'email_moved');
-    } else if (changes.email !== undefined && changes.email.email !== found.email) {
-      columns.email = changes.email.email;
-    }
-    if (changes.name !== undefined && changes.name !== found.name) {
-      columns.name = changes.name;
-      events.push('name_changed');
-    }
-    if (changes.externalId !== undefined && changes.externalId !== found.external_id) columns.external_id = changes.externalId;
-    if (Object.keys(columns).length > 0) await updateAccount(tx, found.id, columns);
-    // Disabling ends every session, refresh token and API key at once (the auth version moves).
-    if (changes.active !== undefined && (await applyDisabled(tx, found, !changes.active))) events.push(changes.active ? 'account_enabled' : 'account_disabled');
-    const account = await findAccountByReference(tx, referenceId);
-    return { account: account!, events };
+    return changeProvisionedIn(tx, actor, found, changes);
   });
-  for (const event of events) await s.audit.record(event, actor, { account: account.reference_id });
+  await auditProvisioned(s, actor, account, events);
   return account;
+}
+
+/** The audit rows of a change made by changeProvisionedIn, recorded after its transaction committed. */
+export async function auditProvisioned(s: Services, actor: Actor, account: Pick<AccountRow, 'reference_id'>, events: readonly AuditEvent[]): Promise<void> {
+  for (const event of events) await s.audit.record(event, actor, { account: account.reference_id });
+}
+
+/**
+ * changeProvisioned inside the caller's transaction, which holds lockAccounts and read `found`
+ * in it: the account as it now is and the events to audit once the transaction has committed
+ * (auditProvisioned).
+ */
+export async function changeProvisionedIn(
+  tx: Tx,
+  actor: Actor,
+  found: AccountRow,
+  changes: ProvisionedChanges,
+): Promise<{ account: AccountRow; events: AuditEvent[] }> {
+  requireAdministrator(actor, 'change other accounts');
+  await assertProvisionable(tx, actor, found);
+  const columns: AccountChanges = {};
+  const events: AuditEvent[] = [];
+  if (changes.username !== undefined && changes.username !== found.username) {
+    if (await usernameInUse(tx, changes.username, found.id)) throw new AppError('name_taken', `the username ${changes.username} is taken`);
+    columns.username = changes.username;
+    events.push('username_changed');
+  }
+  if (changes.email !== undefined && changes.email.key !== found.email_key) {
+    const holder = await findAccountByEmailKey(tx, changes.email.key);
+    if (holder && holder.id !== found.id) throw new AppError('email_taken', 'an account with this email already exists');
+    if (await emailIsUsername(tx, changes.email.key, found.id)) throw new AppError('email_taken', 'this email is the username of another account');
+    // The service vouches for the address it sends. The old address is told, in this
+    // transaction, when the account has a way in of its own that mail to the new one could reset.
+    Object.assign(columns, { email: changes.email.email, email_key: changes.email.key, email_verified: true });
+    events.push('email_changed');
+    const ways = await waysIn(tx, found);
+    if (ways.password || ways.passkeys > 0) await queueMail(tx, emailMovedMessage(found.email, found.name, changes.email.email), 'email_moved');
+  } else if (changes.email !== undefined && changes.email.email !== found.email) {
+    columns.email = changes.email.email;
+  }
+  if (changes.name !== undefined && changes.name !== found.name) {
+    columns.name = changes.name;
+    events.push('name_changed');
+  }
+  if (changes.externalId !== undefined && changes.externalId !== found.external_id) columns.external_id = changes.externalId;
+  if (Object.keys(columns).length > 0) await updateAccount(tx, found.id, columns);
+  // Disabling ends every session, refresh token and API key at once (the auth version moves).
+  if (changes.active !== undefined && (await applyDisabled(tx, found, !changes.active))) events.push(changes.active ? 'account_enabled' : 'account_disabled');
+  const account = await findAccountByReference(tx, found.reference_id);
+  return { account: account!, events };
 }
 
 /**
@@ -112,8 +132,18 @@ export async function removeAccount(s: Services, actor: Actor, referenceId: stri
     await lockAccounts(tx);
     const found = await findAccountByReference(tx, referenceId);
     if (!found) throw gone();
-    await assertProvisionable(tx, actor, found);
-    return deleteAccountIn(tx, found);
+    return removeAccountIn(tx, actor, found);
   });
+  await auditRemoved(s, actor, about);
+}
+
+/** removeAccount inside the caller's transaction (which holds lockAccounts): audit with auditRemoved after it commits. */
+export async function removeAccountIn(tx: Tx, actor: Actor, found: AccountRow): Promise<AccountFacts> {
+  requireAdministrator(actor, 'delete accounts');
+  await assertProvisionable(tx, actor, found);
+  return deleteAccountIn(tx, found);
+}
+
+export async function auditRemoved(s: Services, actor: Actor, about: AccountFacts): Promise<void> {
   await s.audit.record('account_deleted', actor, { account: about.id }, 'info', about);
 }

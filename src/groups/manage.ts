@@ -49,20 +49,27 @@ export interface NewGroup {
 
 /** Creates a group (table create permission, the table's default permission unless given). */
 export async function createGroup(s: Services, actor: Actor, input: NewGroup): Promise<GroupRow> {
-  const group = await s.store.transaction(async (tx) => {
-    const world = await readWorld(tx, 'usergroup');
-    if (!can(actor.principal, 'create', world.guard)) throw denied(false, 'create usergroup records');
-    await assertGroupNameFree(tx, input.name, null);
-    const { referenceId } = await insertGroup(tx, {
-      name: input.name,
-      ownerId: input.ownerId,
-      permission: input.permission ?? world.row.default_permission,
-      externalId: input.externalId,
-    });
-    return (await findGroupByReference(tx, referenceId))!;
-  });
-  await s.audit.record('group_created', actor, { account: null, group: group.reference_id, group_name: group.name });
+  const group = await s.store.transaction((tx) => createGroupIn(tx, actor, input));
+  await auditGroupCreated(s, actor, group);
   return group;
+}
+
+/** createGroup inside the caller's transaction: audit with auditGroupCreated once it has committed. */
+export async function createGroupIn(tx: Tx, actor: Actor, input: NewGroup): Promise<GroupRow> {
+  const world = await readWorld(tx, 'usergroup');
+  if (!can(actor.principal, 'create', world.guard)) throw denied(false, 'create usergroup records');
+  await assertGroupNameFree(tx, input.name, null);
+  const { referenceId } = await insertGroup(tx, {
+    name: input.name,
+    ownerId: input.ownerId,
+    permission: input.permission ?? world.row.default_permission,
+    externalId: input.externalId,
+  });
+  return (await findGroupByReference(tx, referenceId))!;
+}
+
+export async function auditGroupCreated(s: Services, actor: Actor, group: GroupRow): Promise<void> {
+  await s.audit.record('group_created', actor, { account: null, group: group.reference_id, group_name: group.name });
 }
 
 /** A group by reference_id or by name; a name several groups share must be given as an id. */
@@ -72,36 +79,56 @@ export async function createGroup(s: Services, actor: Actor, input: NewGroup): P
  * with it (the store's foreign keys).
  */
 export async function deleteGroup(s: Services, actor: Actor, referenceId: string): Promise<void> {
-  const group = await s.store.transaction(async (tx) => {
-    const found = await findGroupByReference(tx, referenceId);
-    if (!found) throw new AppError('not_found', 'no such group');
-    assertNotSystemGroup(found, 'delete');
-    await deleteRow(tx, 'usergroup', found.id);
-    return found;
-  });
+  const group = await s.store.transaction((tx) => deleteGroupIn(tx, referenceId));
+  await auditGroupDeleted(s, actor, group);
+}
+
+/** deleteGroup inside the caller's transaction: the group as it was, for auditGroupDeleted once it has committed. */
+export async function deleteGroupIn(tx: Tx, referenceId: string): Promise<GroupRow> {
+  const found = await findGroupByReference(tx, referenceId);
+  if (!found) throw new AppError('not_found', 'no such group');
+  assertNotSystemGroup(found, 'delete');
+  await deleteRow(tx, 'usergroup', found.id);
+  return found;
+}
+
+export async function auditGroupDeleted(s: Services, actor: Actor, group: GroupRow): Promise<void> {
   await s.audit.record('group_deleted', actor, { account: null, group: group.reference_id, group_name: group.name });
 }
 
 /** A new name for a group (not a system group's; not a managed group's name or a look-alike of it). */
 export async function renameGroup(s: Services, actor: Actor, referenceId: string, name: string): Promise<GroupRow> {
   requireAdministrator(actor, 'rename groups');
-  const { group, changed } = await s.store.transaction(async (tx) => {
-    const found = await findGroupByReference(tx, referenceId);
-    if (!found) throw new AppError('not_found', 'no such group');
-    assertNotSystemGroup(found, 'update');
-    if (found.name === name) return { group: found, changed: false };
-    await assertGroupNameFree(tx, name, found.id);
-    await updateRow(tx, 'usergroup', found.id, { name });
-    return { group: (await findGroupByReference(tx, referenceId))!, changed: true };
-  });
-  if (changed) await s.audit.record('group_renamed', actor, { account: null, group: group.reference_id, group_name: group.name });
+  const { group, changed } = await s.store.transaction((tx) => renameGroupIn(tx, actor, referenceId, name));
+  if (changed) await auditGroupRenamed(s, actor, group);
   return group;
+}
+
+/** renameGroup inside the caller's transaction: when `changed`, audit with auditGroupRenamed once it has committed. */
+export async function renameGroupIn(tx: Tx, actor: Actor, referenceId: string, name: string): Promise<{ group: GroupRow; changed: boolean }> {
+  requireAdministrator(actor, 'rename groups');
+  const found = await findGroupByReference(tx, referenceId);
+  if (!found) throw new AppError('not_found', 'no such group');
+  assertNotSystemGroup(found, 'update');
+  if (found.name === name) return { group: found, changed: false };
+  await assertGroupNameFree(tx, name, found.id);
+  await updateRow(tx, 'usergroup', found.id, { name });
+  return { group: (await findGroupByReference(tx, referenceId))!, changed: true };
+}
+
+export async function auditGroupRenamed(s: Services, actor: Actor, group: GroupRow): Promise<void> {
+  await s.audit.record('group_renamed', actor, { account: null, group: group.reference_id, group_name: group.name });
 }
 
 /** The externalId a provisioning service keeps on a group (not audited, as a person's is not). */
 export async function setGroupExternalId(s: Services, actor: Actor, referenceId: string, externalId: string | null): Promise<void> {
+  await setGroupExternalIdIn(s.store.root, actor, referenceId, externalId);
+}
+
+/** setGroupExternalId inside the caller's transaction. */
+export async function setGroupExternalIdIn(tx: Tx, actor: Actor, referenceId: string, externalId: string | null): Promise<void> {
   requireAdministrator(actor, 'change groups');
-  await setExternalIdOf(s.store.root, referenceId, externalId);
+  await setExternalIdOf(tx, referenceId, externalId);
 }
 
 /** System groups (administrators, users) are part of the permission model: never changed or deleted. */

@@ -59,23 +59,43 @@ export async function changeMembers(
   accountReferences: readonly string[],
   change: MemberChange,
 ): Promise<{ group: GroupRow; changed: string[] }> {
-  const { group, changed } = await s.store.transaction(async (tx) => {
+  const result = await s.store.transaction(async (tx) => {
     // One lock for every membership change: the last-administrator rule counts under it.
     await lockAccounts(tx);
-    const group = await readableGroup(tx, actor.principal, groupReference);
-    await assertMayChangeMembers(tx, actor.principal, group);
-    // Who administers is never a provisioning service's to change (no SCIM token makes or ends an administrator).
-    if (group.row.system_role === 'administrators' && actor.via === 'scim') {
-      throw new AppError('forbidden', 'SCIM does not change who administers (use the shell or the console)');
-    }
-    const accounts = await accountsByReference(tx, accountReferences);
-    const permission = (await readWorld(tx, 'membership')).row.default_permission;
-    const changed: string[] = [];
-    for (const account of accounts) {
-      if (await applyChange(tx, group.row, account.id, change, permission)) changed.push(account.reference_id);
-    }
-    return { group: group.row, changed };
+    return changeMembersIn(tx, actor, groupReference, accountReferences, change);
   });
+  await auditMembers(s, actor, result.group, result.changed, change);
+  return result;
+}
+
+/**
+ * changeMembers inside the caller's transaction, which must hold lockAccounts (the
+ * last-administrator rule counts under it): audit with auditMembers once it has committed.
+ */
+export async function changeMembersIn(
+  tx: Tx,
+  actor: Actor,
+  groupReference: string,
+  accountReferences: readonly string[],
+  change: MemberChange,
+): Promise<{ group: GroupRow; changed: string[] }> {
+  const group = await readableGroup(tx, actor.principal, groupReference);
+  await assertMayChangeMembers(tx, actor.principal, group);
+  // Who administers is never a provisioning service's to change (no SCIM token makes or ends an administrator).
+  if (group.row.system_role === 'administrators' && actor.via === 'scim') {
+    throw new AppError('forbidden', 'SCIM does not change who administers (use the shell or the console)');
+  }
+  const accounts = await accountsByReference(tx, accountReferences);
+  const permission = (await readWorld(tx, 'membership')).row.default_permission;
+  const changed: string[] = [];
+  for (const account of accounts) {
+    if (await applyChange(tx, group.row, account.id, change, permission)) changed.push(account.reference_id);
+  }
+  return { group: group.row, changed };
+}
+
+/** One audit row per account whose membership changed (administrator_added/removed for administrators). */
+export async function auditMembers(s: Services, actor: Actor, group: GroupRow, changed: readonly string[], change: MemberChange): Promise<void> {
   const administrators = group.system_role === 'administrators';
   const event = administrators
     ? change === 'add'
@@ -85,7 +105,6 @@ export async function changeMembers(
       ? 'group_member_added'
       : 'group_member_removed';
   for (const account of changed) await s.audit.record(event, actor, { account, group: group.reference_id, group_name: group.name });
-  return { group, changed };
 }
 
 async function applyChange(tx: Tx, group: GroupRow, accountId: number, change: MemberChange, permission: number): Promise<boolean> {

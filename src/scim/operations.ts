@@ -9,24 +9,16 @@ import type { Services } from '../services';
 import { OPERATOR } from '../permission/check';
 import { requireAdministrator } from '../access/caller';
 import { createAccount } from '../accounts/create';
-import { changeProvisioned, removeAccount } from '../accounts/provisioned';
-import { createGroup, deleteGroup, renameGroup, setGroupExternalId } from '../groups/manage';
-import { changeMembers } from '../groups/members';
+import { auditProvisioned, auditRemoved, changeProvisionedIn, removeAccountIn } from '../accounts/provisioned';
+import { auditGroupCreated, auditGroupDeleted, auditGroupRenamed, createGroupIn, deleteGroupIn, renameGroupIn, setGroupExternalIdIn } from '../groups/manage';
+import { auditMembers, changeMembersIn } from '../groups/members';
+import type { Tx } from '../store/connection';
+import { findAccountByReference, lockAccounts } from '../store/accounts';
+import { writeIfVersion } from '../store/conditional';
 import { classifyReferences, findScimGroups, findScimUsers, type ScimGroupRow, type ScimUserRow } from '../store/scim';
-import { applyPatch, checkIfMatch, type GroupInput, parseGroup, parseUser, searchQuery } from './writes';
+import { applyPatch, type GroupInput, parseGroup, parseUser, searchQuery } from './writes';
 import { groupFilter, userFilter } from './filter';
-import {
-  groupResource,
-  type Json,
-  listResponse,
-  MAX_COUNT,
-  membersWanted,
-  project,
-  resourceTypes,
-  schemas,
-  serviceProviderConfig,
-  userResource,
-} from './resources';
+import { groupResource, type Json, listResponse, MAX_COUNT, project, resourceTypes, schemas, serviceProviderConfig, userResource } from './resources';
 import { addToken, checkToken, listTokens, revokeToken, type ScimTokenView } from './tokens';
 import { addTarget, listTargets, type NewScimTarget, removeTarget, type ScimTargetView, showTarget, syncTarget } from './targets';
 
@@ -87,22 +79,23 @@ const notFound = (what: string, id: string) => new AppError('not_found', `no ${w
 
 export function scimOperations(s: Services): ScimOperations {
   const base = () => `${s.config.publicUrl}/scim/v2`;
-  const userRow = async (id: string): Promise<ScimUserRow> => {
-    const { rows } = await findScimUsers(s.store.root, { kind: 'compare', column: 'id', op: 'eq', value: id.toLowerCase() }, 0, 1);
+  const userRow = async (tx: Tx, id: string): Promise<ScimUserRow> => {
+    const { rows } = await findScimUsers(tx, { kind: 'compare', column: 'id', op: 'eq', value: id.toLowerCase() }, 0, 1);
     if (!rows[0]) throw notFound('User', id);
     return rows[0];
   };
-  const groupRow = async (id: string): Promise<ScimGroupRow> => {
-    const { rows } = await findScimGroups(s.store.root, { kind: 'compare', column: 'id', op: 'eq', value: id.toLowerCase() }, 0, 1, true);
+  const groupRow = async (tx: Tx, id: string): Promise<ScimGroupRow> => {
+    const { rows } = await findScimGroups(tx, { kind: 'compare', column: 'id', op: 'eq', value: id.toLowerCase() }, 0, 1, true);
     if (!rows[0]) throw notFound('Group', id);
     return rows[0];
   };
-  const user = async (id: string) => userResource(base(), await userRow(id));
-  const group = async (id: string) => groupResource(base(), await groupRow(id));
+  const user = async (tx: Tx, id: string) => userResource(base(), await userRow(tx, id));
+  const group = async (tx: Tx, id: string) => groupResource(base(), await groupRow(tx, id));
+  const versionOf = (resource: Json) => String((resource.meta as Json).version);
   /** Every member a person (checked before anything is written). */
-  const checkMembers = async (input: GroupInput) => {
+  const checkMembers = async (tx: Tx, input: GroupInput) => {
     if (input.members.length === 0) return;
-    const { people, groups } = await classifyReferences(s.store.root, input.members);
+    const { people, groups } = await classifyReferences(tx, input.members);
     for (const id of input.members) {
       if (groups.has(id)) throw new AppError('invalid_input', `${id} is a Group: groups do not nest`, { reason: 'invalidValue' });
       if (!people.has(id)) throw new AppError('invalid_input', `no User ${id}`, { reason: 'invalidValue' });
@@ -124,17 +117,16 @@ export function scimOperations(s: Services): ScimOperations {
       }
     });
     if (!filters[0].ok && !filters[1].ok) throw filters[0].err;
-    const members = membersWanted(q);
     const none = { total: 0, rows: [] };
     const users = filters[0].ok ? await findScimUsers(s.store.root, filters[0].where as Parameters<typeof findScimUsers>[1], startIndex - 1, count) : none;
     const taken = users.rows.length;
     const groupOffset = Math.max(0, startIndex - 1 - users.total);
     const groups = filters[1].ok
-      ? await findScimGroups(s.store.root, filters[1].where as Parameters<typeof findScimGroups>[1], groupOffset, count - taken, members)
+      ? await findScimGroups(s.store.root, filters[1].where as Parameters<typeof findScimGroups>[1], groupOffset, count - taken)
       : none;
     const resources = [
       ...users.rows.map((r) => project(userResource(base(), r as ScimUserRow), q)),
-      ...groups.rows.map((r) => project(groupResource(base(), r as ScimGroupRow, members), q)),
+      ...groups.rows.map((r) => project(groupResource(base(), r as ScimGroupRow), q)),
     ];
     return listResponse(resources, users.total + groups.total, startIndex);
   };
@@ -173,23 +165,20 @@ export function scimOperations(s: Services): ScimOperations {
       );
     },
     async getUser(id, q) {
-      return project(await user(id), q);
+      return project(await user(s.store.root, id), q);
     },
     async listGroups(q) {
       const { startIndex, count } = page(q);
-      const members = membersWanted(q);
-      const { total, rows } = await findScimGroups(s.store.root, groupFilter(q.filter), startIndex - 1, count, members);
+      // Members are read even when not answered: the version is a digest of the whole resource.
+      const { total, rows } = await findScimGroups(s.store.root, groupFilter(q.filter), startIndex - 1, count);
       return listResponse(
-        rows.map((r) => project(groupResource(base(), r, members), q)),
+        rows.map((r) => project(groupResource(base(), r), q)),
         total,
         startIndex,
       );
     },
     async getGroup(id, q) {
-      const members = membersWanted(q);
-      const { rows } = await findScimGroups(s.store.root, { kind: 'compare', column: 'id', op: 'eq', value: id.toLowerCase() }, 0, 1, members);
-      if (!rows[0]) throw notFound('Group', id);
-      return project(groupResource(base(), rows[0], members), q);
+      return project(await group(s.store.root, id), q);
     },
     async search(kind, body) {
       const q = searchQuery(body);
@@ -208,59 +197,103 @@ export function scimOperations(s: Services): ScimOperations {
         password: null,
         provisioned: { externalId: input.externalId, disabled: !input.active },
       });
-      return user(created.referenceId);
+      return user(s.store.root, created.referenceId);
     },
+    // Writes: the version If-Match names is checked in the write's transaction, under the lock
+    // every account and membership change takes, on the resource read in it; a PATCH applies to
+    // that resource, so a concurrent change is never lost. Audited once committed.
     async changeUser(actor, id, body, how) {
       requireAdministrator(actor, 'provision accounts');
-      const current = await userRow(id);
-      const resource = userResource(base(), current);
-      checkIfMatch(how.ifMatch, String((resource.meta as Json).version));
-      const input = how.patch ? parseUser(applyPatch(resource, body, 'User'), current.name) : parseUser(body);
-      await changeProvisioned(s, actor, current.reference_id, {
-        username: input.username,
-        email: input.email,
-        name: input.name,
-        externalId: input.externalId,
-        active: input.active,
+      const done = await writeIfVersion(s.store, {
+        lock: lockAccounts,
+        read: (tx) => userRow(tx, id),
+        version: (current) => versionOf(userResource(base(), current)),
+        ifMatch: how.ifMatch,
+        write: async (tx, current) => {
+          const input = how.patch ? parseUser(applyPatch(userResource(base(), current), body, 'User'), current.name) : parseUser(body);
+          const found = await findAccountByReference(tx, current.reference_id);
+          if (!found) throw notFound('User', id);
+          const { account, events } = await changeProvisionedIn(tx, actor, found, {
+            username: input.username,
+            email: input.email,
+            name: input.name,
+            externalId: input.externalId,
+            active: input.active,
+          });
+          return { account, events, resource: await user(tx, current.reference_id) };
+        },
       });
-      return user(current.reference_id);
+      await auditProvisioned(s, actor, done.account, done.events);
+      return done.resource;
     },
     async deleteUser(actor, id, ifMatch) {
       requireAdministrator(actor, 'provision accounts');
-      const current = await user(id);
-      checkIfMatch(ifMatch, String((current.meta as Json).version));
-      await removeAccount(s, actor, String(current.id));
+      const about = await writeIfVersion(s.store, {
+        lock: lockAccounts,
+        read: (tx) => userRow(tx, id),
+        version: (current) => versionOf(userResource(base(), current)),
+        ifMatch,
+        write: async (tx, current) => {
+          const found = await findAccountByReference(tx, current.reference_id);
+          if (!found) throw notFound('User', id);
+          return removeAccountIn(tx, actor, found);
+        },
+      });
+      await auditRemoved(s, actor, about);
     },
     async createGroup(actor, body) {
       requireAdministrator(actor, 'provision groups');
       const input = parseGroup(body);
-      await checkMembers(input);
-      const created = await createGroup(s, actor, { name: input.name, ownerId: null, externalId: input.externalId });
-      if (input.members.length > 0) await changeMembers(s, actor, created.reference_id, input.members, 'add');
-      return group(created.reference_id);
+      // The group and its members in one transaction: no group is left without the members asked for.
+      const done = await s.store.transaction(async (tx) => {
+        await lockAccounts(tx);
+        await checkMembers(tx, input);
+        const created = await createGroupIn(tx, actor, { name: input.name, ownerId: null, externalId: input.externalId });
+        const added = input.members.length > 0 ? await changeMembersIn(tx, actor, created.reference_id, input.members, 'add') : undefined;
+        return { created, added, resource: await group(tx, created.reference_id) };
+      });
+      await auditGroupCreated(s, actor, done.created);
+      if (done.added) await auditMembers(s, actor, done.added.group, done.added.changed, 'add');
+      return done.resource;
     },
     async changeGroup(actor, id, body, how) {
       requireAdministrator(actor, 'provision groups');
-      const current = await groupRow(id);
-      const resource = groupResource(base(), current);
-      checkIfMatch(how.ifMatch, String((resource.meta as Json).version));
-      const input = parseGroup(how.patch ? applyPatch(resource, body, 'Group') : body);
-      await checkMembers(input);
-      if (input.name !== current.name) await renameGroup(s, actor, current.reference_id, input.name);
-      if (input.externalId !== current.external_id) await setGroupExternalId(s, actor, current.reference_id, input.externalId);
-      const before = new Set(current.members.map(([member]) => member));
-      const after = new Set(input.members);
-      const added = input.members.filter((m) => !before.has(m));
-      const removed = [...before].filter((m) => !after.has(m));
-      if (added.length > 0) await changeMembers(s, actor, current.reference_id, added, 'add');
-      if (removed.length > 0) await changeMembers(s, actor, current.reference_id, removed, 'remove');
-      return group(current.reference_id);
+      // Rename, externalId, adds and removes: one transaction, so a failure halfway changes nothing.
+      const done = await writeIfVersion(s.store, {
+        lock: lockAccounts,
+        read: (tx) => groupRow(tx, id),
+        version: (current) => versionOf(groupResource(base(), current)),
+        ifMatch: how.ifMatch,
+        write: async (tx, current) => {
+          const ref = current.reference_id;
+          const input = parseGroup(how.patch ? applyPatch(groupResource(base(), current), body, 'Group') : body);
+          await checkMembers(tx, input);
+          const renamed = input.name !== current.name ? await renameGroupIn(tx, actor, ref, input.name) : undefined;
+          if (input.externalId !== current.external_id) await setGroupExternalIdIn(tx, actor, ref, input.externalId);
+          const before = new Set(current.members.map(([member]) => member));
+          const after = new Set(input.members);
+          const added = input.members.filter((m) => !before.has(m));
+          const removed = [...before].filter((m) => !after.has(m));
+          const adds = added.length > 0 ? await changeMembersIn(tx, actor, ref, added, 'add') : undefined;
+          const removes = removed.length > 0 ? await changeMembersIn(tx, actor, ref, removed, 'remove') : undefined;
+          return { renamed, adds, removes, resource: await group(tx, ref) };
+        },
+      });
+      if (done.renamed?.changed) await auditGroupRenamed(s, actor, done.renamed.group);
+      if (done.adds) await auditMembers(s, actor, done.adds.group, done.adds.changed, 'add');
+      if (done.removes) await auditMembers(s, actor, done.removes.group, done.removes.changed, 'remove');
+      return done.resource;
     },
     async deleteGroup(actor, id, ifMatch) {
       requireAdministrator(actor, 'provision groups');
-      const current = await group(id);
-      checkIfMatch(ifMatch, String((current.meta as Json).version));
-      await deleteGroup(s, actor, String(current.id));
+      const gone = await writeIfVersion(s.store, {
+        lock: lockAccounts,
+        read: (tx) => groupRow(tx, id),
+        version: (current) => versionOf(groupResource(base(), current)),
+        ifMatch,
+        write: (tx, current) => deleteGroupIn(tx, current.reference_id),
+      });
+      await auditGroupDeleted(s, actor, gone);
     },
     addTarget: (actor, input) => addTarget(s, actor, input),
     listTargets: (actor) => listTargets(s, actor),

@@ -1,7 +1,9 @@
 /**
  * How accounts and managed groups read as SCIM resources (RFC 7643), the discovery documents,
- * and `attributes`/`excludedAttributes`. A resource's version (its weak ETag) is a digest of what
- * it says: any write that changes it changes the version.
+ * and `attributes`/`excludedAttributes`. A resource's version (its weak ETag) is a digest of the
+ * whole resource, whatever a request's attributes leave out of the answer: any write that changes
+ * it changes the version, and a version read with `excludedAttributes=members` is the one a write
+ * checks.
  */
 import { createHash } from 'node:crypto';
 import type { ScimGroupRow, ScimUserRow } from '../store/scim';
@@ -35,7 +37,8 @@ export function userResource(base: string, u: ScimUserRow): Json {
     // One address, the account's: `primary` picks it from what a service sends and is not answered.
     emails: [{ value: u.email, type: 'work' }],
     active: !u.disabled,
-    groups: u.groups.map(([id, name]) => ({ value: id, display: name, $ref: `${base}/Groups/${id}`, type: 'direct' })),
+    // Only groups that are SCIM Group resources (not the built-in ones): every $ref answers.
+    groups: u.groups.filter(([, , builtIn]) => !builtIn).map(([id, name]) => ({ value: id, display: name, $ref: `${base}/Groups/${id}`, type: 'direct' })),
   };
   return {
     ...body,
@@ -50,14 +53,14 @@ export function userResource(base: string, u: ScimUserRow): Json {
 }
 
 /** A managed group as a SCIM Group (its members are people). */
-export function groupResource(base: string, g: ScimGroupRow, withMembers = true): Json {
+export function groupResource(base: string, g: ScimGroupRow): Json {
   const body: Json = {
     schemas: [SCHEMAS.group],
     id: g.reference_id,
     ...(g.external_id === null ? {} : { externalId: g.external_id }),
     displayName: g.name,
     // No display: a member is written as {value}, and answered as it is written (an empty list is left out).
-    ...(withMembers && g.members.length > 0 ? { members: g.members.map(([id]) => ({ value: id, $ref: `${base}/Users/${id}`, type: 'User' })) } : {}),
+    ...(g.members.length > 0 ? { members: g.members.map(([id]) => ({ value: id, $ref: `${base}/Users/${id}`, type: 'User' })) } : {}),
   };
   return {
     ...body,
@@ -120,13 +123,6 @@ export function project(resource: Json, q: { attributes?: string; excludedAttrib
   if (wanted.length > 0) return pick(resource, wanted);
   const unwanted = paths(q.excludedAttributes);
   return unwanted.length > 0 ? drop(resource, unwanted) : resource;
-}
-
-/** Whether an `attributes`/`excludedAttributes` pair leaves a group's members out (they need not be read). */
-export function membersWanted(q: { attributes?: string; excludedAttributes?: string }): boolean {
-  const wanted = paths(q.attributes);
-  if (wanted.length > 0) return wanted.some((p) => p === 'members' || p.startsWith('members.'));
-  return !paths(q.excludedAttributes).includes('members');
 }
 
 export function listResponse(resources: Json[], total: number, startIndex: number): Json {

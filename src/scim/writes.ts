@@ -1,8 +1,8 @@
 /**
  * SCIM writes (RFC 7644 sections 3.3 to 3.6) as contract section 19 maps them: a User or Group
  * body read into what Gatehouse keeps; a PATCH applied by scim-patch to the resource as Gatehouse
- * answers it, the result then written as a PUT would be; `If-Match` checked against the
- * resource's version. Attribute names are case-insensitive. Attributes of the core and enterprise
+ * answers it, the result then written as a PUT would be (scim/operations.ts checks `If-Match`
+ * in the write's transaction: store/conditional.ts). Attribute names are case-insensitive. Attributes of the core and enterprise
  * schemas that Gatehouse does not keep are accepted and ignored; anything else is refused.
  */
 /* eslint-disable @typescript-eslint/no-require-imports */
@@ -343,15 +343,6 @@ export function applyPatch(resource: Json, body: Json, kind: 'User' | 'Group'): 
     }
     throw err;
   }
-}
-
-/** `If-Match` against the resource's version: `*` or the version (weak or strong spelling) passes. */
-export function checkIfMatch(ifMatch: string | undefined, version: string): void {
-  if (ifMatch === undefined || ifMatch.trim() === '') return;
-  const bare = (v: string) => v.trim().replace(/^W\//, '');
-  const wanted = ifMatch.split(',').map(bare);
-  if (wanted.includes('*') || wanted.includes(bare(version))) return;
-  throw new AppError('precondition_failed', `the resource has changed: its version is now ${version}`);
 }
 
 const SEARCH_REQUEST = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';

@@ -128,8 +128,11 @@ export interface ScimUserRow {
   external_id: string | null;
   created_at: number;
   updated_at: number;
-  /** Managed groups: [reference_id, name]. */
-  groups: Array<[string, string]>;
+  /**
+   * Managed groups: [reference_id, name, built-in]. The built-in ones (administrators, users) are
+   * managed groups wherever apps see groups, but not SCIM Group resources.
+   */
+  groups: Array<[string, string, boolean]>;
 }
 
 export interface ScimGroupRow {
@@ -151,12 +154,12 @@ export const findScimUsers = op(
     if (limit === 0) return { total: await count(), rows: [] };
     // The page, each person's managed groups and the number of matches in one statement: a
     // provisioning service's `userName eq` lookup before every create is one trip to the store.
-    const pairs = `SELECT g.reference_id AS r, g.name AS n FROM membership m JOIN usergroup g ON g.id = m.usergroup_id
+    const pairs = `SELECT g.reference_id AS r, g.name AS n, CASE WHEN g.system_role IS NULL THEN 0 ELSE 1 END AS b FROM membership m JOIN usergroup g ON g.id = m.usergroup_id
          WHERE m.account_id = a.id AND ${managedGroupSql('g')}`;
     const groups =
       h.dialect === 'postgres'
-        ? `(SELECT COALESCE(json_agg(json_build_array(x.r, x.n) ORDER BY x.n), '[]'::json)::text FROM (${pairs}) x)`
-        : `(SELECT json_group_array(json_array(x.r, x.n)) FROM (${pairs} ORDER BY g.name) x)`;
+        ? `(SELECT COALESCE(json_agg(json_build_array(x.r, x.n, x.b) ORDER BY x.n), '[]'::json)::text FROM (${pairs}) x)`
+        : `(SELECT json_group_array(json_array(x.r, x.n, x.b)) FROM (${pairs} ORDER BY g.name) x)`;
     const raw = await h.all(
       `SELECT a.reference_id, a.username, a.email, a.name, a.disabled, a.external_id, a.created_at, a.updated_at,
          ${groups} AS group_pairs, COUNT(*) OVER () AS total_matches
@@ -170,7 +173,14 @@ export const findScimUsers = op(
       rows: raw.map((r) => {
         const { group_pairs: pairsJson, total_matches: _total, ...fields } = r;
         void _total;
-        return { ...decodeRow<Omit<ScimUserRow, 'groups'>>('user_account', fields), groups: JSON.parse(String(pairsJson ?? '[]')) as Array<[string, string]> };
+        return {
+          ...decodeRow<Omit<ScimUserRow, 'groups'>>('user_account', fields),
+          groups: (JSON.parse(String(pairsJson ?? '[]')) as Array<[string, string, number]>).map(([id, name, builtIn]): [string, string, boolean] => [
+            id,
+            name,
+            builtIn === 1,
+          ]),
+        };
       }),
     };
   },
