@@ -40,12 +40,18 @@ export const SQLITE_FILE = 'gatehouse.sqlite';
 export function assertStoreExists(config: Config): void {
   if (config.db) return;
   const file = path.join(config.dataDir, SQLITE_FILE);
-  let missing: boolean;
-  try {
-    missing = !fs.statSync(file, { throwIfNoEntry: false }) && (fs.statSync(config.dataDir, { throwIfNoEntry: false })?.isDirectory() ?? true);
-  } catch {
-    missing = false; // not a directory, or no access: opening the store says what is wrong
-  }
+  // Missing only when the file is not there (ENOENT) in a folder that is one or is not there yet.
+  // A path through a file (ENOTDIR: Node 22 and later no longer throw it with throwIfNoEntry) or
+  // one without access is not "missing": opening the store says what is wrong.
+  const found = (p: string): fs.Stats | string => {
+    try {
+      return fs.statSync(p);
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code ?? 'error';
+    }
+  };
+  const dir = found(file) === 'ENOENT' ? found(config.dataDir) : null;
+  const missing = dir === 'ENOENT' || (dir instanceof fs.Stats && dir.isDirectory());
   if (missing) {
     throw new AppError('not_found', `no Gatehouse store at ${file}: check {--data-dir} (gatehouse serve, bootstrap-admin or migrate make a new one)`);
   }
