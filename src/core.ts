@@ -14,8 +14,8 @@ import type { Services } from './services';
 import { dataDirWarning, openStore, schemaStatus, SchemaStatus, Store } from './store/connection';
 import { PasswordHasher } from './auth/passwords';
 import { TokenService } from './auth/tokens';
-import { KeyRing } from './keys/ring';
-import { Limiter } from './access/limits';
+import { KeyRing } from './runtime/key-ring';
+import { Limiter } from './runtime/limiter';
 import { actorOf } from './access/caller';
 import { createMailer } from './mail/mailer';
 import { Tasks } from './tasks';
@@ -35,8 +35,9 @@ import { deliveryOperations, type DeliveryOperations } from './deliveries/operat
 import { directoryOperations, type DirectoryOperations } from './directory/operations';
 import { samlOperations, type SamlOperations } from './saml/operations';
 import { scimOperations, type ScimOperations } from './scim/operations';
-import { targetPolicy } from './deliveries/targets';
-import { Sender } from './deliveries/sender';
+import { targetPolicy } from './runtime/targets';
+import { Sender } from './runtime/sender';
+import { push } from './deliveries/scim-push';
 import { recordRunning, withServerFacts } from './deliveries/running';
 
 // The vocabulary front ends name (views, inputs, a few pure helpers), re-exported in one place.
@@ -122,7 +123,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     const tokens = new TokenService(keys, () => s.config.publicUrl, config.tokenTtl, clock);
     const passwords = new PasswordHasher(config.bcryptCost, config.hashConcurrency);
     const mailer = createMailer(config, logger);
-    const sender = new Sender(store, mailer, logger, clock, targetPolicy(config.webhookAllowPrivate));
+    const sender = new Sender(store, mailer, logger, clock, targetPolicy(config.webhookAllowPrivate), push);
     s = {
       // An admin command links to the running server's public URL unless it is given one.
       config: await withServerFacts(store, config),

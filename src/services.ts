@@ -8,12 +8,12 @@ import type { Logger } from './log';
 import type { Store } from './store/connection';
 import type { PasswordHasher } from './auth/passwords';
 import type { TokenService } from './auth/tokens';
-import type { KeyRing } from './keys/ring';
-import type { Limiter } from './access/limits';
+import type { KeyRing } from './runtime/key-ring';
+import type { Limiter } from './runtime/limiter';
 import type { Mailer } from './mail/mailer';
 import type { Tasks } from './tasks';
 import type { Audit } from './audit';
-import type { Sender } from './deliveries/sender';
+import type { Sender } from './runtime/sender';
 
 export interface AuthCounters {
   signinsOk: number;

@@ -1,6 +1,6 @@
 /** Figures for GET /statistics and `gatehouse stats`: counts from the store, none of its secrets. */
 import type { Services } from './services';
-import { keys } from './access/limits';
+import { keys } from './runtime/limiter';
 import { signupStatus } from './accounts/signup-status';
 import { schemaStatus } from './store/connection';
 import { countLockedAccounts } from './store/counters';

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors';
-import { checkTargetUrl, parseWebhookUrl, shownUrl, targetPolicy } from './targets';
+import { checkTargetUrl, parseWebhookUrl, shownUrl, targetPolicy } from '../runtime/targets';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { requireAdministrator } from '../access/caller';

@@ -14,6 +14,7 @@
 import type { AuditEvent } from '../audit-events';
 import type { Store } from '../store/connection';
 import type { NewDelivery } from '../store/deliveries';
+import type { ScimRequest } from '../runtime/sender';
 import { findScimGroups, findScimUsers, listScimTargets, pushedIds, type ScimGroupRow, type ScimTargetRow, type ScimUserRow, setPushed } from '../store/scim';
 
 /** The core SCIM schemas a pushed resource names (RFC 7643). */
@@ -64,7 +65,6 @@ export const message = (target: Pick<ScimTargetRow, 'id'>, m: PushMessage): NewD
 });
 
 /** One request to a target: its status and JSON body (null when there is none). */
-export type ScimRequest = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: URL, token: string, body?: unknown) => Promise<{ status: number; body: unknown }>;
 
 /** A target's answer that is not what was asked: retried later (the message stays in the queue). */
 class PushFailed extends Error {}
@@ -106,7 +106,8 @@ export function endpointUrl(base: string, path: string): URL {
 }
 
 /** Makes one message's person or group right on its target. */
-export async function push(store: Store, target: ScimTargetRow, m: PushMessage, request: ScimRequest): Promise<void> {
+export async function push(store: Store, target: ScimTargetRow, payload: unknown, request: ScimRequest): Promise<void> {
+  const m = payload as PushMessage;
   const at = (path: string) => endpointUrl(target.url, path);
   const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown) => request(method, at(path), target.token, body);
   const scope = JSON.parse(target.groups) as string[];

@@ -5,7 +5,7 @@ import type { Services } from '../services';
 import { requireAdministrator } from '../access/caller';
 import { SIGNING_ALGS, type PublicJwk, type SigningAlg } from '../auth/keys';
 import { listSigningKeys, retireSigningKey, type SigningKeyRow } from '../store/keys';
-import { rotateKeys } from './ring';
+import { rotateKeys } from '../runtime/key-ring';
 
 export interface KeyView {
   kid: string;

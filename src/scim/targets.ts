@@ -9,7 +9,7 @@ import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { requireAdministrator } from '../access/caller';
-import { checkTargetUrl, parseWebhookUrl, shownUrl, targetPolicy } from '../deliveries/targets';
+import { checkTargetUrl, parseWebhookUrl, shownUrl, targetPolicy } from '../runtime/targets';
 import { resolveGateGroup } from '../groups/manage';
 import { enqueue } from '../store/deliveries';
 import {

@@ -130,7 +130,7 @@ t.test('IPv6 addresses count by their /64', async (t) => {
   for (const address of ['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2:ffff:ffff:ffff:ffff']) t.equal((await from(address, 'wrong guess')).status, 401);
   t.equal((await from('2001:db8:1:2:aaaa::9', PASSWORD)).status, 429, 'the /64 is locked for this account');
   t.equal((await from('2001:db8:1:3::1', PASSWORD)).status, 200, 'the next /64 is another place');
-  const { addressGroup } = await import('../../src/access/limits');
+  const { addressGroup } = await import('../../src/runtime/limiter');
   t.equal(addressGroup('2001:0db8:0001:0002:0000:0000:0000:0001'), '2001:db8:1:2::/64');
   t.equal(addressGroup('::ffff:192.0.2.1'), '192.0.2.1');
   t.equal(addressGroup('::1'), '0:0:0:0::/64');

@@ -100,6 +100,12 @@ const FORBIDDEN: readonly Rule[] = [
   },
   { from: /^permission\//, to: /^(?!pkg:|permission\/)/, except: /^(errors|actor)$/, why: 'the permission model is pure' },
   {
+    from: /^(runtime\/|services$)/,
+    to: /^(?!pkg:|runtime\/)/,
+    except: /^(errors|clock|config|config\/.*|log|store\/.*|auth\/.*|mail\/.*|tasks|audit)$/,
+    why: 'the services the use cases are handed (src/runtime, services.ts) stand below every domain',
+  },
+  {
     from: /^store\//,
     to: /^(?!pkg:|store\/)/,
     except: /^(errors|clock|config|log|permission\/.*|native\/.*|\.\.\/migrations\/.*)$/,

@@ -6,7 +6,7 @@
 // `[64:ff9b:1::a9fe:a9fe]` and `198.18.0.1` were taken as public before.
 import t from 'tap';
 import { addressKind, canonicalAddress, refusedKind, targetPolicy } from '../../src/config/address-ranges';
-import { guardedLookup, type Resolve } from '../../src/deliveries/targets';
+import { guardedLookup, type Resolve } from '../../src/runtime/targets';
 
 /** [host as typed in a URL, the kind it is (null: public)]. */
 const TABLE: Array<[string, string | null]> = [

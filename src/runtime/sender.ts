@@ -14,8 +14,7 @@ import type { Logger } from '../log';
 import type { Mailer, MailMessage } from '../mail/mailer';
 import type { Store } from '../store/connection';
 import { anyDue, claimDue, type DeliveryKind, type DeliveryRow, findWebhookById, markDelivered, markFailedTry, releaseClaims } from '../store/deliveries';
-import { findScimTargetById } from '../store/scim';
-import { push, type PushMessage, type ScimRequest } from './scim-push';
+import { findScimTargetById, type ScimTargetRow } from '../store/scim';
 import { refusedKind, type TargetPolicy } from '../config/address-ranges';
 import { guardedLookup, TargetRefused } from './targets';
 
@@ -52,6 +51,15 @@ type Webhooks = typeof import('standardwebhooks');
 let library: Promise<Webhooks> | null = null;
 /** Loaded at the first webhook, not at start-up (most servers have none). */
 const standardWebhooks = () => (library ??= import('standardwebhooks'));
+
+/** How a SCIM push is made over HTTP: the sender's own guarded request to the target. */
+export type ScimRequest = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: URL, token: string, body?: unknown) => Promise<{ status: number; body: unknown }>;
+
+/**
+ * What a SCIM push does with its message (deliveries/scim-push.ts, handed in by the core): the
+ * sender owns the queue and the wire, the push its meaning.
+ */
+export type ScimPusher = (store: Store, target: ScimTargetRow, message: unknown, request: ScimRequest) => Promise<void>;
 
 /**
  * A loop that looks for due messages when nudged and every POLL_MS while idle; one look at a
@@ -124,6 +132,7 @@ export class Sender {
     private readonly logger: Logger,
     private readonly clock: Clock,
     private readonly targets: TargetPolicy,
+    private readonly push: ScimPusher,
   ) {
     const onError = (err: unknown) => this.logger.error('delivery_poll_failed', { error: errorOf(err) });
     this.mail = new Poller(
@@ -269,7 +278,7 @@ export class Sender {
       );
       return { status: r.status, body: jsonOrNull(r.body) };
     };
-    await push(this.store, target, JSON.parse(payload) as PushMessage, request);
+    await this.push(this.store, target, JSON.parse(payload) as unknown, request);
   }
 
   /** One Standard Webhooks POST: a 2xx within 10 s is delivered; a redirect is not followed. */
