@@ -33,7 +33,7 @@ const TOPIC: Record<TokenPurpose, MailTopic> = { verify_email: 'verification', r
 
 /**
  * Issues a token and queues its mail in one write: both or neither. A running server sends it,
- * retrying while the mail server is down (deliveries/sender.ts).
+ * retrying while the mail server is down (runtime/sender.ts).
  */
 export async function mailToken(
   s: Services,

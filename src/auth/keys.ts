@@ -1,6 +1,6 @@
 /**
  * Signing key material: a new key pair with a random kid, as the store keeps it. The key ring
- * that reads and rotates keys in the store is keys/ring.ts.
+ * that reads and rotates keys in the store is runtime/key-ring.ts.
  */
 import { generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';

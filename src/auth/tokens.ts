@@ -24,7 +24,7 @@ async function jwtLib(): Promise<typeof Jwt> {
   return jwtLoaded;
 }
 
-/** Where tokens get their keys (keys/ring.ts keeps them in the store). */
+/** Where tokens get their keys (runtime/key-ring.ts keeps them in the store). */
 export interface KeySource {
   signing(): Promise<{ kid: string; alg: SigningAlg; key: KeyObject }>;
   verifier(kid: string): Promise<{ alg: SigningAlg; key: KeyObject } | undefined>;

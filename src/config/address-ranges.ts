@@ -2,7 +2,7 @@
  * The one classifier of addresses Gatehouse sends requests of its own to (webhooks, SCIM push
  * targets): which are inside the network, and so refused unless the operator allows them
  * (`--webhook-allow-private`). Parsed with the settings (a typo refuses to start); the checks that
- * use it, when a URL is added and on every address dialled, are in deliveries/targets.ts.
+ * use it, when a URL is added and on every address dialled, are in runtime/targets.ts.
  *
  * IPv4 is judged against IANA's special-purpose registry. IPv6 is judged by what it carries: an
  * address with an IPv4 address inside (mapped `::ffff:0:0/96`, translated `::ffff:0:0:0/96`,

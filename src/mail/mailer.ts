@@ -66,7 +66,7 @@ export function readable(eml: Buffer): Buffer {
 /** Every message's fate is logged: where it went (never its text: it carries links that sign in). */
 export function createMailer(config: Config, logger?: Logger): Mailer {
   if (config.smtpUrl) {
-    // Bounded waits: a try must end well within the queue's claim on the message (deliveries/sender.ts).
+    // Bounded waits: a try must end well within the queue's claim on the message (runtime/sender.ts).
     const smtp = lazyTransport((nodemailer) =>
       nodemailer.createTransport(
         { url: config.smtpUrl!, connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 30_000 },
