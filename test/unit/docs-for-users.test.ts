@@ -17,23 +17,11 @@ const INTERNAL: [RegExp, string][] = [
   [/\bnobody here\b/i, '"nobody here"'],
 ];
 
-/**
- * Pages other engineers are rewriting at the time of this test (issue 58): what is found there is
- * reported as todo, not as a failure, until their change lands. A clean page passes either way;
- * drop its entry then (the check against new internal words then holds for it too).
- */
-const PENDING: Record<string, string> = {
-  'docs/ldap.md': 'CONTRACT section 15',
-  'docs/oidc.md': '"written here"',
-  'docs/scim.md': 'CONTRACT section 19',
-  'docs/performance.md': '"this machine", "one run here"',
-};
-
 t.test('the README and docs/ name nothing internal to the project', async (t) => {
   for (const page of pages) {
     const lines = fs.readFileSync(path.join(root, page), 'utf8').split('\n');
     const found = lines.flatMap((line, i) => INTERNAL.filter(([re]) => re.test(line)).map(([, what]) => `${page}:${i + 1}: ${what}: ${line.trim()}`));
-    t.same(found, [], `${page}: nothing internal`, PENDING[page] && found.length > 0 ? { todo: `being rewritten: ${PENDING[page]}` } : {});
+    t.same(found, [], `${page}: nothing internal`);
   }
 });
 
