@@ -244,7 +244,7 @@ const ATTRIBUTES = [
   ['groups', 'urn:oid:1.3.6.1.4.1.5923.1.5.1.1'],
 ] as const;
 
-function signResponse(s: Services, key: SamlKey, xml: string): string {
+function signResponse(key: SamlKey, xml: string): string {
   const lib = samlLib(shapeValidator.validate);
   const common = { privateKey: key.privateKey, signingCert: key.certificateBase64, signatureAlgorithm: RSA_SHA256, isBase64Output: false };
   const withAssertion = lib.constructSAMLSignature({
@@ -322,7 +322,7 @@ export async function continueSignin(s: Services, actor: Actor, handle: string):
     `<saml:AuthnStatement AuthnInstant="${instant(session.created_at)}" SessionIndex="${sessionIndex}"><saml:AuthnContext><saml:AuthnContextClassRef>${authnContextOf(session)}</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
     `<saml:AttributeStatement>${attributes}</saml:AttributeStatement>` +
     `</saml:Assertion></samlp:Response>`;
-  const signed = signResponse(s, key!, xml);
+  const signed = signResponse(key!, xml);
   s.counters.saml.ok = (s.counters.saml.ok ?? 0) + 1;
   await s.audit.record('saml_signin', actor, { account: sub, sp: sp.id, outcome: 'ok' });
   const fields: Record<string, string> = { SAMLResponse: Buffer.from(signed, 'utf8').toString('base64') };
@@ -330,10 +330,10 @@ export async function continueSignin(s: Services, actor: Actor, handle: string):
   return { kind: 'post', url: pending.acs_url, fields, spName: sp.name };
 }
 
-/** The query of an HTTP-Redirect message, signed with the IdP's key (SAML bindings 3.4.4.1). */
-function signedRedirect(key: SamlKey, url: string, param: 'SAMLResponse' | 'SAMLRequest', xml: string, relayState: string | undefined): string {
+/** The query of an HTTP-Redirect LogoutResponse, signed with the IdP's key (SAML bindings 3.4.4.1). */
+function signedRedirect(key: SamlKey, url: string, xml: string, relayState: string | undefined): string {
   const enc = encodeURIComponent;
-  let query = `${param}=${enc(deflateRawSync(Buffer.from(xml, 'utf8')).toString('base64'))}`;
+  let query = `SAMLResponse=${enc(deflateRawSync(Buffer.from(xml, 'utf8')).toString('base64'))}`;
   if (relayState !== undefined) query += `&RelayState=${enc(relayState)}`;
   query += `&SigAlg=${enc(RSA_SHA256)}`;
   const signature = createSign('RSA-SHA256').update(query).sign(key.privateKey, 'base64');
@@ -413,8 +413,7 @@ export async function logout(s: Services, actor: Actor, m: BoundMessage, endSess
     `<samlp:LogoutResponse xmlns:samlp="${NS.protocol}" xmlns:saml="${NS.assertion}" ID="${newId()}" Version="2.0" IssueInstant="${instant(s.clock.now())}" Destination="${xmlText(url)}" InResponseTo="${xmlText(id)}">` +
     `<saml:Issuer>${xmlText(idpEntityId(s))}</saml:Issuer><samlp:Status>${status}</samlp:Status></samlp:LogoutResponse>`;
   const signedOut = refusal === null;
-  if (endpoint.binding === BINDING.redirect)
-    return { kind: 'redirect', url: signedRedirect(key!, url, 'SAMLResponse', xmlOut, m.relayState), spName: sp.name, signedOut };
+  if (endpoint.binding === BINDING.redirect) return { kind: 'redirect', url: signedRedirect(key!, url, xmlOut, m.relayState), spName: sp.name, signedOut };
   const signed = samlLib(shapeValidator.validate).constructSAMLSignature({
     rawSamlMessage: xmlOut,
     isMessageSigned: true,
