@@ -1,4 +1,5 @@
-/** Signing keys (the JWKS's private halves) and the HS256 secret of stores made before them. */
+/** Signing keys (the JWKS's private halves), the HS256 secret of stores made before them, and the instances' shared secrets. */
+import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors';
 import { atomically, Handle, op } from './handle';
 import { decodeRow } from './schema';
@@ -136,3 +137,19 @@ function keyRow(key: NewSigningKey, now: number) {
     max_token_ttl: null,
   };
 }
+
+/**
+ * A secret the instances share, made once (the first instance's insert wins, the others read it)
+ * and never changed: the provider's cookie key, the SAML pseudonym key.
+ */
+export const sharedSecret = op(async (h, name: 'oidc_cookie_key' | 'saml_pseudonym_key'): Promise<string> => {
+  const read = async () => (await h.k('gatehouse_setting').where({ name }).first('value'))?.value as string | undefined;
+  const existing = await read();
+  if (existing) return existing;
+  await h
+    .k('gatehouse_setting')
+    .insert({ name, value: randomBytes(32).toString('base64url') })
+    .onConflict('name')
+    .ignore();
+  return (await read())!;
+});

@@ -1,7 +1,7 @@
 /** The OpenID Connect provider's state and clients. */
-import { randomBytes } from 'node:crypto';
-import { type Handle, op } from './handle';
+import { type Handle, op, type Tx } from './handle';
 import { decodeRow } from './schema';
+import { sharedSecret } from './keys';
 import { managedGroupSql } from './groups';
 
 export interface OidcPayloadRow {
@@ -161,17 +161,7 @@ export const setClientSecret = op(async (h, clientId: string, secret: string): P
 });
 
 /** The key that signs the provider's cookies: made once (first instance wins), shared by all. */
-export const oidcCookieKey = op(async (h): Promise<string> => {
-  const read = async () => (await h.k('gatehouse_setting').where({ name: 'oidc_cookie_key' }).first('value'))?.value as string | undefined;
-  const existing = await read();
-  if (existing) return existing;
-  await h
-    .k('gatehouse_setting')
-    .insert({ name: 'oidc_cookie_key', value: randomBytes(32).toString('base64url') })
-    .onConflict('name')
-    .ignore();
-  return (await read())!;
-});
+export const oidcCookieKey = (tx: Tx): Promise<string> => sharedSecret(tx, 'oidc_cookie_key');
 
 /** What an ID token and userinfo say of an account: its fields and its groups' names. */
 export interface ClaimsRow {

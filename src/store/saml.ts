@@ -1,7 +1,7 @@
 /** The SAML identity provider's signing keys, service providers, sign-ins in progress, the sign-ins each session made, and logout requests answered. */
-import { randomBytes } from 'node:crypto';
-import { atomically, type Handle, isUniqueViolation, op } from './handle';
+import { atomically, type Handle, isUniqueViolation, op, type Tx } from './handle';
 import { decodeRow } from './schema';
+import { sharedSecret } from './keys';
 
 export interface SamlKeyRow {
   kid: string;
@@ -81,17 +81,7 @@ export const retireSamlKey = op((root) =>
 );
 
 /** The secret behind persistent NameIDs (per-SP pseudonyms): made once, shared by all instances, never changed. */
-export const samlPseudonymKey = op(async (h): Promise<string> => {
-  const read = async () => (await h.k('gatehouse_setting').where({ name: 'saml_pseudonym_key' }).first('value'))?.value as string | undefined;
-  const existing = await read();
-  if (existing) return existing;
-  await h
-    .k('gatehouse_setting')
-    .insert({ name: 'saml_pseudonym_key', value: randomBytes(32).toString('base64url') })
-    .onConflict('name')
-    .ignore();
-  return (await read())!;
-});
+export const samlPseudonymKey = (tx: Tx): Promise<string> => sharedSecret(tx, 'saml_pseudonym_key');
 
 /** Adds a service provider; false when its entity id is registered already. */
 export const insertSamlSp = op(async (h, row: Omit<SamlSpRow, 'created_at'>): Promise<boolean> => {
