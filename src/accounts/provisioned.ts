@@ -89,18 +89,21 @@ export async function changeProvisionedIn(
     columns.username = changes.username;
     events.push('username_changed');
   }
-  if (changes.email !== undefined && changes.email.key !== found.email_key) {
-    const holder = await findAccountByEmailKey(tx, changes.email.key);
-    if (holder && holder.id !== found.id) throw new AppError('email_taken', 'an account with this email already exists');
-    if (await emailIsUsername(tx, changes.email.key, found.id)) throw new AppError('email_taken', 'this email is the username of another account');
-    // The service vouches for the address it sends. The old address is told, in this
-    // transaction, when the account has a way in of its own that mail to the new one could reset.
-    Object.assign(columns, { email: changes.email.email, email_key: changes.email.key, email_verified: true });
+  if (changes.email !== undefined && (changes.email.key !== found.email_key || changes.email.email !== found.email)) {
+    if (changes.email.key !== found.email_key) {
+      const holder = await findAccountByEmailKey(tx, changes.email.key);
+      if (holder && holder.id !== found.id) throw new AppError('email_taken', 'an account with this email already exists');
+      if (await emailIsUsername(tx, changes.email.key, found.id)) throw new AppError('email_taken', 'this email is the username of another account');
+      // The service vouches for the address it sends.
+      Object.assign(columns, { email_key: changes.email.key, email_verified: true });
+    }
+    // Another spelling of the same identity (MIKE@ for mıke@) is still another mailbox to a mail
+    // server: it is a change like any other. The old address is told, in this transaction, when
+    // the account has a way in of its own that mail to the new one could reset.
+    columns.email = changes.email.email;
     events.push('email_changed');
     const ways = await waysIn(tx, found);
     if (ways.password || ways.passkeys > 0) await queueMail(tx, emailMovedMessage(found.email, found.name, changes.email.email), 'email_moved');
-  } else if (changes.email !== undefined && changes.email.email !== found.email) {
-    columns.email = changes.email.email;
   }
   if (changes.name !== undefined && changes.name !== found.name) {
     columns.name = changes.name;

@@ -43,6 +43,9 @@ const unknownPath = (path: string) =>
 
 const TIME_COLUMNS = new Set(['created', 'modified']);
 
+/** A table's own entry, never one its prototype answers (`constructor`, `__proto__`). */
+const ownValue = <V>(table: Record<string, V>, key: string): V | undefined => (Object.hasOwn(table, key) ? table[key] : undefined);
+
 function toPredicate<C extends string>(f: Filter, attributes: Record<string, C>, schema: string, prefix = ''): Predicate<C> {
   switch (f.op) {
     case 'and':
@@ -58,7 +61,7 @@ function toPredicate<C extends string>(f: Filter, attributes: Record<string, C>,
     default: {
       const path = prefix + f.attrPath.toLowerCase().replace(schema, '');
       // `emails[type eq "work"]`: type and primary are facts of the one email, not columns.
-      const fact = prefix === 'emails.' ? EMAIL_FACTS[f.attrPath.toLowerCase()] : undefined;
+      const fact = prefix === 'emails.' ? ownValue(EMAIL_FACTS, f.attrPath.toLowerCase()) : undefined;
       if (fact !== undefined) {
         if (f.op === 'pr') return { kind: 'const', value: true };
         const v = typeof f.compValue === 'string' ? f.compValue.toLowerCase() : f.compValue;
@@ -66,7 +69,7 @@ function toPredicate<C extends string>(f: Filter, attributes: Record<string, C>,
         if (f.op === 'ne') return { kind: 'const', value: v !== fact };
         throw invalid(`${f.attrPath} is compared only with eq or ne`);
       }
-      const column = attributes[path];
+      const column = ownValue(attributes, path);
       if (column === undefined) throw unknownPath(f.attrPath);
       if (f.op === 'pr') return { kind: 'present', column };
       let value = f.compValue;

@@ -173,3 +173,34 @@ t.test('every JSON body of Gatehouse refuses prototype keys', async (t) => {
   // An ordinary body still works.
   t.equal((await s.action('user_account', 'signin', { email: 'admin@example.com', password: 'correct horse battery staple' })).status, 200);
 });
+
+// Found by the outsider review of the packaged executable.
+t.test('a filter naming a prototype key is refused (it answered 500, or matched everyone)', async (t) => {
+  const s = await withAdmin(t);
+  const scim = await scimClient(s);
+  for (const filter of ['__proto__ pr', 'constructor pr', '__PROTO__ eq "x"', 'emails[constructor pr]', 'emails[__proto__ eq "x"]', 'name.constructor pr']) {
+    const users = await scim('GET', `/Users?filter=${encodeURIComponent(filter)}`);
+    t.equal(users.status, 400, `Users: ${filter}`);
+    t.equal(users.body.scimType, 'invalidPath');
+    t.equal((await scim('GET', `/Groups?filter=${encodeURIComponent(filter)}`)).status, 400, `Groups: ${filter}`);
+    t.equal((await scim('POST', '/.search', { filter })).status, 400, `search: ${filter}`);
+  }
+  t.equal((await fetch(`${s.url}/ping`)).status, 200, 'the server still answers');
+});
+
+t.test('another spelling of the same address is a change of email: audited, and the old address told', async (t) => {
+  const s = await withAdmin(t);
+  const scim = await scimClient(s);
+  t.equal((await s.signup('mıke@example.com', PASSWORD, s.adminToken)).status, 200);
+  const mike = (await scim('GET', `/Users?filter=${encodeURIComponent('emails.value eq "mike@example.com"')}`)).body.Resources[0] as Json;
+  const moved = await scim('PATCH', `/Users/${mike.id}`, {
+    schemas: [PATCH],
+    Operations: [{ op: 'replace', path: 'emails[primary eq true].value', value: 'MIKE@example.com' }],
+  });
+  t.equal(moved.status, 200, moved.body?.detail);
+  t.equal((await s.db('user_account').where({ reference_id: mike.id }).first()).email, 'MIKE@example.com');
+  const mails = await s.db('delivery').where({ kind: 'mail', topic: 'email_moved' });
+  t.equal(mails.length, 1, 'the old address is told');
+  t.equal(JSON.parse(mails[0].payload).to, 'mıke@example.com');
+  t.ok(await s.db('audit_event').where({ event: 'email_changed', account: mike.id }).first(), 'and it is audited');
+});
