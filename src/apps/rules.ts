@@ -189,21 +189,47 @@ export function under(path: string, prefix: string): boolean {
 }
 
 /**
- * A path as the most lenient app reads it: in lower case, each segment without trailing dots or
- * spaces (Windows and macOS file systems, IIS). Rules match exactly (paths are case-sensitive),
- * but a path that only such an app would put under a rule's prefix is ambiguous: `ambiguousUnder`.
+ * A path segment as the most lenient app reads it (Windows and macOS file systems, IIS, apps that
+ * fold Unicode): compatibility forms folded (NFKC: fullwidth letters, the Kelvin sign, the long s),
+ * characters no one sees dropped (zero-width joiners, the byte-order mark), case folded (the dotless
+ * ı as i), an NTFS stream name (`::$DATA`) and trailing dots and spaces cut.
  */
-const lenient = (p: string) =>
-  p
+function lenientSegment(segment: string): string {
+  let text: string;
+  try {
+    text = decodeURIComponent(segment);
+  } catch {
+    text = segment;
+  }
+  return text
+    .normalize('NFKC')
+    .replace(/\p{Default_Ignorable_Code_Point}/gu, '')
+    .toUpperCase()
     .toLowerCase()
-    .split('/')
-    .map((s) => s.replace(/(?:\.|%20)+$/, ''))
-    .join('/');
+    .replace(/(?::[^:]*)?::?\$[a-z0-9_]*$/, '')
+    .replace(/[. ]+$/, '');
+}
 
-/** The first of `prefixes` that `path` falls under only when read leniently (`/Admin/`, `/admin./`), or null. */
+/** A Windows short name (`ADMINI~1`, `SECRE~1.TXT`): its stem, which any longer name may have made. */
+const SHORT_NAME = /^([^~.]{1,6})~\d{1,6}(?:\.[^.]{0,3})?$/;
+
+/** Whether a lenient app may read the path segment `seg` as the rule's segment `rule` (both lenient). */
+const mayBe = (seg: string, rule: string) => seg === rule || (SHORT_NAME.exec(seg)?.[1] !== undefined && rule.startsWith(SHORT_NAME.exec(seg)![1]));
+
+/** Whether `path` falls under `prefix` when both are read leniently. */
+function lenientlyUnder(path: string, prefix: string): boolean {
+  const want = prefix.split('/').slice(1).map(lenientSegment);
+  const have = path.split('/').slice(1).map(lenientSegment);
+  return have.length >= want.length && want.every((rule, i) => mayBe(have[i], rule));
+}
+
+/**
+ * The first of `prefixes` that `path` falls under only when read leniently (`/Admin/`, `/admin./`,
+ * `/ａdmin`, `/admin%E2%80%8C`, `/admin::$DATA`, `/ADMIN~1`), or null. Rules match exactly (paths
+ * are case-sensitive), but such a path is ambiguous: refused, not guessed.
+ */
 export function ambiguousUnder(path: string, prefixes: readonly string[]): string | null {
-  const loose = lenient(path);
-  return prefixes.find((p) => p !== '/' && !under(path, p) && under(loose, lenient(p))) ?? null;
+  return prefixes.find((p) => p !== '/' && !under(path, p) && lenientlyUnder(path, p)) ?? null;
 }
 
 /** Of a host's apps, the one covering `path`: the longest matching prefix wins; an app without prefixes covers the rest. */

@@ -139,3 +139,36 @@ t.test('issue 57, item 9: look-alike paths are refused as bad_path at /auth/forw
   t.equal((await forward(s, '/public/caf\u00c3\u00a9.txt')).status, 200, 'and raw, as UTF-8 bytes');
   t.equal((await forward(s, '/admin/%e4%b8%ad.txt', outsider)).status, 403, 'the /admin rule still applies under it');
 });
+
+// Found by the outsider review: spellings a Unicode-folding app or a Windows file system reads as a
+// guarded path passed as ordinary paths (200 for a non-member on /admin, and for a guest through a
+// /public bypass to a guarded /public/secret).
+t.test('letters that fold, invisible characters, NTFS streams and short names are bad_path beside a rule', async (t) => {
+  const s = await startTestServer(t, { trustProxy: '127.0.0.1', publicUrl: 'http://auth.gh.test:6336', cookieDomain: 'gh.test' });
+  await s.signup('admin@example.com');
+  await setSignup(s, await s.signin('admin@example.com'), 2097057);
+  await s.signup('outsider@example.com');
+  const outsider = await s.signin('outsider@example.com');
+  await cli(s.dataDir, ['group', 'create', 'family']);
+  t.equal((await cli(s.dataDir, ['app', 'add', '--host', APP, '--bypass-path', '/public'])).code, 0);
+  t.equal((await cli(s.dataDir, ['app', 'add', '--host', APP, '--path', '/admin', '--allow-group', 'family'])).code, 0);
+  t.equal((await cli(s.dataDir, ['app', 'add', '--host', APP, '--path', '/public/secret', '--allow-group', 'family'])).code, 0);
+  for (const [uri, token] of [
+    ['/adm%c4%b1n', outsider],
+    ['/%e2%80%8cadmin', outsider],
+    ['/admin::$DATA', outsider],
+    ['/ADMIN~1', outsider],
+    ['/%ef%bd%81dmin', outsider],
+    ['/public/%c5%bfecret/x', undefined],
+    ['/public/secret%e2%80%8c', undefined],
+    ['/public/%ef%bb%bfsecret', undefined],
+    ['/public/secret::$DATA', undefined],
+    ['/public/SECRE~1', undefined],
+  ] as Array<[string, string | undefined]>) {
+    const r = await forward(s, uri, token);
+    t.equal(r.status, 400, `${uri}: refused`);
+    t.equal(r.headers.get('x-gatehouse-reason'), 'bad_path');
+    t.equal((await original(s, `http://${APP}${uri}`, token)).status, 403, `${uri}: refused for nginx`);
+  }
+  t.equal((await forward(s, '/public/notes.txt')).status, 200, 'the bypass still lets the rest through');
+});

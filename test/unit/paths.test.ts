@@ -55,4 +55,23 @@ t.test('a rule prefix is stored in its normal form; a lenient reading is ambiguo
   t.equal(ambiguousUnder('/admin/x', ['/admin']), null, 'the exact path is not ambiguous');
   t.equal(ambiguousUnder('/Administrator', ['/admin']), null, 'a longer segment is not under it');
   t.equal(ambiguousUnder('/anything', ['/']), null);
+  // Found by the outsider review: what a Unicode-folding app or a Windows file system reads as the rule's path.
+  const ambiguous: Array<[string, string]> = [
+    ['/adm%C4%B1n', '/admin'], // dotless ı
+    ['/%E2%80%8Cadmin', '/admin'], // zero-width non-joiner
+    ['/admin%E2%80%8C/x', '/admin'],
+    ['/admin::$DATA', '/admin'], // an NTFS stream
+    ['/admin:stream:$DATA/x', '/admin'],
+    ['/ADMIN~1', '/admin'], // a Windows short name
+    ['/%EF%BD%81dmin', '/admin'], // fullwidth a
+    ['/share/%C5%BFecret/x', '/share/secret'], // long s
+    ['/share/secret%E2%80%8C', '/share/secret'],
+    ['/share/%EF%BB%BFsecret', '/share/secret'], // byte-order mark
+    ['/share/SECRE~1', '/share/secret'],
+    ['/share/%EF%BD%93ecret/x', '/share/secret'],
+    ['/pub/%E2%84%AAit', '/pub/kit'], // Kelvin sign
+  ];
+  for (const [path, rule] of ambiguous) t.equal(ambiguousUnder(path, [rule]), rule, `${path} is ambiguous beside ${rule}`);
+  for (const path of ['/admins', '/share/secrets', '/share/secret-ish', '/pub/kite', '/caf%C3%A9'])
+    t.equal(ambiguousUnder(path, ['/admin', '/share/secret', '/pub/kit']), null, `${path} is not`);
 });
