@@ -4,13 +4,17 @@
 //   gatehouse-<version>-linux-x64.cdx.json a CycloneDX SBOM of what is inside the executable
 //   Dockerfile                             an image built from the archive
 //   SHA256SUMS                             for `sha256sum -c`
+//   SHA256SUMS.sig                         SHA256SUMS signed with `ssh-keygen -Y sign` (namespace
+//                                          gatehouse-release), when given the release signing key
 // Reproducible: every time is the commit's (or SOURCE_DATE_EPOCH), tar entries are sorted with fixed
 // owners and modes, gzip stores no name or time, and the SBOM's serial number is derived from its
 // content. Two builds of one commit, in any folders, give the same bytes (docs/operations.md).
 //
-//   node scripts/release.mjs [--package-only] [--out DIR]
+//   node scripts/release.mjs [--package-only] [--out DIR] [--sign-key FILE]
 // --package-only packages the dist/gatehouse already built (the tests use it) without the
-// clean-checkout check.
+// clean-checkout check. --sign-key (or GATEHOUSE_RELEASE_SIGNING_KEY, a path) names the OpenSSH
+// private key that signs SHA256SUMS; scripts/release/allowed_signers holds its public half. Without
+// one the release is made and said to be unsigned: checksums alone prove integrity, not origin.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -22,6 +26,11 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const packageOnly = args.includes('--package-only');
 const out = path.resolve(args.includes('--out') ? args[args.indexOf('--out') + 1] : path.join(root, 'release'));
+const signKey = (args.includes('--sign-key') ? args[args.indexOf('--sign-key') + 1] : process.env.GATEHOUSE_RELEASE_SIGNING_KEY) || null;
+/** The identity and namespace a signature is made and checked under (docs/operations.md). */
+const SIGNER = 'releases@gatehouse';
+const NAMESPACE = 'gatehouse-release';
+const allowedSigners = fs.readFileSync(path.join(root, 'scripts', 'release', 'allowed_signers'), 'utf8').trim();
 const fail = (message) => {
   console.error(`release: ${message}`);
   process.exit(1);
@@ -30,6 +39,8 @@ const git = (...a) => {
   const r = spawnSync('git', a, { cwd: root, encoding: 'utf8' });
   return r.status === 0 ? r.stdout.trim() : null;
 };
+
+if (signKey && !fs.existsSync(signKey)) fail(`the signing key ${signKey} does not exist`);
 
 if (!packageOnly) {
   const changes = git('status', '--porcelain', '--untracked-files=no');
@@ -192,22 +203,60 @@ function sbom(packages) {
 const quickstart = `# Gatehouse ${pkg.version}
 
 One executable: no Node.js, no other files needed (Node.js ${runtime.version} is inside it).
-Check the download, unpack, start:
+With the release's files in one folder (the archive, the SBOM, the Dockerfile, SHA256SUMS and
+SHA256SUMS.sig), check who signed the checksums and that every file matches them, unpack, start:
 
-    sha256sum -c SHA256SUMS --ignore-missing
+    echo '${allowedSigners}' > allowed_signers
+    ssh-keygen -Y verify -f allowed_signers -I ${SIGNER} -n ${NAMESPACE} -s SHA256SUMS.sig < SHA256SUMS
+    sha256sum -c SHA256SUMS
     tar -xzf ${name}.tar.gz
     ./${name}/gatehouse serve
 
-It listens on http://127.0.0.1:6336 and keeps its store in ./gatehouse-data (SQLite). Make the
-first administrator (another terminal, same folder):
+The allowed_signers line is the project's release key: the same as in docs/operations.md and
+scripts/release/allowed_signers in the source. It runs at http://localhost:6336 (listening on
+127.0.0.1) and keeps its store in ./gatehouse-data (SQLite). Make the first administrator
+(another terminal, same folder):
 
     ./${name}/gatehouse bootstrap-admin --email you@example.com --password-stdin
 
-Then sign in at http://127.0.0.1:6336/signin. \`gatehouse version\` names this build;
-\`gatehouse --help\` lists every command. Running it as a service (gatehouse.service here),
+Then sign in at http://localhost:6336/signin. \`gatehouse version\` names this build;
+\`gatehouse --help\` lists every command. Running it as a service (gatehouse.service, in this folder),
 in a container, upgrading and rolling back: docs/operations.md in the source
 (the same folder as this version's tag).
 `;
+
+/**
+ * Signs SHA256SUMS into SHA256SUMS.sig (OpenSSH's SSHSIG format; Ed25519 signatures are
+ * deterministic, so a signed release stays reproducible) and checks the signature against the
+ * key's own public half before saying so. Without a key, any old signature is removed and the
+ * release is said, loudly, to be unsigned: a stale .sig beside new checksums would fail a user's
+ * check, and a silent skip would publish checksums anyone could have written.
+ */
+function sign(sums) {
+  const sig = `${sums}.sig`;
+  fs.rmSync(sig, { force: true });
+  if (!signKey) {
+    console.error(
+      'release: UNSIGNED: no signing key given (--sign-key FILE or GATEHOUSE_RELEASE_SIGNING_KEY): SHA256SUMS.sig not written; SHA256SUMS proves integrity, not origin',
+    );
+    return;
+  }
+  const signed = spawnSync('ssh-keygen', ['-q', '-Y', 'sign', '-f', signKey, '-n', NAMESPACE, sums], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (signed.status !== 0 || !fs.existsSync(sig)) fail(`ssh-keygen -Y sign failed: ${signed.stderr}`);
+  const pub = spawnSync('ssh-keygen', ['-y', '-f', signKey], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (pub.status !== 0) fail(`ssh-keygen -y (the signing key's public half) failed: ${pub.stderr}`);
+  const signers = path.join(stageRoot, 'allowed_signers');
+  fs.writeFileSync(signers, `${SIGNER} ${pub.stdout.trim().split(/\s+/).slice(0, 2).join(' ')}\n`);
+  const check = spawnSync('ssh-keygen', ['-Y', 'verify', '-f', signers, '-I', SIGNER, '-n', NAMESPACE, '-s', sig], {
+    input: fs.readFileSync(sums),
+    encoding: 'utf8',
+  });
+  if (check.status !== 0) fail(`the new signature does not verify: ${check.stdout}${check.stderr}`);
+  const fingerprint = spawnSync('ssh-keygen', ['-l', '-f', signKey], { encoding: 'utf8' }).stdout.trim();
+  console.log(`release: SHA256SUMS signed (SHA256SUMS.sig) by ${fingerprint || 'the given key'}`);
+  if (!allowedSigners.includes(pub.stdout.trim().split(/\s+/)[1]))
+    console.error("release: note: the signing key is not the project's (scripts/release/allowed_signers): users' checks will fail");
+}
 
 // Stage with fixed modes, then tar with sorted names, fixed owner, and the commit's time.
 const stageRoot = fs.mkdtempSync(path.join(out, '..', '.release-stage-'));
@@ -253,6 +302,7 @@ try {
       .join('\n') + '\n';
   fs.writeFileSync(path.join(out, 'SHA256SUMS'), sums);
   process.stdout.write(sums);
+  sign(path.join(out, 'SHA256SUMS'));
   console.log(
     `release: ${path.relative(process.cwd(), archive) || archive} (${(fs.statSync(archive).size / 1048576).toFixed(1)} MiB), ${packages.length} packages inside`,
   );
