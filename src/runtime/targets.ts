@@ -25,15 +25,20 @@ export class TargetRefused extends Error {
   }
 }
 
+/** Names that are loopback by definition (RFC 6761: `localhost` and every name under it), resolved or not. */
+const LOOPBACK_NAME = /^(?:(?:[^.]+\.)*localhost|localhost\.localdomain)\.?$/i;
+
 /**
  * Checks a target URL when it is added: a literal address (the URL parser has already read
- * `2130706433`, `0177.0.0.1` and `0x7f.1` as 127.0.0.1), or every address its name resolves to.
- * A name that does not resolve here is accepted: the check at connection time still holds.
+ * `2130706433`, `0177.0.0.1` and `0x7f.1` as 127.0.0.1), or every address its name resolves to
+ * (`localhost` and names under it are loopback, resolved or not). Another name that does not
+ * resolve is accepted: the check at connection time still holds.
  */
 export async function checkTargetUrl(url: URL, policy: TargetPolicy, flag: string): Promise<void> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
   if (net.isIP(host)) addresses = [host];
+  else if (LOOPBACK_NAME.test(host)) addresses = ['127.0.0.1'];
   else {
     try {
       addresses = (await dns.promises.lookup(host, { all: true, verbatim: true })).map((a) => a.address);

@@ -28,6 +28,10 @@ const INSIDE: Array<[string, string]> = [
   ['http://[2001::1]/hook', 'reserved'],
   ['http://[fec0::1]/hook', 'unique-local'],
   ['http://[ff02::1]/hook', 'reserved'],
+  // Found by the outsider review: loopback by name, whether or not the name resolves.
+  ['http://foo.localhost/hook', 'loopback'],
+  ['http://LOCALHOST./hook', 'loopback'],
+  ['http://localhost.localdomain/hook', 'loopback'],
 ];
 
 const REFUSED_WORDS =
