@@ -8,3 +8,13 @@ export interface Clock {
 }
 
 export const systemClock: Clock = { now: () => Date.now() };
+
+/**
+ * Epoch milliseconds as the ISO 8601 string every view shows; null (never happened) stays null.
+ * One helper so every view formats time the same way.
+ */
+export function iso(ms: number): string;
+export function iso(ms: number | null): string | null;
+export function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}

@@ -4,6 +4,7 @@
  * failed messages with their last error).
  */
 import { randomBytes } from 'node:crypto';
+import { iso } from '../clock';
 import { AppError } from '../errors';
 import { checkTargetUrl, parseWebhookUrl, shownUrl, targetPolicy } from '../runtime/targets';
 import type { Actor } from '../actor';
@@ -72,7 +73,6 @@ export interface DeliveryOperations {
   figures(actor: Actor): Promise<{ pending: number; failed: number; oldest_pending_s: number | null }>;
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -99,7 +99,7 @@ export function deliveryOperations(s: Services): DeliveryOperations {
         url: shownUrl(w.url),
         description: w.description,
         events: JSON.parse(w.events) as string[],
-        created_at: new Date(w.created_at).toISOString(),
+        created_at: iso(w.created_at),
         pending: h?.pending ?? 0,
         failed: h?.failed ?? 0,
         last_error: h?.lastError ?? null,
@@ -164,7 +164,7 @@ export function deliveryOperations(s: Services): DeliveryOperations {
         last_error: d.last_error,
         webhook: d.webhook,
         scim_target: d.scim_target,
-        created_at: new Date(d.created_at).toISOString(),
+        created_at: iso(d.created_at),
       }));
     },
     async figures(actor) {

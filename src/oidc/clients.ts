@@ -9,6 +9,7 @@
  * audience: a resource server's identifier).
  */
 import { randomBytes } from 'node:crypto';
+import { iso } from '../clock';
 import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
@@ -122,7 +123,7 @@ async function clientView(s: Services, row: OidcClientRow): Promise<ClientView> 
     post_logout_redirect_uris: m.post_logout_redirect_uris,
     allowed_groups: ids.map((id) => names.get(id) ?? `(deleted group ${id})`),
     allowed_group_ids: ids,
-    created_at: new Date(row.created_at).toISOString(),
+    created_at: iso(row.created_at),
   };
 }
 

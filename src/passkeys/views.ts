@@ -1,5 +1,6 @@
 /** Passkeys as people and the shell see them: never the public key or the credential id's bytes. */
 import { AppError } from '../errors';
+import { iso } from '../clock';
 import type { PasskeyRow } from '../store/passkeys';
 
 export interface PasskeyView {
@@ -14,8 +15,8 @@ export interface PasskeyView {
 export const viewPasskey = (p: PasskeyRow): PasskeyView => ({
   id: p.reference_id,
   name: p.name,
-  created_at: new Date(p.created_at).toISOString(),
-  last_used_at: p.last_used_at === null ? null : new Date(p.last_used_at).toISOString(),
+  created_at: iso(p.created_at),
+  last_used_at: iso(p.last_used_at),
   backed_up: p.backed_up,
 });
 

@@ -6,6 +6,7 @@
  * checks.
  */
 import { createHash } from 'node:crypto';
+import { iso } from '../clock';
 import type { ScimGroupRow, ScimUserRow } from '../store/scim';
 
 export const SCHEMAS = {
@@ -22,7 +23,6 @@ export const SCHEMAS = {
 
 export type Json = Record<string, unknown>;
 
-const iso = (ms: number) => new Date(ms).toISOString();
 const version = (body: Json) => `W/"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 22)}"`;
 
 /** A person as a SCIM User. */

@@ -5,6 +5,7 @@
  * target that already holds some of them ends up right, never with duplicates.
  */
 import { randomUUID } from 'node:crypto';
+import { iso } from '../clock';
 import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
@@ -52,7 +53,6 @@ export interface ScimTargetView {
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/;
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 async function view(s: Services, row: ScimTargetRow): Promise<ScimTargetView> {
   const f = await targetFigures(s.store.root, row.id);
@@ -64,7 +64,7 @@ async function view(s: Services, row: ScimTargetRow): Promise<ScimTargetView> {
     name: row.name,
     url: shownUrl(row.url),
     groups: names,
-    created_at: new Date(row.created_at).toISOString(),
+    created_at: iso(row.created_at),
     users: f.users,
     group_count: f.groups,
     pending: f.pending,

@@ -4,6 +4,7 @@
  * opens /scim/v2 and nothing else; no person's API key or access token opens /scim/v2.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { iso } from '../clock';
 import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
@@ -22,11 +23,10 @@ export interface ScimTokenView {
   revoked_at: string | null;
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const view = (r: ScimTokenRow): ScimTokenView => ({
   id: r.id,
   name: r.name,
-  created_at: iso(r.created_at)!,
+  created_at: iso(r.created_at),
   last_used_at: iso(r.last_used_at),
   revoked_at: iso(r.revoked_at),
 });

@@ -3,6 +3,7 @@
  * sign-in and link flows (the pages), and a caller's linked identities (the account page).
  */
 import { AppError } from '../errors';
+import { iso } from '../clock';
 import type { Actor, Caller } from '../actor';
 import type { Services } from '../services';
 import { actorOf } from '../access/caller';
@@ -59,8 +60,8 @@ export function providerOperations(s: Services): ProviderOperations {
     provider: i.provider,
     display_name: i.display_name,
     email: i.email,
-    created_at: new Date(i.created_at).toISOString(),
-    last_used_at: i.last_used_at === null ? null : new Date(i.last_used_at).toISOString(),
+    created_at: iso(i.created_at),
+    last_used_at: iso(i.last_used_at),
   });
   return {
     add: (actor, input) => addProvider(s, actor, input),

@@ -5,6 +5,7 @@
  * store, and is never shown again.
  */
 import { AppError } from '../errors';
+import { iso } from '../clock';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { requireAdministrator } from '../access/caller';
@@ -48,7 +49,7 @@ export async function viewProvider(s: Services, p: ProviderRow): Promise<Provide
     trust_email: p.trust_email,
     redirect_uri: `${s.config.publicUrl}${callbackPath(p.name)}`,
     linked_identities: await countIdentitiesOf(s.store.root, p.id),
-    created_at: new Date(p.created_at).toISOString(),
+    created_at: iso(p.created_at),
   };
 }
 
