@@ -28,7 +28,7 @@ export async function callerAccount({ s, actor }: Acting): Promise<AccountRow> {
  * same lockout as failed signins, so this is no side door for guessing.
  */
 export async function confirmPassword({ s, actor }: Acting, account: AccountRow, password: string): Promise<void> {
-  await s.limiter.assertSigninAllowed(account.email_key, actor.client ?? 'shell');
+  await s.limiter.assertSigninAllowed(account.email_key, actor);
   const check = await s.passwords.verify(password, account.password);
   if (!check.ok) {
     await passwordFailure(s, actor, account.email_key, account.reference_id, 'password_check_failed');

@@ -18,7 +18,7 @@ export async function passwordFailure(
   event: 'signin_failed' | 'password_check_failed',
   fields: LogFields = {},
 ): Promise<void> {
-  const locked = await s.limiter.signinFailed(emailKey, actor.client ?? 'shell');
+  const locked = await s.limiter.signinFailed(emailKey, actor);
   await s.audit.record(event, actor, { account, ...fields });
   if (locked) {
     s.counters.lockouts++;

@@ -128,7 +128,7 @@ export async function signinFailed(
 export async function signIn(s: Services, actor: Actor, way: WayIn): Promise<SigninResult> {
   const gate = async (limitKey: string | null) => {
     try {
-      await s.limiter.assertSigninAllowed(limitKey, actor.client ?? 'shell', actor.device ?? null);
+      await s.limiter.assertSigninAllowed(limitKey, actor);
     } catch (err) {
       // A locked account answers in the time a wrong secret does: the lockout is no oracle.
       if (way.equalWork) await way.equalWork();
@@ -178,7 +178,7 @@ export async function signInProved(
     await signinFailed(s, actor, way, 'unverified', account, account.email_key, false);
     throw new AppError('email_unverified', UNCONFIRMED_EMAIL);
   }
-  await s.limiter.signinSucceeded(account.email_key, actor.client ?? 'shell', actor.device ?? null);
+  await s.limiter.signinSucceeded(account.email_key, actor);
   s.counters.signinsOk++;
   countWay(s, way, true);
   // Every way in leaves the same success record, a directory bind (no session) too.

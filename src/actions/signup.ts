@@ -29,7 +29,7 @@ export const signup: ActionDef = {
     }
     // Cheap refusals first: a closed signup or a busy address costs no validation or hashing.
     await assertSignupOpen(s.store.root, actor.principal);
-    await s.limiter.signupAttempt(actor.client ?? 'shell');
+    await s.limiter.signupAttempt(actor);
     const account = await createAccount(s, actor, parseNewAccount(attributes, s.config.passwordMinLength));
     // At signup only when SMTP is configured; with the outbox, request_verification sends one.
     if (s.mailer.kind === 'smtp') {

@@ -14,7 +14,7 @@ export async function acceptWithPassword(
   input: { name: string; password: string; passwordConfirm: string; username?: string },
 ): Promise<CreatedAccount> {
   const invitation = await openInvitation(s, { token });
-  await s.limiter.signupAttempt(actor.client ?? 'shell');
+  await s.limiter.signupAttempt(actor);
   const name = validateName(input.name);
   if (!input.password) throw new AppError('invalid_input', 'password is required');
   validatePassword(input.password, input.passwordConfirm, invitation.email_key, s.config.passwordMinLength);

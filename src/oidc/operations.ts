@@ -97,8 +97,8 @@ export function oidcOperations(s: Services): OidcOperations {
     pageSession: async (caller) => pageSessionOf(s, await actorOf(s, caller)),
     signingKeys: (fresh) => s.keys.privateJwks(fresh),
     cookieKey: () => oidcCookieKey(s.store.root),
-    assertCodeEntryAllowed: (caller) => s.limiter.assertCodeEntryAllowed(caller.client ?? 'shell'),
-    codeEntryFailed: (caller) => s.limiter.codeEntryFailed(caller.client ?? 'shell'),
+    assertCodeEntryAllowed: (caller) => s.limiter.assertCodeEntryAllowed(caller),
+    codeEntryFailed: (caller) => s.limiter.codeEntryFailed(caller),
     async deviceAuthorized(caller, sub, clientId) {
       const actor = await actorOf(s, caller);
       await s.audit.record('device_authorized', actor, { account: sub, client_id: clientId });

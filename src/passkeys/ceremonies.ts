@@ -121,10 +121,10 @@ export async function beginCeremony(ctx: Acting, input: OptionsInput): Promise<C
     const invitation = await openInvitation(ctx.s, { token: input.invite });
     email = invitation.email;
     inviteId = invitation.reference_id;
-    await ctx.s.limiter.signupAttempt(ctx.actor.client ?? 'shell');
+    await ctx.s.limiter.signupAttempt(ctx.actor);
   } else {
     await assertSignupOpen(ctx.s.store.root, ctx.actor.principal);
-    await ctx.s.limiter.signupAttempt(ctx.actor.client ?? 'shell');
+    await ctx.s.limiter.signupAttempt(ctx.actor);
     if (input.email === undefined) throw new AppError('invalid_input', 'email is required');
     const normalized = normalizeEmail(input.email);
     if (await emailKeyTaken(ctx.s.store.root, normalized.key)) throw new AppError('email_taken', 'an account with this email already exists');

@@ -67,6 +67,17 @@ function limited(count: Count, windowMs: number, now: number, what: string): App
   return new AppError('rate_limited', `too many ${what}; try again in ${retryAfter} s`, { retryAfter });
 }
 
+/**
+ * Who a limit counts (an Actor or a Caller): its address (the shell is one address of its own,
+ * "shell") and the browser's device cookie, if any.
+ */
+export interface Counted {
+  readonly client: string | null;
+  readonly device?: string | null;
+}
+
+const addressOf = (who: Counted): string => who.client ?? 'shell';
+
 export class Limiter {
   private readonly windowMs: number;
 
@@ -79,9 +90,10 @@ export class Limiter {
   }
 
   /** Refuses before any password work when the email or the address is locked out. */
-  async assertSigninAllowed(emailKey: string | null, address: string, device: string | null = null): Promise<void> {
+  async assertSigninAllowed(emailKey: string | null, who: Counted): Promise<void> {
     const limits = this.config;
-    const group = addressGroup(address);
+    const group = addressGroup(addressOf(who));
+    const device = who.device ?? null;
     // Every counter in one read: the address's, then the account's (pair, total, latest).
     const asked = [
       ...(this.config.rateLimits ? [keys.signinAddress(group)] : []),
@@ -119,8 +131,8 @@ export class Limiter {
    * Counts a failed signin per address, per account and address, and per account; returns what
    * this failure started, if anything (the pair's lock, or the account's growing delay).
    */
-  async signinFailed(emailKey: string | null, address: string): Promise<'pair' | 'account' | null> {
-    const group = addressGroup(address);
+  async signinFailed(emailKey: string | null, who: Counted): Promise<'pair' | 'account' | null> {
+    const group = addressGroup(addressOf(who));
     if (this.config.rateLimits) await hit(this.db, keys.signinAddress(group), this.windowMs);
     if (emailKey === null) return null;
     const [pair, total] = await Promise.all([
@@ -133,8 +145,9 @@ export class Limiter {
   }
 
   /** The right password from this address: its pair starts over, and the address becomes familiar. */
-  async signinSucceeded(emailKey: string, address: string, device: string | null = null): Promise<void> {
-    const group = addressGroup(address);
+  async signinSucceeded(emailKey: string, who: Counted): Promise<void> {
+    const group = addressGroup(addressOf(who));
+    const device = who.device ?? null;
     const pair = keys.signinPair(emailKey, group);
     // Read first (one statement), write only what changes: an LDAP app binds on every login, often from one address.
     const { failures, known } = await failuresAndKnown(this.db, pair, this.windowMs, emailKey, group, REMEMBER_EVERY_MS);
@@ -156,9 +169,9 @@ export class Limiter {
     await rememberSignin(this.db, emailKey, addressGroup(address));
   }
 
-  async signupAttempt(address: string): Promise<void> {
+  async signupAttempt(who: Counted): Promise<void> {
     if (!this.config.rateLimits) return;
-    const count = await hit(this.db, keys.signupAddress(address), this.windowMs);
+    const count = await hit(this.db, keys.signupAddress(addressOf(who)), this.windowMs);
     if (count.hits > this.config.signupsPerAddress) throw limited(count, this.windowMs, this.clock.now(), 'signups from this address');
   }
 
@@ -167,20 +180,20 @@ export class Limiter {
    * waits (the same ceiling as failed signins per address; a code has 20^8 values and lives 10
    * minutes, so guessing one needs far more tries than the ceiling lets through).
    */
-  async assertCodeEntryAllowed(address: string): Promise<void> {
+  async assertCodeEntryAllowed(who: Counted): Promise<void> {
     if (!this.config.rateLimits) return;
-    const count = await peek(this.db, keys.deviceCodeAddress(addressGroup(address)), this.windowMs);
+    const count = await peek(this.db, keys.deviceCodeAddress(addressGroup(addressOf(who))), this.windowMs);
     if (count.hits >= this.config.signinFailuresPerAddress) throw limited(count, this.windowMs, this.clock.now(), 'wrong codes from this address');
   }
 
-  async codeEntryFailed(address: string): Promise<void> {
-    if (this.config.rateLimits) await hit(this.db, keys.deviceCodeAddress(addressGroup(address)), this.windowMs);
+  async codeEntryFailed(who: Counted): Promise<void> {
+    if (this.config.rateLimits) await hit(this.db, keys.deviceCodeAddress(addressGroup(addressOf(who))), this.windowMs);
   }
 
   /** A SAML AuthnRequest from this address (each keeps a row for its lifetime): at most so many per window. */
-  async samlRequest(address: string): Promise<void> {
+  async samlRequest(who: Counted): Promise<void> {
     if (!this.config.rateLimits) return;
-    const count = await hit(this.db, keys.samlAddress(addressGroup(address)), this.windowMs);
+    const count = await hit(this.db, keys.samlAddress(addressGroup(addressOf(who))), this.windowMs);
     if (count.hits > this.config.samlRequestsPerAddress) throw limited(count, this.windowMs, this.clock.now(), 'SAML sign-in requests from this address');
   }
 

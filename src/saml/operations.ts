@@ -64,8 +64,8 @@ export function samlOperations(s: Services): SamlOperations {
       requireAdministrator(actor, 'retire the SAML certificate');
       return retireCert(s, actor);
     },
-    start: (caller, message) => startSignin(s, message, caller.client ?? 'shell'),
-    startUnsolicited: (caller, spId) => startUnsolicited(s, spId, caller.client ?? 'shell'),
+    start: (caller, message) => startSignin(s, message, caller),
+    startUnsolicited: (caller, spId) => startUnsolicited(s, spId, caller),
     continue: async (caller, handle) => continueSignin(s, await actorOf(s, caller), handle),
     async logout(caller, message) {
       const actor = await actorOf(s, caller);

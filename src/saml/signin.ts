@@ -20,6 +20,7 @@ import type { Services } from '../services';
 import { passesGate } from '../groups/manage';
 import { claimsOf } from '../accounts/claims';
 import { authnContextOf } from '../accounts/assurance';
+import type { Counted } from '../runtime/limiter';
 import { findSession } from '../store/sessions';
 import {
   answerSamlRequest,
@@ -188,9 +189,9 @@ function acsFor(sp: SamlSp, root: XmlElement): string {
 }
 
 /** An AuthnRequest arrives: checked and kept; the handle the browser continues with. */
-export async function startSignin(s: Services, m: BoundMessage, address: string): Promise<{ handle: string; spName: string }> {
+export async function startSignin(s: Services, m: BoundMessage, who: Counted): Promise<{ handle: string; spName: string }> {
   // Counted before anything is read: each accepted request keeps a row until it expires.
-  await s.limiter.samlRequest(address);
+  await s.limiter.samlRequest(who);
   const { xml, root } = await readMessage(m, [[NS.protocol, 'AuthnRequest']]);
   const sp = await issuerSp(s, root);
   checkSignature(sp, m, xml, root, sp.authnRequestsSigned);
@@ -215,9 +216,9 @@ export async function startSignin(s: Services, m: BoundMessage, address: string)
 }
 
 /** An IdP-initiated sign-in, started from Gatehouse's own page: a pending sign-in without a request. */
-export async function startUnsolicited(s: Services, spId: string, address: string): Promise<{ handle: string }> {
+export async function startUnsolicited(s: Services, spId: string, who: Counted): Promise<{ handle: string }> {
   // Counted with the SP's requests: each keeps a row until it expires, whoever starts it.
-  await s.limiter.samlRequest(address);
+  await s.limiter.samlRequest(who);
   const row = await findSamlSp(s.store.root, { id: spId });
   if (!row) throw new AppError('not_found', 'no such SAML service provider');
   const sp = spOf(row);

@@ -220,7 +220,7 @@ async function newAccount(s: Services, actor: Actor, provider: ProviderRow, iden
   } else {
     await assertSignupOpen(s.store.root, actor.principal);
     if (identity.email === null) throw new AppError('invalid_input', `${provider.display_name} did not share an email address, which an account here needs`);
-    await s.limiter.signupAttempt(actor.client ?? 'shell');
+    await s.limiter.signupAttempt(actor);
     const { email, key } = normalizeEmail(identity.email);
     created = await createAccount(s, actor, { email, emailKey: key, name, password: null }, async (tx, account) => {
       await store(tx, account);
