@@ -366,10 +366,11 @@ async function logoutRefusal(s: Services, actor: Actor, sp: SamlSp, root: XmlEle
   }
   if (attr(root, 'Destination') !== sloUrl(s)) return { status: STATUS_DENIED, why: `the request is not addressed to ${sloUrl(s)} (Destination)` };
   const nameId = childText(root, 'NameID', NS.assertion);
-  const indexes = new Set(children(root, 'SessionIndex', NS.protocol).map((e) => (e.textContent ?? '').trim()));
-  // A session has one SessionIndex: a request naming none (every session) or several is not this one's.
+  const indexes = children(root, 'SessionIndex', NS.protocol).map((e) => (e.textContent ?? '').trim());
+  // A session has one SessionIndex: a request naming none (every session) or several (the same one
+  // twice too) is not this one's.
   const [index] = indexes;
-  if (nameId === null || indexes.size !== 1 || actor.session === null) {
+  if (nameId === null || indexes.length !== 1 || actor.session === null) {
     return { status: STATUS_UNKNOWN, why: 'the request does not name a sign-in of this browser (NameID and one SessionIndex)' };
   }
   if (!(await hasSamlSignin(s.store.root, { session_id: actor.session, sp_id: sp.id, name_id: nameId, session_index: index! }))) {

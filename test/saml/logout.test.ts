@@ -106,6 +106,7 @@ t.test('logout CSRF: a request that does not name this session’s sign-in at th
     { name: 'another SessionIndex', xml: logoutRequest(s, { nameId, sessionIndexes: ['_someone-else'] }), why: /did not sign in to Wiki/ },
     { name: 'no SessionIndex (every session)', xml: logoutRequest(s, { nameId, sessionIndexes: [] }), why: /does not name a sign-in/ },
     { name: 'two SessionIndexes', xml: logoutRequest(s, { nameId, sessionIndexes: [index, '_other'] }), why: /does not name a sign-in/ },
+    { name: 'its SessionIndex twice', xml: logoutRequest(s, { nameId, sessionIndexes: [index, index] }), why: /does not name a sign-in/ },
     { name: 'no Destination', xml: logoutRequest(s, { nameId, sessionIndexes: [index], destination: null }), why: /not addressed to/ },
     {
       name: 'another Destination',
