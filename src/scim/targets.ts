@@ -20,6 +20,9 @@ import {
   insertScimTarget,
   listScimTargets,
   pushedReferences,
+  type GroupColumn,
+  type Predicate,
+  type ScimGroupRow,
   type ScimTargetRow,
   targetFigures,
   deleteScimTarget,
@@ -54,11 +57,20 @@ export interface ScimTargetView {
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/;
 
+/**
+ * The target's own groups, read by id (a target names a few; reading every group to name them
+ * does not scale). In id order, as before; one since deleted is left out.
+ */
+async function groupsById(s: Services, ids: readonly string[]): Promise<ScimGroupRow[]> {
+  if (ids.length === 0) return [];
+  const where: Predicate<GroupColumn> = { kind: 'or', parts: ids.map((id) => ({ kind: 'compare', column: 'id', op: 'eq', value: id })) };
+  return (await findScimGroups(s.store.root, where, 0, ids.length, false)).rows;
+}
+
 async function view(s: Services, row: ScimTargetRow): Promise<ScimTargetView> {
   const f = await targetFigures(s.store.root, row.id);
   const ids = JSON.parse(row.groups) as string[];
-  const names =
-    ids.length === 0 ? [] : (await findScimGroups(s.store.root, null, 0, 10_000, false)).rows.filter((g) => ids.includes(g.reference_id)).map((g) => g.name);
+  const names = (await groupsById(s, ids)).map((g) => g.name);
   return {
     id: row.reference_id,
     name: row.name,
@@ -74,19 +86,30 @@ async function view(s: Services, row: ScimTargetRow): Promise<ScimTargetView> {
   };
 }
 
+/**
+ * How many people or groups a sync reads from the store at a time. An object so a test can lower
+ * it and see a sync over several pages push everyone (test/scim/push-pages.test.ts).
+ */
+export const SYNC_PAGE = { size: 1000 };
+
 /** Queues a message for everyone and every group the target should hold or holds; returns how many. */
 async function queueSync(s: Services, target: ScimTargetRow): Promise<number> {
   const scope = JSON.parse(target.groups) as string[];
   const users = new Set<string>();
-  for (let offset = 0; ; offset += 1000) {
-    const page = await findScimUsers(s.store.root, null, offset, 1000);
+  const size = SYNC_PAGE.size;
+  for (let offset = 0; ; offset += size) {
+    const page = await findScimUsers(s.store.root, null, offset, size);
     for (const u of page.rows) if (scope.length === 0 || u.groups.some(([g]) => scope.includes(g))) users.add(u.reference_id);
-    if (page.rows.length < 1000) break;
+    if (page.rows.length < size) break;
   }
   for (const ref of await pushedReferences(s.store.root, target.id, 'User')) users.add(ref);
   const groups = new Set<string>();
-  for (const g of (await findScimGroups(s.store.root, null, 0, 100_000, false)).rows)
-    if (scope.length === 0 || scope.includes(g.reference_id)) groups.add(g.reference_id);
+  // Every group, page by page: no silent cap (a sync once stopped at the first 100,000 groups).
+  for (let offset = 0; ; offset += size) {
+    const page = await findScimGroups(s.store.root, null, offset, size, false);
+    for (const g of page.rows) if (scope.length === 0 || scope.includes(g.reference_id)) groups.add(g.reference_id);
+    if (page.rows.length < size) break;
+  }
   for (const ref of await pushedReferences(s.store.root, target.id, 'Group')) groups.add(ref);
   // People first: a group names its members by the ids the target gave them.
   const messages = [
