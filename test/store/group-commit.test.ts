@@ -115,3 +115,39 @@ t.test('inside a transaction a batched write is part of it (and rolls back with 
   );
   t.equal(Number((await db('oidc_payload').count({ n: '*' }).first())?.n), 0);
 });
+
+// Handle.batch's order rule: writes handed over together run in no set order, so a job whose
+// writes depend on one another awaits each in turn, and then they keep their order in its batch,
+// whatever the other jobs of that batch write; a conditional write (claim) answers by its rows.
+t.test('a job that awaits its writes in turn keeps their order inside a batch; a claim answers once', async (t) => {
+  const { db, h } = await setup(t);
+  await Promise.all(
+    Array.from({ length: 50 }, (_, i) =>
+      h.batch(async (b) => {
+        await insert(b, `o${i}`);
+        // Depends on the insert: it must see the row.
+        await b.run("UPDATE oidc_payload SET payload = ? WHERE model = 'AccessToken' AND id = ?", [JSON.stringify({ jti: `o${i}`, second: true }), `o${i}`]);
+        await b.run("DELETE FROM oidc_payload WHERE model = 'AccessToken' AND id = ?", [`o${i}`]);
+        await insert(b, `o${i}`);
+      }),
+    ),
+  );
+  const rows = await db('oidc_payload').where('id', 'like', 'o%');
+  t.equal(rows.length, 50, 'each job ended with its row inserted again');
+  t.ok(
+    rows.every((r: { payload: string }) => !JSON.parse(r.payload).second),
+    'after its update and its delete: the order of each job held',
+  );
+  // Of claims on one row made together, one changes it.
+  await h.batch((b) => insert(b, 'claimed'));
+  const claims = await Promise.all(
+    Array.from({ length: 8 }, () =>
+      h.batch(
+        async (b) =>
+          (await b.claim("UPDATE oidc_payload SET consumed_at = 1 WHERE model = 'AccessToken' AND id = 'claimed' AND consumed_at IS NULL RETURNING id", []))
+            .length,
+      ),
+    ),
+  );
+  t.same(claims.sort(), [0, 0, 0, 0, 0, 0, 0, 1], 'one claim changed the row');
+});
