@@ -3,7 +3,7 @@
 // fell under a bypass rule although an app that decodes leniently reads it as `/admin/…`.
 // Bytes that are not UTF-8 and the look-alikes of `/`, `\` and `.` are now refused as bad_path,
 // as an encoded `/` is; real non-ASCII characters still pass, one spelling for raw and encoded.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { normalPath } from '../../src/apps/rules';
 import { cli } from '../helpers/cli';
 import { setSignup, startTestServer, type TestServer } from '../helpers/server';
@@ -100,7 +100,8 @@ const forward = (s: TestServer, uri: string, token?: string) =>
 const original = (s: TestServer, url: string, token?: string) =>
   s.call('GET', '/auth/request', { token, headers: { 'x-original-url': url, 'x-original-method': 'GET', accept: 'application/json' } });
 
-t.test('issue 57, item 9: look-alike paths are refused as bad_path at /auth/forward and /auth/request', async (t) => {
+/** A server with an app: /public open to guests, /admin for the family group; and a signed-in outsider. */
+async function guardedApp(t: Test) {
   const s = await startTestServer(t, { trustProxy: '127.0.0.1', publicUrl: 'http://auth.gh.test:6336', cookieDomain: 'gh.test' });
   await s.signup('admin@example.com');
   await setSignup(s, await s.signin('admin@example.com'), 2097057);
@@ -109,6 +110,11 @@ t.test('issue 57, item 9: look-alike paths are refused as bad_path at /auth/forw
   await cli(s.dataDir, ['group', 'create', 'family']);
   t.equal((await cli(s.dataDir, ['app', 'add', '--host', APP, '--bypass-path', '/public'])).code, 0);
   t.equal((await cli(s.dataDir, ['app', 'add', '--host', APP, '--path', '/admin', '--allow-group', 'family'])).code, 0);
+  return { s, outsider };
+}
+
+t.test('issue 57, item 9: look-alike paths are refused as bad_path at /auth/forward and /auth/request', async (t) => {
+  const { s, outsider } = await guardedApp(t);
   // Each was 200 with no session: under /public, while a lenient app reads /admin/secret.txt.
   const tricks = [
     '/public/%c0%ae%c0%ae/admin/secret.txt',
@@ -144,14 +150,7 @@ t.test('issue 57, item 9: look-alike paths are refused as bad_path at /auth/forw
 // guarded path passed as ordinary paths (200 for a non-member on /admin, and for a guest through a
 // /public bypass to a guarded /public/secret).
 t.test('letters that fold, invisible characters, NTFS streams and short names are bad_path beside a rule', async (t) => {
-  const s = await startTestServer(t, { trustProxy: '127.0.0.1', publicUrl: 'http://auth.gh.test:6336', cookieDomain: 'gh.test' });
-  await s.signup('admin@example.com');
-  await setSignup(s, await s.signin('admin@example.com'), 2097057);
-  await s.signup('outsider@example.com');
-  const outsider = await s.signin('outsider@example.com');
-  await cli(s.dataDir, ['group', 'create', 'family']);
-  t.equal((await cli(s.dataDir, ['app', 'add', '--host', APP, '--bypass-path', '/public'])).code, 0);
-  t.equal((await cli(s.dataDir, ['app', 'add', '--host', APP, '--path', '/admin', '--allow-group', 'family'])).code, 0);
+  const { s, outsider } = await guardedApp(t);
   t.equal((await cli(s.dataDir, ['app', 'add', '--host', APP, '--path', '/public/secret', '--allow-group', 'family'])).code, 0);
   for (const [uri, token] of [
     ['/adm%c4%b1n', outsider],
