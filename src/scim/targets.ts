@@ -28,6 +28,7 @@ import {
   deleteScimTarget,
 } from '../store/scim';
 import { message, type PushMessage } from '../deliveries/scim-push';
+import { scimName } from './names';
 
 export interface NewScimTarget {
   url: string;
@@ -55,7 +56,6 @@ export interface ScimTargetView {
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
-const NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/;
 
 /**
  * The target's own groups, read by id (a target names a few; reading every group to name them
@@ -128,8 +128,7 @@ export async function addTarget(s: Services, actor: Actor, input: NewScimTarget)
   const token = input.token.trim();
   if (token === '' || token.length > 4096 || CONTROL.test(token))
     throw new AppError('invalid_input', 'the token is 1 to 4,096 characters, no control characters');
-  const name = (input.name ?? new URL(url).hostname).trim();
-  if (!NAME.test(name)) throw new AppError('invalid_input', '{--name} must be 1 to 64 letters, digits, spaces, dots, dashes or underscores');
+  const name = scimName(input.name ?? new URL(url).hostname);
   const groups: string[] = [];
   for (const g of input.groups ?? []) {
     const group = await resolveGateGroup(s.store.root, g);

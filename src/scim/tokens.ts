@@ -9,6 +9,7 @@ import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { newShellSafeId } from '../auth/ids';
+import { scimName } from './names';
 import { insertScimToken, listScimTokens, revokeScimToken, type ScimTokenRow, useScimToken } from '../store/scim';
 
 const PREFIX = 'ghscim_';
@@ -32,9 +33,7 @@ const view = (r: ScimTokenRow): ScimTokenView => ({
 });
 
 export async function addToken(s: Services, actor: Actor, name: string): Promise<ScimTokenView & { token: string }> {
-  const trimmed = name.trim();
-  if (!/^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/.test(trimmed))
-    throw new AppError('invalid_input', '{--name} must be 1 to 64 letters, digits, spaces, dots, dashes or underscores');
+  const trimmed = scimName(name);
   const token = PREFIX + randomBytes(24).toString('base64url');
   const id = newShellSafeId(9);
   if (!(await insertScimToken(s.store.root, { id, name: trimmed, token_hash: digest(token) }))) {
