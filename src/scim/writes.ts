@@ -43,6 +43,8 @@ interface Shape {
   ignored: ReadonlySet<string>;
   /** Attributes the server sets: ignored in a POST or PUT body, refused as a PATCH target (mutability). */
   readOnly: ReadonlySet<string>;
+  /** The sub-attributes a PATCH path may name, by complex attribute; a kept attribute not here has none. */
+  subs: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 const USER: Shape = {
@@ -50,6 +52,10 @@ const USER: Shape = {
   kept: new Set(['username', 'name', 'displayname', 'emails', 'active', 'externalid']),
   ignored: IGNORED_USER,
   readOnly: new Set(['id', 'meta', 'groups', 'schemas']),
+  subs: new Map([
+    ['name', new Set(['formatted', 'familyname', 'givenname', 'middlename', 'honorificprefix', 'honorificsuffix'])],
+    ['emails', new Set(['value', 'type', 'primary', 'display'])],
+  ]),
 };
 
 const GROUP: Shape = {
@@ -57,6 +63,7 @@ const GROUP: Shape = {
   kept: new Set(['displayname', 'members', 'externalid']),
   ignored: new Set(),
   readOnly: new Set(['id', 'meta', 'schemas']),
+  subs: new Map([['members', new Set(['value', 'display', 'type', '$ref'])]]),
 };
 
 /** A body's top-level keys checked against the shape: the URN of a schema it does not know is refused. */
@@ -226,7 +233,14 @@ function pathRoot(path: string, shape: Shape): string | null {
   if (p.toLowerCase().startsWith('urn:')) throw invalid(`unknown schema in path ${path.slice(0, 100)}`, 'invalidPath');
   const m = /^([A-Za-z$][\w$-]*)/.exec(p);
   if (!m) throw invalid(`not an attribute path: ${path.slice(0, 100)}`, 'invalidPath');
-  return m[1].toLowerCase();
+  const root = m[1].toLowerCase();
+  // A sub-attribute (`name.givenName`, `emails[type eq "work"].value`) must be one the schema has.
+  const after = p.slice(m[0].length).replace(/^\[(?:"(?:[^"\\]|\\.)*"|[^\]"])*\]/, '');
+  const named = /^\.([A-Za-z$][\w$-]*)$/.exec(after)?.[1]?.toLowerCase();
+  if (named !== undefined && shape.kept.has(root) && !shape.subs.get(root)?.has(named)) {
+    throw invalid(`${root} has no sub-attribute ${named.slice(0, 60)}`, 'invalidPath');
+  }
+  return root;
 }
 
 /** Dotted keys of a path-less value (`"name.givenName": "Ann"`, as Entra ID sends them) as nested objects. */

@@ -204,3 +204,23 @@ t.test('another spelling of the same address is a change of email: audited, and 
   t.equal(JSON.parse(mails[0].payload).to, 'mıke@example.com');
   t.ok(await s.db('audit_event').where({ event: 'email_changed', account: mike.id }).first(), 'and it is audited');
 });
+
+t.test('a PATCH path naming a sub-attribute the schema does not have is refused, not dropped', async (t) => {
+  const s = await withAdmin(t);
+  const scim = await scimClient(s);
+  const made = await scim('POST', '/Users', { schemas: [USER], userName: 'gil@example.com', emails: [{ value: 'gil@example.com', primary: true }] });
+  for (const path of ['name.toString', 'name.foo', 'emails[type eq "work"].toString', 'emails.bogus', 'userName.x']) {
+    const r = await scim('PATCH', `/Users/${made.body.id}`, { schemas: [PATCH], Operations: [{ op: 'replace', path, value: 'x' }] });
+    t.equal(r.status, 400, `${path}: refused`);
+    t.equal(r.body.scimType, 'invalidPath');
+  }
+  for (const [path, value] of [
+    ['name.givenName', 'Gil'],
+    ['emails[type eq "work"].value', 'gil@new.example'],
+    ['name.familyName', 'Ray'],
+  ]) {
+    const r = await scim('PATCH', `/Users/${made.body.id}`, { schemas: [PATCH], Operations: [{ op: 'replace', path, value }] });
+    t.equal(r.status, 200, `${path}: applied`);
+  }
+  t.equal((await scim('GET', `/Users/${made.body.id}`)).body.name.formatted, 'Gil Ray');
+});
