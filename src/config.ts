@@ -39,7 +39,13 @@ function resolve<K extends SettingName>(key: K, flags: Flags, env: NodeJS.Proces
     } catch {
       throw new AppError('invalid_input', `${s.env}_FILE: cannot read ${file}`);
     }
-    return s.parse(content.trim(), `${s.env}_FILE`);
+    try {
+      return s.parse(content.trim(), `${s.env}_FILE`);
+    } catch (err) {
+      // A parser's message may quote the value, and this value is a secret: name the file only.
+      if (err instanceof AppError) throw new AppError('invalid_input', `${s.env}_FILE: what ${file} holds is not a valid value for ${flagName(key)}`);
+      throw err;
+    }
   }
   return typeof s.fallback === 'function' ? (s.fallback as () => T)() : s.fallback;
 }

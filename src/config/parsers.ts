@@ -188,6 +188,8 @@ export const ldapDn = (raw: string, name: string): string => {
 export const pemFile =
   (what: string) =>
   (raw: string, name: string): string => {
+    // The PEM itself (from a *_FILE variable naming the PEM file), or the path of a PEM file.
+    if (/^-----BEGIN [A-Z ]+-----/.test(raw.trim())) return raw.trim();
     let text: string;
     try {
       text = fs.readFileSync(raw.trim(), 'utf8');

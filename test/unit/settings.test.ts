@@ -54,3 +54,20 @@ t.test('settings that only work together are refused at load when one is missing
   t.throws(() => loadConfig({ ldapsPort: '6637' }, {}), { code: 'invalid_input', message: /needs/ });
   t.doesNotThrow(() => loadConfig({ ldapsPort: '6637', ldapTlsKey: `${dir}/key.pem`, ldapTlsCert: `${dir}/cert.pem` }, {}));
 });
+
+// Found by the outsider review: a *_FILE variable naming a PEM key made its content the "path",
+// and the error printed the first 200 characters of the key (of any file named so).
+t.test('a secret read from a *_FILE file is never quoted back; a PEM file there is the PEM', async (t) => {
+  const { cert, key } = testCertificate(t);
+  const secretLine = 'root:$6$not-a-real-hash-but-secret:19000:0:99999:7:::';
+  const dir = t.testdir({ 'cert.pem': cert, 'key.pem': key, shadow: `${secretLine}\n` });
+  const c = loadConfig({}, { GATEHOUSE_LDAP_TLS_KEY_FILE: `${dir}/key.pem`, GATEHOUSE_LDAP_TLS_CERT: `${dir}/cert.pem` });
+  t.equal(c.ldapTlsKey, key.trim(), 'the PEM in the file is the key');
+  try {
+    loadConfig({}, { GATEHOUSE_LDAP_TLS_KEY_FILE: `${dir}/shadow`, GATEHOUSE_LDAP_TLS_CERT: `${dir}/cert.pem` });
+    t.fail('refused');
+  } catch (err) {
+    t.match((err as Error).message, /GATEHOUSE_LDAP_TLS_KEY_FILE: what .*shadow holds is not a valid value for --ldap-tls-key/);
+    t.notMatch((err as Error).message, /not-a-real-hash|root:/, 'nothing of the file is quoted');
+  }
+});
