@@ -204,8 +204,11 @@ const quickstart = `# Gatehouse ${pkg.version}
 
 One executable: no Node.js, no other files needed (Node.js ${runtime.version} is inside it).
 With the release's files in one folder (the archive, the SBOM, the Dockerfile, SHA256SUMS and
-SHA256SUMS.sig), check who signed the checksums and that every file matches them, unpack, start:
+SHA256SUMS.sig) in a folder of your own (not a shared one such as /tmp), check who signed the
+checksums and that every file matches them, unpack, start; \`set -e\` stops at the first check
+that fails, so nothing unverified runs:
 
+    set -e
     echo '${allowedSigners}' > allowed_signers
     ssh-keygen -Y verify -f allowed_signers -I ${SIGNER} -n ${NAMESPACE} -s SHA256SUMS.sig < SHA256SUMS
     sha256sum -c SHA256SUMS

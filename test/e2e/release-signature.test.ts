@@ -46,7 +46,8 @@ function checks(block: string): string {
   return lines.slice(0, end + 1).join('\n');
 }
 
-const run = (script: string, cwd: string) => spawnSync('bash', ['-c', `set -euo pipefail\n${script}`], { cwd, encoding: 'utf8' });
+// Run as written: the recipe's own `set -e` must stop it at a failed check (nothing prepended).
+const run = (script: string, cwd: string) => spawnSync('bash', ['-c', script], { cwd, encoding: 'utf8' });
 
 t.test('the committed public key parses, is the allowed_signers key, and the docs print both', async (t) => {
   const pub = path.join(ROOT, 'scripts', 'release', 'gatehouse-release.pub');
@@ -99,6 +100,7 @@ t.test('signed with --sign-key or the environment, the docs and the QUICKSTART c
       `${what}: the verify command`,
     );
     t.ok(script.includes(`echo '${SIGNERS}' > allowed_signers`), `${what}: writes the committed allowed_signers line`);
+    t.equal(script.split('\n')[0], 'set -e', `${what}: stops at the first failed check`);
     const ours = script.replaceAll(PROJECT_KEY, pub.split(' ')[1]);
     const good = run(ours, dir);
     t.equal(good.status, 0, `${what}: ${good.stdout}${good.stderr}`);
