@@ -73,9 +73,22 @@ const expect = (r: { status: number }, what: string, ok: number[]) => {
   if (!ok.includes(r.status)) throw new PushFailed(`${what}: HTTP ${r.status}`);
 };
 
+/**
+ * The id a target gave a resource. One that cannot name a resource in a URL (`.` and `..` are
+ * path segments even encoded: `/Users/..` is the target's base) is the target's error: the push
+ * fails and is retried, and nothing is ever sent to such a path.
+ */
+/** The path of one resource at the target; an id that is a dot segment (stored before it was refused) is refused here too. */
+const resourcePath = (endpoint: string, remote: string) => {
+  if (remote === '.' || remote === '..') throw new PushFailed(`the target's id ${JSON.stringify(remote)} names no resource`);
+  return `${endpoint}/${encodeURIComponent(remote)}`;
+};
+
 const idOf = (body: unknown): string | null => {
   const id = (body as { id?: unknown } | null)?.id;
-  return typeof id === 'string' && id !== '' ? id : null;
+  if (typeof id !== 'string' || id === '') return null;
+  if (id === '.' || id === '..') throw new PushFailed(`the target answered the id ${JSON.stringify(id)}, which names no resource`);
+  return id;
 };
 
 function userBody(u: ScimUserRow): Record<string, unknown> {
@@ -149,12 +162,12 @@ export async function push(store: Store, target: ScimTargetRow, payload: unknown
   let remote = await remoteId();
   if (body === null) {
     // Out of scope, or gone from Gatehouse: gone from the target too.
-    if (remote !== null) expect(await call('DELETE', `${endpoint}/${encodeURIComponent(remote)}`), `deleting ${m.resource} ${m.id}`, [200, 204, 404]);
+    if (remote !== null) expect(await call('DELETE', resourcePath(endpoint, remote)), `deleting ${m.resource} ${m.id}`, [200, 204, 404]);
     await setPushed(store.root, target.id, m.resource, m.id, null);
     return;
   }
   if (remote !== null) {
-    const put = await call('PUT', `${endpoint}/${encodeURIComponent(remote)}`, { ...body, id: remote });
+    const put = await call('PUT', resourcePath(endpoint, remote), { ...body, id: remote });
     if (put.status === 404) remote = null;
     else expect(put, `replacing ${m.resource} ${m.id}`, [200, 204]);
   }
@@ -165,7 +178,7 @@ export async function push(store: Store, target: ScimTargetRow, payload: unknown
       const unique = m.resource === 'User' ? `userName eq "${String(body.userName)}"` : `displayName eq "${String(body.displayName).replace(/"/g, '\\"')}"`;
       remote = await remoteId(unique);
       if (remote === null) throw new PushFailed(`creating ${m.resource} ${m.id}: HTTP 409, and no ${m.resource} found by ${unique}`);
-      expect(await call('PUT', `${endpoint}/${encodeURIComponent(remote)}`, { ...body, id: remote }), `replacing ${m.resource} ${m.id}`, [200, 204]);
+      expect(await call('PUT', resourcePath(endpoint, remote), { ...body, id: remote }), `replacing ${m.resource} ${m.id}`, [200, 204]);
     } else {
       expect(made, `creating ${m.resource} ${m.id}`, [200, 201]);
       remote = idOf(made.body);

@@ -1,6 +1,8 @@
 // A SCIM push target whose URL carries a query string (`…/scim/v2?tenant=t1`): Gatehouse's paths
 // go before the query (`/scim/v2/Users?tenant=t1`), never after it (`/scim/v2?tenant=t1/Users`),
 // and a lookup's own query joins the target's. The target here is scimmy (test/helpers/scim-target).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { cli } from '../helpers/cli';
 import { withAdmin } from '../helpers/server';
@@ -40,4 +42,44 @@ t.test('a target whose URL has a query string gets the people', async (t) => {
   t.ok(target.requests.length > 0 && target.requests.every((r) => /^[A-Z]+ \/scim\/v2\/(Users|Groups)(\/|$)/.test(r)), target.requests.join(', '));
   const shown = await cli(s.dataDir, ['--json', 'deliveries']);
   t.notMatch(shown.out, /HTTP 404/, 'no failed delivery');
+});
+
+// Found by the outsider review: a target that answered the id "." or ".." for a new person was
+// later sent DELETE /scim/v2/Users/?… (the collection) or DELETE /scim/v2/?… (its base).
+t.test('an id that is a dot segment names no resource: the push fails, and no such path is ever asked', async (t) => {
+  const s = await withAdmin(t, { webhookAllowPrivate: ['loopback'] });
+  const seen: string[] = [];
+  const server = http.createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    req.resume();
+    req.on('end', () => {
+      res.setHeader('content-type', 'application/scim+json');
+      if (req.method === 'POST') res.writeHead(201).end(JSON.stringify({ id: '..' }));
+      else if (req.method === 'GET') res.writeHead(200).end(JSON.stringify({ Resources: [], totalResults: 0 }));
+      else res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => server.close());
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/scim/v2?tenant=t1`;
+  const added = await cli(
+    s.dataDir,
+    ['--json', '--webhook-allow-private', 'loopback', 'scim', 'target', 'add', '--url', url, '--token-stdin', '--name', 'dots'],
+    {
+      stdin: 'token\n',
+    },
+  );
+  t.equal(added.code, 0, added.err);
+  await s.core.settle();
+  t.ok(
+    seen.some((r) => r.startsWith('POST /scim/v2/Users')),
+    'the person was offered',
+  );
+  t.notOk(
+    seen.some((r) => /^(PUT|DELETE|PATCH) \/scim\/v2\/(Users\/)?(\?|$)/.test(r)),
+    `nothing sent to the collection or the base: ${seen.join(', ')}`,
+  );
+  const failed = await s.db('delivery').whereNotNull('last_error').first();
+  t.match(failed?.last_error, /names no resource/, 'the delivery says why it failed');
+  t.equal((await s.db('scim_pushed')).filter((r: { remote_id: string }) => r.remote_id === '..').length, 0, 'no such id stored');
 });
