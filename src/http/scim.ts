@@ -45,7 +45,8 @@ function send(ctx: Context, body: unknown, status = 200): void {
   ctx.body = body;
 }
 
-const ifMatch = (ctx: Context) => ctx.get('if-match') || undefined;
+// Absent is undefined; present (even empty) is checked as given.
+const ifMatch = (ctx: Context): string | undefined => (ctx.req.headers['if-match'] === undefined ? undefined : ctx.get('if-match'));
 
 export function registerScim(router: Router, core: Core): void {
   const scim = errorStyle('scim');

@@ -21,12 +21,23 @@ export interface ConditionalWrite<R, T> {
   write(tx: Tx, current: R): Promise<T>;
 }
 
-/** Whether a version passes an If-Match list (`*`, or one of its versions, weak or strong spelling). */
+const ENTITY_TAG = /^(?:W\/)?"[\x21\x23-\x7e\x80-\xff]*"$/;
+
+/**
+ * Whether a version passes an If-Match header (RFC 9110 section 13.1.1): absent (undefined) passes;
+ * `*` alone passes; otherwise a list of entity tags, weak or strong spelling, one of which is the
+ * version. Anything else (empty, `W/*`, `*` inside a list, an unquoted tag) is refused as
+ * invalid, never read as "any".
+ */
 export function versionMatches(ifMatch: string | undefined, version: string): boolean {
-  if (ifMatch === undefined || ifMatch.trim() === '') return true;
-  const bare = (v: string) => v.trim().replace(/^W\//, '');
-  const wanted = ifMatch.split(',').map(bare);
-  return wanted.includes('*') || wanted.includes(bare(version));
+  if (ifMatch === undefined) return true;
+  if (ifMatch.trim() === '*') return true;
+  const wanted = ifMatch.split(',').map((v) => v.trim());
+  if (wanted.length === 0 || wanted.some((v) => !ENTITY_TAG.test(v))) {
+    throw new AppError('invalid_input', 'If-Match is * or a list of entity tags such as W/"…"', { reason: 'invalidValue' });
+  }
+  const bare = (v: string) => v.replace(/^W\//, '');
+  return wanted.map(bare).includes(bare(version));
 }
 
 /** Refuses (412 precondition_failed) a version the If-Match list does not name. */

@@ -246,3 +246,24 @@ t.test('a group change that fails halfway (a member the store refuses) leaves no
   t.equal(after.body.meta.version, group.body.meta.version, 'the version did not move');
   t.equal((await auditedFor(s, gid)).length, rows, 'nothing audited');
 });
+
+// Found by the outsider review: `W/"x", *`, `W/*` and an empty If-Match let a write through as if
+// none had been sent.
+t.test('an If-Match that is not * or a list of entity tags is refused, never read as any version', async (t) => {
+  const s = await withAdmin(t);
+  const scim = await scimClient(s);
+  const made = await scim('POST', '/Users', { schemas: [USER], userName: 'ivy@contoso.com', displayName: 'Ivy' });
+  for (const value of ['W/"x", *', 'W/*', '', 'abc', '"unterminated', 'W/"x",']) {
+    const r = await scim('PATCH', `/Users/${made.body.id}`, patch({ op: 'replace', path: 'displayName', value: 'Changed' }), { 'if-match': value });
+    t.equal(r.status, 400, `If-Match: ${JSON.stringify(value)} refused`);
+    t.equal(r.body.scimType, 'invalidValue');
+  }
+  t.equal((await scim('GET', `/Users/${made.body.id}`)).body.displayName, 'Ivy', 'nothing changed');
+  const current = (await scim('GET', `/Users/${made.body.id}`)).body.meta.version as string;
+  const listed = await scim('PATCH', `/Users/${made.body.id}`, patch({ op: 'replace', path: 'displayName', value: 'Ivy 2' }), {
+    'if-match': `W/"old", ${current}`,
+  });
+  t.equal(listed.status, 200, 'a list naming the current version passes');
+  const any = await scim('PATCH', `/Users/${made.body.id}`, patch({ op: 'replace', path: 'displayName', value: 'Ivy 3' }), { 'if-match': '*' });
+  t.equal(any.status, 200, '* alone passes');
+});
