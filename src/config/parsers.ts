@@ -1,4 +1,5 @@
 /** The settings' value parsers: each takes the raw text and the name to blame (flag, variable or file). */
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import { AppError } from '../errors';
@@ -185,11 +186,22 @@ export const ldapDn = (raw: string, name: string): string => {
 };
 
 /** A PEM file's contents (a certificate chain or a key), read at start; a clear error when it is missing or not PEM. */
+/** The PEM read as what it must be (a certificate chain, a private key): refused at load, naming where it came from. */
+function checkedPem(text: string, what: string, name: string, where: string): string {
+  try {
+    if (what === 'certificate') new X509Certificate(text);
+    else createPrivateKey(text);
+  } catch {
+    throw new AppError('invalid_input', `${name}: ${where} does not hold a ${what} OpenSSL can read`);
+  }
+  return text;
+}
+
 export const pemFile =
   (what: string) =>
   (raw: string, name: string): string => {
     // The PEM itself (from a *_FILE variable naming the PEM file), or the path of a PEM file.
-    if (/^-----BEGIN [A-Z ]+-----/.test(raw.trim())) return raw.trim();
+    if (/^-----BEGIN [A-Z ]+-----/.test(raw.trim())) return checkedPem(raw.trim(), what, name, 'the PEM given');
     let text: string;
     try {
       text = fs.readFileSync(raw.trim(), 'utf8');
@@ -197,5 +209,5 @@ export const pemFile =
       throw new AppError('invalid_input', `${name}: cannot read the ${what} file ${raw.slice(0, 200)}`);
     }
     if (!/-----BEGIN [A-Z ]+-----/.test(text)) throw new AppError('invalid_input', `${name}: ${raw.slice(0, 200)} is not a PEM ${what}`);
-    return text;
+    return checkedPem(text, what, name, raw.slice(0, 200));
   };

@@ -71,3 +71,16 @@ t.test('a secret read from a *_FILE file is never quoted back; a PEM file there 
     t.notMatch((err as Error).message, /not-a-real-hash|root:/, 'nothing of the file is quoted');
   }
 });
+
+t.test('a PEM file that is not a certificate or a key OpenSSL reads is refused at load, naming the setting', async (t) => {
+  const { cert, key } = testCertificate(t);
+  const broken = '-----BEGIN PRIVATE KEY-----\nnot base64 at all\n-----END PRIVATE KEY-----\n';
+  const dir = t.testdir({ 'cert.pem': cert, 'key.pem': key, 'broken.pem': broken });
+  t.throws(() => loadConfig({ ldapTlsCert: `${dir}/cert.pem`, ldapTlsKey: `${dir}/broken.pem` }, {}), {
+    code: 'invalid_input',
+    message: /^--ldap-tls-key: .*broken\.pem does not hold a private key OpenSSL can read$/,
+  });
+  t.throws(() => loadConfig({ ldapTlsCert: `${dir}/key.pem`, ldapTlsKey: `${dir}/key.pem` }, {}), {
+    message: /--ldap-tls-cert: .* does not hold a certificate/,
+  });
+});
