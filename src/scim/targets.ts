@@ -10,7 +10,9 @@ import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { requireAdministrator } from '../access/caller';
+import net from 'node:net';
 import { checkTargetUrl, parseWebhookUrl, shownUrl, targetPolicy } from '../runtime/targets';
+import { refusedKind } from '../config/address-ranges';
 import { resolveGateGroup } from '../groups/manage';
 import { enqueue } from '../store/deliveries';
 import {
@@ -121,10 +123,23 @@ async function queueSync(s: Services, target: ScimTargetRow): Promise<number> {
   return messages.length;
 }
 
+/**
+ * The target's token rides every request: over plain http only to an address inside the network
+ * (one the operator allowed with {--webhook-allow-private}, written as an address, or a loopback name).
+ */
+function assertTokenProtected(url: URL): void {
+  if (url.protocol !== 'http:') return;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const inside = net.isIP(host) ? refusedKind(host, targetPolicy([])) !== null : /^(?:[^.]+\.)*localhost\.?$/i.test(host);
+  if (!inside)
+    throw new AppError('invalid_input', "{--url} must be https: the target's token would cross the network in clear (http is for an address inside it)");
+}
+
 export async function addTarget(s: Services, actor: Actor, input: NewScimTarget): Promise<{ target: ScimTargetView; queued: number }> {
   requireAdministrator(actor, 'add SCIM push targets');
   const url = parseWebhookUrl(input.url);
   await checkTargetUrl(new URL(url), targetPolicy(s.config.webhookAllowPrivate), '{--url}');
+  assertTokenProtected(new URL(url));
   const token = input.token.trim();
   if (token === '' || token.length > 4096 || CONTROL.test(token))
     throw new AppError('invalid_input', 'the token is 1 to 4,096 characters, no control characters');

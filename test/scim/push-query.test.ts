@@ -83,3 +83,15 @@ t.test('an id that is a dot segment names no resource: the push fails, and no su
   t.match(failed?.last_error, /names no resource/, 'the delivery says why it failed');
   t.equal((await s.db('scim_pushed')).filter((r: { remote_id: string }) => r.remote_id === '..').length, 0, 'no such id stored');
 });
+
+// Found by the outsider review: a public target over plain http was accepted, its bearer token in clear.
+t.test('a push target on a public address must be https; plain http is for an address inside the network', async (t) => {
+  const s = await withAdmin(t, { webhookAllowPrivate: ['loopback'] });
+  for (const url of ['http://8.8.8.8/scim/v2', 'http://[2606:4700::1111]/scim/v2']) {
+    const r = await cli(s.dataDir, ['scim', 'target', 'add', '--url', url, '--token-stdin'], { stdin: 'token\n' });
+    t.equal(r.code, 2, `${url}: refused`);
+    t.match(r.err, /must be https: the target's token would cross the network in clear/);
+    await t.rejects(s.core.scim.addTarget(s.core.shell, { url, token: 'token' }), { code: 'invalid_input' }, "and from the console's form");
+  }
+  t.equal((await s.db('scim_target')).length, 0, 'nothing stored');
+});
