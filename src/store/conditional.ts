@@ -15,7 +15,7 @@ export interface ConditionalWrite<R, T> {
   read(tx: Tx): Promise<R>;
   /** Its version, computed from what `read` answered. */
   version(current: R): string;
-  /** The versions the writer accepts (an If-Match header: `*`, or versions separated by commas); undefined or empty: any. */
+  /** The versions the writer accepts (an If-Match header: `*` alone, or entity tags separated by commas); undefined: any. */
   ifMatch: string | undefined;
   /** The write, in the same transaction, on the resource as read. */
   write(tx: Tx, current: R): Promise<T>;
