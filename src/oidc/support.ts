@@ -111,19 +111,15 @@ export async function inTokenRequest(s: Services, fn: () => Promise<void>): Prom
  * the request that loses is refused after the fact (inTokenRequest), its grant ended.
  */
 function consume(s: Services, model: string, id: string): Promise<void> {
-  const used = consumePayload(s.store.root, model, id);
   const request = tokenRequests.getStore();
-  if (!request)
-    return used.then((won) => {
-      if (!won) throw new AppError('conflict', 'already used');
-    });
-  return write(
-    used.then((won) => {
-      const grantId = request.grantOf.get(`${model}:${id}`);
-      if (!won && grantId) request.reused.add(grantId);
-      else if (!won) throw new AppError('conflict', 'already used'); // no grant to end: refused as server_error
-    }),
-  );
+  const decided = consumePayload(s.store.root, model, id).then((won) => {
+    if (won) return;
+    const grantId = request?.grantOf.get(`${model}:${id}`);
+    // No grant to end (outside a token request, or a payload without one): refused as server_error.
+    if (!grantId) throw new AppError('conflict', 'already used');
+    request!.reused.add(grantId);
+  });
+  return request ? write(decided) : decided;
 }
 
 /** Checks a fresh read of a client's row against the one served in this request; keeps the fresh one. */
@@ -200,8 +196,8 @@ export function adapterFor(s: Services, model: string): ProviderAdapter {
         return live(found?.grant);
       }
       const found = await findPayload(s.store.root, model, { id }, { expired: model === 'DeviceCode' });
-      const used = USED_ONCE.has(model) ? tokenRequests.getStore() : undefined;
-      if (used && found?.grant_id) used.grantOf.set(`${model}:${id}`, found.grant_id);
+      const reading = USED_ONCE.has(model) ? tokenRequests.getStore() : undefined;
+      if (reading && found?.grant_id) reading.grantOf.set(`${model}:${id}`, found.grant_id);
       return live(found);
     },
     // An expired device code is still found (until pruned): the device is told expired_token, and
