@@ -112,6 +112,8 @@ async function source(dir: string): Promise<string> {
     user_agent: 'fixture',
     two_factor: 0,
     method: 'password',
+    authenticated_at: now,
+    upstream_amr: null,
   });
   await k('refresh_token').insert({ token_hash: 'c'.repeat(64), session_id: 's'.repeat(32), created_at: now });
   await k('oidc_payload').insert({
@@ -178,6 +180,7 @@ async function source(dir: string): Promise<string> {
   });
   await k('saml_signin').insert({ session_id: 's'.repeat(32), sp_id: sp.id, name_id: bob.reference_id, session_index: '_fixture-index', created_at: now });
   await k('saml_logout_request').insert({ sp_id: sp.id, request_id: '_fixture-logout', expires_at: later });
+  await k('oidc_signin').insert({ session_id: 's'.repeat(32), client_id: (await k('oidc_client').first()).client_id, created_at: now });
   const [target] = await k('scim_target')
     .insert({
       reference_id: '00000000-0000-4000-8000-000000000003',

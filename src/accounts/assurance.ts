@@ -1,26 +1,91 @@
 /**
- * How someone signed in, as every protocol tells an app: one reading of a session's way in and
- * second factor. OpenID Connect says it as `amr` (RFC 8176), SAML as the AuthnContextClassRef.
+ * How someone signed in, as every protocol tells an app: one reading of a session's way in, its
+ * second factor and when the person last proved who they are. OpenID Connect says it as `amr`
+ * (RFC 8176), `acr` and `auth_time`; SAML as the AuthnContextClassRef and AuthnInstant; forward
+ * authentication as its two-factor rule. Two levels: single factor, and multi-factor (a second
+ * factor checked here, or a passkey that verified its user).
  */
 import type { SessionRow } from '../store/sessions';
 
-export type SessionWay = Pick<SessionRow, 'method' | 'two_factor'>;
+export type SessionWay = Pick<SessionRow, 'method' | 'two_factor' | 'upstream_amr'>;
+
+/** The REFEDS assurance profiles, as `acr` and as SAML's AuthnContextClassRef. */
+export const ACR_MFA = 'https://refeds.org/profile/mfa';
+export const ACR_SFA = 'https://refeds.org/profile/sfa';
+export const ACR_VALUES = [ACR_MFA, ACR_SFA] as const;
+
+/** RFC 8176's registered values: what an upstream provider's `amr` may add (anything else is not repeated). */
+const REGISTERED_AMR = new Set([
+  'face',
+  'fpt',
+  'geo',
+  'hwk',
+  'iris',
+  'kba',
+  'mca',
+  'mfa',
+  'otp',
+  'pin',
+  'pop',
+  'pwd',
+  'rba',
+  'retina',
+  'sc',
+  'sms',
+  'swk',
+  'tel',
+  'user',
+  'vbm',
+  'wia',
+]);
+
+/** Whether the session stands on two factors. An upstream provider's own `amr` never makes it so: only a factor checked here does. */
+export const isMultiFactor = (session: Pick<SessionRow, 'two_factor'>): boolean => session.two_factor;
 
 /**
- * The methods references (amr): a passkey is hardware-bound and verified its user; a password is
- * one factor, or two with TOTP; an upstream provider's sign-in is federated ("fed", as Microsoft's
- * tokens say it), with "otp" when this account's TOTP was asked too.
+ * The methods references (amr): a passkey is hardware-bound ("hwk"), and with user verification
+ * two factors ("user", "mfa"); a password is "pwd", with TOTP "otp" and "mfa"; an upstream
+ * provider's sign-in is federated ("fed"), followed by what the provider said of its own sign-in
+ * (its registered values only), and "otp", "mfa" when this account's TOTP was asked too.
  */
 export function amrOf(session: SessionWay): string[] {
-  if (session.method === 'passkey') return ['hwk', 'user'];
-  const first = session.method === 'provider' ? 'fed' : 'pwd';
-  return session.two_factor ? [first, 'otp'] : [first];
+  const mfa = isMultiFactor(session);
+  if (session.method === 'passkey') return mfa ? ['hwk', 'user', 'mfa'] : ['hwk'];
+  if (session.method === 'provider') {
+    const upstream = upstreamAmr(session.upstream_amr).filter((v) => v !== 'mfa');
+    const amr = ['fed', ...upstream];
+    if (mfa) amr.push(...(amr.includes('otp') ? [] : ['otp']), 'mfa');
+    return amr;
+  }
+  return mfa ? ['pwd', 'otp', 'mfa'] : ['pwd'];
 }
 
-/** SAML's AuthnContextClassRef for the same facts as amrOf. */
+/** The assurance level as OpenID Connect's `acr`. */
+export const acrOf = (session: Pick<SessionRow, 'two_factor'>): string => (isMultiFactor(session) ? ACR_MFA : ACR_SFA);
+
+/** SAML's AuthnContextClassRef for the same facts: REFEDS MFA for two factors, else what the one factor was. */
 export function authnContextOf(session: SessionWay): string {
-  if (session.method === 'passkey') return 'urn:gatehouse:ac:classes:passkey';
-  if (session.two_factor) return 'https://refeds.org/profile/mfa';
+  if (isMultiFactor(session)) return ACR_MFA;
+  if (session.method === 'passkey') return 'urn:oasis:names:tc:SAML:2.0:ac:classes:X509';
   if (session.method === 'provider') return 'urn:oasis:names:tc:SAML:2.0:ac:classes:unspecified';
   return 'urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport';
+}
+
+/** Whether an OpenID Connect request asks for two factors: `acr_values` naming REFEDS MFA, or an essential `acr` claim that allows only it. */
+export function asksForMfa(acrValues: unknown, claims: unknown): boolean {
+  if (typeof acrValues === 'string' && acrValues.split(' ').includes(ACR_MFA)) return true;
+  const acr = (claims as { id_token?: { acr?: { essential?: boolean; value?: unknown; values?: unknown } } } | undefined)?.id_token?.acr;
+  if (!acr || acr.essential !== true) return false;
+  const wanted = acr.value !== undefined ? [acr.value] : Array.isArray(acr.values) ? acr.values : [];
+  return wanted.length > 0 && wanted.every((v) => v === ACR_MFA);
+}
+
+function upstreamAmr(kept: string | null): string[] {
+  if (!kept) return [];
+  try {
+    const values = JSON.parse(kept) as unknown;
+    return Array.isArray(values) ? [...new Set(values.filter((v): v is string => typeof v === 'string' && REGISTERED_AMR.has(v)))] : [];
+  } catch {
+    return [];
+  }
 }

@@ -38,7 +38,14 @@ async function sign(s: Services, account: AccountRow, sessionId: string): Promis
  * Opens a session for `account` (as it is now: its auth_version) and issues its first pair.
  * `twoFactor`: it passed a second factor (TOTP) or a passkey with user verification.
  */
-export async function openSession(s: Services, actor: Actor, account: AccountRow, twoFactor = false, method: SigninMethod = 'password'): Promise<Issued> {
+export async function openSession(
+  s: Services,
+  actor: Actor,
+  account: AccountRow,
+  twoFactor = false,
+  method: SigninMethod = 'password',
+  way: { authenticatedAt?: number; upstreamAmr?: readonly string[] } = {},
+): Promise<Issued> {
   const now = s.clock.now();
   // Typed as `user revoke-session <email> <id>`: never starting with a dash.
   const sessionId = newShellSafeId(16);
@@ -56,6 +63,8 @@ export async function openSession(s: Services, actor: Actor, account: AccountRow
       user_agent: actor.userAgent?.slice(0, 200) ?? null,
       two_factor: twoFactor,
       method,
+      authenticated_at: way.authenticatedAt ?? now,
+      upstream_amr: way.upstreamAmr?.length ? JSON.stringify(way.upstreamAmr.slice(0, 10)) : null,
     },
     hash(refreshToken),
   );

@@ -25,7 +25,7 @@ import type { Actor } from '../actor';
 import { AppError } from '../errors';
 import { metadataOf, rowsOf } from './clients';
 import { type AccountClaims, claimsFrom } from '../accounts/claims';
-import { amrOf } from '../accounts/assurance';
+import { acrOf, amrOf } from '../accounts/assurance';
 
 export interface ProviderAdapter {
   upsert(id: string, payload: Record<string, unknown>, expiresIn: number): Promise<void>;
@@ -259,7 +259,14 @@ export async function pageSessionOf(s: Services, actor: Actor): Promise<PageSess
   if (actor.session === null || actor.principal.referenceId === null) return null;
   const session = await findSession(s.store.root, actor.session);
   if (!session || session.ended_at !== null) return null;
-  return { sub: actor.principal.referenceId, authTime: Math.floor(session.created_at / 1000), signedInAt: session.created_at, amr: amrOf(session) };
+  return {
+    sub: actor.principal.referenceId,
+    sessionId: session.id,
+    authTime: Math.floor(session.authenticated_at / 1000),
+    signedInAt: session.authenticated_at,
+    amr: amrOf(session),
+    acr: acrOf(session),
+  };
 }
 
 /** The page session an OpenID Connect sign-in stands on: who, since when, and how (amr, RFC 8176). */
@@ -270,4 +277,7 @@ export interface PageSession {
   /** The same instant in milliseconds: "signed in after this interaction asked" needs more than seconds. */
   signedInAt: number;
   amr: string[];
+  acr: string;
+  /** The Gatehouse session: the `sid` its ID tokens carry, and what ends it at the apps. */
+  sessionId: string;
 }

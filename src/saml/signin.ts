@@ -276,7 +276,7 @@ export async function continueSignin(s: Services, actor: Actor, handle: string):
   if (!row) throw new AppError('not_found', 'the application of this sign-in is no longer registered');
   const sp = spOf(row);
   const session = actor.session === null || actor.principal.referenceId === null ? undefined : await findSession(s.store.root, actor.session);
-  if (!session || session.ended_at !== null || (pending.force_authn && session.created_at < pending.created_at)) {
+  if (!session || session.ended_at !== null || (pending.force_authn && session.authenticated_at < pending.created_at)) {
     return { kind: 'signin', spName: sp.name, again: session !== undefined && session.ended_at === null };
   }
   const sub = actor.principal.referenceId!;
@@ -320,7 +320,7 @@ export async function continueSignin(s: Services, actor: Actor, handle: string):
     `<saml:Subject><saml:NameID Format="${NAMEID_FORMATS[sp.nameid]}" SPNameQualifier="${xmlText(sp.entityId)}">${xmlText(nameId)}</saml:NameID>` +
     `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${until}" Recipient="${xmlText(pending.acs_url)}"${irt}/></saml:SubjectConfirmation></saml:Subject>` +
     `<saml:Conditions NotBefore="${instant(now)}" NotOnOrAfter="${until}"><saml:AudienceRestriction><saml:Audience>${xmlText(sp.entityId)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
-    `<saml:AuthnStatement AuthnInstant="${instant(session.created_at)}" SessionIndex="${sessionIndex}"><saml:AuthnContext><saml:AuthnContextClassRef>${authnContextOf(session)}</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
+    `<saml:AuthnStatement AuthnInstant="${instant(session.authenticated_at)}" SessionIndex="${sessionIndex}"><saml:AuthnContext><saml:AuthnContextClassRef>${authnContextOf(session)}</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
     `<saml:AttributeStatement>${attributes}</saml:AttributeStatement>` +
     `</saml:Assertion></samlp:Response>`;
   const signed = signResponse(key!, xml);

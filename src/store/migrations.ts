@@ -28,6 +28,7 @@ import * as saml from '../../migrations/20261205000000_saml';
 import * as scim from '../../migrations/20261206000000_scim';
 import * as scimWrites from '../../migrations/20261207000000_scim_writes';
 import * as samlLogout from '../../migrations/20261208000000_saml_logout';
+import * as signinStrength from '../../migrations/20261209000000_signin_strength';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -60,6 +61,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261206000000_scim', scim],
   ['20261207000000_scim_writes', scimWrites],
   ['20261208000000_saml_logout', samlLogout],
+  ['20261209000000_signin_strength', signinStrength],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

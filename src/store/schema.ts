@@ -68,6 +68,8 @@ export const SCHEMA = {
     user_agent: 'text',
     two_factor: 'bool',
     method: 'text',
+    authenticated_at: 'time',
+    upstream_amr: 'text',
   },
   passkey: {
     id: 'int',
@@ -183,6 +185,7 @@ export const SCHEMA = {
     first_party: 'bool',
     allowed_groups: 'text',
     created_at: 'time',
+    two_factor: 'bool',
   },
   scim_token: { id: 'text', name: 'text', token_hash: 'text', created_at: 'time', last_used_at: 'time', revoked_at: 'time' },
   saml_key: { kid: 'text', private_key: 'text', certificate: 'text', status: 'text', created_at: 'time' },
@@ -197,6 +200,7 @@ export const SCHEMA = {
     nameid: 'text',
     allowed_groups: 'text',
     created_at: 'time',
+    two_factor: 'bool',
   },
   saml_request: {
     handle: 'text',
@@ -211,6 +215,7 @@ export const SCHEMA = {
   },
   saml_signin: { session_id: 'text', sp_id: 'text', name_id: 'text', session_index: 'text', created_at: 'time' },
   saml_logout_request: { sp_id: 'text', request_id: 'text', expires_at: 'time' },
+  oidc_signin: { session_id: 'text', client_id: 'text', created_at: 'time' },
   forward_app: {
     id: 'int',
     reference_id: 'text',

@@ -16,6 +16,13 @@ export interface SessionRow {
   two_factor: boolean;
   /** How it was signed in: a password (with or without TOTP), a passkey, or an upstream provider. */
   method: SigninMethod;
+  /**
+   * When the person last proved who they are in this session (a password, passkey or second
+   * factor entered): the `auth_time` apps are told, and what a recent sign-in is measured from.
+   */
+  authenticated_at: number;
+  /** The `amr` an upstream provider said of its own sign-in (JSON array), for method 'provider'. */
+  upstream_amr: string | null;
 }
 
 export type SigninMethod = 'password' | 'passkey' | 'provider';
@@ -36,6 +43,16 @@ export const insertSession = op(async (h, session: Omit<SessionRow, 'ended_at'>,
 export const findSession = op(async (h, id: string): Promise<SessionRow | undefined> => {
   const row = await h.k('session').where({ id }).first();
   return row ? decodeRow<SessionRow>('session', row) : undefined;
+});
+
+/**
+ * The person proved who they are again in this open session (a password or second factor entered
+ * again; `twoFactor` when it was a second factor): auth_time moves, and a second factor is kept.
+ */
+export const reauthenticated = op(async (h, sessionId: string, twoFactor: boolean): Promise<boolean> => {
+  const changes: Record<string, unknown> = { authenticated_at: h.clock.now() };
+  if (twoFactor) changes.two_factor = true;
+  return (await h.k('session').where({ id: sessionId }).whereNull('ended_at').update(changes)) === 1;
 });
 
 /** A refresh token with its session. */

@@ -98,7 +98,7 @@ t.test('register and sign in through the JSON actions; replays, expiry and purpo
   const passkeyToken = tokenOf(signin.reply as never);
   t.equal((await s.action('user_account', 'list_sessions', {}, passkeyToken)).status, 200, 'a working access token');
   const session = await s.core.oidc.pageSession({ token: passkeyToken, client: '127.0.0.1', userAgent: null });
-  t.same(session?.amr, ['hwk', 'user'], 'OIDC amr after a passkey');
+  t.same(session?.amr, ['hwk', 'user', 'mfa'], 'OIDC amr after a passkey');
   const pwdSession = await s.core.oidc.pageSession({ token, client: '127.0.0.1', userAgent: null });
   t.same(pwdSession?.amr, ['pwd'], 'and after a password');
 

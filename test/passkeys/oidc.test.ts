@@ -41,5 +41,5 @@ t.test('an OIDC sign-in with a passkey: amr hwk, user', async (t) => {
   await b.page.goto(url.href);
   await b.page.waitForURL((u) => u.pathname === '/callback');
   const tokens = await oidc.authorizationCodeGrant(config, app.last()!, { pkceCodeVerifier: verifier, expectedState: 'st' });
-  t.same(tokens.claims()?.amr, ['hwk', 'user'], 'amr says a hardware-bound key that verified its user');
+  t.same(tokens.claims()?.amr, ['hwk', 'user', 'mfa'], 'amr says a hardware-bound key that verified its user');
 });
