@@ -82,7 +82,12 @@ export interface WayIn extends Named {
   secondFactor: 'proved' | { check: Record<string, unknown> } | 'step';
   /** Whether a session opens. */
   session: boolean;
+  /** An upstream provider's own `amr` for its sign-in, kept with the session (apps see it after `fed`). */
+  upstreamAmr?: readonly string[];
 }
+
+/** What the rest of a sign-in needs from its way, once the proof is done. */
+export type ProvedWay = Named & Pick<WayIn, 'secondFactor' | 'session' | 'upstreamAmr'>;
 
 export type SigninResult =
   { account: AccountRow; session: Issued | null; secondFactorStep?: never } | { account: AccountRow; secondFactorStep: true; session?: never };
@@ -152,17 +157,18 @@ export async function signIn(s: Services, actor: Actor, way: WayIn): Promise<Sig
  * The rest of a sign-in whose second factor was a step of its own (an upstream provider's
  * sign-in, then the account's TOTP): the provider's proof stands, the code is checked now.
  */
-export async function signInWithSecondFactor(s: Services, actor: Actor, account: AccountRow, way: Named & { session: boolean }, code: Record<string, unknown>) {
+export async function signInWithSecondFactor(
+  s: Services,
+  actor: Actor,
+  account: AccountRow,
+  way: Omit<ProvedWay, 'secondFactor'>,
+  code: Record<string, unknown>,
+) {
   return signInProved(s, actor, account, { ...way, secondFactor: { check: code } });
 }
 
 /** Steps 3 to 6, for an account whose proof is done (signIn's, or a way's that just made the account). */
-export async function signInProved(
-  s: Services,
-  actor: Actor,
-  account: AccountRow,
-  way: Named & Pick<WayIn, 'secondFactor' | 'session'>,
-): Promise<SigninResult> {
+export async function signInProved(s: Services, actor: Actor, account: AccountRow, way: ProvedWay): Promise<SigninResult> {
   if (account.disabled) {
     await signinFailed(s, actor, way, 'disabled', account, account.email_key, false);
     throw new AppError('forbidden', 'this account is disabled');
@@ -184,5 +190,6 @@ export async function signInProved(
   // Every way in leaves the same success record, a directory bind (no session) too.
   await s.audit.record('signin_ok', actor, { account: account.reference_id, ...said(way) });
   if (!way.session) return { account, session: null };
-  return { account, session: await openSession(s, actor, account, twoFactor, way.method as SigninMethod) };
+  const session = await openSession(s, actor, account, twoFactor, way.method as SigninMethod, way.upstreamAmr ? { upstreamAmr: way.upstreamAmr } : {});
+  return { account, session };
 }

@@ -43,6 +43,7 @@ const showSp = (sp: SamlSpView) =>
     ['logout URLs', sp.slo_urls.join(' ') || null],
     ['signed requests', sp.authn_requests_signed ? 'required (checked with its certificate)' : 'not required'],
     ['allowed groups', sp.allowed_groups.join(', ') || 'everyone'],
+    ['two factors', sp.two_factor ? 'required (a single-factor sign-in is asked for its second factor)' : 'not required'],
     ['created', sp.created_at],
   ]);
 
@@ -64,19 +65,25 @@ export function registerSaml(program: Command, io: Io): void {
     .option('--name <name>', 'what people see (default: the entity id)')
     .option('--allowed-group <group>', 'only members of this group may sign in (repeatable)', collect)
     .option('--nameid <kind>', 'the NameID it gets: email, persistent (a pseudonym for this SP) or username', 'email')
-    .action(async (opts: { metadata?: string; entityId?: string; acsUrl?: string; name?: string; allowedGroup?: string[]; nameid: string }, c: Command) =>
-      withCore(c, io, async (core) => {
-        const metadata = opts.metadata === undefined ? undefined : await readMetadata(opts.metadata);
-        const added = await core.saml.addSp(core.shell, {
-          metadata,
-          entityId: opts.entityId,
-          acsUrl: opts.acsUrl,
-          name: opts.name,
-          nameid: opts.nameid as NameIdKind,
-          allowedGroups: opts.allowedGroup,
-        });
-        emit(io, wantsJson(c), added, () => showSp(added));
-      }),
+    .option('--two-factor', 'every sign-in to it needs two factors (TOTP or a passkey); accounts without one are refused')
+    .action(
+      async (
+        opts: { metadata?: string; entityId?: string; acsUrl?: string; name?: string; allowedGroup?: string[]; nameid: string; twoFactor?: boolean },
+        c: Command,
+      ) =>
+        withCore(c, io, async (core) => {
+          const metadata = opts.metadata === undefined ? undefined : await readMetadata(opts.metadata);
+          const added = await core.saml.addSp(core.shell, {
+            metadata,
+            entityId: opts.entityId,
+            acsUrl: opts.acsUrl,
+            name: opts.name,
+            nameid: opts.nameid as NameIdKind,
+            allowedGroups: opts.allowedGroup,
+            twoFactor: opts.twoFactor === true,
+          });
+          emit(io, wantsJson(c), added, () => showSp(added));
+        }),
     );
 
   sp.command('list')
@@ -86,8 +93,8 @@ export function registerSaml(program: Command, io: Io): void {
         const sps = await core.saml.listSps(core.shell);
         emit(io, wantsJson(c), { service_providers: sps }, () =>
           table([
-            ['ID', 'NAME', 'ENTITY ID', 'NAMEID', 'ALLOWED GROUPS'],
-            ...sps.map((x) => [x.id, x.name, x.entity_id, x.nameid, x.allowed_groups.join(',') || '-']),
+            ['ID', 'NAME', 'ENTITY ID', 'NAMEID', 'ALLOWED GROUPS', 'TWO FACTORS'],
+            ...sps.map((x) => [x.id, x.name, x.entity_id, x.nameid, x.allowed_groups.join(',') || '-', x.two_factor ? 'yes' : 'no']),
           ]),
         );
       }),

@@ -2,7 +2,8 @@
  * SAML service providers, registered beside OIDC clients: from their metadata (a file, a URL or
  * pasted text) or by hand (entity id and ACS URL). Everything a sign-in trusts comes from here:
  * the ACS URLs a Response may go to, the certificate that checks a signed request, the NameID
- * format, and the gate (the same allowed groups an OIDC client has).
+ * format, the gate (the same allowed groups an OIDC client has), and whether its sign-ins need
+ * two factors.
  */
 import { AppError } from '../errors';
 import type { Actor } from '../actor';
@@ -47,6 +48,8 @@ export interface NewSamlSp {
   name?: string;
   nameid?: NameIdKind;
   allowedGroups?: readonly string[];
+  /** Every sign-in to it needs two factors. */
+  twoFactor?: boolean;
 }
 
 export interface SamlSpView {
@@ -61,6 +64,8 @@ export interface SamlSpView {
   has_certificate: boolean;
   allowed_groups: string[];
   allowed_group_ids: string[];
+  /** A single-factor session is asked for its second factor before this app is answered. */
+  two_factor: boolean;
   created_at: string;
 }
 
@@ -76,6 +81,7 @@ export interface SamlSp {
   authnRequestsSigned: boolean;
   nameid: NameIdKind;
   allowedGroups: string[];
+  twoFactor: boolean;
 }
 
 export const spOf = (row: SamlSpRow): SamlSp => ({
@@ -88,6 +94,7 @@ export const spOf = (row: SamlSpRow): SamlSp => ({
   authnRequestsSigned: row.authn_requests_signed,
   nameid: row.nameid as NameIdKind,
   allowedGroups: JSON.parse(row.allowed_groups) as string[],
+  twoFactor: row.two_factor,
 });
 
 const refuse = (why: string) => new AppError('invalid_input', why);
@@ -189,6 +196,7 @@ async function spView(s: Services, row: SamlSpRow): Promise<SamlSpView> {
     has_certificate: sp.certificate !== null,
     allowed_groups: sp.allowedGroups.map((id) => names.get(id) ?? `(deleted group ${id})`),
     allowed_group_ids: sp.allowedGroups,
+    two_factor: sp.twoFactor,
     created_at: new Date(row.created_at).toISOString(),
   };
 }
@@ -228,9 +236,10 @@ export async function addSp(s: Services, actor: Actor, input: NewSamlSp): Promis
     authn_requests_signed: fields.authnRequestsSigned,
     nameid,
     allowed_groups: JSON.stringify(groups),
+    two_factor: input.twoFactor === true,
   });
   if (!added) throw new AppError('conflict', `an SP with the entity id ${fields.entityId.slice(0, 200)} is registered already`);
-  await s.audit.record('saml_sp_added', actor, { account: null, sp: id, entity_id: fields.entityId });
+  await s.audit.record('saml_sp_added', actor, { account: null, sp: id, entity_id: fields.entityId, two_factor: input.twoFactor === true });
   return spView(s, (await findSamlSp(s.store.root, { id }))!);
 }
 

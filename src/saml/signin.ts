@@ -7,6 +7,11 @@
  * once: a Response, and the assertion inside it, each signed (RSA-SHA256, exclusive c14n), posted
  * by the browser to the registered ACS URL with RelayState as given.
  *
+ * Step-up: an SP registered with two factors, or a request whose RequestedAuthnContext asks only
+ * for REFEDS MFA, is never answered from a single-factor session. The person is asked for the
+ * second factor on Gatehouse's page and comes back to the same sign-in; an account that has no
+ * second factor gets a page saying how to add one, and the SP a signed AuthnFailed.
+ *
  * Single logout: a LogoutRequest from a registered SP ends the browser's Gatehouse session only
  * when it names a sign-in this very session made at that SP (the NameID and SessionIndex its
  * Response said), is addressed to /saml/slo and was not answered before; it is answered with a
@@ -19,9 +24,11 @@ import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { passesGate } from '../groups/manage';
 import { claimsOf } from '../accounts/claims';
-import { authnContextOf } from '../accounts/assurance';
+import { ACR_MFA, authnContextOf, isMultiFactor } from '../accounts/assurance';
 import type { Counted } from '../runtime/limiter';
 import { findSession } from '../store/sessions';
+import { findAccountById } from '../store/accounts';
+import { countPasskeys } from '../store/passkeys';
 import {
   answerSamlRequest,
   findSamlRequest,
@@ -30,6 +37,7 @@ import {
   insertSamlRequest,
   recordSamlSignin,
   samlPseudonymKey,
+  type SamlRequestRow,
   useSamlLogoutId,
 } from '../store/saml';
 import { samlLib } from './libraries';
@@ -63,7 +71,16 @@ export interface BoundMessage {
 /** What the browser does next: post a form (to the SP), or go to a URL. */
 export type BrowserStep = { kind: 'post'; url: string; fields: Record<string, string> } | { kind: 'redirect'; url: string };
 
-export type ContinueResult = { kind: 'signin'; spName: string; again: boolean } | ({ spName: string } & BrowserStep);
+/**
+ * What the browser does with a sign-in in progress: sign in first; prove the second factor on
+ * `url` and come back; post the Response (or go on); or, for an account with no second factor
+ * where the SP needs one, read why and take the SP its AuthnFailed (`answer`).
+ */
+export type ContinueResult =
+  | { kind: 'signin'; spName: string; again: boolean }
+  | { kind: 'second_factor'; spName: string; url: string }
+  | { kind: 'no_second_factor'; spName: string; answer: Extract<BrowserStep, { kind: 'post' }> }
+  | ({ spName: string } & BrowserStep);
 
 const refuse = (why: string) => new AppError('invalid_input', why);
 const newId = () => `_${randomBytes(20).toString('hex')}`;
@@ -188,6 +205,27 @@ function acsFor(sp: SamlSp, root: XmlElement): string {
   return (sp.acs.find((a) => a.is_default) ?? sp.acs[0]!).location;
 }
 
+/**
+ * Whether the request's RequestedAuthnContext can be met only by two factors: every class it
+ * names is REFEDS MFA, compared `exact` (the default) or `minimum`. A request that also names a
+ * single-factor class (PasswordProtectedTransport, say) is met by it, as SAML's comparison says.
+ */
+function asksForMfa(root: XmlElement): boolean {
+  const requested = children(root, 'RequestedAuthnContext', NS.protocol);
+  if (requested.length !== 1) return false;
+  const comparison = attr(requested[0]!, 'Comparison') ?? 'exact';
+  const classes = children(requested[0]!, 'AuthnContextClassRef', NS.assertion).map((e) => (e.textContent ?? '').trim());
+  return (comparison === 'exact' || comparison === 'minimum') && classes.length > 0 && classes.every((c) => c === ACR_MFA);
+}
+
+/**
+ * A pending sign-in's handle. Whether its request asked for two factors is part of the handle
+ * itself, the row's key: the browser cannot drop it from the URL without the row no longer being
+ * found, and no column is needed beside the SP's own two_factor.
+ */
+const MFA_HANDLE = '.mfa';
+const newHandle = (mfa: boolean) => randomBytes(24).toString('base64url') + (mfa ? MFA_HANDLE : '');
+
 /** An AuthnRequest arrives: checked and kept; the handle the browser continues with. */
 export async function startSignin(s: Services, m: BoundMessage, who: Counted): Promise<{ handle: string; spName: string }> {
   // Counted before anything is read: each accepted request keeps a row until it expires.
@@ -201,7 +239,7 @@ export async function startSignin(s: Services, m: BoundMessage, who: Counted): P
     throw refuse(`the request is addressed to ${destination.slice(0, 200)}, not to this server's ${ssoUrl(s)}`);
   const id = requestId(root);
   const acs = acsFor(sp, root);
-  const handle = randomBytes(24).toString('base64url');
+  const handle = newHandle(asksForMfa(root));
   const kept = await insertSamlRequest(s.store.root, {
     handle,
     sp_id: sp.id,
@@ -222,7 +260,7 @@ export async function startUnsolicited(s: Services, spId: string, who: Counted):
   const row = await findSamlSp(s.store.root, { id: spId });
   if (!row) throw new AppError('not_found', 'no such SAML service provider');
   const sp = spOf(row);
-  const handle = randomBytes(24).toString('base64url');
+  const handle = newHandle(false);
   await insertSamlRequest(s.store.root, {
     handle,
     sp_id: sp.id,
@@ -290,6 +328,21 @@ export async function continueSignin(s: Services, actor: Actor, handle: string):
     await s.audit.record('saml_signin', actor, { account: sub, sp: sp.id, outcome: 'not_allowed' }, 'warn');
     throw new AppError('forbidden', `this account may not sign in to ${sp.name}: it is open to members of certain groups only`);
   }
+  // Asked on every visit of the handle, until the session stands on two factors: going back to
+  // it, or opening it again, never skips the step.
+  if ((sp.twoFactor || handle.endsWith(MFA_HANDLE)) && !isMultiFactor(session)) {
+    if (await hasSecondFactor(s, session.account_id)) {
+      const back = `/saml/continue/${handle}`;
+      return { kind: 'second_factor', spName: sp.name, url: `/signin/confirm?return=${encodeURIComponent(back)}&need=second-factor` };
+    }
+    // Never answered at the lower level: the SP is told the sign-in failed, once.
+    if (!(await answerSamlRequest(s.store.root, handle))) throw refuse('this sign-in was finished already; start again from the application');
+    s.counters.saml.refused = (s.counters.saml.refused ?? 0) + 1;
+    await s.audit.record('saml_signin', actor, { account: sub, sp: sp.id, outcome: 'no_second_factor' }, 'warn');
+    const [key] = await samlKeys(s);
+    const answer = failureResponse(s, key!, pending, STATUS_AUTHN_FAILED, `${sp.name} needs a second factor, and this account has none`);
+    return { kind: 'no_second_factor', spName: sp.name, answer };
+  }
   if (!(await answerSamlRequest(s.store.root, handle))) throw refuse('this sign-in was finished already; start again from the application');
 
   const [key] = await samlKeys(s);
@@ -331,6 +384,35 @@ export async function continueSignin(s: Services, actor: Actor, handle: string):
   return { kind: 'post', url: pending.acs_url, fields, spName: sp.name };
 }
 
+/** Whether the account can prove a second factor here: a TOTP, or a passkey. */
+async function hasSecondFactor(s: Services, accountId: number): Promise<boolean> {
+  const account = await findAccountById(s.store.root, accountId);
+  if (!account) return false;
+  return account.totp_enabled || (await countPasskeys(s.store.root, account.id)) > 0;
+}
+
+/** A Response that signs no one in (Responder, with a second-level status and why), signed as every Response is. */
+function failureResponse(s: Services, key: SamlKey, pending: SamlRequestRow, second: string, why: string): Extract<BrowserStep, { kind: 'post' }> {
+  const irt = pending.request_id.startsWith('unsolicited:') ? '' : ` InResponseTo="${xmlText(pending.request_id)}"`;
+  const xml =
+    `<samlp:Response xmlns:samlp="${NS.protocol}" xmlns:saml="${NS.assertion}" ID="${newId()}" Version="2.0" IssueInstant="${instant(s.clock.now())}" Destination="${xmlText(pending.acs_url)}"${irt}>` +
+    `<saml:Issuer>${xmlText(idpEntityId(s))}</saml:Issuer>` +
+    `<samlp:Status><samlp:StatusCode Value="${STATUS_RESPONDER}"><samlp:StatusCode Value="${second}"/></samlp:StatusCode><samlp:StatusMessage>${xmlText(why)}</samlp:StatusMessage></samlp:Status>` +
+    `</samlp:Response>`;
+  const signed = samlLib(shapeValidator.validate).constructSAMLSignature({
+    rawSamlMessage: xml,
+    isMessageSigned: true,
+    privateKey: key.privateKey,
+    signingCert: key.certificateBase64,
+    signatureAlgorithm: RSA_SHA256,
+    isBase64Output: false,
+    signatureConfig: { prefix: 'ds', location: { reference: "/*[local-name(.)='Response']/*[local-name(.)='Issuer']", action: 'after' } },
+  });
+  const fields: Record<string, string> = { SAMLResponse: Buffer.from(signed, 'utf8').toString('base64') };
+  if (pending.relay_state !== null) fields.RelayState = pending.relay_state;
+  return { kind: 'post', url: pending.acs_url, fields };
+}
+
 /** The query of an HTTP-Redirect LogoutResponse, signed with the IdP's key (SAML bindings 3.4.4.1). */
 function signedRedirect(key: SamlKey, url: string, xml: string, relayState: string | undefined): string {
   const enc = encodeURIComponent;
@@ -343,6 +425,9 @@ function signedRedirect(key: SamlKey, url: string, xml: string, relayState: stri
 
 const STATUS_SUCCESS = 'urn:oasis:names:tc:SAML:2.0:status:Success';
 const STATUS_REQUESTER = 'urn:oasis:names:tc:SAML:2.0:status:Requester';
+const STATUS_RESPONDER = 'urn:oasis:names:tc:SAML:2.0:status:Responder';
+/** The identity provider could not authenticate the principal (SAML core 3.2.2.2). */
+const STATUS_AUTHN_FAILED = 'urn:oasis:names:tc:SAML:2.0:status:AuthnFailed';
 /** Second-level statuses (SAML core 3.2.2.2): a request refused as such, and a principal not known to this session. */
 const STATUS_DENIED = 'urn:oasis:names:tc:SAML:2.0:status:RequestDenied';
 const STATUS_UNKNOWN = 'urn:oasis:names:tc:SAML:2.0:status:UnknownPrincipal';

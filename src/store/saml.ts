@@ -22,6 +22,8 @@ export interface SamlSpRow {
   nameid: string;
   allowed_groups: string;
   created_at: number;
+  /** Every sign-in to it stands on two factors (a single-factor session is asked for its second). */
+  two_factor: boolean;
 }
 
 export interface SamlRequestRow {

@@ -5,7 +5,8 @@
  *     account with that email; otherwise that person signs in here first and links from /account
  *     (an email alone never hands over an account);
  *   - a new person gets an account only while guest signup is open or with an invitation.
- * Every account rule still applies (disabled, verified email, signin delays, TOTP). A flow is
+ * Every account rule still applies (disabled, verified email, signin delays, TOTP); the session
+ * keeps what the provider's ID token said of its own sign-in (`amr`), which apps see after `fed`. A flow is
  * bound to the browser that began it (a cookie whose hash the flow keeps) and spent at its
  * callback, so a forged, replayed or carried-over state finds nothing.
  */
@@ -47,6 +48,9 @@ export interface Carry {
   /** An invitation's id (never its token). */
   inviteId?: string;
 }
+
+/** A TOTP step's flow carries the provider's amr beside where the sign-in goes. */
+type StepCarry = Carry & { upstreamAmr?: readonly string[] };
 
 export type Finished =
   | { kind: 'signed_in'; session: { token: string; refreshToken: string }; carry: Carry }
@@ -190,7 +194,7 @@ export async function finishUpstream(s: Services, actor: Actor, providerName: st
     }
   }
   if (!account) throw await refuse('account_gone', 'the account linked to this sign-in no longer exists');
-  return signInLinked(s, actor, provider, account, carry, binding!);
+  return signInLinked(s, actor, provider, account, carry, binding!, identity.amr);
 }
 
 function emailKeyOf(email: string | null): string | null {
@@ -233,9 +237,18 @@ async function newAccount(s: Services, actor: Actor, provider: ProviderRow, iden
 }
 
 /** The provider proved who this is: the account's own rules, then a session or its TOTP step. */
-async function signInLinked(s: Services, actor: Actor, provider: ProviderRow, linked: AccountRow, carry: Carry, binding: string): Promise<Finished> {
+async function signInLinked(
+  s: Services,
+  actor: Actor,
+  provider: ProviderRow,
+  linked: AccountRow,
+  carry: Carry,
+  binding: string,
+  upstreamAmr: readonly string[],
+): Promise<Finished> {
   const signedIn = await signIn(s, actor, {
     ...wayOf(provider),
+    upstreamAmr,
     claim: async () => ({ account: linked, limitKey: linked.email_key }),
     prove: async () => null,
     refusal: () => new AppError('invalid_credentials', `${provider.display_name} did not sign you in`),
@@ -253,7 +266,8 @@ async function signInLinked(s: Services, actor: Actor, provider: ProviderRow, li
     code_verifier: '-',
     purpose: 'totp',
     account_id: linked.id,
-    carry: JSON.stringify(carry),
+    // The provider's amr waits with the step: the session it opens keeps it too.
+    carry: JSON.stringify({ ...carry, upstreamAmr } satisfies StepCarry),
     expires_at: s.clock.now() + TOTP_STEP_TTL_MS,
   });
   return { kind: 'second_factor', pending, carry };
@@ -275,9 +289,10 @@ export async function finishSecondFactor(
   const account = await findAccountById(s.store.root, flow.account_id!);
   const provider = await findProviderById(s.store.root, flow.provider_id);
   if (!account || !provider) throw expired();
+  const { upstreamAmr, ...carry } = JSON.parse(flow.carry) as StepCarry;
   try {
-    const { session } = await signInWithSecondFactor(s, actor, account, wayOf(provider), attributes);
-    return { session: tokensOf(session!), carry: JSON.parse(flow.carry) as Carry };
+    const { session } = await signInWithSecondFactor(s, actor, account, { ...wayOf(provider), upstreamAmr: upstreamAmr ?? [] }, attributes);
+    return { session: tokensOf(session!), carry };
   } catch (err) {
     // A mistyped code keeps the step (its own time limit and TOTP's failure limit still hold).
     if (err instanceof AppError && (err.code === 'otp_invalid' || err.code === 'otp_required')) await insertFlow(s.store.root, flow);

@@ -93,6 +93,19 @@ export interface UpstreamIdentity {
   email: string | null;
   emailVerified: boolean;
   name: string | null;
+  /** What the provider's ID token said of its own sign-in (`amr`, RFC 8176): at most 10 short values, or none. */
+  amr: string[];
+}
+
+/** At most this many `amr` values are kept, each at most this long: a provider's word, not a place to store things. */
+const MAX_AMR = 10;
+const MAX_AMR_LENGTH = 32;
+
+/** The ID token's `amr`, as far as it is a list of short strings; anything else says nothing. */
+function amrOf(claim: unknown): string[] {
+  if (!Array.isArray(claim)) return [];
+  const values = claim.filter((v): v is string => typeof v === 'string' && v.length > 0 && v.length <= MAX_AMR_LENGTH && /^[\x21-\x7e]+$/.test(v));
+  return [...new Set(values)].slice(0, MAX_AMR);
 }
 
 /**
@@ -109,6 +122,7 @@ export async function exchange(
   const lib = await library();
   const config = await configurationOf(p, now);
   let claims: Record<string, unknown> | undefined;
+  let amr: string[];
   try {
     const tokens = await lib.authorizationCodeGrant(config, callbackUrl, {
       pkceCodeVerifier: checks.verifier,
@@ -117,6 +131,8 @@ export async function exchange(
       idTokenExpected: true,
     });
     claims = tokens.claims() as Record<string, unknown> | undefined;
+    // Read from the ID token itself (checked above), never from userinfo: it is the provider's word on this sign-in.
+    amr = amrOf(claims?.amr);
     // Providers that keep profile claims out of the ID token (OIDC Core 5.4, when an access token
     // is issued) answer them at userinfo, for this same subject (the library checks it).
     if (claims && typeof claims.sub === 'string' && claims.email === undefined && config.serverMetadata().userinfo_endpoint && tokens.access_token) {
@@ -137,6 +153,7 @@ export async function exchange(
       email,
       emailVerified: claims.email_verified === true,
       name: typeof claims.name === 'string' ? claims.name : null,
+      amr,
     },
   };
 }

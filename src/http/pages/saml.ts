@@ -86,6 +86,38 @@ async function refused(ctx: Context, err: unknown, viewer: { signedIn: boolean; 
   );
 }
 
+/**
+ * The app needs a second factor and the account has none: the page says how to add one; its
+ * button takes the app the signed AuthnFailed (not at once: the person reads this first).
+ */
+function noSecondFactor(
+  ctx: Context,
+  spName: string,
+  answer: Extract<BrowserStep, { kind: 'post' }>,
+  viewer: { signedIn: boolean; administrator: boolean },
+  csrf: string,
+): void {
+  ctx.set('Cache-Control', 'no-store');
+  send(
+    ctx,
+    403,
+    page(
+      { title: 'A second factor is needed', ...viewer, csrf },
+      html`${notice('error', `${spName} asks for a second factor when you sign in, and your account has none yet.`)}
+        <section>
+          <p>
+            On your account page, add an authenticator app (a code that changes every 30 seconds) or a passkey. Then go back to ${spName} and sign in again.
+          </p>
+          <p class="links"><a href="/account">Add a second factor</a></p>
+          <form method="post" action="${answer.url}" data-answer>
+            ${Object.entries(answer.fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`)}
+            <button type="submit" class="secondary">Back to ${spName} (not signed in)</button>
+          </form>
+        </section>`,
+    ),
+  );
+}
+
 export function registerSaml(kit: PageKit, signinPage: SigninPage): void {
   const { core, router, names, html_ } = kit;
   /** Runs a SAML step; its refusals are pages of their own. */
@@ -161,6 +193,12 @@ export function registerSaml(kit: PageKit, signinPage: SigninPage): void {
           info: result.again ? `Sign in again to continue to ${result.spName}.` : `Sign in to continue to ${result.spName}.`,
           returnTo: `/saml/continue/${handle}`,
         });
+      }
+      // The second factor is asked on Gatehouse's own page, which comes back here.
+      if (result.kind === 'second_factor') return see(ctx, result.url);
+      if (result.kind === 'no_second_factor') {
+        const administrator = (await core.auth.actor(caller)).principal.isAdmin === true;
+        return noSecondFactor(ctx, result.spName, result.answer, { signedIn: true, administrator }, csrfToken(ctx, names));
       }
       step(ctx, result, `Signing in to ${result.spName}`, `Signing you in to ${result.spName}.`);
     }),

@@ -1,6 +1,6 @@
 /**
  * The console's SAML service providers: add one by pasting its metadata (or by entity id and ACS
- * URL), see and remove them, start a sign-in to one from here (IdP-initiated), and the signing
+ * URL), whether it needs two factors, see and remove them, start a sign-in to one from here (IdP-initiated), and the signing
  * certificate with its rotation. Every button is the shell's operation.
  */
 import type { Context } from 'koa';
@@ -44,6 +44,7 @@ export function registerConsoleSaml(kit: PageKit, c: ConsoleKit): void {
                     'NameID',
                     { label: 'ACS URL', wide: true },
                     { label: 'Allowed groups', wide: true },
+                    'Two factors',
                     { label: 'Change', quiet: true },
                   ],
                   sps.map(
@@ -54,6 +55,7 @@ export function registerConsoleSaml(kit: PageKit, c: ConsoleKit): void {
                         <td>${NAMEID_WORDS[sp.nameid]}</td>
                         <td class="wide-only">${sp.acs_urls.map((u, i) => html`${i ? html`<br />` : ''}${breakable(u)}`)}</td>
                         <td class="wide-only">${sp.allowed_groups.join(', ') || 'everyone'}</td>
+                        <td>${sp.two_factor ? 'required' : 'no'}</td>
                         <td class="actions">
                           ${actionButton(a.csrf, `/saml/start/${sp.id}`, 'Sign in', { aria: `Sign in to ${sp.name}` })}
                           ${actionButton(a.csrf, '/admin/saml/remove', 'Remove', { hidden: { id: sp.id }, confirm: `Remove ${sp.name}` })}
@@ -85,6 +87,12 @@ export function registerConsoleSaml(kit: PageKit, c: ConsoleKit): void {
               </select>
             </div>
             ${await groupChoices(kit, a, 'groups', 'Only members of these groups may sign in (none ticked: everyone)')}
+            <div class="field">
+              <label class="check"
+                ><input type="checkbox" name="two_factor" value="yes" aria-describedby="f-two-factor-hint" /> Require two factors (TOTP or a passkey)</label
+              >
+              <small id="f-two-factor-hint">Someone signed in with a password alone is asked for their second factor first.</small>
+            </div>
             <button type="submit">Add SAML app</button>
           </form>
         </section>
@@ -131,6 +139,7 @@ export function registerConsoleSaml(kit: PageKit, c: ConsoleKit): void {
         name: str(body, 'name').trim() || undefined,
         nameid: (str(body, 'nameid') || 'email') as NameIdKind,
         allowedGroups: many(body, 'groups'),
+        twoFactor: str(body, 'two_factor') === 'yes',
       });
       ctx.status = 303;
       ctx.redirect(`/admin/saml?done=saml_added&sp=${encodeURIComponent(added.id)}`);
