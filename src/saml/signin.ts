@@ -219,12 +219,15 @@ function asksForMfa(root: XmlElement): boolean {
 }
 
 /**
- * A pending sign-in's handle. Whether its request asked for two factors is part of the handle
- * itself, the row's key: the browser cannot drop it from the URL without the row no longer being
- * found, and no column is needed beside the SP's own two_factor.
+ * A pending sign-in's handle: 32 base64url characters. Whether its request asked for two factors
+ * is part of the handle itself, the row's key (a mark after those 32): the browser cannot drop it
+ * from the URL without the row no longer being found, and no column is needed beside the SP's own
+ * two_factor. Only characters the pages take in a return path ([A-Za-z0-9_-]).
  */
-const MFA_HANDLE = '.mfa';
-const newHandle = (mfa: boolean) => randomBytes(24).toString('base64url') + (mfa ? MFA_HANDLE : '');
+const HANDLE_LENGTH = 32;
+const MFA_MARK = '-mfa';
+const newHandle = (mfa: boolean) => randomBytes((HANDLE_LENGTH * 3) / 4).toString('base64url') + (mfa ? MFA_MARK : '');
+const handleAsksForMfa = (handle: string) => handle.length === HANDLE_LENGTH + MFA_MARK.length && handle.endsWith(MFA_MARK);
 
 /** An AuthnRequest arrives: checked and kept; the handle the browser continues with. */
 export async function startSignin(s: Services, m: BoundMessage, who: Counted): Promise<{ handle: string; spName: string }> {
@@ -330,7 +333,7 @@ export async function continueSignin(s: Services, actor: Actor, handle: string):
   }
   // Asked on every visit of the handle, until the session stands on two factors: going back to
   // it, or opening it again, never skips the step.
-  if ((sp.twoFactor || handle.endsWith(MFA_HANDLE)) && !isMultiFactor(session)) {
+  if ((sp.twoFactor || handleAsksForMfa(handle)) && !isMultiFactor(session)) {
     if (await hasSecondFactor(s, session.account_id)) {
       const back = `/saml/continue/${handle}`;
       return { kind: 'second_factor', spName: sp.name, url: `/signin/confirm?return=${encodeURIComponent(back)}&need=second-factor` };

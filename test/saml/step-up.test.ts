@@ -184,7 +184,7 @@ t.test("an AuthnRequest's RequestedAuthnContext naming REFEDS MFA asks the same 
     t.equal(first.status, 303, `REFEDS MFA (${racComparison}): not answered`);
     t.equal(new URL(first.location!, s.url).pathname, '/signin/confirm', 'sent to the second-factor page');
     // The handle names what the request asked for: without that part, it is no sign-in at all.
-    const stripped = await hop(at.replace(/\.mfa$/, ''), cookie);
+    const stripped = await hop(at.replace(/-mfa$/, ''), cookie);
     t.equal(stripped.status, 400, 'a handle cut short finds nothing');
     t.notMatch(stripped.html, /SAMLResponse/);
   }
@@ -198,4 +198,38 @@ t.test("an AuthnRequest's RequestedAuthnContext naming REFEDS MFA asks the same 
   const done = await browse(await mfa.saml.getAuthorizeUrlAsync('', undefined, {}), cookie);
   t.equal(done.action, ACS, 'with two factors: answered');
   t.match(responseXml(done.fields), new RegExp(`AuthnContextClassRef>${MFA}<`));
+});
+
+t.test('a guest signs in on the way: the sign-in page comes back to the same sign-in, which still asks for the second factor', async (t) => {
+  const s = await setUp(t);
+  const mfa = await nodeSamlSp(s, { extra: { authnContext: [MFA], racComparison: 'exact' } });
+  await addSp(t, s, mfa.metadata, '--name', 'Wiki');
+  const at = await continueUrl(s, await mfa.saml.getAuthorizeUrlAsync('', undefined, {}));
+  const handlePath = new URL(at).pathname;
+  t.match(handlePath, /^\/saml\/continue\/[A-Za-z0-9_-]{32}-mfa$/, "the handle carries the request's wish, in characters a return path takes");
+
+  const guest = await fetch(at, { redirect: 'manual' });
+  const page = await guest.text();
+  t.match(page, `name="return_to" value="${handlePath}"`, 'the sign-in page carries the sign-in in progress');
+  const csrfCookie = guest.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0]!)
+    .find((c) => c.startsWith('gatehouse_csrf='))!;
+  const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+  const signedIn = await fetch(`${s.url}/signin`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: csrfCookie, origin: s.url },
+    body: new URLSearchParams({ csrf, email: 'ada@example.com', password: 'correct horse battery staple', return_to: handlePath }).toString(),
+  });
+  t.equal(signedIn.status, 303);
+  t.equal(signedIn.headers.get('location'), handlePath, 'the password sign-in goes back to it');
+  const session = signedIn.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0]!)
+    .find((c) => c.startsWith('gatehouse_session='))!;
+  const back = await hop(at, session);
+  t.equal(back.status, 403, 'her account has no second factor: the page says so');
+  t.match(back.html, /Wiki asks for a second factor/);
+  t.match(back.html, /name="SAMLResponse"/, 'and its button carries the failure to the app');
 });
