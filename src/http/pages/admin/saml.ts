@@ -91,7 +91,9 @@ export function registerConsoleSaml(kit: PageKit, c: ConsoleKit): void {
               <label class="check"
                 ><input type="checkbox" name="two_factor" value="yes" aria-describedby="f-two-factor-hint" /> Require two factors (TOTP or a passkey)</label
               >
-              <small id="f-two-factor-hint">Someone signed in with a password alone is asked for their second factor first.</small>
+              <small id="f-two-factor-hint"
+                >A password alone is not enough: people are asked for their second factor first, and accounts without one cannot sign in to it.</small
+              >
             </div>
             <button type="submit">Add SAML app</button>
           </form>
