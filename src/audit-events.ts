@@ -72,6 +72,7 @@ export const AUDIT_EVENTS = [
   'key_retired',
   'client_added',
   'client_removed',
+  'client_changed',
   'client_secret_rotated',
   'app_added',
   'app_removed',

@@ -38,6 +38,7 @@ import { scimOperations, type ScimOperations } from './scim/operations';
 import { targetPolicy } from './runtime/targets';
 import { Sender } from './runtime/sender';
 import { push } from './deliveries/scim-push';
+import { logoutSigner } from './oidc/logout';
 import { recordRunning, withServerFacts } from './deliveries/running';
 
 // The vocabulary front ends name (views, inputs, a few pure helpers), re-exported in one place.
@@ -123,7 +124,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     const tokens = new TokenService(keys, () => s.config.publicUrl, config.tokenTtl, clock);
     const passwords = new PasswordHasher(config.bcryptCost, config.hashConcurrency);
     const mailer = createMailer(config, logger);
-    const sender = new Sender(store, mailer, logger, clock, targetPolicy(config.webhookAllowPrivate), push);
+    const sender = new Sender(store, mailer, logger, clock, targetPolicy(config.webhookAllowPrivate), push, logoutSigner(store, tokens));
     s = {
       // An admin command links to the running server's public URL unless it is given one.
       config: await withServerFacts(store, config),

@@ -68,6 +68,7 @@ const LEGACY_ISSUER = 'gatehouse';
 const FOREIGN_KEY_HEADERS = ['jku', 'jwk', 'x5u', 'x5c', 'crit'];
 const CACHE_SIZE = 4096;
 const ACCESS_TOKEN_TYPE = 'at+jwt';
+export const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 const ACCESS_TOKEN_TYPES = new Set(['at+jwt', 'application/at+jwt']);
 
 export class TokenService {
@@ -102,6 +103,28 @@ export class TokenService {
     // a backend that checks typ and aud (as the README's recipe does) never takes one for the other.
     const jwt = await jwtLib();
     return jwt.sign(claims, signer.key, { algorithm: signer.alg, keyid: signer.kid, header: { alg: signer.alg, typ: ACCESS_TOKEN_TYPE } });
+  }
+
+  /**
+   * A logout token (OpenID Connect Back-Channel Logout 1.0) for one client: the session (sid) of
+   * the account (sub) that ended. Signed when it is sent, so a retry hours later is still fresh;
+   * its jti is the message's id, the same on every try (a receiver that saw it once may say so).
+   */
+  async signLogout(to: { clientId: string; sub: string; sid: string; jti: string }): Promise<string> {
+    const iat = Math.floor(this.clock.now() / 1000);
+    const claims = {
+      iss: this.issuerOf(),
+      aud: to.clientId,
+      sub: to.sub,
+      sid: to.sid,
+      iat,
+      exp: iat + 120,
+      jti: to.jti,
+      events: { [BACKCHANNEL_LOGOUT_EVENT]: {} },
+    };
+    const signer = await this.keys.signing();
+    const jwt = await jwtLib();
+    return jwt.sign(claims, signer.key, { algorithm: signer.alg, keyid: signer.kid, header: { alg: signer.alg, typ: 'logout+jwt' } });
   }
 
   /** Signature, algorithm, issuer and times; the caller checks the rest against the store. */

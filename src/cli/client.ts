@@ -1,6 +1,7 @@
 /** `gatehouse client add | list | show | remove | rotate-secret`: relying parties of the OpenID Connect provider. */
 import type { Command } from 'commander';
 import type { ClientView } from '../core';
+import { AppError } from '../errors';
 import { withCore, wantsJson } from './context';
 import type { Io } from './io';
 import { emit, keyValues, table } from './output';
@@ -13,6 +14,13 @@ const GRANT_WORDS: Record<ClientView['grants'][number], string> = {
   device_code: 'device',
   client_credentials: 'client credentials',
 };
+/** on/off as the shell says it; anything else is a clear error. */
+function onOff(value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'on' || value === 'off') return value === 'on';
+  throw new AppError('invalid_input', `{--two-factor} must be on or off, got ${value.slice(0, 20)}`);
+}
+
 const grantsText = (c: ClientView) => c.grants.map((g) => GRANT_WORDS[g]).join(', ');
 
 const showClient = (c: ClientView & { client_secret?: string }) =>
@@ -27,6 +35,8 @@ const showClient = (c: ClientView & { client_secret?: string }) =>
     ['redirect URIs', c.redirect_uris.join(' ') || null],
     ['post-logout URIs', c.post_logout_redirect_uris.join(' ') || null],
     ['allowed groups', c.allowed_groups.join(', ') || 'everyone'],
+    ['two factors', c.two_factor ? 'required' : 'no'],
+    ['back-channel logout', c.backchannel_logout_uri],
     ['created', c.created_at],
   ]);
 
@@ -45,6 +55,8 @@ export function registerClient(program: Command, io: Io): void {
     .option('--first-party', 'your own application: no consent page')
     .option('--allowed-group <group>', 'only members of this group may sign in (repeatable)', collect)
     .option('--post-logout-redirect-uri <uri>', 'where to return after signing out (repeatable)', collect)
+    .option('--two-factor', 'sign-ins need a second factor: a one-factor session is asked for it first')
+    .option('--backchannel-logout-uri <uri>', "where Gatehouse tells the application that a person's session ended (OpenID Connect Back-Channel Logout)")
     .action(
       async (
         opts: {
@@ -57,6 +69,8 @@ export function registerClient(program: Command, io: Io): void {
           firstParty?: boolean;
           allowedGroup?: string[];
           postLogoutRedirectUri?: string[];
+          twoFactor?: boolean;
+          backchannelLogoutUri?: string;
         },
         c: Command,
       ) =>
@@ -71,6 +85,8 @@ export function registerClient(program: Command, io: Io): void {
             firstParty: opts.firstParty,
             allowedGroups: opts.allowedGroup,
             postLogoutRedirectUris: opts.postLogoutRedirectUri,
+            twoFactor: opts.twoFactor,
+            backchannelLogoutUri: opts.backchannelLogoutUri,
           });
           emit(io, wantsJson(c), added, () => showClient(added));
         }),
@@ -104,6 +120,21 @@ export function registerClient(program: Command, io: Io): void {
     .action(async (clientId: string, _o, c: Command) =>
       withCore(c, io, async (core) => {
         const view = await core.clients.show(core.shell, clientId);
+        emit(io, wantsJson(c), view, () => showClient(view));
+      }),
+    );
+
+  client
+    .command('set <client_id>')
+    .description("change an application's second-factor rule or back-channel logout address")
+    .option('--two-factor <on|off>', 'whether sign-ins need a second factor')
+    .option('--backchannel-logout-uri <uri>', 'where session ends are told ("" for nowhere)')
+    .action(async (clientId: string, opts: { twoFactor?: string; backchannelLogoutUri?: string }, c: Command) =>
+      withCore(c, io, async (core) => {
+        const view = await core.clients.change(core.shell, clientId, {
+          twoFactor: onOff(opts.twoFactor),
+          backchannelLogoutUri: opts.backchannelLogoutUri,
+        });
         emit(io, wantsJson(c), view, () => showClient(view));
       }),
     );

@@ -94,7 +94,7 @@ export function registerWebhook(program: Command, io: Io): void {
 
   program
     .command('deliveries')
-    .description('mail, webhook and SCIM push messages not yet delivered: pending (with the next try) and failed (with the last error)')
+    .description('mail, webhook, SCIM push and back-channel logout messages not yet delivered: pending (with the next try) and failed (with the last error)')
     .option('--all', 'delivered ones too (kept 7 days)')
     .action(async (o: { all?: boolean }, c: Command) =>
       withCore(c, io, async (core) => {

@@ -41,7 +41,7 @@ export interface WebhookView {
 
 export interface DeliveryView {
   id: string;
-  kind: 'mail' | 'webhook' | 'scim';
+  kind: 'mail' | 'webhook' | 'scim' | 'logout';
   topic: string;
   state: DeliveryState;
   attempts: number;

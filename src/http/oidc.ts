@@ -9,7 +9,7 @@
 import type { Context, Next } from 'koa';
 // Types only: the library (the largest part of the executable) is loaded when /oidc is first used.
 import type { default as Provider, Configuration, KoaContextWithOIDC } from 'oidc-provider';
-import { AUDIENCE_METADATA, type Core } from '../core';
+import { ACR_MFA, ACR_VALUES, asksForMfa, AUDIENCE_METADATA, type Core } from '../core';
 import { errorPage, html, page, PAGE_CSP, raw } from './pages/html';
 import { clearTokens, cookieNames, guestCaller, pageCaller, readCookie, tokenCaller } from './pages/session';
 import { devicePages } from './pages/device';
@@ -74,9 +74,32 @@ export class OidcProvider {
     // browser), the next authorization asks again, prompt=none included (login_required).
     login.checks.add(
       new Check('gatehouse_session', 'the Gatehouse session ended or belongs to another account', 'login_required', async (ctx) => {
+        const provided = ctx.oidc.session;
+        if (!provided?.accountId) return Check.NO_NEED_TO_PROMPT; // no_session asks already
+        const page = await pageSession(ctx);
+        if (page?.sub !== provided.accountId) return Check.REQUEST_PROMPT;
+        // The session's facts as the provider last heard them: after a sign-in again or a second
+        // factor added in the same session, the interaction tells it anew (auth_time, acr, amr).
+        if (provided.loginTs !== page.authTime || provided.acr !== page.acr) return Check.REQUEST_PROMPT;
+        // Its ID tokens name the Gatehouse session (sid), and its end is told to the client.
+        const clientId = ctx.oidc.client?.clientId;
+        if (clientId && provided.sidFor(clientId) !== page.sessionId) {
+          provided.sidFor(clientId, page.sessionId);
+          await core.oidc.signedIn(page.sessionId, clientId);
+        }
+        return Check.NO_NEED_TO_PROMPT;
+      }),
+    );
+    // Step-up: a client that needs two factors, or a request that asks for them (acr_values naming
+    // REFEDS MFA, an essential acr claim), is not answered at one factor; the interaction asks
+    // for the second factor (or tells the person they have none).
+    login.checks.add(
+      new Check('gatehouse_two_factor', 'this application needs a second factor', 'login_required', async (ctx) => {
         const accountId = ctx.oidc.session?.accountId;
-        if (!accountId) return Check.NO_NEED_TO_PROMPT; // no_session asks already
-        return (await pageSession(ctx))?.sub === accountId ? Check.NO_NEED_TO_PROMPT : Check.REQUEST_PROMPT;
+        if (!accountId || !ctx.oidc.client) return Check.NO_NEED_TO_PROMPT;
+        if (ctx.oidc.session?.acr === ACR_MFA) return Check.NO_NEED_TO_PROMPT;
+        const wanted = asksForMfa(ctx.oidc.params?.acr_values, ctx.oidc.claims) || (await core.oidc.clientPolicy(ctx.oidc.client.clientId, null)).twoFactor;
+        return wanted ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT;
       }),
     );
     // The client's allowed groups, checked at every authorization (membership can end at any time):
@@ -113,8 +136,15 @@ export class OidcProvider {
         if (!claims) return undefined;
         return { accountId: sub, claims: async () => ({ ...claims }) };
       },
-      // amr rides with openid: how the person signed in (a passkey, a password, with TOTP or not).
-      claims: { openid: ['sub', 'amr'], email: ['email', 'email_verified'], profile: ['name', 'preferred_username'], groups: ['groups'] },
+      // amr and acr ride with openid: how the person signed in (a passkey, a password, with TOTP
+      // or not) and at which level (REFEDS single or multi-factor).
+      acrValues: [...ACR_VALUES],
+      claims: {
+        openid: ['sub', 'amr', 'acr', 'auth_time', 'sid'],
+        email: ['email', 'email_verified'],
+        profile: ['name', 'preferred_username'],
+        groups: ['groups'],
+      },
       scopes: ['openid', 'offline_access', 'email', 'profile', 'groups'],
       responseTypes: ['code'],
       pkce: { methods: ['S256'], required: (_ctx, client) => client.clientAuthMethod === 'none' },
@@ -166,6 +196,11 @@ export class OidcProvider {
           },
         },
         userinfo: { enabled: true },
+        // OpenID Connect Back-Channel Logout: discovery and the clients' metadata. The tokens are
+        // sent by Gatehouse's delivery queue when a session ends, however it ends (the
+        // library's own sender is switched off below).
+        backchannelLogout: { enabled: true },
+        claimsParameter: { enabled: true },
         // RFC 8628: user codes XXXX-XXXX from 20 consonants (no vowels: no words), 10 minutes.
         deviceFlow: {
           enabled: true,
@@ -215,6 +250,11 @@ export class OidcProvider {
       },
     };
     const provider = new Provider(core.config.publicUrl, configuration);
+    // Logout tokens go through the durable queue (retried, never lost, internal addresses refused):
+    // the library's direct POST at its own end_session is not used. Every ID token names the
+    // Gatehouse session (sid), for back-channel logout and RP-initiated logout alike.
+    provider.Client.prototype.backchannelLogout = async () => undefined;
+    provider.Client.prototype.includeSid = () => true;
     provider.proxy = core.config.trustProxy !== null;
     // The provider answers its own failures (500 server_error); the log keeps what they were.
     // Name and code only, as for every internal error: messages can carry values.

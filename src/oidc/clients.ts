@@ -14,7 +14,7 @@ import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { newShellSafeId } from '../auth/ids';
-import { deleteClient, findClient, insertClient, listClients, OidcClientRow, setClientSecret } from '../store/oidc';
+import { deleteClient, findClient, insertClient, listClients, OidcClientRow, setClientSecret, updateClient } from '../store/oidc';
 import { resolveGateGroup } from '../groups/manage';
 import { findGroupsByReference } from '../store/groups';
 
@@ -35,6 +35,17 @@ export interface NewClient {
   public?: boolean;
   firstParty?: boolean;
   allowedGroups?: readonly string[];
+  /** Sign-ins need a second factor: a one-factor session is asked for it first. */
+  twoFactor?: boolean;
+  /** Where the end of a session that signed in to it is told (OpenID Connect Back-Channel Logout). */
+  backchannelLogoutUri?: string;
+}
+
+/** What `client set` changes; what is left out stays. */
+export interface ClientChanges {
+  twoFactor?: boolean;
+  /** '' removes it. */
+  backchannelLogoutUri?: string;
 }
 
 export interface ClientView {
@@ -50,6 +61,8 @@ export interface ClientView {
   /** Names, for people; the gate itself holds the ids. */
   allowed_groups: string[];
   allowed_group_ids: string[];
+  two_factor: boolean;
+  backchannel_logout_uri: string | null;
   created_at: string;
 }
 
@@ -60,6 +73,7 @@ interface Metadata {
   /** Absent on clients registered before grants were chosen: the authorization code. */
   grants?: ClientGrant[];
   audience?: string;
+  backchannel_logout_uri?: string;
 }
 
 const DEVICE_CODE = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -123,6 +137,8 @@ async function clientView(s: Services, row: OidcClientRow): Promise<ClientView> 
     post_logout_redirect_uris: m.post_logout_redirect_uris,
     allowed_groups: ids.map((id) => names.get(id) ?? `(deleted group ${id})`),
     allowed_group_ids: ids,
+    two_factor: row.two_factor,
+    backchannel_logout_uri: m.backchannel_logout_uri ?? null,
     created_at: iso(row.created_at),
   };
 }
@@ -157,6 +173,8 @@ export async function metadataOf(s: Services, row: OidcClientRow): Promise<Recor
     // The audience of its client-credentials tokens (extraClientMetadata): read with the client,
     // so a token request reads the client's row once.
     ...(grantsOf(m).includes('client_credentials') ? { [AUDIENCE_METADATA]: m.audience ?? ownAudience(row.client_id) } : {}),
+    // Its logout tokens name the session (sid), which its ID tokens carry too.
+    ...(m.backchannel_logout_uri ? { backchannel_logout_uri: m.backchannel_logout_uri, backchannel_logout_session_required: true } : {}),
   };
 }
 
@@ -180,6 +198,12 @@ export async function addClient(s: Services, actor: Actor, input: NewClient): Pr
   if (input.postLogoutRedirectUris?.length && !grants.includes('authorization_code')) {
     throw new AppError('invalid_input', '{--post-logout-redirect-uri} needs {--redirect-uri}: only a browser sign-in signs out');
   }
+  if (input.backchannelLogoutUri !== undefined && !grants.includes('authorization_code')) {
+    throw new AppError('invalid_input', '{--backchannel-logout-uri} needs {--redirect-uri}: only a browser sign-in has a session to end');
+  }
+  if (input.twoFactor && !grants.includes('authorization_code')) {
+    throw new AppError('invalid_input', '{--two-factor} needs {--redirect-uri}: only a browser sign-in can be asked for a second factor');
+  }
   const audience = input.audience === undefined ? undefined : audienceOf(input.audience.trim());
   // Gatehouse's own access tokens carry its public URL as their audience: a client's tokens for
   // the same audience would pass for a person's at a resource server that checks only aud.
@@ -192,6 +216,7 @@ export async function addClient(s: Services, actor: Actor, input: NewClient): Pr
     token_endpoint_auth_method: input.public ? 'none' : 'client_secret_basic',
     grants,
     ...(audience === undefined ? {} : { audience }),
+    ...(input.backchannelLogoutUri === undefined ? {} : { backchannel_logout_uri: logoutUri(input.backchannelLogoutUri) }),
   };
   const groups: string[] = [];
   for (const g of input.allowedGroups ?? []) groups.push((await resolveGateGroup(s.store.root, g)).reference_id);
@@ -204,10 +229,45 @@ export async function addClient(s: Services, actor: Actor, input: NewClient): Pr
     client_secret: secret,
     first_party: input.firstParty === true,
     allowed_groups: JSON.stringify(groups),
+    two_factor: input.twoFactor === true,
   });
   await s.audit.record('client_added', actor, { account: null, client_id: clientId, name });
   const view = await clientView(s, (await findClient(s.store.root, clientId))!);
   return secret ? { ...view, client_secret: secret } : view;
+}
+
+/** Changes whether a client needs two factors and where its sessions' ends are told. */
+export async function changeClient(s: Services, actor: Actor, clientId: string, changes: ClientChanges): Promise<ClientView> {
+  const row = await findClient(s.store.root, clientId);
+  if (!row) throw new AppError('not_found', `no client ${clientId.slice(0, 64)}`);
+  if (changes.twoFactor === undefined && changes.backchannelLogoutUri === undefined) {
+    throw new AppError('invalid_input', 'say what to change: {--two-factor} on|off, {--backchannel-logout-uri} URL (or "")');
+  }
+  const m = JSON.parse(row.metadata) as Metadata;
+  const browser = grantsOf(m).includes('authorization_code');
+  if (!browser && (changes.twoFactor || changes.backchannelLogoutUri)) {
+    throw new AppError('invalid_input', 'this client has no browser sign-in ({--redirect-uri}): it has no session to ask more of or to end');
+  }
+  if (changes.backchannelLogoutUri !== undefined) {
+    const { backchannel_logout_uri: _old, ...rest } = m;
+    const next: Metadata = changes.backchannelLogoutUri === '' ? rest : { ...rest, backchannel_logout_uri: logoutUri(changes.backchannelLogoutUri) };
+    await updateClient(s.store.root, clientId, { metadata: JSON.stringify(next) });
+  }
+  if (changes.twoFactor !== undefined) await updateClient(s.store.root, clientId, { two_factor: changes.twoFactor });
+  forgetClient(s, clientId);
+  await s.audit.record('client_changed', actor, {
+    account: null,
+    client_id: clientId,
+    ...(changes.twoFactor === undefined ? {} : { two_factor: changes.twoFactor ? 'on' : 'off' }),
+    ...(changes.backchannelLogoutUri === undefined ? {} : { backchannel_logout: changes.backchannelLogoutUri === '' ? 'off' : 'on' }),
+  });
+  return showClient(s, clientId);
+}
+
+/** A back-channel logout URI: where a browser's redirect would be allowed to go (https, or http on localhost), and no longer than a URL should be. */
+function logoutUri(raw: string): string {
+  if (raw.length > 500) throw new AppError('invalid_input', '{--backchannel-logout-uri} must be at most 500 characters');
+  return redirectUri(raw.trim(), '{--backchannel-logout-uri}');
 }
 
 export async function showClient(s: Services, clientId: string): Promise<ClientView> {

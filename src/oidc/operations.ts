@@ -6,12 +6,14 @@ import type { Actor, Caller } from '../actor';
 import type { Services } from '../services';
 import { claimsOf } from '../accounts/claims';
 import { actorOf, requireAdministrator } from '../access/caller';
-import { latestGrant, oidcCookieKey } from '../store/oidc';
-import { addClient, ClientView, listClientViews, NewClient, removeClient, rotateClientSecret, showClient } from './clients';
+import { latestGrant, oidcCookieKey, recordSignin } from '../store/oidc';
+import { addClient, changeClient, type ClientChanges, ClientView, listClientViews, NewClient, removeClient, rotateClientSecret, showClient } from './clients';
 import {
   accountFor,
   adapterFor,
   clientPolicy,
+  type ClientPolicy,
+  hasSecondFactor,
   inTokenRequest,
   OidcClaims,
   type PageSession,
@@ -26,6 +28,7 @@ export interface ClientOperations {
   list(actor: Actor): Promise<ClientView[]>;
   show(actor: Actor, clientId: string): Promise<ClientView>;
   remove(actor: Actor, clientId: string): Promise<ClientView>;
+  change(actor: Actor, clientId: string, changes: ClientChanges): Promise<ClientView>;
   rotateSecret(actor: Actor, clientId: string): Promise<{ client_id: string; client_secret: string }>;
 }
 
@@ -46,7 +49,11 @@ export interface OidcOperations {
    * moment, and the grant is ended (the answer must be invalid_grant).
    */
   tokenRequest(fn: () => Promise<void>): Promise<TokenRequestOutcome>;
-  clientPolicy(clientId: string, sub: string | null): Promise<{ firstParty: boolean; allowed: boolean; name: string }>;
+  clientPolicy(clientId: string, sub: string | null): Promise<ClientPolicy>;
+  /** Whether the account has a second factor to be asked for (TOTP or a passkey). */
+  hasSecondFactor(sub: string): Promise<boolean>;
+  /** A Gatehouse session signed in to a client: when the session ends, the client is told (back-channel logout). */
+  signedIn(sessionId: string, clientId: string): Promise<void>;
   /** The account's live grant to a client, from any earlier session. */
   latestGrant(sub: string, clientId: string): Promise<string | undefined>;
   /** The account behind a page session and when it signed in (seconds), or null. */
@@ -79,6 +86,10 @@ export function clientOperations(s: Services): ClientOperations {
       requireAdministrator(actor, 'remove clients');
       return removeClient(s, actor, clientId);
     },
+    async change(actor, clientId, changes) {
+      requireAdministrator(actor, 'change clients');
+      return changeClient(s, actor, clientId, changes);
+    },
     async rotateSecret(actor, clientId) {
       requireAdministrator(actor, 'rotate client secrets');
       return rotateClientSecret(s, actor, clientId);
@@ -93,6 +104,8 @@ export function oidcOperations(s: Services): OidcOperations {
     account: (sub, clientId, grantId) => accountFor(s, sub, clientId, grantId),
     tokenRequest: (fn) => inTokenRequest(s, fn),
     clientPolicy: (clientId, sub) => clientPolicy(s, clientId, sub),
+    hasSecondFactor: (sub) => hasSecondFactor(s, sub),
+    signedIn: (sessionId, clientId) => recordSignin(s.store.root, sessionId, clientId),
     latestGrant: (sub, clientId) => latestGrant(s.store.root, sub, clientId),
     pageSession: async (caller) => pageSessionOf(s, await actorOf(s, caller)),
     signingKeys: (fresh) => s.keys.privateJwks(fresh),

@@ -21,6 +21,8 @@ import {
 } from '../store/oidc';
 import { passesGate } from '../groups/manage';
 import { findSession } from '../store/sessions';
+import { findAccountByReference } from '../store/accounts';
+import { countPasskeys } from '../store/passkeys';
 import type { Actor } from '../actor';
 import { AppError } from '../errors';
 import { metadataOf, rowsOf } from './clients';
@@ -242,12 +244,27 @@ export async function accountFor(s: Services, sub: string, clientId: string, gra
  * only members of those groups, named by id and counted only while managed (a group any account
  * could make or rename never opens a gate).
  */
-export async function clientPolicy(s: Services, clientId: string, sub: string | null): Promise<{ firstParty: boolean; allowed: boolean; name: string }> {
+export async function clientPolicy(s: Services, clientId: string, sub: string | null): Promise<ClientPolicy> {
   const client = await findClient(s.store.root, clientId);
-  if (!client) return { firstParty: false, allowed: false, name: '' };
+  if (!client) return { firstParty: false, allowed: false, name: '', twoFactor: false };
   const allowedGroups = JSON.parse(client.allowed_groups) as string[];
   const allowed = await passesGate(s.store.root, sub, allowedGroups);
-  return { firstParty: client.first_party, allowed, name: client.name };
+  return { firstParty: client.first_party, allowed, name: client.name, twoFactor: client.two_factor };
+}
+
+export interface ClientPolicy {
+  firstParty: boolean;
+  allowed: boolean;
+  name: string;
+  /** Its sign-ins need a second factor (step-up). */
+  twoFactor: boolean;
+}
+
+/** Whether an account has a second factor to be asked for: TOTP or a passkey. */
+export async function hasSecondFactor(s: Services, sub: string): Promise<boolean> {
+  const account = await findAccountByReference(s.store.root, sub);
+  if (!account) return false;
+  return account.totp_enabled || (await countPasskeys(s.store.root, account.id)) > 0;
 }
 
 /**

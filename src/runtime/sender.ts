@@ -62,6 +62,13 @@ export type ScimRequest = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: URL, 
 export type ScimPusher = (store: Store, target: ScimTargetRow, message: unknown, request: ScimRequest) => Promise<void>;
 
 /**
+ * What a back-channel logout message becomes (handed in by the core): where to POST it and the
+ * signed logout token, made now (a retry hours later carries a fresh iat); null when the client
+ * is gone or no longer asks for them.
+ */
+export type LogoutSigner = (message: unknown, messageId: string) => Promise<{ url: string; token: string } | null>;
+
+/**
  * A loop that looks for due messages when nudged and every POLL_MS while idle; one look at a
  * time (a nudge during a look asks for another).
  */
@@ -118,12 +125,14 @@ export class Sender {
   private readonly mail: Poller;
   private readonly hooks: Poller;
   private readonly pushes: Poller;
+  private readonly logouts: Poller;
   /** Per lane, endpoint id (a webhook's, a SCIM target's) → its messages being sent now, one after another. */
   private readonly endpoints = { webhook: new Map<number, Promise<void>>(), scim: new Map<number, Promise<void>>() };
   readonly counts: DeliveryCounts = {
     mail: { delivered: 0, retried: 0, failed: 0 },
     webhook: { delivered: 0, retried: 0, failed: 0 },
     scim: { delivered: 0, retried: 0, failed: 0 },
+    logout: { delivered: 0, retried: 0, failed: 0 },
   };
 
   constructor(
@@ -133,10 +142,11 @@ export class Sender {
     private readonly clock: Clock,
     private readonly targets: TargetPolicy,
     private readonly push: ScimPusher,
+    private readonly signLogout: LogoutSigner,
   ) {
     const onError = (err: unknown) => this.logger.error('delivery_poll_failed', { error: errorOf(err) });
     this.mail = new Poller(
-      () => this.drainMail(),
+      () => this.drainLane('mail'),
       () => !this.stopped,
       onError,
     );
@@ -147,6 +157,11 @@ export class Sender {
     );
     this.pushes = new Poller(
       () => this.drainEndpoints('scim'),
+      () => !this.stopped,
+      onError,
+    );
+    this.logouts = new Poller(
+      () => this.drainLane('logout'),
       () => !this.stopped,
       onError,
     );
@@ -172,6 +187,7 @@ export class Sender {
     this.mail.nudge();
     this.hooks.nudge();
     this.pushes.nudge();
+    this.logouts.nudge();
   }
 
   /** Sends until nothing is due and nothing is in flight (tests and shutdown wait on it). */
@@ -179,7 +195,8 @@ export class Sender {
     for (;;) {
       await this.idle();
       if (this.stopped) return;
-      await this.drainMail();
+      await this.drainLane('mail');
+      await this.drainLane('logout');
       await this.drainEndpoints('webhook');
       await this.drainEndpoints('scim');
       if (this.inFlight().length === 0) return;
@@ -191,6 +208,7 @@ export class Sender {
     this.mail.cancel();
     this.hooks.cancel();
     this.pushes.cancel();
+    this.logouts.cancel();
     await this.idle();
   }
 
@@ -199,14 +217,15 @@ export class Sender {
   }
 
   private async idle(): Promise<void> {
-    while (this.mail.running || this.hooks.running || this.pushes.running || this.inFlight().length > 0)
-      await Promise.all([this.mail.running, this.hooks.running, this.pushes.running, ...this.inFlight()]);
+    const lanes = [this.mail, this.hooks, this.pushes, this.logouts];
+    while (lanes.some((l) => l.running) || this.inFlight().length > 0) await Promise.all([...lanes.map((l) => l.running), ...this.inFlight()]);
   }
 
-  private async drainMail(): Promise<void> {
+  /** Mail, and logout tokens: a batch at a time, each message on its own. */
+  private async drainLane(kind: 'mail' | 'logout'): Promise<void> {
     // A read first: an idle queue costs no write transaction per poll.
-    while (!this.stopped && (await anyDue(this.store.root, { kind: 'mail' }))) {
-      const claimed = await claimDue(this.store.root, this.id, BATCH, LEASE_MS, { kind: 'mail' });
+    while (!this.stopped && (await anyDue(this.store.root, { kind }))) {
+      const claimed = await claimDue(this.store.root, this.id, BATCH, LEASE_MS, { kind });
       if (claimed.length === 0) return;
       await Promise.all(claimed.map((d) => this.deliver(d)));
     }
@@ -241,6 +260,7 @@ export class Sender {
       if (d.payload === null) throw new Error('nothing to send');
       if (d.kind === 'mail') await this.mailer.send(JSON.parse(d.payload) as MailMessage);
       else if (d.kind === 'scim') await this.pushScim(d, d.payload);
+      else if (d.kind === 'logout') await this.logout(d, d.payload);
       else await this.post(d, d.payload);
     } catch (err) {
       const error = errorOf(err);
@@ -279,6 +299,25 @@ export class Sender {
       return { status: r.status, body: jsonOrNull(r.body) };
     };
     await this.push(this.store, target, JSON.parse(payload) as unknown, request);
+  }
+
+  /**
+   * One back-channel logout: the token POSTed as a form (OpenID Connect Back-Channel Logout 1.0
+   * 2.5); a 200 or 204 is delivered, anything else is tried again. A redirect is not followed.
+   */
+  private async logout(d: DeliveryRow, payload: string): Promise<void> {
+    const made = await this.signLogout(JSON.parse(payload) as unknown, d.message_id);
+    if (!made) throw new Error('the client was removed or no longer takes back-channel logouts');
+    const body = new URLSearchParams({ logout_token: made.token }).toString();
+    const { status } = await sendTo(
+      new URL(made.url),
+      'POST',
+      { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'Gatehouse-Logout', 'cache-control': 'no-store' },
+      body,
+      this.targets,
+      0,
+    );
+    if (status !== 200 && status !== 204) throw new Error(`HTTP ${status}`);
   }
 
   /** One Standard Webhooks POST: a 2xx within 10 s is delivered; a redirect is not followed. */

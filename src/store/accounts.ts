@@ -1,7 +1,8 @@
 /** Queries on accounts, groups and memberships. */
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors';
-import { Handle, isUniqueViolation, op } from './handle';
+import { atomically, Handle, isUniqueViolation, op, seal } from './handle';
+import { queueLogouts } from './logout';
 import { decodeRow } from './schema';
 import { filterSql } from './readable';
 
@@ -221,17 +222,21 @@ export const updateAccount = op(async (h, id: number, fields: AccountChanges): P
 });
 
 /** Sets columns and invalidates every token issued so far for the account. */
-export const bumpAuthVersion = op(async (h, id: number, fields: AccountChanges = {}): Promise<void> => {
-  try {
-    await h
-      .k('user_account')
-      .where({ id })
-      .update({ ...fields, auth_version: h.k.raw('auth_version + 1'), updated_at: h.clock.now() });
-  } catch (err) {
-    if (isUniqueViolation(err)) throw taken(err);
-    throw err;
-  }
-});
+export const bumpAuthVersion = op((root, id: number, fields: AccountChanges = {}): Promise<void> =>
+  atomically(root, async (h) => {
+    try {
+      await h
+        .k('user_account')
+        .where({ id })
+        .update({ ...fields, auth_version: h.k.raw('auth_version + 1'), updated_at: h.clock.now() });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw taken(err);
+      throw err;
+    }
+    // Every session it had ended: the clients they signed in to are told (back-channel logout).
+    await queueLogouts(seal(h), id, { bumped: true });
+  }),
+);
 
 /**
  * Serializes account writes: SQLite takes its write lock here (not at a later read→write
@@ -249,6 +254,8 @@ export const lockAccounts = op(async (h): Promise<void> => {
  * what was shared with them.
  */
 export const deleteAccount = op(async (h, id: number): Promise<void> => {
+  // Its open sessions go with it: the clients they signed in to are told (back-channel logout).
+  await queueLogouts(seal(h), id, { open: true });
   const owned: Array<{ id: unknown }> = await h.k('usergroup').where({ user_account_id: id }).whereNull('system_role').select('id');
   for (const g of owned) {
     const others = await h.k('membership').where({ usergroup_id: g.id }).whereNot({ account_id: id }).first('id');

@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { atomically, op, rawRows } from './handle';
 import { decodeRow } from './schema';
 
-export type DeliveryKind = 'mail' | 'webhook' | 'scim';
+export type DeliveryKind = 'mail' | 'webhook' | 'scim' | 'logout';
 export type DeliveryState = 'pending' | 'delivered' | 'failed';
 
 export interface DeliveryRow {

@@ -27,6 +27,8 @@ export interface OidcClientRow {
   first_party: boolean;
   allowed_groups: string;
   created_at: number;
+  /** Sign-ins need a second factor (step-up). */
+  two_factor: boolean;
 }
 
 /**
@@ -156,6 +158,16 @@ export const deleteClient = op(async (h, clientId: string): Promise<boolean> => 
   return (await h.k('oidc_client').where({ client_id: clientId }).del()) > 0;
 });
 
+/** A session signed in to a client (kept until the session is pruned): its end is told to the client. */
+export const recordSignin = op(async (h, sessionId: string, clientId: string): Promise<void> => {
+  await h.k('oidc_signin').insert({ session_id: sessionId, client_id: clientId, created_at: h.clock.now() }).onConflict(['session_id', 'client_id']).ignore();
+});
+
+/** Changes a client's settings: its metadata (JSON) and whether it needs two factors. */
+export const updateClient = op(async (h, clientId: string, changes: Partial<Pick<OidcClientRow, 'metadata' | 'two_factor'>>): Promise<boolean> => {
+  return (await h.k('oidc_client').where({ client_id: clientId }).update(changes)) > 0;
+});
+
 export const setClientSecret = op(async (h, clientId: string, secret: string): Promise<boolean> => {
   return (await h.k('oidc_client').where({ client_id: clientId }).update({ client_secret: secret })) > 0;
 });
@@ -188,7 +200,7 @@ const FACTS_COLUMNS = (dialect: string) =>
   `a.id AS a_id, a.email AS a_email, a.email_verified AS a_email_verified, a.username AS a_username, a.name AS a_name, a.disabled AS a_disabled,
    ${groupNamesSql(dialect)} AS a_group_names,
    c.client_id AS c_client_id, c.name AS c_name, c.metadata AS c_metadata, c.client_secret AS c_client_secret,
-   c.first_party AS c_first_party, c.allowed_groups AS c_allowed_groups, c.created_at AS c_created_at`;
+   c.first_party AS c_first_party, c.allowed_groups AS c_allowed_groups, c.created_at AS c_created_at, c.two_factor AS c_two_factor`;
 
 /** What a token request needs of the account and the client, read together. */
 export interface AccountFacts {

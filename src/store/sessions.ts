@@ -1,5 +1,6 @@
 /** Sessions and their refresh tokens (hashes only). */
-import { op } from './handle';
+import { atomically, op, seal } from './handle';
+import { queueLogouts } from './logout';
 import { decodeRow } from './schema';
 
 export interface SessionRow {
@@ -76,9 +77,14 @@ export const addRefresh = op(async (h, sessionId: string, tokenHash: string): Pr
 });
 
 /** Ends one session (of this account); false if there was no such open session. */
-export const endSession = op(async (h, accountId: number, sessionId: string): Promise<boolean> => {
-  return (await h.k('session').where({ id: sessionId, account_id: accountId }).whereNull('ended_at').update({ ended_at: h.clock.now() })) === 1;
-});
+export const endSession = op((root, accountId: number, sessionId: string): Promise<boolean> =>
+  atomically(root, async (h) => {
+    const ended = (await h.k('session').where({ id: sessionId, account_id: accountId }).whereNull('ended_at').update({ ended_at: h.clock.now() })) === 1;
+    // The clients it signed in to are told, in the same transaction (back-channel logout).
+    if (ended) await queueLogouts(seal(h), accountId, { session: sessionId });
+    return ended;
+  }),
+);
 
 /** The account's open sessions (not ended, not expired, not idle, of its current auth_version), newest first. */
 export const openSessions = op(async (h, accountId: number, idleMs: number): Promise<SessionRow[]> => {

@@ -1,5 +1,6 @@
 /** Store side of TOTP: the atomic "accept this step once" and recovery codes. */
-import { atomically, op } from './handle';
+import { atomically, op, seal } from './handle';
+import { queueLogouts } from './logout';
 
 /**
  * Records `step` as the last accepted one if it is later than the stored one. One UPDATE, so two
@@ -15,13 +16,17 @@ export const acceptTotpStep = op(async (h, accountId: number, step: number): Pro
 });
 
 /** Turns a pending enrolment on, once, and only for the secret that was shown. Bumps auth_version. */
-export const enableTotp = op(async (h, accountId: number, secret: string, step: number): Promise<boolean> => {
-  const updated = await h
-    .k('user_account')
-    .where({ id: accountId, totp_enabled: false, totp_secret: secret })
-    .update({ totp_enabled: true, totp_last_step: step, auth_version: h.k.raw('auth_version + 1'), updated_at: h.clock.now() });
-  return updated === 1;
-});
+export const enableTotp = op((root, accountId: number, secret: string, step: number): Promise<boolean> =>
+  atomically(root, async (h) => {
+    const updated = await h
+      .k('user_account')
+      .where({ id: accountId, totp_enabled: false, totp_secret: secret })
+      .update({ totp_enabled: true, totp_last_step: step, auth_version: h.k.raw('auth_version + 1'), updated_at: h.clock.now() });
+    // The sessions the bump ended: the clients they signed in to are told (back-channel logout).
+    if (updated === 1) await queueLogouts(seal(h), accountId, { bumped: true });
+    return updated === 1;
+  }),
+);
 
 /** Turns TOTP off (if it was on or pending), drops its recovery codes and bumps auth_version. */
 export const disableTotp = op((root, accountId: number): Promise<void> =>
@@ -31,6 +36,7 @@ export const disableTotp = op((root, accountId: number): Promise<void> =>
       .where({ id: accountId })
       .update({ totp_enabled: false, totp_secret: null, totp_last_step: null, auth_version: h.k.raw('auth_version + 1'), updated_at: h.clock.now() });
     await h.k('recovery_code').where({ account_id: accountId }).del();
+    await queueLogouts(seal(h), accountId, { bumped: true });
   }),
 );
 

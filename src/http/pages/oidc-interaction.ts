@@ -10,6 +10,7 @@ import { form, html, page } from './html';
 import { type PageKit, see, send, type SigninPage } from './kit';
 import { csrfToken, pageCaller } from './session';
 import { NOT_ALLOWED } from './oidc-words';
+import { ACR_MFA, asksForMfa } from '../../core';
 const SCOPE_TEXT: Record<string, string> = {
   openid: 'know who you are on this server (a stable id)',
   email: 'see your email address and whether it is confirmed',
@@ -17,6 +18,16 @@ const SCOPE_TEXT: Record<string, string> = {
   groups: 'see the names of your groups',
   offline_access: 'stay signed in when you are away (a refresh token)',
 };
+
+/** The request's claims parameter (JSON text), or nothing when it is not an object. */
+function claimsParameter(raw: unknown): unknown {
+  if (typeof raw !== 'string') return raw;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return undefined;
+  }
+}
 
 export function registerInteractions(kit: PageKit, oidc: OidcProvider, signinPage: SigninPage): void {
   const { core, router, names, html_, post } = kit;
@@ -89,9 +100,18 @@ export function registerInteractions(kit: PageKit, oidc: OidcProvider, signinPag
           returnTo: `/oidc/interaction/${details.uid}`,
         });
       }
-      if (!(await core.oidc.clientPolicy(clientId, session.sub)).allowed) return denied(ctx);
+      const policy = await core.oidc.clientPolicy(clientId, session.sub);
+      if (!policy.allowed) return denied(ctx);
+      // Step-up: the client or the request wants two factors and this session has one.
+      const asked = asksForMfa(details.params.acr_values, claimsParameter(details.params.claims));
+      if ((policy.twoFactor || asked) && session.acr !== ACR_MFA) {
+        if (await core.oidc.hasSecondFactor(session.sub)) {
+          return t.see(ctx, `/signin/confirm?return=${encodeURIComponent(`/oidc/interaction/${details.uid}`)}&need=second-factor`);
+        }
+        return noSecondFactor(ctx, details.uid, policy.name);
+      }
       // The real time of the sign-in, for auth_time and later max_age checks (not "now").
-      return finish(ctx, { login: { accountId: session.sub, ts: session.authTime, amr: session.amr } });
+      return finish(ctx, { login: { accountId: session.sub, ts: session.authTime, amr: session.amr, acr: session.acr } });
     }
     const policy = await core.oidc.clientPolicy(clientId, details.session?.accountId ?? null);
     if (!policy.allowed) return denied(ctx);
@@ -123,6 +143,31 @@ export function registerInteractions(kit: PageKit, oidc: OidcProvider, signinPag
     if (details.prompt.name !== 'consent') return finish(ctx, {});
     if (!(await core.oidc.clientPolicy(String(details.params.client_id), details.session?.accountId ?? null)).allowed) return denied(ctx);
     await finish(ctx, { consent: { grantId: await grantAll(details) } });
+  });
+  /** An account with no second factor, for an application that needs one: how to add one, and back to the application with its refusal. */
+  const noSecondFactor = (ctx: Context, uid: string, name: string) => {
+    const csrf = csrfToken(ctx, t.names);
+    t.send(
+      ctx,
+      403,
+      page(
+        { title: 'A second factor is needed', csrf, signedIn: true },
+        html`<section>
+          <p><strong>${name}</strong> asks for a second factor: an authenticator app's code or a passkey. Your account has neither yet.</p>
+          <p>Add one on <a href="/account#two-factor">your account page</a>, then sign in to ${name} again.</p>
+          <div class="links">${form(`/oidc/interaction/${uid}/unmet`, csrf, `Back to ${name}`, [], { secondary: true })}</div>
+        </section>`,
+      ),
+    );
+  };
+  // The application is told why (access_denied; unmet_authentication_requirements when the request itself asked).
+  t.post('/oidc/interaction/:uid/unmet', async (ctx) => {
+    const details = await detailsOf(ctx);
+    const asked = asksForMfa(details.params.acr_values, claimsParameter(details.params.claims));
+    await finish(ctx, {
+      error: asked ? 'unmet_authentication_requirements' : 'access_denied',
+      error_description: 'this application needs a second factor, and the account has none',
+    });
   });
   t.post('/oidc/interaction/:uid/deny', async (ctx) => {
     await detailsOf(ctx);
