@@ -57,7 +57,9 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
                     (cl: ClientView) =>
                       html`<tr>
                         <td>
-                          ${cl.name}${cl.first_party ? html` <span class="meta">(first party)</span>` : ''}${cl.public ? html` <span class="meta">(public)</span>` : ''}
+                          ${cl.name}${cl.first_party ? html` <span class="meta">(first party)</span>` : ''}${cl.public ? html` <span class="meta">(public)</span>` : ''}${
+                            cl.two_factor ? html`<br /><span class="meta">two factors required</span>` : ''
+                          }${cl.backchannel_logout_uri ? html`<br /><span class="meta">logouts to ${breakable(cl.backchannel_logout_uri)}</span>` : ''}
                         </td>
                         <td><code>${cl.client_id}</code></td>
                         <td>
@@ -66,6 +68,13 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
                         <td class="wide-only">${cl.redirect_uris.map((u, i) => html`${i ? html`<br />` : ''}${breakable(u)}`)}</td>
                         <td class="wide-only">${cl.allowed_groups.join(', ') || 'everyone'}</td>
                         <td class="actions">
+                          ${
+                            cl.grants.includes('authorization_code')
+                              ? actionButton(a.csrf, '/admin/clients/two-factor', cl.two_factor ? 'Allow one factor' : 'Require two factors', {
+                                  hidden: { client_id: cl.client_id, two_factor: cl.two_factor ? 'off' : 'on' },
+                                })
+                              : ''
+                          }
                           ${
                             cl.public
                               ? ''
@@ -107,7 +116,14 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
               hint: 'The API its tokens are for, as that API names itself (https://api.example.com). Empty: urn:gatehouse:client:<client id>.',
             })}
             ${await groupChoices(kit, a, 'groups', 'Only members of these groups may sign in (none ticked: everyone)')}
+            ${field('backchannel_logout_uri', 'Back-channel logout URI', {
+              required: false,
+              autocomplete: 'off',
+              maxlength: 500,
+              hint: "Where Gatehouse tells the application that a person's session ended (https://app.example.com/backchannel-logout). Empty: not told.",
+            })}
             <label class="check"><input type="checkbox" name="first_party" value="yes" /> First party: no consent page</label>
+            <label class="check"><input type="checkbox" name="two_factor" value="yes" /> Two factors: a sign-in with one is asked for the second</label>
             <label class="check"><input type="checkbox" name="public" value="yes" /> Public client (a browser or mobile app: no secret, PKCE)</label>
             <button type="submit">Add client</button>
           </form>
@@ -128,6 +144,8 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
         allowedGroups: many(body, 'groups'),
         firstParty: str(body, 'first_party') === 'yes',
         public: str(body, 'public') === 'yes',
+        twoFactor: str(body, 'two_factor') === 'yes',
+        backchannelLogoutUri: str(body, 'backchannel_logout_uri').trim() || undefined,
       });
       return clientsPage(ctx, a, {
         top: added.client_secret ? secretOnce(added, added.client_secret) : html`<p class="notice success">Client ${added.client_id} added.</p>`,
@@ -142,6 +160,14 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
       return clientsPage(ctx, a, { top: secretOnce({ ...r, name }, r.client_secret) });
     });
   });
+  c.post(
+    '/admin/clients/two-factor',
+    async (_ctx, a, body) => {
+      await core.clients.change(a.actor, str(body, 'client_id'), { twoFactor: str(body, 'two_factor') === 'on' });
+      return '/admin/clients?done=client_changed';
+    },
+    clientsPage,
+  );
   c.post(
     '/admin/clients/remove',
     async (_ctx, a, body) => {
