@@ -28,6 +28,7 @@ export const AUDIT_EVENTS = [
   'signin_ok',
   'signin_failed',
   'password_check_failed',
+  'reauthenticated',
   'lockout',
   'totp_enabled',
   'totp_disabled',

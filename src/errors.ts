@@ -14,8 +14,11 @@ export const ERROR_CODES = [
   'invalid_token',
   'otp_required',
   'otp_invalid',
-  /** A sensitive change needs the password (or a passkey) entered in the last few minutes. */
-  'reauth_required',
+  /**
+   * A change that adds a way in needs a sign-in within --recent-signin, or the password, a code or
+   * a passkey entered again in this session (the reauthenticate action).
+   */
+  'reauthentication_required',
   /** A passkey ceremony that does not verify (wrong origin, signature, challenge, a cloned key). */
   'passkey_invalid',
   'token_invalid',

@@ -12,6 +12,7 @@ import type { Services } from '../services';
 import type { AccountRow } from '../store/accounts';
 import { deleteApiKey, insertApiKey, listApiKeys, type ApiKeyRow } from '../store/api-keys';
 import { type CredentialKind, credentialOperations, type CredentialOperations } from './named-credentials';
+import { afterRecentSignin } from './recent-signin';
 
 /** The longest a key may be made to last (none: until revoked). */
 const MAX_EXPIRY_SECONDS = 5 * 366 * 86_400;
@@ -70,4 +71,6 @@ const apiKeys: CredentialKind<ApiKeyRow, ApiKeyView, NewApiKey> = {
 /** What the front ends call: any account's keys (administrators and the shell, by email) and the caller's own. */
 export type ApiKeyOperations = CredentialOperations<ApiKeyView, NewApiKey>;
 
-export const apiKeyOperations = (s: Services, byEmail: (email: string) => Promise<AccountRow>): ApiKeyOperations => credentialOperations(s, byEmail, apiKeys);
+/** A key is a way in: making one needs a recent sign-in (the shell is not asked; an API key never makes one). */
+export const apiKeyOperations = (s: Services, byEmail: (email: string) => Promise<AccountRow>): ApiKeyOperations =>
+  afterRecentSignin(s, credentialOperations(s, byEmail, apiKeys));

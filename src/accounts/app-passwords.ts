@@ -9,6 +9,7 @@ import type { Services } from '../services';
 import type { AccountRow } from '../store/accounts';
 import { deleteAppPassword, findAccountForBind, insertAppPassword, listAppPasswords, touchAppPassword, type AppPasswordRow } from '../store/app-passwords';
 import { type CredentialKind, credentialOperations, type CredentialOperations } from './named-credentials';
+import { afterRecentSignin } from './recent-signin';
 
 const TOUCH_EVERY_MS = 60_000;
 
@@ -68,5 +69,6 @@ export async function accountForBind(
 /** What the front ends call: any account's (administrators and the shell, by email) and the caller's own. */
 export type AppPasswordOperations = CredentialOperations<AppPasswordView, { name: string }>;
 
+/** An app password is a way in: making one needs a recent sign-in (the shell is not asked; an API key never makes one). */
 export const appPasswordOperations = (s: Services, byEmail: (email: string) => Promise<AccountRow>): AppPasswordOperations =>
-  credentialOperations(s, byEmail, appPasswords);
+  afterRecentSignin(s, credentialOperations(s, byEmail, appPasswords));

@@ -10,6 +10,7 @@ import { bumpAuthVersion, emailIsUsername, findAccountByEmailKey, lockAccounts }
 import { newSession } from './account-helpers';
 import { callerAccount, confirmPassword } from '../accounts/acting';
 import { sendVerification } from '../accounts/mailed-links';
+import { assertRecentSignin } from '../accounts/recent-signin';
 import { ActionDef, said } from './types';
 
 export const changePassword: ActionDef = {
@@ -37,6 +38,8 @@ export const changeEmail: ActionDef = {
     const password = stringField(attributes, 'password')!;
     const { email, key } = normalizeEmail(stringField(attributes, 'email')!);
     const account = await callerAccount(ctx);
+    // A new address is a way in (a reset link goes there): the password given here is the proof.
+    await assertRecentSignin(s, ctx.actor, { proving: true });
     await confirmPassword(ctx, account, password);
     if (key === account.email_key && email === account.email) return said('the email address is unchanged');
     await s.store.transaction(async (tx) => {

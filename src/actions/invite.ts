@@ -2,6 +2,7 @@
 import { parseDuration } from '../config';
 import { stringField } from '../accounts/validate';
 import { invite as makeInvitation } from '../invitations/invitations';
+import { assertRecentSignin } from '../accounts/recent-signin';
 import type { ActionDef } from './types';
 
 export const invite: ActionDef = {
@@ -9,6 +10,8 @@ export const invite: ActionDef = {
   name: 'invite',
   input: { email: 'required', groups: 'list', expires_in: 'optional' },
   async run({ s, actor, attributes }) {
+    // An invitation makes a way in for someone (into the groups it names): a recent sign-in, never an API key.
+    await assertRecentSignin(s, actor);
     const groups = (attributes.groups as string[] | undefined) ?? [];
     const expiresIn = stringField(attributes, 'expires_in', false);
     const { invitation, mail } = await makeInvitation(s, actor, {

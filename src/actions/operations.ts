@@ -3,6 +3,7 @@ import type { Actor, Caller } from '../actor';
 import type { Services } from '../services';
 import { actorOf, requireAdministrator } from '../access/caller';
 import { actionCatalog, findAction, runAction } from './registry';
+import { assertRecentSignin } from '../accounts/recent-signin';
 import type { ActionResult } from './types';
 import { getActionView, listActionViews, PermissionChange, setActionPermissionByName, ActionPermissionView } from '../records/action-permissions';
 
@@ -13,6 +14,12 @@ export interface ActionOperations {
   list(actor: Actor): Promise<ActionPermissionView[]>;
   get(actor: Actor, name: string): Promise<ActionPermissionView>;
   setPermission(actor: Actor, name: string, change: PermissionChange): Promise<{ before: ActionPermissionView; after: ActionPermissionView; changed: boolean }>;
+  /**
+   * The rule the actions that add a way in apply, for a front end about to call a domain operation
+   * that adds one (the console's SCIM tokens): 403 reauthentication_required unless the actor's
+   * session signed in within --recent-signin; never asked at the shell.
+   */
+  assertRecentSignin(actor: Actor): Promise<void>;
 }
 
 /** The actions as the HTTP API describes them (/openapi.json). */
@@ -31,5 +38,6 @@ export function actionOperations(s: Services): ActionOperations {
       return getActionView(s, name);
     },
     setPermission: (actor, name, change) => setActionPermissionByName(s, actor, name, change),
+    assertRecentSignin: (actor) => assertRecentSignin(s, actor),
   };
 }

@@ -15,6 +15,7 @@ import { unlockSignin } from './unlock';
 import { listSessionsAction, refresh, revokeSessionAction, signout } from './sessions';
 import { passkeyOptions, passkeyRegister, passkeySignin } from './passkeys';
 import { invite } from './invite';
+import { reauthenticate } from './reauthenticate';
 import type { ActionDef, ActionResult } from './types';
 
 const ACTIONS: readonly ActionDef[] = [
@@ -40,6 +41,7 @@ const ACTIONS: readonly ActionDef[] = [
   passkeyRegister,
   passkeySignin,
   invite,
+  reauthenticate,
 ];
 
 export function findAction(onType: string, name: string): ActionDef {
@@ -81,7 +83,7 @@ function checkInput(def: ActionDef, attributes: Record<string, unknown>): void {
       if (!Array.isArray(value) || value.length > 50 || value.some((v) => typeof v !== 'string' || v.length > 200)) {
         throw new AppError('invalid_input', `${field} must be a list of at most 50 strings`);
       }
-    } else if (need === 'object') {
+    } else if (need === 'object' || need === 'optional_object') {
       if (typeof value !== 'object' || Array.isArray(value)) throw new AppError('invalid_input', `${field} must be an object`);
     } else if (typeof value !== 'string') throw new AppError('invalid_input', `${field} must be a string`);
   }

@@ -14,6 +14,7 @@ import { enableTotp, replaceRecoveryCodes } from '../store/totp';
 import { newSession } from './account-helpers';
 import { callerAccount, confirmPassword } from '../accounts/acting';
 import { verifySecondFactor } from '../accounts/second-factor';
+import { assertRecentSignin } from '../accounts/recent-signin';
 import type { ActionDef } from './types';
 
 export const totpEnroll: ActionDef = {
@@ -23,6 +24,8 @@ export const totpEnroll: ActionDef = {
   async run(ctx) {
     const password = stringField(ctx.attributes, 'password')!;
     const account = await callerAccount(ctx);
+    // A new second factor is a way in: the password given here is the proof (never an API key's).
+    await assertRecentSignin(ctx.s, ctx.actor, { proving: true });
     await confirmPassword(ctx, account, password);
     if (account.totp_enabled) throw new AppError('forbidden', 'TOTP is already on; turn it off first to enrol a new device');
     const secret = newTotpSecret();
@@ -44,6 +47,8 @@ export const totpConfirm: ActionDef = {
     const { s } = ctx;
     const otp = stringField(ctx.attributes, 'otp')!.trim();
     const account = await callerAccount(ctx);
+    // The enrolment it confirms was begun with the password; an API key confirms none.
+    await assertRecentSignin(s, ctx.actor, { proving: true });
     if (account.totp_enabled) throw new AppError('forbidden', 'TOTP is already on');
     if (!account.totp_secret) throw new AppError('invalid_input', 'start with totp_enroll');
     await s.limiter.assertTotpAllowed(account.reference_id);

@@ -44,12 +44,12 @@ export interface ActionDef {
   /** The action checks its own execute permission (signup does it inside its transaction). */
   checksOwnPermission?: boolean;
   /**
-   * The attributes it reads: strings, (`object`) a required JSON object, or (`list`) an optional
-   * array of strings. The registry refuses
+   * The attributes it reads: strings, (`object`) a required JSON object, (`optional_object`) one
+   * that may be left out, or (`list`) an optional array of strings. The registry refuses
    * a missing required one or one of the wrong type before the action runs, and /openapi.json
    * documents them from here.
    */
-  readonly input: Readonly<Record<string, 'required' | 'optional' | 'object' | 'list'>>;
+  readonly input: Readonly<Record<string, 'required' | 'optional' | 'object' | 'optional_object' | 'list'>>;
   run(ctx: ActionContext): Promise<ActionResult>;
 }
 

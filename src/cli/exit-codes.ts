@@ -23,7 +23,7 @@ export const EXIT_CODE: Readonly<Record<ErrorCode, number>> = {
   precondition_failed: EXIT.refused,
   last_administrator: EXIT.refused,
   last_credential: EXIT.refused,
-  reauth_required: EXIT.refused,
+  reauthentication_required: EXIT.refused,
   passkey_invalid: EXIT.refused,
   invalid_credentials: EXIT.refused,
   email_unverified: EXIT.refused,

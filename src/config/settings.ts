@@ -286,6 +286,15 @@ export const SETTINGS = {
     shown: '30m',
     help: 'password reset link lifetime',
   },
+  recentSignin: {
+    env: 'GATEHOUSE_RECENT_SIGNIN',
+    parse: parseDuration,
+    fallback: 600,
+    scope: 'serve',
+    arg: '<duration>',
+    shown: '10m',
+    help: 'how recent a sign-in (or a password or code entered again) must be to add a way in (a passkey, API key, app password, TOTP, a new email) or to make a SCIM token or an invitation',
+  },
   limitWindow: {
     env: 'GATEHOUSE_LIMIT_WINDOW',
     parse: parseDuration,

@@ -182,7 +182,7 @@ export function openApiDocument(catalog: ApiCatalog, publicUrl: string): Schema 
     const properties = Object.fromEntries(
       Object.entries(a.input).map(([f, need]) => [
         f,
-        need === 'object'
+        need === 'object' || need === 'optional_object'
           ? { type: 'object', description: 'a WebAuthn credential as JSON (id, rawId, type "public-key", response with base64url fields)' }
           : need === 'list'
             ? { type: 'array', items: { type: 'string' }, maxItems: 50 }

@@ -8,12 +8,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError } from '../errors';
 import { type Acting, callerAccount, confirmPassword } from '../accounts/acting';
-import { hasPassword } from '../accounts/ways-in';
-import { signIn, signInProved, type SigninFailure } from '../accounts/signin';
+import { signIn, signinFailed, signInProved, type SigninFailure } from '../accounts/signin';
+import { assertRecentSignin } from '../accounts/recent-signin';
 import { assertSignupOpen, createAccount } from '../accounts/create';
 import { normalizeEmail, validateName } from '../accounts/validate';
 import { emailKeyTaken, findAccountById, type AccountRow } from '../store/accounts';
-import { findSession } from '../store/sessions';
 import {
   countLiveChallenges,
   findPasskeyByCredential,
@@ -39,8 +38,6 @@ import { passkeyName, viewPasskey, type PasskeyView } from './views';
 import { acceptInvitation, openInvitation } from '../invitations/invitations';
 import type { Tx } from '../store/connection';
 
-/** A sign-in within this long counts as "just entered": adding a passkey needs one (or the password now). */
-export const REAUTH_MS = 5 * 60 * 1000;
 /** Ceremonies in progress at most (guests can begin them): past this, new ones wait. */
 const MAX_LIVE_CHALLENGES = 10_000;
 
@@ -146,15 +143,13 @@ export async function beginCeremony(ctx: Acting, input: OptionsInput): Promise<C
   return options;
 }
 
-/** Adding a passkey needs a sign-in in the last five minutes, or the password given now. */
+/**
+ * Adding a passkey is a new way in: a recent sign-in (accounts/recent-signin.ts), or the password
+ * given with the options (checked now, as a password entered again). An API key never adds one.
+ */
 async function assertRecent(ctx: Acting, account: AccountRow, password: string | undefined): Promise<void> {
-  if (password !== undefined) return confirmPassword(ctx, account, password);
-  const session = ctx.actor.session ? await findSession(ctx.s.store.root, ctx.actor.session) : undefined;
-  if (session && session.created_at + REAUTH_MS > ctx.s.clock.now()) return;
-  throw new AppError(
-    'reauth_required',
-    !hasPassword(account) ? 'sign in again with a passkey to add another one' : 'enter your password again to add a passkey',
-  );
+  await assertRecentSignin(ctx.s, ctx.actor, { proving: password !== undefined });
+  if (password !== undefined) await confirmPassword(ctx, account, password);
 }
 
 const transportsOf = (json: string): Array<'usb' | 'nfc' | 'ble' | 'internal' | 'hybrid' | 'cable' | 'smart-card'> => {
@@ -267,45 +262,7 @@ export async function finishSignin(ctx: Acting, rawResponse: unknown): Promise<{
     },
     async prove(account) {
       if (!passkey || !account) return 'unknown_passkey';
-      // A discoverable credential names its account: it must be the one the credential belongs to.
-      const handle = response.response.userHandle;
-      if (handle !== undefined && handle !== Buffer.from(account.reference_id).toString('base64url')) return 'user_handle';
-      const lib = await library();
-      const rp = relyingParty(s.config);
-      let next: number;
-      try {
-        const verified = await lib.verifyAuthenticationResponse({
-          response,
-          expectedChallenge: challenge.challenge,
-          expectedOrigin: rp.origin,
-          expectedRPID: rp.id,
-          // The counter is compared below, where a step backwards is audited as a clone.
-          credential: {
-            id: passkey.credential_id,
-            publicKey: new Uint8Array(Buffer.from(passkey.public_key, 'base64url')),
-            counter: 0,
-            transports: transportsOf(passkey.transports),
-          },
-          requireUserVerification: true,
-        });
-        if (!verified.verified) return 'passkey_not_verified';
-        next = verified.authenticationInfo.newCounter;
-      } catch (err) {
-        return reasonOf(err);
-      }
-      // WebAuthn §6.1.1: a counter that does not move forward (when either is non-zero) means two
-      // authenticators hold one private key. Refused, and said loudly besides the failed sign-in.
-      const backwards = (passkey.counter > 0 || next > 0) && next <= passkey.counter;
-      if (backwards || !(await usePasskey(s.store.root, passkey.id, passkey.counter, next))) {
-        await s.audit.record(
-          'passkey_clone_suspected',
-          actor,
-          { account: account.reference_id, passkey: passkey.reference_id, stored: passkey.counter, presented: next },
-          'warn',
-        );
-        return 'passkey_clone_suspected';
-      }
-      return null;
+      return checkAssertion(ctx, response, challenge.challenge, passkey, account);
     },
     refusal: (reason) => refusals[reason] ?? new AppError('passkey_invalid', 'the passkey did not verify; try again'),
     // A passkey with user verification is both factors.
@@ -313,6 +270,78 @@ export async function finishSignin(ctx: Acting, rawResponse: unknown): Promise<{
     session: true,
   });
   return { token: session!.token, refreshToken: session!.refreshToken };
+}
+
+/**
+ * reauthenticate with a passkey: an assertion (of a sign-in challenge) by one of the signed-in
+ * account's own passkeys, user verified, so it counts as a second factor. The sign-in's gate and
+ * failures apply: a refusal counts toward the same lockout and is audited as a failed sign-in.
+ */
+export async function confirmWithPasskey(ctx: Acting, rawResponse: unknown, account: AccountRow): Promise<void> {
+  const { s, actor } = ctx;
+  const response = authenticationResponse(rawResponse);
+  await s.limiter.assertSigninAllowed(account.email_key, actor);
+  const challenge = await spend(ctx, challengeOf(response), 'signin');
+  const passkey = await findPasskeyByCredential(s.store.root, response.id);
+  const way = { method: 'passkey' as const, details: passkey ? { passkey: passkey.reference_id } : undefined };
+  const failure =
+    !passkey || passkey.account_id !== account.id ? 'unknown_passkey' : await checkAssertion(ctx, response, challenge.challenge, passkey, account);
+  if (failure === null) return;
+  await signinFailed(s, actor, way, failure, account, account.email_key);
+  throw new AppError(
+    'passkey_invalid',
+    failure === 'unknown_passkey' ? 'this passkey is not one of this account’s: use one you added to it' : 'the passkey did not verify; try again',
+  );
+}
+
+/** One passkey's assertion of a challenge: null when it holds (its counter moved on), else why not. */
+async function checkAssertion(
+  ctx: Acting,
+  response: ReturnType<typeof authenticationResponse>,
+  expectedChallenge: string,
+  passkey: NonNullable<Awaited<ReturnType<typeof findPasskeyByCredential>>>,
+  account: AccountRow,
+): Promise<SigninFailure | null> {
+  const { s, actor } = ctx;
+  // A discoverable credential names its account: it must be the one the credential belongs to.
+  const handle = response.response.userHandle;
+  if (handle !== undefined && handle !== Buffer.from(account.reference_id).toString('base64url')) return 'user_handle';
+  const lib = await library();
+  const rp = relyingParty(s.config);
+  let next: number;
+  try {
+    const verified = await lib.verifyAuthenticationResponse({
+      response,
+      expectedChallenge,
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.id,
+      // The counter is compared below, where a step backwards is audited as a clone.
+      credential: {
+        id: passkey.credential_id,
+        publicKey: new Uint8Array(Buffer.from(passkey.public_key, 'base64url')),
+        counter: 0,
+        transports: transportsOf(passkey.transports),
+      },
+      requireUserVerification: true,
+    });
+    if (!verified.verified) return 'passkey_not_verified';
+    next = verified.authenticationInfo.newCounter;
+  } catch (err) {
+    return reasonOf(err);
+  }
+  // WebAuthn §6.1.1: a counter that does not move forward (when either is non-zero) means two
+  // authenticators hold one private key. Refused, and said loudly besides the failed sign-in.
+  const backwards = (passkey.counter > 0 || next > 0) && next <= passkey.counter;
+  if (backwards || !(await usePasskey(s.store.root, passkey.id, passkey.counter, next))) {
+    await s.audit.record(
+      'passkey_clone_suspected',
+      actor,
+      { account: account.reference_id, passkey: passkey.reference_id, stored: passkey.counter, presented: next },
+      'warn',
+    );
+    return 'passkey_clone_suspected';
+  }
+  return null;
 }
 
 /**

@@ -10,8 +10,7 @@ import { actorOf, requireAdministrator } from '../access/caller';
 import { findAccountByEmail } from '../accounts/lifecycle';
 import type { AccountRow } from '../store/accounts';
 import { deletePasskey, passkeysOf } from '../store/passkeys';
-import { findSession } from '../store/sessions';
-import { REAUTH_MS } from './ceremonies';
+import { recency } from '../accounts/recent-signin';
 import { assertKeepsAWayIn, hasPassword } from '../accounts/ways-in';
 import { callerAccount } from '../accounts/acting';
 import { viewPasskey, type PasskeyView } from './views';
@@ -21,7 +20,7 @@ export type { PasskeyView } from './views';
 export interface PasskeyOperations {
   /**
    * The caller's passkeys, whether the account has a password beside them, and whether its
-   * session signed in recently enough to add one without entering the password again.
+   * session signed in recently enough (--recent-signin) to add one without confirming it is them.
    */
   mine(caller: Caller): Promise<{ passkeys: PasskeyView[]; hasPassword: boolean; recent: boolean }>;
   removeMine(caller: Caller, id: string): Promise<PasskeyView>;
@@ -55,11 +54,10 @@ export function passkeyOperations(s: Services): PasskeyOperations {
   return {
     async mine(caller) {
       const { actor, account } = await own(caller);
-      const session = actor.session ? await findSession(s.store.root, actor.session) : undefined;
       return {
         passkeys: (await passkeysOf(s.store.root, account.id)).map(viewPasskey),
         hasPassword: hasPassword(account),
-        recent: session !== undefined && session.created_at + REAUTH_MS > s.clock.now(),
+        recent: (await recency(s, actor)) === 'recent',
       };
     },
     async removeMine(caller, id) {

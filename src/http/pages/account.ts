@@ -8,6 +8,16 @@ import type { SessionView } from '../../core';
 import { passkeySection } from './passkey-forms';
 import { identitySection } from './provider-forms';
 import { apiKeySection, appPasswordSection } from './credential-forms';
+import { confirmAddress, needsConfirming } from './confirm-return';
+
+/** The account page's section of a form (a confirmation comes back to it). */
+const SECTION_OF: Readonly<Record<string, string>> = {
+  email: 'email',
+  totp: 'two-factor',
+  passkeys: 'passkeys',
+  'app-passwords': 'app-passwords',
+  'api-keys': 'api-keys',
+};
 
 /** An account form's handler: a redirect's address, or the account page's state to show. */
 type AccountHandler = (ctx: Context, caller: Caller, body: unknown) => Promise<AccountState | string>;
@@ -180,14 +190,14 @@ export function registerAccount(kit: PageKit): AccountPages {
     // Each part's section carries the id its entry in the page's contents links to.
     const parts: Array<[id: string, title: string, body: Html | '']> = [
       ['profile', 'Profile', profile],
-      ['passkeys', 'Passkeys', passkeySection(csrf, { ...passkeys, back: `${core.config.publicUrl}/account?done=confirmed` })],
+      ['passkeys', 'Passkeys', passkeySection(csrf, passkeys)],
       ['providers', 'Other providers', identitySection(csrf, identities, providers)],
       // Without a password, TOTP and an email change (both confirmed by the password) wait until one is set.
       ['two-factor', 'Two-factor authentication', passkeys.hasPassword ? totp : ''],
       ['password', 'Password', password],
       ['email', 'Email address', passkeys.hasPassword ? email : ''],
-      ['app-passwords', 'App passwords', appPasswordSection(csrf, appPasswords, o.appPassword)],
-      ['api-keys', 'API keys', apiKeySection(csrf, apiKeys, o.apiKey)],
+      ['app-passwords', 'App passwords', appPasswordSection(csrf, appPasswords, o.appPassword, passkeys.recent)],
+      ['api-keys', 'API keys', apiKeySection(csrf, apiKeys, o.apiKey, passkeys.recent)],
       ['sessions', 'Sessions', sessionList],
     ];
     send(
@@ -215,6 +225,11 @@ export function registerAccount(kit: PageKit): AccountPages {
       try {
         outcome = await handler(ctx, caller, ctx.request.body);
       } catch (err) {
+        // Too long since the sign-in for this change: confirm it is you, then back to this form's section.
+        if (needsConfirming(err)) {
+          const section = SECTION_OF[path.split('/')[2] ?? ''];
+          return see(ctx, confirmAddress(section ? `/account#${section}` : '/account'));
+        }
         return accountPage(ctx, caller, refusal(err));
       }
       if (typeof outcome === 'string') return see(ctx, outcome);

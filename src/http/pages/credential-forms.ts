@@ -6,6 +6,7 @@
 import type { ApiKeyView, AppPasswordView } from '../../core';
 import { AppError } from '../../errors';
 import { field, form, html, type Html } from './html';
+import { confirmAddress } from './confirm-return';
 
 const date = (iso: string | null) => (iso === null ? 'never' : iso.replace('T', ' ').slice(0, 16) + ' UTC');
 
@@ -25,9 +26,15 @@ function section<View extends { id: string; name: string; created_at: string; la
   csrf: string,
   kind: Kind<View>,
   list: readonly View[],
-  made?: { name: string; secret: string },
+  made: { name: string; secret: string } | undefined,
+  recent: boolean,
 ): Html {
   const { stem } = kind;
+  const a = /^[aeiou]/i.test(kind.noun) ? 'an' : 'a';
+  // A new secret is a new way in: made after a recent sign-in only (the core refuses it otherwise).
+  const make = recent
+    ? form(`/account/${stem}s`, csrf, `Make ${a} ${kind.noun}`, kind.fields, { secondary: true })
+    : html`<p class="links"><a href="${confirmAddress(`/account#${stem}s`)}">Confirm it is you to make ${a} ${kind.noun}</a></p>`;
   return html`<section id="${stem}s" aria-labelledby="h-${stem}s">
     <h2 id="h-${stem}s">${kind.title}</h2>
     <p>${kind.intro}</p>
@@ -58,11 +65,11 @@ function section<View extends { id: string; name: string; created_at: string; la
           </ul>`
         : ''
     }
-    ${form(`/account/${stem}s`, csrf, `Make ${/^[aeiou]/i.test(kind.noun) ? 'an' : 'a'} ${kind.noun}`, kind.fields, { secondary: true })}
+    ${make}
   </section>`;
 }
 
-export function appPasswordSection(csrf: string, list: readonly AppPasswordView[], made?: { name: string; secret: string }): Html {
+export function appPasswordSection(csrf: string, list: readonly AppPasswordView[], made: { name: string; secret: string } | undefined, recent: boolean): Html {
   return section(
     csrf,
     {
@@ -76,6 +83,7 @@ export function appPasswordSection(csrf: string, list: readonly AppPasswordView[
     },
     list,
     made,
+    recent,
   );
 }
 
@@ -100,7 +108,7 @@ export function chosenLifetime(value: string): number | null {
   return API_KEY_LIFETIMES[value];
 }
 
-export function apiKeySection(csrf: string, list: readonly ApiKeyView[], made?: { name: string; secret: string }): Html {
+export function apiKeySection(csrf: string, list: readonly ApiKeyView[], made: { name: string; secret: string } | undefined, recent: boolean): Html {
   return section(
     csrf,
     {
@@ -115,5 +123,6 @@ export function apiKeySection(csrf: string, list: readonly ApiKeyView[], made?: 
     },
     list,
     made,
+    recent,
   );
 }

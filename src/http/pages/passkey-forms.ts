@@ -1,6 +1,7 @@
 /** The passkey forms of the pages: the ceremony form the page script fills in, and the account page's section. */
 import type { PasskeyView } from '../../core';
 import { html, Html } from './html';
+import { confirmAddress } from './confirm-return';
 
 /** A ceremony form the script fills in (hidden until the script finds WebAuthn in the browser). */
 export function ceremonyForm(
@@ -22,7 +23,7 @@ export function ceremonyForm(
 const date = (iso: string | null) => (iso === null ? 'never' : iso.replace('T', ' ').slice(0, 16) + ' UTC');
 
 /** The account page's passkey section. */
-export function passkeySection(csrf: string, o: { passkeys: PasskeyView[]; hasPassword: boolean; recent: boolean; back: string }): Html {
+export function passkeySection(csrf: string, o: { passkeys: PasskeyView[]; hasPassword: boolean; recent: boolean }): Html {
   const list = o.passkeys.length
     ? html`<ul class="sessions" id="passkey-list">
         ${o.passkeys.map(
@@ -40,45 +41,15 @@ export function passkeySection(csrf: string, o: { passkeys: PasskeyView[]; hasPa
         )}
       </ul>`
     : html`<p>None yet. A passkey signs you in with your fingerprint, face or screen lock: nothing to type, nothing to phish.</p>`;
-  // Adding one needs a sign-in in the last five minutes, or the password now (the core decides; this only shows the field).
-  const reauth = o.recent
-    ? []
-    : o.hasPassword
-      ? [
-          html`<div class="field">
-            <label for="f-passkey-password">Password</label>
-            <input
-              id="f-passkey-password"
-              type="password"
-              autocomplete="current-password"
-              data-passkey-option="password"
-              required
-              aria-describedby="f-passkey-password-hint"
-            />
-            <small id="f-passkey-password-hint">Confirms it is you before a new way in is added.</small>
-          </div>`,
-        ]
-      : [];
-  // Or a passkey now: a passkey sign-in opens a fresh session for this browser, and comes back here.
-  const confirm =
-    !o.recent && o.passkeys.length > 0
-      ? ceremonyForm('signin', '/signin/passkey', csrf, 'Confirm it is you with a passkey', [
-          html`<input type="hidden" name="rd" value="${o.back}" />`,
-          html`<p class="meta">
-            ${o.hasPassword ? 'Or confirm with a passkey instead of the password:' : 'To add another passkey, first confirm it is you with one you have:'}
-          </p>`,
-        ])
-      : '';
-  const add =
-    !o.recent && !o.hasPassword
-      ? confirm
-      : ceremonyForm('register', '/account/passkeys/add', csrf, 'Add a passkey', [
-          html`<div class="field">
-            <label for="f-passkey-name">Name of the new passkey</label>
-            <input id="f-passkey-name" name="name" maxlength="100" autocomplete="off" placeholder="Phone, laptop, security key" />
-          </div>`,
-          ...reauth,
-        ]);
+  // A new passkey is a new way in: after a recent sign-in only (the core decides; this shows the way there).
+  const add = o.recent
+    ? ceremonyForm('register', '/account/passkeys/add', csrf, 'Add a passkey', [
+        html`<div class="field">
+          <label for="f-passkey-name">Name of the new passkey</label>
+          <input id="f-passkey-name" name="name" maxlength="100" autocomplete="off" placeholder="Phone, laptop, security key" />
+        </div>`,
+      ])
+    : html`<p class="links"><a href="${confirmAddress('/account#passkeys')}">Confirm it is you to add a passkey</a></p>`;
   const noPassword = o.hasPassword
     ? ''
     : html`<p>This account has no password: it signs in with a passkey or another provider.</p>
@@ -89,6 +60,6 @@ export function passkeySection(csrf: string, o: { passkeys: PasskeyView[]; hasPa
     <h2 id="h-passkeys">Passkeys</h2>
     ${list}${noPassword}
     <noscript><p class="meta">Passkeys need JavaScript in this browser.</p></noscript>
-    ${add}${o.hasPassword ? confirm : ''}
+    ${add}
   </section>`;
 }

@@ -35,7 +35,13 @@ export const PASSKEY_SCRIPT = `
     }).then(function (r) {
       return r.json().then(function (body) {
         if (r.ok) return body.options;
-        var said = Array.isArray(body) && body[0] && body[0].Attributes ? body[0].Attributes.message : 'The server refused.';
+        var refusal = Array.isArray(body) && body[0] && body[0].Attributes ? body[0].Attributes : {};
+        // Too long since the sign-in to add a passkey: confirm it is you, then back to this section.
+        if (refusal.code === 'reauthentication_required') {
+          location.assign('/signin/confirm?return=' + encodeURIComponent('/account#passkeys'));
+          return new Promise(function () {});
+        }
+        var said = refusal.message || 'The server refused.';
         throw new Error(said.charAt(0).toUpperCase() + said.slice(1) + '.');
       });
     });

@@ -20,6 +20,7 @@ import { registerPasskeys } from './passkeys';
 import { registerConsole } from './admin/routes';
 import { registerProviders } from './providers';
 import { registerSaml } from './saml';
+import { registerConfirm } from './confirm';
 
 export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
   const router = new Router();
@@ -54,6 +55,8 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
   registerPasskeys(kit, signinPage, signupPage, account);
   registerProviders(kit, account);
   registerCredentialPages(kit, account);
+  // "Confirm it is you": a recent sign-in before a new way in, and an app's second factor.
+  registerConfirm(kit);
   registerConsole(kit);
   if (oidc) registerInteractions(kit, oidc, signinPage);
   registerSaml(kit, signinPage);

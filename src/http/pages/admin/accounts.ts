@@ -7,7 +7,8 @@
 import type { Context } from 'koa';
 import type { AccountView } from '../../../core';
 import { field, html, type Html } from '../html';
-import { str } from '../kit';
+import { see, str } from '../kit';
+import { confirmAddress, needsConfirming } from '../confirm-return';
 import { apiKeyLifetimeField, chosenLifetime } from '../credential-forms';
 import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable } from './kit';
 import type { PageKit } from '../kit';
@@ -251,7 +252,14 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
         (ctx2, a2, e) => accountPage(ctx2, a2, ctx.params.id, e),
         async (a, body) => {
           const v = await core.accounts.byReference(a.actor, ctx.params.id);
-          const r = await make(a, v.email, body);
+          let r: Awaited<ReturnType<typeof make>>;
+          try {
+            r = await make(a, v.email, body);
+          } catch (err) {
+            // A new way in, long after this administrator signed in: confirm it is them, then back here.
+            if (needsConfirming(err)) return see(ctx, confirmAddress(`/admin/accounts/${v.reference_id}`));
+            throw err;
+          }
           return accountPage(ctx, a, v.reference_id, {
             top: html`<section class="notice success" aria-labelledby="h-made">
               <h2 id="h-made">The ${noun} for ${r.view.name}</h2>

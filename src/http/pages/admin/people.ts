@@ -2,6 +2,7 @@
 import type { Context } from 'koa';
 import { field, html, type Html, raw } from '../html';
 import { type PageKit, str } from '../kit';
+import { recentOrConfirm } from '../confirm';
 import { actionButton, type Admin, assertConfirmed, confirmBox, type ConsoleKit, dataTable } from './kit';
 
 const date = (iso: string) => iso.replace('T', ' ').slice(0, 16);
@@ -81,6 +82,8 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
   // mail reaches the person (and always said: without SMTP the mail is only a file in the outbox).
   kit.post('/admin/invitations', async (ctx) => {
     await c.run(ctx, invitationsPage, async (a, body) => {
+      // An invitation is a way in for someone: after a recent sign-in, or confirm it is you first.
+      if (!(await recentOrConfirm(ctx, core, a, '/admin/invitations'))) return;
       const expires = { '1d': 86400, '7d': 7 * 86400, '30d': 30 * 86400 }[str(body, 'expires')] ?? 7 * 86400;
       const r = await core.invitations.invite(a.actor, {
         email: str(body, 'email'),

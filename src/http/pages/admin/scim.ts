@@ -8,6 +8,7 @@ import type { Context } from 'koa';
 import type { ScimTargetView, ScimTokenView } from '../../../core';
 import { field, html, type Html } from '../html';
 import { type PageKit, str } from '../kit';
+import { recentOrConfirm } from '../confirm';
 import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable } from './kit';
 import { groupChoices, many } from './people';
 
@@ -96,6 +97,8 @@ export function registerConsoleScim(kit: PageKit, c: ConsoleKit): void {
   // Creation answers a page (not a redirect): the token is in this answer only.
   kit.post('/admin/provisioning', async (ctx) => {
     await c.run(ctx, scimPage, async (a, body) => {
+      // A token is a way in (it provisions people): after a recent sign-in, or confirm it is you first.
+      if (!(await recentOrConfirm(ctx, core, a, '/admin/provisioning'))) return;
       const made = await core.scim.addToken(a.actor, str(body, 'name'));
       return scimPage(ctx, a, {
         top: html`<section aria-labelledby="h-token" class="notice success">

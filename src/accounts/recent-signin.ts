@@ -1,0 +1,92 @@
+/**
+ * A recent sign-in before a new way in. Adding a passkey, an API key, an app password or TOTP,
+ * changing the email address, and (from the console) making a SCIM token or an invitation each
+ * give someone a lasting way in; a session cookie or access token left in a browser, copied or
+ * stolen, must not be enough for that. So the caller's session must have proved who the person
+ * is within --recent-signin: its sign-in, or a password, code or passkey entered again in it
+ * (the reauthenticate action). Otherwise: 403 reauthentication_required, and the pages ask.
+ *
+ * - A session opened by another provider is never enough on its own: that provider, not this
+ *   server, checked the person, and whoever controls the provider account would gain a way in
+ *   here that outlives it. It needs a second factor checked here (at its sign-in or since) or the
+ *   password entered again. Except for an account that has nothing else to ask (no password, no
+ *   passkey, no TOTP): there a recent sign-in with its provider is all the proof it can give.
+ * - The operator at the shell is not a self-service session: never asked.
+ * - An API key (a request without a session) never adds a way in, however recent: a script's key
+ *   must not mint lasting credentials that survive its revocation.
+ */
+import { AppError } from '../errors';
+import type { Actor } from '../actor';
+import { actorOf } from '../access/caller';
+import type { CredentialOperations } from './named-credentials';
+import type { Services } from '../services';
+import { type AccountRow, findAccountById } from '../store/accounts';
+import { countPasskeys } from '../store/passkeys';
+import { findSession, type SessionRow } from '../store/sessions';
+import { hasPassword } from './ways-in';
+
+/** Where a caller stands: recent enough, or what it lacks. */
+export type Recency = 'recent' | 'stale' | 'provider' | 'sessionless';
+
+const MESSAGES: Record<Exclude<Recency, 'recent' | 'sessionless'>, string> = {
+  stale: 'confirm it is you first: this change needs a sign-in in the last few minutes (enter your password, a code or a passkey again with reauthenticate)',
+  provider:
+    'confirm it is you first: a sign-in with another provider is not enough for this change (enter your password, a code or a passkey again with reauthenticate)',
+};
+
+/** Whether an account has anything to ask besides its upstream provider: a password, a passkey or TOTP. */
+export async function hasOwnFactor(s: Services, account: AccountRow): Promise<boolean> {
+  return hasPassword(account) || account.totp_enabled || (await countPasskeys(s.store.root, account.id)) > 0;
+}
+
+/** Whether this session proved who the person is within the window, by a proof this server checked. */
+export async function sessionRecency(s: Services, session: SessionRow | undefined, account: AccountRow): Promise<Recency> {
+  const now = s.clock.now();
+  if (!session || session.ended_at !== null || now - session.authenticated_at > s.config.recentSignin * 1000) return 'stale';
+  if (session.method !== 'provider') return 'recent';
+  // A code checked here (at the provider sign-in or since), or anything entered again after the
+  // session opened (reauthenticated moves authenticated_at past created_at).
+  if (session.two_factor || session.authenticated_at > session.created_at) return 'recent';
+  return (await hasOwnFactor(s, account)) ? 'provider' : 'recent';
+}
+
+/** The caller's standing; `recent` at the shell. */
+export async function recency(s: Services, actor: Actor): Promise<Recency> {
+  if (actor.via === 'cli') return 'recent';
+  if (actor.session === null || actor.principal.accountId === null) return 'sessionless';
+  const account = await findAccountById(s.store.root, actor.principal.accountId);
+  if (!account) throw new AppError('unauthenticated', 'sign in first');
+  return sessionRecency(s, await findSession(s.store.root, actor.session), account);
+}
+
+/**
+ * Refuses a change that adds a way in unless the caller signed in recently (see above).
+ * `proving`: the request carries the password and the action checks it next (change_email,
+ * totp_enroll, passkey_options with a password): that is a password entered again, so only a
+ * caller without a session is refused here, before the password is tried.
+ */
+export async function assertRecentSignin(s: Services, actor: Actor, o: { proving?: boolean } = {}): Promise<void> {
+  if (actor.via !== 'cli' && actor.principal.accountId === null) throw new AppError('unauthenticated', 'sign in first');
+  const standing = await recency(s, actor);
+  if (standing === 'recent') return;
+  if (standing === 'sessionless') {
+    throw new AppError('forbidden', 'an API key cannot add a way in or make credentials: sign in (a session) to do this');
+  }
+  if (o.proving) return;
+  throw new AppError('reauthentication_required', MESSAGES[standing]);
+}
+
+/** Named secrets (API keys, app passwords) made only after a recent sign-in: the caller's own, and an administrator's for any account. */
+export function afterRecentSignin<View, Input>(s: Services, ops: CredentialOperations<View, Input>): CredentialOperations<View, Input> {
+  return {
+    ...ops,
+    async add(actor, email, input) {
+      await assertRecentSignin(s, actor);
+      return ops.add(actor, email, input);
+    },
+    async addMine(caller, input) {
+      await assertRecentSignin(s, await actorOf(s, caller));
+      return ops.addMine(caller, input);
+    },
+  };
+}

@@ -1,0 +1,219 @@
+// "Confirm it is you" (/signin/confirm) in Chromium: long after signing in, the account page asks
+// before a new way in (an app password, an API key) and the console before a SCIM token or an
+// invitation; the page takes the password (a wrong one is said), a code, or a passkey, and goes
+// back to where the person was. A hostile `return` goes to the account page. With
+// need=second-factor it asks only for a second factor, and says how to add one where the account
+// has none. Photographed at 360 and 1280 px.
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { launch, screenshots } from '../helpers/browser';
+import { manualClock, totpAt } from '../helpers/clock';
+import { fillSignin } from '../helpers/oidc';
+import { passkeyServer, withAuthenticator } from '../helpers/passkeys';
+import { PASSWORD } from '../helpers/server';
+
+const ELEVEN_MINUTES = 11 * 60 * 1000;
+
+async function setUp(t: Parameters<typeof passkeyServer>[0]) {
+  // On a TOTP step boundary: codes a step apart never roll over under the test.
+  const clock = manualClock(Math.floor(Date.now() / 30000) * 30000 + 1000);
+  const { s, base } = await passkeyServer(t, {}, { clock });
+  t.equal((await s.signup('ada@example.com')).status, 200);
+  const browser = await launch(t);
+  return { s, base, clock, browser };
+}
+
+async function signedIn(browser: Awaited<ReturnType<typeof launch>>, base: string, email: string): Promise<Page> {
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(`${base}/signin`);
+  await fillSignin(page, email);
+  await page.waitForURL(/\/account/);
+  return page;
+}
+
+const returnOf = (page: Page) => page.locator('input[name="return"]').first().inputValue();
+
+t.test('the account page asks to confirm before a new way in, then goes back to the section', async (t) => {
+  const { s, base, clock, browser } = await setUp(t);
+  const page = await signedIn(browser, base, 'ada@example.com');
+  t.equal(await page.getByRole('button', { name: 'Make an app password' }).count(), 1, 'just signed in: the forms are there');
+
+  // The page was open while the window passed: the form sends her to confirm, not to an error.
+  await page.getByLabel('Which app is it for?').fill('NAS');
+  clock.advance(ELEVEN_MINUTES);
+  await page.getByRole('button', { name: 'Make an app password' }).click();
+  await page.waitForURL(`${base}/signin/confirm?return=%2Faccount%23app-passwords`);
+  t.equal(
+    await s
+      .db('app_password')
+      .count({ n: '*' })
+      .first()
+      .then((r) => Number(r?.n)),
+    0,
+    'nothing made',
+  );
+  await screenshots(page, 'confirm');
+  t.match(await page.locator('main').textContent(), /needs a sign-in in the last 10 minutes/);
+
+  await page.getByLabel('Password').fill('not my password');
+  await page.getByRole('button', { name: 'Confirm', exact: true }).click();
+  t.match(await page.getByRole('alert').textContent(), /password is wrong/, 'a wrong password is said');
+  t.equal(await returnOf(page), '/account#app-passwords', 'and the way back is kept');
+  await screenshots(page, 'confirm-error');
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Confirm', exact: true }).click();
+  await page.waitForURL(`${base}/account#app-passwords`);
+  await page.getByLabel('Which app is it for?').fill('NAS');
+  await page.getByRole('button', { name: 'Make an app password' }).click();
+  t.match(await page.locator('#app-password').textContent(), /^\S{8}-\S{8}-\S{8}-\S{8}$/, 'made after confirming');
+
+  // Opened after the window: the sections offer the way to confirm instead of forms that would fail.
+  clock.advance(ELEVEN_MINUTES);
+  await page.goto(`${base}/account`);
+  t.equal(await page.getByRole('button', { name: 'Make an API key' }).count(), 0);
+  t.equal(await page.getByRole('button', { name: 'Add a passkey' }).count(), 0);
+  await screenshots(page, 'account-confirm-first');
+  await page.getByRole('link', { name: 'Confirm it is you to make an API key' }).click();
+  await page.waitForURL(`${base}/signin/confirm?return=%2Faccount%23api-keys`);
+  // The keyboard alone: the password field has the focus; Enter sends it.
+  await page.keyboard.type(PASSWORD);
+  await page.keyboard.press('Enter');
+  await page.waitForURL(`${base}/account#api-keys`);
+  await page.getByLabel('Which script is it for?').fill('backup');
+  await page.getByRole('button', { name: 'Make an API key' }).click();
+  t.match(await page.locator('#api-key').textContent(), /^gh_/, 'the API key is made');
+});
+
+t.test('the console asks to confirm before a SCIM token and an invitation', async (t) => {
+  const { s, base, clock, browser } = await setUp(t);
+  const page = await signedIn(browser, base, 'admin@example.com');
+  clock.advance(ELEVEN_MINUTES);
+  await page.goto(`${base}/admin/provisioning`);
+  await page.getByLabel('Which service holds it?').fill('entra');
+  await page.getByRole('button', { name: 'Make token' }).click();
+  await page.waitForURL(`${base}/signin/confirm?return=%2Fadmin%2Fprovisioning`);
+  t.equal(Number((await s.db('scim_token').count({ n: '*' }).first())?.n), 0, 'no token made');
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Confirm', exact: true }).click();
+  await page.waitForURL(`${base}/admin/provisioning`);
+  await page.getByLabel('Which service holds it?').fill('entra');
+  await page.getByRole('button', { name: 'Make token' }).click();
+  await page.locator('#scim-token').waitFor();
+
+  clock.advance(ELEVEN_MINUTES);
+  await page.goto(`${base}/admin/invitations`);
+  await page.getByLabel('Email').fill('ben@example.com');
+  await page.getByRole('button', { name: 'Send the invitation' }).click();
+  await page.waitForURL(`${base}/signin/confirm?return=%2Fadmin%2Finvitations`);
+  t.equal(Number((await s.db('invitation').count({ n: '*' }).first())?.n), 0, 'no invitation made');
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Confirm', exact: true }).click();
+  await page.waitForURL(`${base}/admin/invitations`);
+  await page.getByLabel('Email').fill('ben@example.com');
+  await page.getByRole('button', { name: 'Send the invitation' }).click();
+  await page.locator('#invitation-link').waitFor();
+});
+
+t.test('a hostile return goes to the account page', async (t) => {
+  const { base, clock, browser } = await setUp(t);
+  const page = await signedIn(browser, base, 'ada@example.com');
+  for (const hostile of [
+    'https://evil.example/',
+    '//evil.example/account',
+    '/\\evil.example',
+    'javascript:alert(1)',
+    '/account/../signout',
+    '/account?next=https://evil.example',
+    '/oidc/interaction/../../evil',
+    '/signin/confirm?return=/account',
+    '',
+  ]) {
+    await page.goto(`${base}/signin/confirm?return=${encodeURIComponent(hostile)}`);
+    t.equal(await returnOf(page), '/account', `${JSON.stringify(hostile)} becomes the account page`);
+  }
+  for (const fine of ['/account', '/account#passkeys', '/admin/invitations', '/oidc/interaction/Ab-c_9', '/saml/continue/h4ndle']) {
+    await page.goto(`${base}/signin/confirm?return=${encodeURIComponent(fine)}`);
+    t.equal(await returnOf(page), fine, `${fine} is kept`);
+  }
+  // Sent as a form field too: a hostile value there goes to the account page as well.
+  clock.advance(ELEVEN_MINUTES);
+  await page.goto(`${base}/signin/confirm?return=%2Faccount`);
+  await page
+    .locator('input[name="return"]')
+    .first()
+    .evaluate((input) => ((input as { value: string }).value = 'https://evil.example/'));
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Confirm', exact: true }).click();
+  await page.waitForURL(`${base}/account`);
+  t.pass('confirmed, and sent to the account page');
+
+  // Signed out: the sign-in page, not the form.
+  const guest = await browser.newPage();
+  await guest.goto(`${base}/signin/confirm?return=%2Faccount`);
+  t.match(guest.url(), /\/signin$/);
+});
+
+t.test('need=second-factor: only a second factor is asked; an account without one is told how to add one', async (t) => {
+  const { s, base, clock, browser } = await setUp(t);
+  // Ada has only a password: nothing to enter, and the way to add a second factor.
+  const page = await signedIn(browser, base, 'ada@example.com');
+  await page.goto(`${base}/signin/confirm?return=%2Foidc%2Finteraction%2Fstep1&need=second-factor`);
+  t.match(await page.locator('main').textContent(), /asks for a second factor, and your account has none yet/);
+  t.equal(await page.locator('main input:not([type="hidden"])').count(), 0, 'nothing to enter');
+  t.equal(await page.getByRole('link', { name: 'Add a passkey' }).getAttribute('href'), '/account#passkeys');
+  t.equal(await page.getByRole('link', { name: 'Turn on two-factor authentication' }).getAttribute('href'), '/account#two-factor');
+  await screenshots(page, 'confirm-no-second-factor');
+
+  // Ben has a password and a passkey; he signed in with the password (one factor). A passkey steps up.
+  await s.signup('ben@example.com');
+  const ben = await withAuthenticator(browser);
+  await ben.page.goto(`${base}/signin`);
+  await fillSignin(ben.page, 'ben@example.com');
+  await ben.page.waitForURL(/\/account/);
+  await ben.page.getByLabel('Name of the new passkey').fill('Laptop');
+  await ben.page.getByRole('button', { name: 'Add a passkey' }).click();
+  await ben.page.waitForURL(/done=passkey_added/);
+  const sessionOf = (email: string) =>
+    s
+      .db('session')
+      .join('user_account', 'user_account.id', 'session.account_id')
+      .where('user_account.email', email)
+      .whereNull('session.ended_at')
+      .first('session.two_factor');
+  t.notOk((await sessionOf('ben@example.com')).two_factor, 'a password session: one factor');
+  await ben.page.goto(`${base}/signin/confirm?return=%2Fsaml%2Fcontinue%2Fstep2&need=second-factor`);
+  t.equal(await ben.page.getByLabel('Password').count(), 0, 'the password is not a second factor: not asked');
+  t.match(await ben.page.locator('main').textContent(), /asks for a second factor: a passkey/);
+  await screenshots(ben.page, 'confirm-second-factor');
+  await ben.page.getByRole('button', { name: 'Use a passkey' }).click();
+  await ben.page.waitForURL(`${base}/saml/continue/step2`);
+  t.ok((await sessionOf('ben@example.com')).two_factor, 'the same session, now two factors');
+
+  // Cy has TOTP: the code box only, and the code makes the session a two-factor one.
+  await s.signup('cy@example.com');
+  const cyToken = await s.signin('cy@example.com');
+  const secret: string = (await s.action('user_account', 'totp_enroll', { password: PASSWORD }, cyToken)).body[0].Attributes.secret;
+  t.equal((await s.action('user_account', 'totp_confirm', { otp: await totpAt(secret, s.core.clock) }, cyToken)).status, 200);
+  const cy = await (await browser.newContext()).newPage();
+  await cy.goto(`${base}/signin`);
+  await fillSignin(cy, 'cy@example.com');
+  // The code of the next step: the one that turned TOTP on is spent.
+  clock.advance(30_000);
+  await cy.getByLabel('Authentication code').fill(await totpAt(secret, s.core.clock));
+  await cy.getByLabel('Password').fill(PASSWORD);
+  await cy.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await cy.waitForURL(/\/account/);
+  await cy.goto(`${base}/signin/confirm?return=%2Faccount%23two-factor&need=second-factor`);
+  t.equal(await cy.getByLabel('Password').count(), 0);
+  await screenshots(cy, 'confirm-code');
+  clock.advance(30_000);
+  await cy.getByLabel('Code from your authenticator app').fill(await totpAt(secret, s.core.clock));
+  await cy.getByRole('button', { name: 'Confirm with the code' }).click();
+  await cy.waitForURL(`${base}/account#two-factor`);
+  const audit = await s.db('audit_event').where({ event: 'reauthenticated' }).orderBy('id');
+  t.same(
+    audit.map((r: { details: string }) => JSON.parse(r.details).method),
+    ['passkey', 'otp'],
+    'audited: reauthenticated, with how',
+  );
+});
