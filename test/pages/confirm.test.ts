@@ -5,10 +5,11 @@
 // need=second-factor it asks only for a second factor, and says how to add one where the account
 // has none. Photographed at 360 and 1280 px.
 import t from 'tap';
+import * as oidc from 'openid-client';
 import type { Page } from 'playwright-core';
 import { launch, screenshots } from '../helpers/browser';
 import { manualClock, totpAt } from '../helpers/clock';
-import { fillSignin } from '../helpers/oidc';
+import { addClientFor, fillSignin, relyingParty, startApp } from '../helpers/oidc';
 import { passkeyServer, withAuthenticator } from '../helpers/passkeys';
 import { PASSWORD } from '../helpers/server';
 
@@ -216,4 +217,41 @@ t.test('need=second-factor: only a second factor is asked; an account without on
     ['passkey', 'otp'],
     'audited: reauthenticated, with how',
   );
+});
+
+t.test('an app that needs two factors: a password session confirms with a passkey on this page and the sign-in goes on', async (t) => {
+  const { s, base, browser } = await setUp(t);
+  const app = await startApp(t);
+  const client = await addClientFor(s, app.redirect, '--first-party', '--two-factor');
+  const config = await relyingParty(s, client);
+  // Ben signs in with his password (one factor), and has a passkey to give.
+  await s.signup('ben@example.com');
+  const ben = await withAuthenticator(browser);
+  await ben.page.goto(`${base}/signin`);
+  await fillSignin(ben.page, 'ben@example.com');
+  await ben.page.waitForURL(/\/account/);
+  await ben.page.getByLabel('Name of the new passkey').fill('Laptop');
+  await ben.page.getByRole('button', { name: 'Add a passkey' }).click();
+  await ben.page.waitForURL(/done=passkey_added/);
+
+  const verifier = oidc.randomPKCECodeVerifier();
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: app.redirect,
+    scope: 'openid',
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state: 'st',
+  });
+  await ben.page.goto(url.href);
+  await ben.page.waitForURL((u) => u.pathname === '/signin/confirm');
+  const at = new URL(ben.page.url());
+  t.equal(at.searchParams.get('need'), 'second-factor');
+  t.match(at.searchParams.get('return'), /^\/oidc\/interaction\/[A-Za-z0-9_-]+$/);
+  t.equal(await ben.page.getByLabel('Password').count(), 0, 'a second factor only');
+  await ben.page.getByRole('button', { name: 'Use a passkey' }).click();
+  await ben.page.waitForURL((u) => u.href.startsWith(app.redirect));
+  const tokens = await oidc.authorizationCodeGrant(config, app.last()!, { pkceCodeVerifier: verifier, expectedState: 'st' });
+  const claims = tokens.claims()!;
+  t.equal(claims.acr, 'https://refeds.org/profile/mfa', 'the app is told: two factors');
+  t.ok((claims.amr as string[]).includes('mfa'), 'amr says mfa');
 });
