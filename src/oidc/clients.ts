@@ -17,6 +17,7 @@ import { newShellSafeId } from '../auth/ids';
 import { deleteClient, findClient, insertClient, listClients, OidcClientRow, setClientSecret, updateClient } from '../store/oidc';
 import { resolveGateGroup } from '../groups/manage';
 import { findGroupsByReference } from '../store/groups';
+import { checkTargetUrl, targetPolicy } from '../runtime/targets';
 
 /** What a client may do at the token endpoint, as the shell names it. */
 export type ClientGrant = 'authorization_code' | 'device_code' | 'client_credentials';
@@ -205,6 +206,7 @@ export async function addClient(s: Services, actor: Actor, input: NewClient): Pr
     throw new AppError('invalid_input', '{--two-factor} needs {--redirect-uri}: only a browser sign-in can be asked for a second factor');
   }
   const audience = input.audience === undefined ? undefined : audienceOf(input.audience.trim());
+  const logoutTo = input.backchannelLogoutUri === undefined ? undefined : await logoutUri(s, input.backchannelLogoutUri);
   // Gatehouse's own access tokens carry its public URL as their audience: a client's tokens for
   // the same audience would pass for a person's at a resource server that checks only aud.
   if (audience !== undefined && s.config.publicUrl && sameResource(audience, s.config.publicUrl)) {
@@ -216,7 +218,7 @@ export async function addClient(s: Services, actor: Actor, input: NewClient): Pr
     token_endpoint_auth_method: input.public ? 'none' : 'client_secret_basic',
     grants,
     ...(audience === undefined ? {} : { audience }),
-    ...(input.backchannelLogoutUri === undefined ? {} : { backchannel_logout_uri: logoutUri(input.backchannelLogoutUri) }),
+    ...(logoutTo === undefined ? {} : { backchannel_logout_uri: logoutTo }),
   };
   const groups: string[] = [];
   for (const g of input.allowedGroups ?? []) groups.push((await resolveGateGroup(s.store.root, g)).reference_id);
@@ -250,7 +252,7 @@ export async function changeClient(s: Services, actor: Actor, clientId: string, 
   }
   if (changes.backchannelLogoutUri !== undefined) {
     const { backchannel_logout_uri: _old, ...rest } = m;
-    const next: Metadata = changes.backchannelLogoutUri === '' ? rest : { ...rest, backchannel_logout_uri: logoutUri(changes.backchannelLogoutUri) };
+    const next: Metadata = changes.backchannelLogoutUri === '' ? rest : { ...rest, backchannel_logout_uri: await logoutUri(s, changes.backchannelLogoutUri) };
     await updateClient(s.store.root, clientId, { metadata: JSON.stringify(next) });
   }
   if (changes.twoFactor !== undefined) await updateClient(s.store.root, clientId, { two_factor: changes.twoFactor });
@@ -264,10 +266,16 @@ export async function changeClient(s: Services, actor: Actor, clientId: string, 
   return showClient(s, clientId);
 }
 
-/** A back-channel logout URI: where a browser's redirect would be allowed to go (https, or http on localhost), and no longer than a URL should be. */
-function logoutUri(raw: string): string {
+/**
+ * A back-channel logout URI: where a browser's redirect would be allowed to go (https, or http on
+ * localhost), no longer than a URL should be, and, as for webhooks, not inside the network unless
+ * the operator allows it (the sender checks again at every try).
+ */
+async function logoutUri(s: Services, raw: string): Promise<string> {
   if (raw.length > 500) throw new AppError('invalid_input', '{--backchannel-logout-uri} must be at most 500 characters');
-  return redirectUri(raw.trim(), '{--backchannel-logout-uri}');
+  const uri = redirectUri(raw.trim(), '{--backchannel-logout-uri}');
+  await checkTargetUrl(new URL(uri), targetPolicy(s.config.webhookAllowPrivate), '{--backchannel-logout-uri}');
+  return uri;
 }
 
 export async function showClient(s: Services, clientId: string): Promise<ClientView> {

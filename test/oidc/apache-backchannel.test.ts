@@ -123,11 +123,26 @@ t.test("signing out on Gatehouse's pages ends the Apache session; an app's RP-in
   t.match(new URL(page.url()).pathname, /^\/signin/, 'and the Gatehouse session has ended');
 });
 
-t.test('an app on an internal address is not sent to unless the server allows it: the delivery fails with the reason', async (t) => {
+t.test('an app on an internal address is not sent to unless the server allows it: refused when added, and the delivery fails with the reason', async (t) => {
   const port = await freePort();
   const s = await startTestServer(t, { port, publicUrl: `http://127.0.0.1:${port}` });
   await s.signup('ada@example.com');
+  const refused = await cli(s.dataDir, [
+    'client',
+    'add',
+    '--name',
+    'Wiki',
+    '--redirect-uri',
+    REDIRECT,
+    '--backchannel-logout-uri',
+    'http://localhost:9/logout',
+  ]);
+  t.not(refused.code, 0, 'client add refuses it, as webhook add does');
+  t.match(refused.err, /loopback address[\s\S]*--webhook-allow-private loopback/);
+  // Allowed by the shell that added it, not by the running server: the sender refuses it at every try.
   const added = await cli(s.dataDir, [
+    '--webhook-allow-private',
+    'loopback',
     '--json',
     'client',
     'add',

@@ -109,7 +109,7 @@ t.test('ID tokens say amr, acr, auth_time and sid; revoke-sessions sends one log
   await startTestServer(t, { publicUrl: s.config.publicUrl, webhookAllowPrivate: ['loopback'] }, s.dataDir);
   const rp = await logoutReceiver(t);
   const browser = await launch(t);
-  const registered = await addClient(s, '--first-party', '--backchannel-logout-uri', rp.url);
+  const registered = await addClient(s, '--first-party', '--webhook-allow-private', 'loopback', '--backchannel-logout-uri', rp.url);
   const shown = (await cli(s.dataDir, ['--json', 'client', 'show', registered.client_id])).json;
   t.equal(shown.backchannel_logout_uri, rp.url, 'client show says where logouts go');
   const config = await relyingParty(s, registered);
@@ -145,7 +145,7 @@ t.test('disable and delete end sessions at the apps too; a refused try is tried 
   const s = await provider(t);
   const rp = await logoutReceiver(t);
   const browser = await launch(t);
-  const registered = await addClient(s, '--first-party', '--backchannel-logout-uri', rp.url);
+  const registered = await addClient(s, '--first-party', '--webhook-allow-private', 'loopback', '--backchannel-logout-uri', rp.url);
   const config = await relyingParty(s, registered);
   const signIn = async () => {
     const { url, verifier } = await authorizationRequest(config);
@@ -172,7 +172,19 @@ t.test('a client without a back-channel URI is not sent anything; client set add
   const s = await provider(t);
   const rp = await logoutReceiver(t);
   const registered = await addClient(s, '--first-party');
-  const set = await cli(s.dataDir, ['--json', 'client', 'set', registered.client_id, '--backchannel-logout-uri', rp.url]);
+  const inside = await cli(s.dataDir, ['client', 'set', registered.client_id, '--backchannel-logout-uri', rp.url]);
+  t.not(inside.code, 0, 'an address inside the network is refused when it is set, as for webhooks');
+  t.match(inside.err, /loopback address[\s\S]*--webhook-allow-private loopback/);
+  const set = await cli(s.dataDir, [
+    '--webhook-allow-private',
+    'loopback',
+    '--json',
+    'client',
+    'set',
+    registered.client_id,
+    '--backchannel-logout-uri',
+    rp.url,
+  ]);
   t.equal(set.code, 0, set.err);
   t.equal(set.json.backchannel_logout_uri, rp.url);
   const cleared = await cli(s.dataDir, ['--json', 'client', 'set', registered.client_id, '--backchannel-logout-uri', '']);

@@ -9,7 +9,8 @@
 // What the test changes in the recipe, and nothing else:
 //   - https://id.example.com becomes the test's server (on a free port, allowed to deliver to this
 //     computer: --webhook-allow-private loopback) and https://app.example.com becomes
-//     http://localhost:<a free port>;
+//     http://localhost:<a free port>, so `gatehouse client add` is given --webhook-allow-private
+//     loopback too (an app on an internal address needs it; the recipe's app is public);
 //   - `npm install` is not run: the folder's node_modules is the project's (the same two libraries);
 //   - each `gatehouse` line runs through the CLI in-process against the server's store, its
 //     `> file` written in the folder; the other lines run with /bin/sh in the folder, as `nobody`
@@ -43,7 +44,10 @@ t.test("docs/oidc-apps.md's Node app signs people in, asks for two factors where
   await s.signup('tom@example.com');
 
   const lines = recipeLines(appsDocBlock('node-app-shell')).map((l) =>
-    l.replaceAll('https://id.example.com', publicUrl).replaceAll('https://app.example.com', app),
+    l
+      .replaceAll('https://id.example.com', publicUrl)
+      .replaceAll('https://app.example.com', app)
+      .replace(/^gatehouse client add /, 'gatehouse --webhook-allow-private loopback client add '),
   );
   const dir = tempDir(t, 'gatehouse-node-app-');
   fs.chmodSync(dir, 0o755);
