@@ -84,6 +84,7 @@ export const AUDIT_EVENTS = [
   'webhook_secret_rotated',
   'saml_sp_added',
   'saml_sp_removed',
+  'saml_sp_changed',
   'saml_cert_rotated',
   'saml_cert_retired',
   'scim_token_added',

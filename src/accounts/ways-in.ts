@@ -13,6 +13,11 @@ export { NO_PASSWORD };
 
 export const hasPassword = (account: Pick<AccountRow, 'password'>): boolean => account.password !== NO_PASSWORD;
 
+/** Whether the account has a second factor to be asked for: TOTP, or a passkey (each verifies its user). */
+export async function hasSecondFactor(tx: Tx, account: Pick<AccountRow, 'id' | 'totp_enabled'>): Promise<boolean> {
+  return account.totp_enabled || (await countPasskeys(tx, account.id)) > 0;
+}
+
 export interface WaysIn {
   password: boolean;
   passkeys: number;

@@ -109,6 +109,18 @@ export function registerSaml(program: Command, io: Io): void {
       }),
     );
 
+  sp.command('set <id-or-entity-id>')
+    .description('change whether sign-ins to a service provider need two factors')
+    .requiredOption('--two-factor <on|off>', 'a one-factor session is asked for its second factor first (on), or not (off)')
+    .action(async (id: string, o: { twoFactor: string }, c: Command) =>
+      withCore(c, io, async (core) => {
+        if (o.twoFactor !== 'on' && o.twoFactor !== 'off')
+          throw new AppError('invalid_input', `{--two-factor} must be on or off, got ${o.twoFactor.slice(0, 20)}`);
+        const view = await core.saml.setSpTwoFactor(core.shell, id, o.twoFactor === 'on');
+        emit(io, wantsJson(c), view, () => showSp(view));
+      }),
+    );
+
   sp.command('remove <id-or-entity-id>')
     .description('unregister a service provider: it can no longer sign anyone in')
     .action(async (id: string, _o, c: Command) =>

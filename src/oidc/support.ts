@@ -22,7 +22,7 @@ import {
 import { passesGate } from '../groups/manage';
 import { findSession } from '../store/sessions';
 import { findAccountByReference } from '../store/accounts';
-import { countPasskeys } from '../store/passkeys';
+import { hasSecondFactor as accountHasSecondFactor } from '../accounts/ways-in';
 import type { Actor } from '../actor';
 import { AppError } from '../errors';
 import { metadataOf, rowsOf } from './clients';
@@ -263,8 +263,7 @@ export interface ClientPolicy {
 /** Whether an account has a second factor to be asked for: TOTP or a passkey. */
 export async function hasSecondFactor(s: Services, sub: string): Promise<boolean> {
   const account = await findAccountByReference(s.store.root, sub);
-  if (!account) return false;
-  return account.totp_enabled || (await countPasskeys(s.store.root, account.id)) > 0;
+  return account !== undefined && (await accountHasSecondFactor(s.store.root, account));
 }
 
 /**

@@ -10,7 +10,7 @@ import { actorOf, requireAdministrator } from '../access/caller';
 import { revokeSession } from '../accounts/sessions';
 import { findSession } from '../store/sessions';
 import { listCerts, retireCert, rotateCert, type SamlCertView } from './keys';
-import { addSp, listSpViews, type NewSamlSp, removeSp, type SamlSpView, showSp } from './providers';
+import { addSp, listSpViews, type NewSamlSp, removeSp, type SamlSpView, setSpTwoFactor, showSp } from './providers';
 import { type BoundMessage, continueSignin, type ContinueResult, idpMetadata, logout, type LogoutResult, startSignin, startUnsolicited } from './signin';
 
 export interface SamlOperations {
@@ -20,6 +20,8 @@ export interface SamlOperations {
   listSps(actor: Actor): Promise<SamlSpView[]>;
   showSp(actor: Actor, idOrEntityId: string): Promise<SamlSpView>;
   removeSp(actor: Actor, idOrEntityId: string): Promise<SamlSpView>;
+  /** Whether sign-ins to it need two factors. */
+  setSpTwoFactor(actor: Actor, idOrEntityId: string, twoFactor: boolean): Promise<SamlSpView>;
   listCerts(actor: Actor): Promise<SamlCertView[]>;
   rotateCert(actor: Actor): Promise<SamlCertView[]>;
   retireCert(actor: Actor): Promise<SamlCertView[]>;
@@ -47,6 +49,10 @@ export function samlOperations(s: Services): SamlOperations {
     async showSp(actor, id) {
       requireAdministrator(actor, 'read SAML service providers');
       return showSp(s, id);
+    },
+    async setSpTwoFactor(actor, id, twoFactor) {
+      requireAdministrator(actor, 'change SAML service providers');
+      return setSpTwoFactor(s, actor, id, twoFactor);
     },
     async removeSp(actor, id) {
       requireAdministrator(actor, 'remove SAML service providers');

@@ -11,7 +11,7 @@ import type { Services } from '../services';
 import { newShellSafeId } from '../auth/ids';
 import { resolveGateGroup } from '../groups/manage';
 import { findGroupsByReference } from '../store/groups';
-import { deleteSamlSp, findSamlSp, insertSamlSp, listSamlSps, type SamlSpRow } from '../store/saml';
+import { deleteSamlSp, findSamlSp, insertSamlSp, listSamlSps, type SamlSpRow, setSamlSpTwoFactor } from '../store/saml';
 import { children, MAX_METADATA, NS, parseChecked, type XmlElement } from './xml';
 
 export const BINDING = {
@@ -253,6 +253,14 @@ async function findSp(s: Services, idOrEntity: string): Promise<SamlSpRow> {
 export const showSp = async (s: Services, idOrEntity: string): Promise<SamlSpView> => spView(s, await findSp(s, idOrEntity));
 
 export const listSpViews = async (s: Services): Promise<SamlSpView[]> => Promise.all((await listSamlSps(s.store.root)).map((r) => spView(s, r)));
+
+/** Sets whether sign-ins to a service provider need two factors. */
+export async function setSpTwoFactor(s: Services, actor: Actor, idOrEntity: string, twoFactor: boolean): Promise<SamlSpView> {
+  const row = await findSp(s, idOrEntity);
+  await setSamlSpTwoFactor(s.store.root, row.id, twoFactor);
+  await s.audit.record('saml_sp_changed', actor, { account: null, sp: row.id, two_factor: twoFactor ? 'on' : 'off' });
+  return showSp(s, row.id);
+}
 
 export async function removeSp(s: Services, actor: Actor, idOrEntity: string): Promise<SamlSpView> {
   const row = await findSp(s, idOrEntity);

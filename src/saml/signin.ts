@@ -28,7 +28,7 @@ import { ACR_MFA, authnContextOf, isMultiFactor } from '../accounts/assurance';
 import type { Counted } from '../runtime/limiter';
 import { findSession } from '../store/sessions';
 import { findAccountById } from '../store/accounts';
-import { countPasskeys } from '../store/passkeys';
+import { hasSecondFactor } from '../accounts/ways-in';
 import {
   answerSamlRequest,
   findSamlRequest,
@@ -334,7 +334,7 @@ export async function continueSignin(s: Services, actor: Actor, handle: string):
   // Asked on every visit of the handle, until the session stands on two factors: going back to
   // it, or opening it again, never skips the step.
   if ((sp.twoFactor || handleAsksForMfa(handle)) && !isMultiFactor(session)) {
-    if (await hasSecondFactor(s, session.account_id)) {
+    if (await accountHasSecondFactor(s, session.account_id)) {
       const back = `/saml/continue/${handle}`;
       return { kind: 'second_factor', spName: sp.name, url: `/signin/confirm?return=${encodeURIComponent(back)}&need=second-factor` };
     }
@@ -387,11 +387,10 @@ export async function continueSignin(s: Services, actor: Actor, handle: string):
   return { kind: 'post', url: pending.acs_url, fields, spName: sp.name };
 }
 
-/** Whether the account can prove a second factor here: a TOTP, or a passkey. */
-async function hasSecondFactor(s: Services, accountId: number): Promise<boolean> {
+/** Whether the account can prove a second factor here (accounts/ways-in.ts). */
+async function accountHasSecondFactor(s: Services, accountId: number): Promise<boolean> {
   const account = await findAccountById(s.store.root, accountId);
-  if (!account) return false;
-  return account.totp_enabled || (await countPasskeys(s.store.root, account.id)) > 0;
+  return account !== undefined && (await hasSecondFactor(s.store.root, account));
 }
 
 /** A Response that signs no one in (Responder, with a second-level status and why), signed as every Response is. */

@@ -109,6 +109,11 @@ export const listSamlSps = op(async (h): Promise<SamlSpRow[]> => {
   return rows.map((r: Record<string, unknown>) => decodeRow<SamlSpRow>('saml_sp', r));
 });
 
+/** Whether sign-ins to a service provider need two factors. */
+export const setSamlSpTwoFactor = op(
+  async (h, id: string, twoFactor: boolean): Promise<boolean> => (await h.k('saml_sp').where({ id }).update({ two_factor: twoFactor })) > 0,
+);
+
 export const deleteSamlSp = op(async (h, id: string): Promise<boolean> => (await h.k('saml_sp').where({ id }).del()) > 0);
 
 /** Keeps a sign-in in progress; false when this SP already sent a request with that ID (a replay). */

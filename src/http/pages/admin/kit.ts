@@ -79,6 +79,7 @@ const DONE: Record<string, string> = {
   scim_target_removed: 'The push target is removed: nothing more is sent (what it holds stays there).',
   saml_added: "The SAML app is added. Give it Gatehouse's metadata URL.",
   saml_removed: 'The SAML app is removed: it can no longer sign anyone in.',
+  saml_changed: 'The SAML app is changed; its next sign-in follows it.',
   saml_rotated: 'The next certificate is listed in the metadata; the current one still signs.',
   saml_retired: 'The next certificate signs from now on.',
   app_added: 'The app is added.',

@@ -58,6 +58,10 @@ export function registerConsoleSaml(kit: PageKit, c: ConsoleKit): void {
                         <td>${sp.two_factor ? 'required' : 'no'}</td>
                         <td class="actions">
                           ${actionButton(a.csrf, `/saml/start/${sp.id}`, 'Sign in', { aria: `Sign in to ${sp.name}` })}
+                          ${actionButton(a.csrf, '/admin/saml/two-factor', sp.two_factor ? 'Allow one factor' : 'Require two factors', {
+                            hidden: { id: sp.id, two_factor: sp.two_factor ? 'off' : 'on' },
+                            aria: `${sp.two_factor ? 'Allow one factor for' : 'Require two factors for'} ${sp.name}`,
+                          })}
                           ${actionButton(a.csrf, '/admin/saml/remove', 'Remove', { hidden: { id: sp.id }, confirm: `Remove ${sp.name}` })}
                         </td>
                       </tr>`,
@@ -147,6 +151,14 @@ export function registerConsoleSaml(kit: PageKit, c: ConsoleKit): void {
       ctx.redirect(`/admin/saml?done=saml_added&sp=${encodeURIComponent(added.id)}`);
     });
   });
+  c.post(
+    '/admin/saml/two-factor',
+    async (_ctx, a, body) => {
+      await core.saml.setSpTwoFactor(a.actor, str(body, 'id'), str(body, 'two_factor') === 'on');
+      return '/admin/saml?done=saml_changed';
+    },
+    samlPage,
+  );
   c.post(
     '/admin/saml/remove',
     async (_ctx, a, body) => {
