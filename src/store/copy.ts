@@ -45,6 +45,7 @@ export const COPIED_TABLES: readonly TableName[] = [
   'saml_request',
   'saml_signin',
   'saml_logout_request',
+  'oidc_signin',
   'scim_token',
   'rate_counter',
   'known_signin',
@@ -71,6 +72,7 @@ const ORDER_KEY: Partial<Record<TableName, string | string[]>> = {
   saml_request: 'handle',
   saml_signin: ['session_id', 'sp_id', 'name_id'],
   saml_logout_request: ['sp_id', 'request_id'],
+  oidc_signin: ['session_id', 'client_id'],
   scim_token: 'id',
   scim_pushed: ['target_id', 'reference_id'],
 };

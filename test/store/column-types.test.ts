@@ -138,6 +138,12 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
     created_at: clock.now(),
   });
   await s.db('saml_logout_request').insert({ sp_id: (await s.db('saml_sp').first('id')).id, request_id: '_l1', expires_at: clock.now() + 660_000 });
+  // A client a session signed in to (its end is told there).
+  await s.db('oidc_signin').insert({
+    session_id: (await s.db('session').first('id')).id,
+    client_id: (await s.db('oidc_client').first('client_id')).client_id,
+    created_at: clock.now(),
+  });
   // A rotated key (retired_at, verify_until) and the settings of a store upgraded from HS256.
   t.equal((await cli(s.dataDir, ['keys', 'rotate'])).code, 0);
   await s.db('gatehouse_setting').insert([

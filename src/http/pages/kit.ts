@@ -67,7 +67,6 @@ export const DONE: Record<string, string> = {
   passkey_added: 'Passkey added. You can sign in with it from now on.',
   passkey_removed: 'The passkey is removed.',
   password_link: 'A link to set a password is on its way to your address.',
-  confirmed: 'Confirmed: you can add a passkey for the next five minutes.',
   linked: 'The sign-in is linked: you can use it to sign in from now on.',
   unlinked: 'The sign-in is unlinked.',
   app_password_revoked: 'The app password is revoked: the app it was for can no longer sign in with it.',
