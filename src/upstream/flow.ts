@@ -10,6 +10,7 @@
  * bound to the browser that began it (a cookie whose hash the flow keeps) and spent at its
  * callback, so a forged, replayed or carried-over state finds nothing.
  */
+import { assertRecentSignin } from '../accounts/recent-signin';
 import { createHash, randomBytes } from 'node:crypto';
 import { AppError } from '../errors';
 import type { Actor } from '../actor';
@@ -89,6 +90,8 @@ export async function beginUpstream(
 ): Promise<string> {
   const provider = await providerByName(s, providerName);
   if (o.purpose === 'link' && actor.principal.accountId === null) throw new AppError('unauthenticated', 'sign in to link another sign-in');
+  // Linking adds a lasting way in: a session left in a browser, copied or stolen, is not enough.
+  if (o.purpose === 'link') await assertRecentSignin(s, actor);
   if ((await countLiveFlows(s.store.root)) >= MAX_LIVE_FLOWS) {
     throw new AppError('rate_limited', 'too many sign-ins are in progress; try again in a minute', { retryAfter: 60 });
   }
