@@ -1,7 +1,8 @@
 /**
  * How strongly a session signed in, and which apps it signed in to. A session keeps when the
  * person last proved who they are in it (a password, passkey or second factor entered: the
- * `auth_time` apps are told and the "recent sign-in" some changes need) and what an upstream
+ * `auth_time` apps are told and the "recent sign-in" some changes need), which second factor it
+ * passed, and what an upstream
  * provider said of its own sign-in (its `amr`). OpenID Connect clients and SAML service providers
  * may demand a second factor. Each OpenID Connect client a session signed in to is kept, so the
  * session's end can be told to it (back-channel logout).
@@ -12,7 +13,10 @@ export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('session', (t) => {
     t.bigInteger('authenticated_at').nullable();
     t.text('upstream_amr').nullable();
+    // Which second factor it passed, when it did: a TOTP code ('otp') or a passkey ('hwk').
+    t.string('second_factor', 8).nullable();
   });
+  await knex('session').where({ two_factor: true }).whereNot({ method: 'passkey' }).update({ second_factor: 'otp' });
   await knex('session').update({ authenticated_at: knex.ref('created_at') });
   await knex.schema.alterTable('oidc_client', (t) => {
     t.boolean('two_factor').notNullable().defaultTo(false);
@@ -35,6 +39,7 @@ export async function down(knex: Knex): Promise<void> {
   await knex.schema.alterTable('saml_sp', (t) => t.dropColumn('two_factor'));
   await knex.schema.alterTable('oidc_client', (t) => t.dropColumn('two_factor'));
   await knex.schema.alterTable('session', (t) => {
+    t.dropColumn('second_factor');
     t.dropColumn('upstream_amr');
     t.dropColumn('authenticated_at');
   });

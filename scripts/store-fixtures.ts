@@ -114,6 +114,7 @@ async function source(dir: string): Promise<string> {
     method: 'password',
     authenticated_at: now,
     upstream_amr: null,
+    second_factor: null,
   });
   await k('refresh_token').insert({ token_hash: 'c'.repeat(64), session_id: 's'.repeat(32), created_at: now });
   await k('oidc_payload').insert({

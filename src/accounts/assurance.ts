@@ -7,7 +7,7 @@
  */
 import type { SessionRow } from '../store/sessions';
 
-export type SessionWay = Pick<SessionRow, 'method' | 'two_factor' | 'upstream_amr'>;
+export type SessionWay = Pick<SessionRow, 'method' | 'two_factor' | 'upstream_amr'> & Partial<Pick<SessionRow, 'second_factor'>>;
 
 /** The REFEDS assurance profiles, as `acr` and as SAML's AuthnContextClassRef. */
 export const ACR_MFA = 'https://refeds.org/profile/mfa';
@@ -44,20 +44,18 @@ export const isMultiFactor = (session: Pick<SessionRow, 'two_factor'>): boolean 
 
 /**
  * The methods references (amr): a passkey is hardware-bound ("hwk"), and with user verification
- * two factors ("user", "mfa"); a password is "pwd", with TOTP "otp" and "mfa"; an upstream
- * provider's sign-in is federated ("fed"), followed by what the provider said of its own sign-in
- * (its registered values only), and "otp", "mfa" when this account's TOTP was asked too.
+ * two factors ("user", "mfa"); a password is "pwd"; an upstream provider's sign-in is federated
+ * ("fed"), followed by what the provider said of its own sign-in (its registered values only).
+ * A second factor checked here after either adds what it was ("otp" for a TOTP code; "hwk",
+ * "user" for a passkey) and "mfa".
  */
 export function amrOf(session: SessionWay): string[] {
   const mfa = isMultiFactor(session);
   if (session.method === 'passkey') return mfa ? ['hwk', 'user', 'mfa'] : ['hwk'];
-  if (session.method === 'provider') {
-    const upstream = upstreamAmr(session.upstream_amr).filter((v) => v !== 'mfa');
-    const amr = ['fed', ...upstream];
-    if (mfa) amr.push(...(amr.includes('otp') ? [] : ['otp']), 'mfa');
-    return amr;
-  }
-  return mfa ? ['pwd', 'otp', 'mfa'] : ['pwd'];
+  const amr = session.method === 'provider' ? ['fed', ...upstreamAmr(session.upstream_amr).filter((v) => v !== 'mfa')] : ['pwd'];
+  if (!mfa) return amr;
+  const second = session.second_factor === 'hwk' ? ['hwk', 'user'] : ['otp'];
+  return [...new Set([...amr, ...second, 'mfa'])];
 }
 
 /** The assurance level as OpenID Connect's `acr`. */

@@ -12,7 +12,17 @@ import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { AccountRow, findAccountById } from '../store/accounts';
-import { addRefresh, endSession, findRefresh, insertSession, openSessions, SessionRow, type SigninMethod, spendRefresh } from '../store/sessions';
+import {
+  addRefresh,
+  endSession,
+  findRefresh,
+  insertSession,
+  openSessions,
+  SessionRow,
+  type SecondFactor,
+  type SigninMethod,
+  spendRefresh,
+} from '../store/sessions';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const SESSION_IDLE_MS = 30 * DAY_MS;
@@ -44,7 +54,7 @@ export async function openSession(
   account: AccountRow,
   twoFactor = false,
   method: SigninMethod = 'password',
-  way: { authenticatedAt?: number; upstreamAmr?: readonly string[] } = {},
+  way: { authenticatedAt?: number; upstreamAmr?: readonly string[]; secondFactor?: SecondFactor | null } = {},
 ): Promise<Issued> {
   const now = s.clock.now();
   // Typed as `user revoke-session <email> <id>`: never starting with a dash.
@@ -65,6 +75,8 @@ export async function openSession(
       method,
       authenticated_at: way.authenticatedAt ?? now,
       upstream_amr: way.upstreamAmr?.length ? JSON.stringify(way.upstreamAmr.slice(0, 10)) : null,
+      // A second factor a password or provider sign-in passed is its TOTP step, unless said otherwise.
+      second_factor: twoFactor && method !== 'passkey' ? (way.secondFactor ?? 'otp') : null,
     },
     hash(refreshToken),
   );

@@ -17,5 +17,6 @@ export async function newSession(ctx: ActionContext, account: AccountRow, twoFac
   const inherited = twoFactor ?? current?.two_factor ?? false;
   // A session opened from a signed-in one keeps its method (amr); a password signin has none to keep.
   const method = current?.method ?? 'password';
-  return sessionOf(await openSession(ctx.s, ctx.actor, account, inherited, method));
+  const secondFactor = twoFactor === undefined ? (current?.second_factor ?? null) : null;
+  return sessionOf(await openSession(ctx.s, ctx.actor, account, inherited, method, { secondFactor }));
 }

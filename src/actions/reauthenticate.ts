@@ -54,7 +54,8 @@ export const reauthenticate: ActionDef = {
     } else {
       throw new AppError('invalid_input', 'send password, otp (or recovery_code), or a passkey response');
     }
-    if (!(await reauthenticated(s.store.root, sessionId, twoFactor))) throw new AppError('unauthenticated', 'this session has ended; sign in again');
+    const secondFactor = !twoFactor ? null : method === 'passkey' ? 'hwk' : 'otp';
+    if (!(await reauthenticated(s.store.root, sessionId, secondFactor))) throw new AppError('unauthenticated', 'this session has ended; sign in again');
     // As a sign-in's success: the failures this address counted against the account are lifted.
     if (method !== 'otp') await s.limiter.signinSucceeded(account.email_key, actor);
     await s.audit.record('reauthenticated', actor, { account: account.reference_id, session: sessionId, method, two_factor: twoFactor });

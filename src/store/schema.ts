@@ -70,6 +70,7 @@ export const SCHEMA = {
     method: 'text',
     authenticated_at: 'time',
     upstream_amr: 'text',
+    second_factor: 'text',
   },
   passkey: {
     id: 'int',

@@ -24,7 +24,11 @@ export interface SessionRow {
   authenticated_at: number;
   /** The `amr` an upstream provider said of its own sign-in (JSON array), for method 'provider'. */
   upstream_amr: string | null;
+  /** The second factor a password or provider session passed: a TOTP code, or a passkey (a passkey session's is the passkey itself). */
+  second_factor: SecondFactor | null;
 }
+
+export type SecondFactor = 'otp' | 'hwk';
 
 export type SigninMethod = 'password' | 'passkey' | 'provider';
 
@@ -48,11 +52,11 @@ export const findSession = op(async (h, id: string): Promise<SessionRow | undefi
 
 /**
  * The person proved who they are again in this open session (a password or second factor entered
- * again; `twoFactor` when it was a second factor): auth_time moves, and a second factor is kept.
+ * again; `secondFactor` when it was a second factor): auth_time moves, and a second factor is kept.
  */
-export const reauthenticated = op(async (h, sessionId: string, twoFactor: boolean): Promise<boolean> => {
+export const reauthenticated = op(async (h, sessionId: string, secondFactor: SecondFactor | null): Promise<boolean> => {
   const changes: Record<string, unknown> = { authenticated_at: h.clock.now() };
-  if (twoFactor) changes.two_factor = true;
+  if (secondFactor !== null) Object.assign(changes, { two_factor: true, second_factor: secondFactor });
   return (await h.k('session').where({ id: sessionId }).whereNull('ended_at').update(changes)) === 1;
 });
 

@@ -253,5 +253,5 @@ t.test('an app that needs two factors: a password session confirms with a passke
   const tokens = await oidc.authorizationCodeGrant(config, app.last()!, { pkceCodeVerifier: verifier, expectedState: 'st' });
   const claims = tokens.claims()!;
   t.equal(claims.acr, 'https://refeds.org/profile/mfa', 'the app is told: two factors');
-  t.ok((claims.amr as string[]).includes('mfa'), 'amr says mfa');
+  t.same(claims.amr, ['pwd', 'hwk', 'user', 'mfa'], 'amr says the password, then the passkey, two factors');
 });

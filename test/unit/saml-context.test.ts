@@ -19,6 +19,8 @@ t.test("OpenID Connect's amr and acr say the same facts", async (t) => {
   t.same(amrOf(way('passkey', true)), ['hwk', 'user', 'mfa']);
   t.same(amrOf(way('provider', false)), ['fed']);
   t.same(amrOf(way('provider', true)), ['fed', 'otp', 'mfa']);
+  t.same(amrOf({ ...way('password', true), second_factor: 'hwk' }), ['pwd', 'hwk', 'user', 'mfa'], 'a password, then a passkey as the second factor');
+  t.same(amrOf({ ...way('password', true), second_factor: 'otp' }), ['pwd', 'otp', 'mfa']);
   t.equal(acrOf(way('password', false)), ACR_SFA);
   t.equal(acrOf(way('passkey', true)), ACR_MFA);
 });
