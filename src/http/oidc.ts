@@ -132,7 +132,9 @@ export class OidcProvider {
         // leaving the group ends the access its grants gave.
         const client = ctx.oidc?.client;
         const grantId = typeof token?.grantId === 'string' ? token.grantId : undefined;
-        const claims = client ? await core.oidc.account(sub, client.clientId, grantId) : await core.oidc.claims(sub);
+        // The level a code or refresh token was issued at (a client may need two factors since).
+        const acr = typeof (token as { acr?: unknown } | undefined)?.acr === 'string' ? (token as { acr: string }).acr : undefined;
+        const claims = client ? await core.oidc.account(sub, client.clientId, grantId, acr) : await core.oidc.claims(sub);
         if (!claims) return undefined;
         return { accountId: sub, claims: async () => ({ ...claims }) };
       },

@@ -38,10 +38,11 @@ export interface OidcOperations {
   claims(sub: string): Promise<OidcClaims | undefined>;
   /**
    * What tokens for `clientId` may say of `sub` (undefined: the account is disabled or gone, the
-   * client is gone or changed, or the account is outside its allowed groups). `grantId`: the grant
-   * the provider has just read in this request.
+   * client is gone or changed, the account is outside its allowed groups, or the client needs two
+   * factors and `acr`, the level the code or refresh token was issued at, is one). `grantId`: the
+   * grant the provider has just read in this request.
    */
-  account(sub: string, clientId: string, grantId?: string): Promise<OidcClaims | undefined>;
+  account(sub: string, clientId: string, grantId?: string, acr?: string): Promise<OidcClaims | undefined>;
   /**
    * Runs the provider's handling of one token request, serving clients from memory.
    * `stale_client`: a client it was served has since been removed or changed (the answer must be
@@ -101,7 +102,7 @@ export function oidcOperations(s: Services): OidcOperations {
   return {
     adapter: (model) => adapterFor(s, model),
     claims: (sub) => claimsOf(s, sub),
-    account: (sub, clientId, grantId) => accountFor(s, sub, clientId, grantId),
+    account: (sub, clientId, grantId, acr) => accountFor(s, sub, clientId, grantId, acr),
     tokenRequest: (fn) => inTokenRequest(s, fn),
     clientPolicy: (clientId, sub) => clientPolicy(s, clientId, sub),
     hasSecondFactor: (sub) => hasSecondFactor(s, sub),

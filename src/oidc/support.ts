@@ -27,7 +27,7 @@ import type { Actor } from '../actor';
 import { AppError } from '../errors';
 import { metadataOf, rowsOf } from './clients';
 import { type AccountClaims, claimsFrom } from '../accounts/claims';
-import { acrOf, amrOf } from '../accounts/assurance';
+import { ACR_MFA, acrOf, amrOf } from '../accounts/assurance';
 
 export interface ProviderAdapter {
   upsert(id: string, payload: Record<string, unknown>, expiresIn: number): Promise<void>;
@@ -228,7 +228,7 @@ export type OidcClaims = AccountClaims;
  * In a token request the grant's statement has read the account and the client already; the
  * client's row must still be the one that authenticated the request.
  */
-export async function accountFor(s: Services, sub: string, clientId: string, grantId?: string): Promise<OidcClaims | undefined> {
+export async function accountFor(s: Services, sub: string, clientId: string, grantId?: string, acr?: string): Promise<OidcClaims | undefined> {
   const request = tokenRequests.getStore();
   const read = grantId ? request?.grants.get(grantId) : undefined;
   const facts = read && read.account === sub && read.clientId === clientId ? read.facts : await accountFacts(s.store.root, sub, clientId);
@@ -236,6 +236,9 @@ export async function accountFor(s: Services, sub: string, clientId: string, gra
   if (!confirm(s, request, clientId, facts.client) || !facts.client) return undefined;
   const claims = claimsFrom(sub, facts.claims);
   if (!claims || !(await passesGate(s.store.root, sub, JSON.parse(facts.client.allowed_groups) as string[]))) return undefined;
+  // A client that needs two factors (now: it may have been switched on since) takes no code or
+  // refresh token of a one-factor sign-in: the grant ends as one outside its groups does.
+  if (facts.client.two_factor && acr !== undefined && acr !== ACR_MFA) return undefined;
   return claims;
 }
 

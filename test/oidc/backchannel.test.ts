@@ -272,3 +272,22 @@ t.test('step-up: a one-factor session of an account with a second factor is sent
   t.equal(at.searchParams.get('need'), 'second-factor');
   t.match(at.searchParams.get('return'), /^\/oidc\/interaction\/[A-Za-z0-9_-]+$/);
 });
+
+t.test('a client switched to two factors takes no refresh token of a one-factor sign-in', async (t) => {
+  const s = await provider(t);
+  const browser = await launch(t);
+  const registered = await addClient(s, '--first-party');
+  const config = await relyingParty(s, registered);
+  const { url, verifier } = await authorizationRequest(config, 'openid offline_access');
+  const { callback } = await authorize(browser, url, 'ada@example.com');
+  const tokens = await oidc.authorizationCodeGrant(config, callback!, { pkceCodeVerifier: verifier, expectedState: 'st' });
+  t.equal(tokens.claims()!.acr, SFA);
+  const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+  t.type(refreshed.access_token, 'string', 'refreshed while the client takes one factor');
+  t.equal((await cli(s.dataDir, ['client', 'set', registered.client_id, '--two-factor', 'on'])).code, 0);
+  await t.rejects(
+    oidc.refreshTokenGrant(config, refreshed.refresh_token!),
+    { code: 'OAUTH_RESPONSE_BODY_ERROR', error: 'invalid_grant' } as never,
+    'refused once it needs two',
+  );
+});
