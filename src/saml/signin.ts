@@ -205,17 +205,35 @@ function acsFor(sp: SamlSp, root: XmlElement): string {
   return (sp.acs.find((a) => a.is_default) ?? sp.acs[0]!).location;
 }
 
+/** The AuthnContextClassRefs Gatehouse's assertions carry (accounts/assurance.ts): one factor's, and REFEDS MFA. */
+const ONE_FACTOR_CLASSES = new Set(['urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport', 'urn:oasis:names:tc:SAML:2.0:ac:classes:unspecified']);
+
 /**
  * Whether the request's RequestedAuthnContext can be met only by two factors: every class it
- * names is REFEDS MFA, compared `exact` (the default) or `minimum`. A request that also names a
- * single-factor class (PasswordProtectedTransport, say) is met by it, as SAML's comparison says.
+ * names is REFEDS MFA, compared `exact` (the default) or `minimum`, or it asks for `better` than a
+ * one-factor class. A request that also names a single-factor class (PasswordProtectedTransport,
+ * say) is met by it, as SAML's comparison says. One that can never be met (classes Gatehouse
+ * never asserts, compared `exact` or `minimum`; `better` than REFEDS MFA) is refused: the app is
+ * never answered with less than it asked for.
  */
 function asksForMfa(root: XmlElement): boolean {
   const requested = children(root, 'RequestedAuthnContext', NS.protocol);
   if (requested.length !== 1) return false;
   const comparison = attr(requested[0]!, 'Comparison') ?? 'exact';
   const classes = children(requested[0]!, 'AuthnContextClassRef', NS.assertion).map((e) => (e.textContent ?? '').trim());
-  return (comparison === 'exact' || comparison === 'minimum') && classes.length > 0 && classes.every((c) => c === ACR_MFA);
+  if (classes.length === 0 || comparison === 'maximum') return false;
+  const known = classes.filter((c) => c === ACR_MFA || ONE_FACTOR_CLASSES.has(c));
+  const never = () =>
+    refuse(
+      `the application asks for a sign-in Gatehouse never makes (${comparison} ${classes.join(' ').slice(0, 200)}); ask its administrator to request ${ACR_MFA} or PasswordProtectedTransport`,
+    );
+  if (comparison === 'better') {
+    if (classes.includes(ACR_MFA) || known.length === 0) throw never();
+    return true;
+  }
+  if (comparison !== 'exact' && comparison !== 'minimum') throw refuse("the request's RequestedAuthnContext has an unknown Comparison");
+  if (known.length === 0) throw never();
+  return known.every((c) => c === ACR_MFA);
 }
 
 /**

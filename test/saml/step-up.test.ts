@@ -193,6 +193,23 @@ t.test("an AuthnRequest's RequestedAuthnContext naming REFEDS MFA asks the same 
   const either = await nodeSamlSp(s, { extra: { authnContext: [MFA, PPT], racComparison: 'exact' } });
   t.equal((await browse(await either.saml.getAuthorizeUrlAsync('', undefined, {}), cookie)).action, ACS, 'MFA or PasswordProtectedTransport: answered');
 
+  // Asking for what Gatehouse never asserts is refused, never answered with less (outsider review).
+  for (const [classes, racComparison] of [
+    [[MFA], 'better'],
+    [['urn:oasis:names:tc:SAML:2.0:ac:classes:X509'], 'exact'],
+    [['HTTPS://REFEDS.ORG/profile/mfa'], 'exact'],
+  ] as const) {
+    const asking = await nodeSamlSp(s, { extra: { authnContext: [...classes], racComparison } });
+    const refused = await hop(await asking.saml.getAuthorizeUrlAsync('', undefined, {}), cookie);
+    t.equal(refused.status, 400, `${racComparison} ${classes[0]}: refused`);
+    t.match(refused.html, /asks for a sign-in Gatehouse never makes/);
+    t.notMatch(refused.html, /SAMLResponse/);
+  }
+  // Better than a password: two factors.
+  const better = await nodeSamlSp(s, { extra: { authnContext: [PPT], racComparison: 'better' } });
+  const betterAt = await hop(await continueUrl(s, await better.saml.getAuthorizeUrlAsync('', undefined, {})), cookie);
+  t.equal(new URL(betterAt.location!, s.url).pathname, '/signin/confirm', 'better than PasswordProtectedTransport: the second factor is asked');
+
   await proveSecondFactor(s, cookie);
   const mfa = await nodeSamlSp(s, { extra: { authnContext: [MFA], racComparison: 'exact' } });
   const done = await browse(await mfa.saml.getAuthorizeUrlAsync('', undefined, {}), cookie);
