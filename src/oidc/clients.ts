@@ -273,7 +273,8 @@ export async function changeClient(s: Services, actor: Actor, clientId: string, 
  */
 async function logoutUri(s: Services, raw: string): Promise<string> {
   if (raw.length > 500) throw new AppError('invalid_input', '{--backchannel-logout-uri} must be at most 500 characters');
-  const uri = redirectUri(raw.trim(), '{--backchannel-logout-uri}');
+  // Kept as a URL parser writes it (a space becomes %20): what is shown is what is dialled.
+  const uri = new URL(redirectUri(raw.trim(), '{--backchannel-logout-uri}')).href;
   await checkTargetUrl(new URL(uri), targetPolicy(s.config.webhookAllowPrivate), '{--backchannel-logout-uri}');
   return uri;
 }

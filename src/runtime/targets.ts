@@ -51,7 +51,7 @@ export async function checkTargetUrl(url: URL, policy: TargetPolicy, flag: strin
     if (kind !== null)
       throw new AppError(
         'invalid_input',
-        `${flag} ${host === address ? 'is' : `resolves to ${address},`} a ${kind} address: Gatehouse does not send requests inside the network unless the operator allows it ({--webhook-allow-private} ${kind === 'unique-local' || kind === 'reserved' || kind === 'unspecified' ? address : kind})`,
+        `${flag} ${host === address ? 'is' : `resolves to ${address},`} ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} address: Gatehouse does not send requests inside the network unless the operator allows it ({--webhook-allow-private} ${kind === 'unique-local' || kind === 'reserved' || kind === 'unspecified' ? address : kind})`,
       );
   }
 }

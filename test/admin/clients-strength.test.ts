@@ -36,6 +36,15 @@ t.test('a client added with two factors and a back-channel logout URI; two facto
   await admin.waitForURL(/done=client_changed/);
   t.equal((await cli(s.dataDir, ['--json', 'client', 'show', client.client_id])).json.two_factor, true, 'and on again');
 
+  // A forged switch value is refused, never read as "off" (outsider review).
+  await admin.evaluate(() => {
+    const input = document.querySelector('form[action="/admin/clients/two-factor"] input[name="two_factor"]') as HTMLInputElement;
+    input.value = 'maybe';
+  });
+  await row().getByRole('button', { name: 'Allow one factor' }).click();
+  t.match(await admin.getByRole('alert').textContent(), /must be on or off/);
+  t.equal((await cli(s.dataDir, ['--json', 'client', 'show', client.client_id])).json.two_factor, true, 'unchanged');
+
   // A back-channel URI that is not https (nor localhost) is refused, in the console's words.
   await admin.getByLabel('Name', { exact: true }).fill('Plain');
   await admin.getByLabel('Redirect URIs').fill('https://plain.example.com/callback');

@@ -159,7 +159,7 @@ t.test('issue 46, item 4: targets inside the network are refused when added, unl
     t.equal(r.code, 2, `${url} refused`);
     t.match(
       r.err,
-      /--url (is|resolves to [^ ]+,) a [a-z-]+ address: Gatehouse does not send requests inside the network unless the operator allows it \(--webhook-allow-private /,
+      /--url (is|resolves to [^ ]+,) an? [a-z-]+ address: Gatehouse does not send requests inside the network unless the operator allows it \(--webhook-allow-private /,
     );
   }
   t.equal((await s.db('webhook')).length, 0, 'nothing stored');

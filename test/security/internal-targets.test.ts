@@ -35,7 +35,7 @@ const INSIDE: Array<[string, string]> = [
 ];
 
 const REFUSED_WORDS =
-  /--url (is|resolves to [^ ]+,) a ([a-z-]+) address: Gatehouse does not send requests inside the network unless the operator allows it \(--webhook-allow-private /;
+  /--url (is|resolves to [^ ]+,) an? ([a-z-]+) address: Gatehouse does not send requests inside the network unless the operator allows it \(--webhook-allow-private /;
 
 t.test('issue 57, item 7: every spelling of an internal target is refused when added, by webhook add, scim target add and the console', async (t) => {
   const s = await startTestServer(t);

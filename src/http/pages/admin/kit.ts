@@ -55,6 +55,12 @@ const FORM_LABELS: Readonly<Record<string, string>> = {
   api_key_name: 'Which script is it for?',
 };
 
+/** A switch's on or off, as the console's forms send it; anything else is a clear refusal (never "off" by default). */
+export function onOff(value: string): boolean {
+  if (value !== 'on' && value !== 'off') throw new AppError('invalid_input', 'the switch must be on or off');
+  return value === 'on';
+}
+
 /** Fixed words after a change (the redirect carries only the name: no reflected text). */
 const DONE: Record<string, string> = {
   disabled: 'The account is disabled; its sessions have ended.',

@@ -9,7 +9,7 @@ import { lazyKoaBody } from '../../body';
 import { breakable, field, html } from '../html';
 import { type PageKit, str } from '../kit';
 import { assertSameSite } from '../session';
-import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable } from './kit';
+import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable, onOff } from './kit';
 import { groupChoices, many } from './people';
 
 const NAMEID_WORDS: Record<NameIdKind, string> = {
@@ -154,7 +154,7 @@ export function registerConsoleSaml(kit: PageKit, c: ConsoleKit): void {
   c.post(
     '/admin/saml/two-factor',
     async (_ctx, a, body) => {
-      await core.saml.setSpTwoFactor(a.actor, str(body, 'id'), str(body, 'two_factor') === 'on');
+      await core.saml.setSpTwoFactor(a.actor, str(body, 'id'), onOff(str(body, 'two_factor')));
       return '/admin/saml?done=saml_changed';
     },
     samlPage,

@@ -6,7 +6,7 @@ import type { Context } from 'koa';
 import type { ClientView } from '../../../core';
 import { breakable, field, html, type Html } from '../html';
 import { type PageKit, str } from '../kit';
-import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable } from './kit';
+import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable, onOff } from './kit';
 import { groupChoices, many } from './people';
 
 const lines = (text: string) =>
@@ -163,7 +163,7 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
   c.post(
     '/admin/clients/two-factor',
     async (_ctx, a, body) => {
-      await core.clients.change(a.actor, str(body, 'client_id'), { twoFactor: str(body, 'two_factor') === 'on' });
+      await core.clients.change(a.actor, str(body, 'client_id'), { twoFactor: onOff(str(body, 'two_factor')) });
       return '/admin/clients?done=client_changed';
     },
     clientsPage,
