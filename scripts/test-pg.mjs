@@ -24,6 +24,9 @@ const SAME_IN_BOTH = new Set([
   'test/ldap/apache.test.ts', // Apache's mod_authnz_ldap and mod_oauth2 on the wire
   'test/saml/mellon.test.ts', // Apache's mod_auth_mellon on the wire (test/pg/saml-instances.test.ts: SAML on PostgreSQL)
   'test/forward/proxies.test.ts', // nginx and Caddy on the wire (test/pg/forward-instances.test.ts: forward auth on PostgreSQL)
+  'test/oidc/apache-recipe.test.ts', // docs/oidc-apps.md's Apache recipe as written (test/oidc/apache-backchannel.test.ts runs on both)
+  'test/oidc/node-app-recipe.test.ts', // docs/oidc-apps.md's Node app as written (test/oidc/backchannel.test.ts runs on both, two instances)
+  'test/saml/mellon-step-up.test.ts', // docs/saml.md's mellon step-up block on the wire (test/saml/step-up.test.ts runs on both)
 ]);
 const STORE_HELPERS = /from '\.\.\/helpers\/(server|cli|oidc|db|passkeys|proxies)'|GATEHOUSE_TEST_STORE|storeFlags/;
 function storeTests() {
