@@ -129,6 +129,26 @@ export async function signinFailed(
   else await s.audit.record('signin_failed', actor, { account: account?.reference_id ?? null, ...fields });
 }
 
+/**
+ * A signed-in person proves who they are again by a way's proof (a passkey's assertion, say):
+ * the sign-in's gate first, and a failed proof counts toward the same lockout and is audited as a
+ * failed sign-in. No session is opened: the caller's own is confirmed (store's reauthenticated).
+ */
+export async function confirmAgain(
+  s: Services,
+  actor: Actor,
+  account: AccountRow,
+  way: Named,
+  prove: () => Promise<SigninFailure | null>,
+  refusal: (reason: SigninFailure) => AppError,
+): Promise<void> {
+  await s.limiter.assertSigninAllowed(account.email_key, actor);
+  const failure = await prove();
+  if (failure === null) return;
+  await signinFailed(s, actor, way, failure, account, account.email_key);
+  throw refusal(failure);
+}
+
 /** Runs a way in through every rule: the signed-in account and its session, or the second factor's step. */
 export async function signIn(s: Services, actor: Actor, way: WayIn): Promise<SigninResult> {
   const gate = async (limitKey: string | null) => {

@@ -8,7 +8,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError } from '../errors';
 import { type Acting, callerAccount, confirmPassword } from '../accounts/acting';
-import { signIn, signinFailed, signInProved, type SigninFailure } from '../accounts/signin';
+import { confirmAgain, signIn, signInProved, type SigninFailure } from '../accounts/signin';
 import { assertRecentSignin } from '../accounts/recent-signin';
 import { assertSignupOpen, createAccount } from '../accounts/create';
 import { normalizeEmail, validateName } from '../accounts/validate';
@@ -280,17 +280,22 @@ export async function finishSignin(ctx: Acting, rawResponse: unknown): Promise<{
 export async function confirmWithPasskey(ctx: Acting, rawResponse: unknown, account: AccountRow): Promise<void> {
   const { s, actor } = ctx;
   const response = authenticationResponse(rawResponse);
-  await s.limiter.assertSigninAllowed(account.email_key, actor);
-  const challenge = await spend(ctx, challengeOf(response), 'signin');
   const passkey = await findPasskeyByCredential(s.store.root, response.id);
   const way = { method: 'passkey' as const, details: passkey ? { passkey: passkey.reference_id } : undefined };
-  const failure =
-    !passkey || passkey.account_id !== account.id ? 'unknown_passkey' : await checkAssertion(ctx, response, challenge.challenge, passkey, account);
-  if (failure === null) return;
-  await signinFailed(s, actor, way, failure, account, account.email_key);
-  throw new AppError(
-    'passkey_invalid',
-    failure === 'unknown_passkey' ? 'this passkey is not one of this account’s: use one you added to it' : 'the passkey did not verify; try again',
+  await confirmAgain(
+    s,
+    actor,
+    account,
+    way,
+    async () => {
+      const challenge = await spend(ctx, challengeOf(response), 'signin');
+      return !passkey || passkey.account_id !== account.id ? 'unknown_passkey' : checkAssertion(ctx, response, challenge.challenge, passkey, account);
+    },
+    (failure) =>
+      new AppError(
+        'passkey_invalid',
+        failure === 'unknown_passkey' ? 'this passkey is not one of this account’s: use one you added to it' : 'the passkey did not verify; try again',
+      ),
   );
 }
 
