@@ -9,16 +9,15 @@
  * mod_auth_openidc answers 401 to what looks like a script (Node's fetch sends Sec-Fetch-Mode:
  * cors), so a page is read with node:http (`visit`) carrying the browser's cookies.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import type { Test } from 'tap';
 import { freePort } from './browser';
 import { cli } from './cli';
 import { startApache } from './proxies';
+import { foregroundLine } from './saml';
 import type { TestServer } from './server';
 
 export interface OidcApache {
@@ -198,31 +197,7 @@ export async function gatehouseLine(dataDir: string, line: string, dir: string, 
  * process group of its own (stopped with the test), with the test's own Node first on PATH;
  * resolves once `port` on 127.0.0.1 accepts connections. `output()` is what it printed.
  */
-export async function startLine(t: Test, line: string, dir: string, user: { uid?: number; gid?: number }, port: number): Promise<{ output: () => string }> {
-  let out = '';
+export function startLine(t: Test, line: string, dir: string, user: { uid?: number; gid?: number }, port: number): Promise<{ output: () => string }> {
   const env = { ...process.env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}` };
-  const child = spawn('/bin/sh', ['-c', line], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...user });
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        process.kill(-child.pid!, 'SIGTERM');
-      }),
-  );
-  for (let i = 0; i < 200; i++) {
-    if (child.exitCode !== null) throw new Error(`${line} exited (${child.exitCode}): ${out}`);
-    const open = await new Promise<boolean>((resolve) => {
-      const c = net.connect(port, '127.0.0.1', () => {
-        c.destroy();
-        resolve(true);
-      });
-      c.on('error', () => resolve(false));
-    });
-    if (open) return { output: () => out };
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${line} did not listen on ${port}: ${out}`);
+  return foregroundLine(t, line, dir, user, port, undefined, { env, exec: false, tries: 200 });
 }

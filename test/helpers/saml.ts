@@ -161,11 +161,22 @@ export async function shellLine(line: string, dir: string, user: { uid?: number;
 /**
  * A long-running line of a recipe (a server in the foreground), started as written in `dir` as
  * `user`, in a process group of its own (Apache signals its whole group when it stops), stopped
- * at the test's end; resolves once `port` on 127.0.0.1 accepts connections.
+ * at the test's end; resolves once `port` on 127.0.0.1 accepts connections. `output()` is what it
+ * printed. `env`: its environment (default the test's); `exec`: the line is one command the shell
+ * becomes (not a `VAR=… command` line); `tries`: 50 ms waits for the port.
  */
-export async function foregroundLine(t: Test, line: string, dir: string, user: { uid?: number; gid?: number }, port: number, log: () => string): Promise<void> {
+export async function foregroundLine(
+  t: Test,
+  line: string,
+  dir: string,
+  user: { uid?: number; gid?: number },
+  port: number,
+  log: () => string = () => '',
+  o: { env?: NodeJS.ProcessEnv; exec?: boolean; tries?: number } = {},
+): Promise<{ output: () => string }> {
   let out = '';
-  const child = spawn('/bin/sh', ['-c', `exec ${line}`], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...user });
+  const command = o.exec === false ? line : `exec ${line}`;
+  const child = spawn('/bin/sh', ['-c', command], { cwd: dir, env: o.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...user });
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   t.teardown(
@@ -176,7 +187,7 @@ export async function foregroundLine(t: Test, line: string, dir: string, user: {
         process.kill(-child.pid!, 'SIGTERM');
       }),
   );
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < (o.tries ?? 100); i++) {
     if (child.exitCode !== null) throw new Error(`${line} exited (${child.exitCode}): ${out}${log()}`);
     const open = await new Promise<boolean>((resolve) => {
       const c = net.connect(port, '127.0.0.1', () => {
@@ -185,7 +196,7 @@ export async function foregroundLine(t: Test, line: string, dir: string, user: {
       });
       c.on('error', () => resolve(false));
     });
-    if (open) return;
+    if (open) return { output: () => out };
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`${line} did not listen on ${port}: ${out}${log()}`);
