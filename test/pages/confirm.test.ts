@@ -88,31 +88,42 @@ t.test('the account page asks to confirm before a new way in, then goes back to 
 t.test('the console asks to confirm before a SCIM token and an invitation', async (t) => {
   const { s, base, clock, browser } = await setUp(t);
   const page = await signedIn(browser, base, 'admin@example.com');
-  clock.advance(ELEVEN_MINUTES);
-  await page.goto(`${base}/admin/provisioning`);
-  await page.getByLabel('Which service holds it?').fill('entra');
-  await page.getByRole('button', { name: 'Make token' }).click();
-  await page.waitForURL(`${base}/signin/confirm?return=%2Fadmin%2Fprovisioning`);
-  t.equal(Number((await s.db('scim_token').count({ n: '*' }).first())?.n), 0, 'no token made');
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Confirm', exact: true }).click();
-  await page.waitForURL(`${base}/admin/provisioning`);
-  await page.getByLabel('Which service holds it?').fill('entra');
-  await page.getByRole('button', { name: 'Make token' }).click();
-  await page.locator('#scim-token').waitFor();
-
-  clock.advance(ELEVEN_MINUTES);
-  await page.goto(`${base}/admin/invitations`);
-  await page.getByLabel('Email').fill('ben@example.com');
-  await page.getByRole('button', { name: 'Send the invitation' }).click();
-  await page.waitForURL(`${base}/signin/confirm?return=%2Fadmin%2Finvitations`);
-  t.equal(Number((await s.db('invitation').count({ n: '*' }).first())?.n), 0, 'no invitation made');
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Confirm', exact: true }).click();
-  await page.waitForURL(`${base}/admin/invitations`);
-  await page.getByLabel('Email').fill('ben@example.com');
-  await page.getByRole('button', { name: 'Send the invitation' }).click();
-  await page.locator('#invitation-link').waitFor();
+  const cases = [
+    {
+      path: '/admin/provisioning',
+      field: 'Which service holds it?',
+      value: 'entra',
+      button: 'Make token',
+      table: 'scim_token',
+      made: '#scim-token',
+      what: 'no token made',
+    },
+    {
+      path: '/admin/invitations',
+      field: 'Email',
+      value: 'ben@example.com',
+      button: 'Send the invitation',
+      table: 'invitation',
+      made: '#invitation-link',
+      what: 'no invitation made',
+    },
+  ];
+  for (const c of cases) {
+    clock.advance(ELEVEN_MINUTES);
+    const make = async () => {
+      await page.getByLabel(c.field).fill(c.value);
+      await page.getByRole('button', { name: c.button }).click();
+    };
+    await page.goto(`${base}${c.path}`);
+    await make();
+    await page.waitForURL(`${base}/signin/confirm?return=${encodeURIComponent(c.path)}`);
+    t.equal(Number((await s.db(c.table).count({ n: '*' }).first())?.n), 0, c.what);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Confirm', exact: true }).click();
+    await page.waitForURL(`${base}${c.path}`);
+    await make();
+    await page.locator(c.made).waitFor();
+  }
 });
 
 t.test('a hostile return goes to the account page', async (t) => {
