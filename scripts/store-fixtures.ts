@@ -65,6 +65,8 @@ async function source(dir: string): Promise<string> {
   await gatehouse(dir, ['user', 'disable', 'carol@example.com']);
   await gatehouse(dir, ['group', 'create', 'staff']);
   await gatehouse(dir, ['group', 'add', 'staff', 'bob@example.com']);
+  await gatehouse(dir, ['group', 'create', 'engineering']);
+  await gatehouse(dir, ['group', 'add-group', 'staff', 'engineering']);
   await gatehouse(dir, ['client', 'add', '--name', 'Wiki', '--redirect-uri', 'https://wiki.example.com/callback']);
   await gatehouse(dir, ['keys', 'rotate']);
   await gatehouse(dir, ['app', 'add', '--host', 'files.example.com', '--bypass-path', '/share']);

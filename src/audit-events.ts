@@ -61,6 +61,8 @@ export const AUDIT_EVENTS = [
   'group_renamed',
   'group_member_added',
   'group_member_removed',
+  'group_nested',
+  'group_unnested',
   'record_shared',
   'record_unshared',
   'permission_changed',

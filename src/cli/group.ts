@@ -1,4 +1,7 @@
-/** `gatehouse group list | show <group> | create <name> | delete <group> | add <group> <email> | remove <group> <email>` */
+/**
+ * `gatehouse group list | show <group> | create <name> | delete <group> | add <group> <email> |
+ * remove <group> <email> | add-group <parent> <child> | remove-group <parent> <child>`
+ */
 import type { Command } from 'commander';
 import { describePermission, type GroupDetail, type GroupView } from '../core';
 import { withCore, wantsJson } from './context';
@@ -14,7 +17,12 @@ const showGroup = (g: GroupDetail) =>
     ['permission', `${g.permission} (${describePermission(g.permission)})`],
     ['created', g.created_at],
     ['members', g.member_count],
-  ]) + g.members.map((m) => `  ${m.email}  ${m.name}\n`).join('');
+  ]) +
+  g.members.map((m) => `  ${m.email}  ${m.name}\n`).join('') +
+  keyValues([
+    ['groups inside', g.groups.map((x) => x.name).join(', ') || '-'],
+    ['inside of', g.member_of.map((x) => x.name).join(', ') || '-'],
+  ]);
 
 export function registerGroup(program: Command, io: Io): void {
   const group = program.command('group').description('manage groups and their members (a group is named by its name or its reference_id)');
@@ -84,6 +92,29 @@ export function registerGroup(program: Command, io: Io): void {
           const text = r.changed
             ? `${r.account.email}: ${change === 'add' ? 'added to' : 'removed from'} ${r.group.name}`
             : `${r.account.email}: ${change === 'add' ? 'already in' : 'not in'} ${r.group.name}; nothing changed`;
+          emit(io, wantsJson(c), doc, () => text + '\n');
+        }),
+      );
+  }
+
+  for (const [command, change, description] of [
+    ['add-group', 'add', 'put a group inside another: its members become members of <parent> too'],
+    ['remove-group', 'remove', 'take a group out of another'],
+  ] as const) {
+    group
+      .command(`${command} <parent> <child>`)
+      .description(description)
+      .action(async (parent: string, child: string, _o, c: Command) =>
+        withCore(c, io, async (core) => {
+          const r = await core.groups.changeGroup(core.shell, parent, child, change);
+          const doc = {
+            group: { reference_id: r.group.reference_id, name: r.group.name },
+            child: { reference_id: r.child.reference_id, name: r.child.name },
+            changed: r.changed,
+          };
+          const text = r.changed
+            ? `${r.child.name}: ${change === 'add' ? 'put inside' : 'taken out of'} ${r.group.name}`
+            : `${r.child.name}: ${change === 'add' ? 'already inside' : 'not inside'} ${r.group.name}; nothing changed`;
           emit(io, wantsJson(c), doc, () => text + '\n');
         }),
       );

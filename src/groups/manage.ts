@@ -21,6 +21,7 @@ import {
   type GroupSummary,
 } from '../store/groups';
 import { readWorld } from '../store/guarded-rows';
+import { childGroups, parentGroups } from '../store/nesting';
 import { deleteRow, updateRow } from '../store/records';
 import { setGroupExternalId as setExternalIdOf } from '../store/scim';
 import { findAccountById } from '../store/accounts';
@@ -190,7 +191,12 @@ export interface GroupView {
 }
 
 export interface GroupDetail extends GroupView {
+  /** The people directly in it. */
   members: Array<{ reference_id: string; email: string; name: string }>;
+  /** The groups directly inside it (their members are members of this group too). */
+  groups: Array<{ reference_id: string; name: string }>;
+  /** The groups it is directly inside. */
+  member_of: Array<{ reference_id: string; name: string }>;
 }
 
 const view = (g: GroupSummary): GroupView => ({
@@ -209,13 +215,18 @@ export async function listGroupViews(s: Services, managedOnly = false): Promise<
 
 export async function showGroup(s: Services, nameOrId: string): Promise<GroupDetail> {
   const group = await resolveGroup(s.store.root, nameOrId);
-  const [members, owner] = await Promise.all([
+  const [members, owner, children, parents] = await Promise.all([
     membersOf(s.store.root, group.id),
     group.user_account_id === null ? undefined : findAccountById(s.store.root, group.user_account_id),
+    childGroups(s.store.root, group.id),
+    parentGroups(s.store.root, group.id),
   ]);
+  const named = (g: { reference_id: string; name: string }) => ({ reference_id: g.reference_id, name: g.name });
   return {
     ...view({ ...group, owner_email: owner?.email ?? null, members: members.length }),
     members: members.map((m) => ({ reference_id: m.reference_id, email: m.email, name: m.name })),
+    groups: children.map(named),
+    member_of: parents.map(named),
   };
 }
 

@@ -33,7 +33,7 @@ export async function listMembers(s: Services, principal: Principal, groupRefere
   return membersOf(s.store.root, group.row.id);
 }
 
-async function assertMayChangeMembers(tx: Tx, principal: Principal, group: GuardedRow<GroupRow>): Promise<void> {
+export async function assertMayChangeMembers(tx: Tx, principal: Principal, group: GuardedRow<GroupRow>): Promise<void> {
   const [table, membership] = await Promise.all([readWorld(tx, 'usergroup'), readWorld(tx, 'membership')]);
   if (!can(principal, 'update', table.guard) || !can(principal, 'update', group.guard)) throw denied(isGuest(principal), 'change the members of this group');
   if (!can(principal, 'refer', membership.guard)) throw denied(isGuest(principal), 'refer to memberships');

@@ -358,6 +358,11 @@ export function openApiDocument(catalog: ApiCatalog, publicUrl: string): Schema 
     );
   }
   paths['/api/usergroup/{id}/relationships/members'] = relationship("a group's members", 'add members', 'remove members');
+  paths['/api/usergroup/{id}/relationships/groups'] = relationship(
+    'the groups inside a group (their members are its members too)',
+    'put groups inside it (409: a cycle, or a chain deeper than 10)',
+    'take groups out of it',
+  );
 
   return {
     openapi: '3.1.0',

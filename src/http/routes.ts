@@ -82,9 +82,16 @@ export function createRouter(core: Core, web: WebStats, metrics: Metrics): Route
   const members = '/usergroup/:id/relationships/members';
   const linkage = (self: string, type: string, ids: readonly string[]) => ({ links: { self }, data: ids.map((id) => ({ type, id })) });
 
+  // Groups inside a group: their members are its members too.
+  const memberGroups = '/usergroup/:id/relationships/groups';
+
   api.get(members, async (ctx) => {
     const id = String(ctx.params.id);
     ctx.body = linkage(`${base}/api/usergroup/${id}/relationships/members`, 'user_account', await core.groups.members(callerOf(ctx), id));
+  });
+  api.get(memberGroups, async (ctx) => {
+    const id = String(ctx.params.id);
+    ctx.body = linkage(`${base}/api/usergroup/${id}/relationships/groups`, 'usergroup', await core.groups.memberGroups(callerOf(ctx), id));
   });
 
   for (const [method, change] of [
@@ -94,6 +101,11 @@ export function createRouter(core: Core, web: WebStats, metrics: Metrics): Route
     api[method](members, requireJsonBody(), parseJson, async (ctx) => {
       const actor = await core.auth.actor(callerOf(ctx));
       await core.groups.changeMembers(actor, String(ctx.params.id), linkageIds(ctx, 'user_account'), change);
+      ctx.status = 204;
+    });
+    api[method](memberGroups, requireJsonBody(), parseJson, async (ctx) => {
+      const actor = await core.auth.actor(callerOf(ctx));
+      await core.groups.changeMemberGroups(actor, String(ctx.params.id), linkageIds(ctx, 'usergroup'), change);
       ctx.status = 204;
     });
     api[method]('/:type/:id/relationships/usergroups', requireJsonBody(), parseJson, async (ctx) => {

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors';
 import { atomically, Handle, isUniqueViolation, op, seal } from './handle';
 import { queueLogouts } from './logout';
+import { deleteGroupRows, memberGroupsSql } from './nesting';
 import { decodeRow } from './schema';
 import { filterSql } from './readable';
 
@@ -257,13 +258,12 @@ export const deleteAccount = op(async (h, id: number): Promise<void> => {
   // Its open sessions go with it: the clients they signed in to are told (back-channel logout).
   await queueLogouts(seal(h), id, { open: true });
   const owned: Array<{ id: unknown }> = await h.k('usergroup').where({ user_account_id: id }).whereNull('system_role').select('id');
+  const alone: number[] = [];
   for (const g of owned) {
     const others = await h.k('membership').where({ usergroup_id: g.id }).whereNot({ account_id: id }).first('id');
-    if (!others) {
-      await h.k('record_usergroup').where({ record_type: 'usergroup', record_id: g.id }).del();
-      await h.k('usergroup').where({ id: g.id }).del();
-    }
+    if (!others) alone.push(Number(g.id));
   }
+  await deleteGroupRows(seal(h), alone);
   await h.k('record_usergroup').where({ record_type: 'user_account', record_id: id }).del();
   await h.k('user_account').where({ id }).del();
 });
@@ -272,15 +272,17 @@ export const removeMembership = op(async (h, accountId: number, groupId: number)
   return (await h.k('membership').where({ account_id: accountId, usergroup_id: groupId }).del()) > 0;
 });
 
-/** The groups an account is a member of (its dedicated group and system groups included), by name. */
-export const groupsOf = op(async (h, accountId: number): Promise<Array<{ reference_id: string; name: string }>> => {
-  const rows: Array<Record<string, unknown>> = await h
-    .k('membership as m')
-    .join('usergroup as g', 'g.id', 'm.usergroup_id')
-    .where('m.account_id', accountId)
-    .orderBy('g.name')
-    .select('g.reference_id', 'g.name');
-  return rows.map((r) => ({ reference_id: String(r.reference_id), name: String(r.name) }));
+/**
+ * The groups an account is in (its dedicated group and system groups included), by name: `direct`
+ * when it is a member itself, false when only through a group inside it.
+ */
+export const groupsOf = op(async (h, accountId: number): Promise<Array<{ reference_id: string; name: string; direct: boolean }>> => {
+  const rows = await h.all(
+    `SELECT g.reference_id, g.name, MAX(r.direct) AS direct FROM (${memberGroupsSql('?', true)}) r JOIN usergroup g ON g.id = r.usergroup_id
+     GROUP BY g.id, g.reference_id, g.name ORDER BY g.name, g.id`,
+    [accountId, accountId],
+  );
+  return rows.map((r) => ({ reference_id: String(r.reference_id), name: String(r.name), direct: Number(r.direct) === 1 }));
 });
 
 /** Whether any administrator exists (one indexed row, not a count: the start-up message asks). */

@@ -9,6 +9,7 @@ import { AppError } from '../errors';
 import { op, open, Tx } from './handle';
 import { decodeRow } from './schema';
 import { managedGroupSql } from './groups';
+import { memberGroupsSql } from './nesting';
 import { jsonRows, parsedRows, type Ride } from './request-facts';
 
 export interface AppRow {
@@ -87,8 +88,8 @@ export function forwardRide(tx: Tx, host: string, subject: { referenceId: string
     parts.push(
       `SELECT 'acct', u.email, u.name, NULL, NULL, CAST(NULL AS INTEGER) FROM user_account u WHERE u.reference_id = ?`,
       `SELECT 'grp', g.reference_id, g.name, NULL, NULL, CAST(NULL AS INTEGER)
-         FROM membership m JOIN usergroup g ON g.id = m.usergroup_id JOIN user_account u ON u.id = m.account_id
-         WHERE u.reference_id = ? AND ${managedGroupSql('g')}`,
+         FROM usergroup g JOIN user_account u ON u.reference_id = ?
+         WHERE g.id IN (${memberGroupsSql('u.id')}) AND ${managedGroupSql('g')}`,
       `SELECT 'sess', NULL, NULL, NULL, NULL, CAST(s.two_factor AS INTEGER) FROM session s WHERE s.id = ?`,
     );
     params.push(subject.referenceId, subject.referenceId, subject.sid ?? '');

@@ -1,6 +1,6 @@
 /**
  * Copying a whole store to another (SQLite → PostgreSQL, or back): every account, group,
- * membership, permission, action, the signing keys (and an upgraded store's HS256 secret), tokens, counters, recovery codes and the audit
+ * membership and nesting, permission, action, the signing keys (and an upgraded store's HS256 secret), tokens, counters, recovery codes and the audit
  * trail, with their ids, in one transaction on the target. The target must hold no accounts.
  */
 import type { Knex } from 'knex';
@@ -16,6 +16,8 @@ export const COPIED_TABLES: readonly TableName[] = [
   'user_account',
   'usergroup',
   'membership',
+  'usergroup_nesting',
+  'usergroup_closure',
   'world',
   'action',
   'record_usergroup',
@@ -73,6 +75,8 @@ const ORDER_KEY: Partial<Record<TableName, string | string[]>> = {
   saml_signin: ['session_id', 'sp_id', 'name_id'],
   saml_logout_request: ['sp_id', 'request_id'],
   oidc_signin: ['session_id', 'client_id'],
+  usergroup_nesting: ['parent_id', 'child_id'],
+  usergroup_closure: ['ancestor_id', 'descendant_id'],
   scim_token: 'id',
   scim_pushed: ['target_id', 'reference_id'],
 };

@@ -2,6 +2,7 @@
 import { op } from './handle';
 import { decodeRow } from './schema';
 import type { GuardedTable } from './guarded-rows';
+import { inGroupSql, memberGroupsSql } from './nesting';
 
 export interface GroupRow {
   id: number;
@@ -107,19 +108,24 @@ export const managedGroupSql = (g: string) =>
         SELECT am.account_id FROM membership am JOIN usergroup ag ON ag.id = am.usergroup_id WHERE ag.system_role = 'administrators'))
      AND ${g}.id <> COALESCE((SELECT MIN(d.id) FROM usergroup d WHERE d.user_account_id = ${g}.user_account_id AND d.system_role IS NULL), 0)))`;
 
+/** Whether group `groupId` is managed (see managedGroupSql). */
+export const isManagedGroup = op(async (h, groupId: number): Promise<boolean> => {
+  return (await h.all(`SELECT 1 AS one FROM usergroup g WHERE g.id = ? AND ${managedGroupSql('g')}`, [groupId])).length > 0;
+});
+
 /** Every managed group (see managedGroupSql). */
 export const managedGroups = op(async (h): Promise<GroupRow[]> => {
   const rows = await h.all(`SELECT * FROM usergroup g WHERE ${managedGroupSql('g')} ORDER BY g.id`, []);
   return rows.map((r) => decodeRow<GroupRow>('usergroup', r));
 });
 
-/** Whether the account (reference_id) is a member of any of these managed groups (reference_ids). */
+/** Whether the account (reference_id) is a member, directly or through nesting, of any of these managed groups (reference_ids). */
 export const memberOfManaged = op(async (h, accountReference: string, groupReferences: readonly string[]): Promise<boolean> => {
   if (groupReferences.length === 0) return false;
   const rows = await h.all(
-    `SELECT 1 AS one FROM membership m JOIN usergroup g ON g.id = m.usergroup_id JOIN user_account a ON a.id = m.account_id
-     WHERE a.reference_id = ? AND g.reference_id IN (${groupReferences.map(() => '?').join(', ')}) AND ${managedGroupSql('g')}`,
-    [accountReference, ...groupReferences],
+    `SELECT 1 AS one FROM user_account a JOIN usergroup g ON g.reference_id IN (${groupReferences.map(() => '?').join(', ')})
+     WHERE a.reference_id = ? AND ${inGroupSql('a.id', 'g.id')} AND ${managedGroupSql('g')}`,
+    [...groupReferences, accountReference],
   );
   return rows.length > 0;
 });
@@ -128,21 +134,23 @@ export const memberOfManaged = op(async (h, accountReference: string, groupRefer
  * Whether the account administers, or is a member of a managed group named (in any case) one of
  * `names`: who may search the LDAP directory. One statement, on every bind.
  */
-/** The reader test of isReader as SQL on `accountSql`, with its parameters. */
+/** The reader test of isReader as SQL on `accountSql`, with its parameters (a reader group's members through nesting count). */
 function readerSql(accountSql: string, names: readonly string[]): { sql: string; params: string[] } {
   // As given, or lowered (SQLite's lower() folds ASCII letters only: a name as typed still matches).
   const list = names.map(() => '?').join(', ');
-  const named = names.length === 0 ? '' : ` OR ((g.name IN (${list}) OR lower(g.name) IN (${list})) AND ${managedGroupSql('g')})`;
+  const administers = `EXISTS (SELECT 1 FROM membership m JOIN usergroup g ON g.id = m.usergroup_id
+            WHERE m.account_id = ${accountSql} AND g.system_role = 'administrators')`;
+  if (names.length === 0) return { sql: administers, params: [] };
   return {
-    sql: `EXISTS (SELECT 1 FROM membership m JOIN usergroup g ON g.id = m.usergroup_id
-            WHERE m.account_id = ${accountSql} AND (g.system_role = 'administrators'${named}))`,
+    sql: `(${administers} OR EXISTS (SELECT 1 FROM (${memberGroupsSql(accountSql)}) r JOIN usergroup g ON g.id = r.usergroup_id
+            WHERE (g.name IN (${list}) OR lower(g.name) IN (${list})) AND ${managedGroupSql('g')}))`,
     params: [...names, ...names.map((n) => n.toLowerCase())],
   };
 }
 
 export const isReader = op(async (h, accountId: number, names: readonly string[]): Promise<boolean> => {
-  const reader = readerSql('?', names);
-  const rows = await h.all(`SELECT 1 AS one WHERE ${reader.sql}`, [accountId, ...reader.params]);
+  const reader = readerSql('a.id', names);
+  const rows = await h.all(`SELECT 1 AS one FROM user_account a WHERE ${reader.sql} AND a.id = ?`, [...reader.params, accountId]);
   return rows.length > 0;
 });
 

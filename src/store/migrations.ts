@@ -29,6 +29,7 @@ import * as scim from '../../migrations/20261206000000_scim';
 import * as scimWrites from '../../migrations/20261207000000_scim_writes';
 import * as samlLogout from '../../migrations/20261208000000_saml_logout';
 import * as signinStrength from '../../migrations/20261209000000_signin_strength';
+import * as nestedGroups from '../../migrations/20261210000000_nested_groups';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -62,6 +63,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261207000000_scim_writes', scimWrites],
   ['20261208000000_saml_logout', samlLogout],
   ['20261209000000_signin_strength', signinStrength],
+  ['20261210000000_nested_groups', nestedGroups],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -3,6 +3,7 @@ import { type Handle, op, type Tx } from './handle';
 import { decodeRow } from './schema';
 import { sharedSecret } from './keys';
 import { managedGroupSql } from './groups';
+import { memberGroupsSql } from './nesting';
 
 export interface OidcPayloadRow {
   model: string;
@@ -189,7 +190,8 @@ export interface ClaimsRow {
 function groupNamesSql(dialect: string): string {
   // Managed groups only (dedicated groups are never managed): apps map these names to roles,
   // and a name any account could give its own group would be a role anyone could take.
-  const names = `SELECT g.name FROM membership m JOIN usergroup g ON g.id = m.usergroup_id WHERE m.account_id = a.id AND ${managedGroupSql('g')}`;
+  // Every group the account is in, directly or through nesting, once each.
+  const names = `SELECT g.name FROM usergroup g WHERE g.id IN (${memberGroupsSql('a.id')}) AND ${managedGroupSql('g')}`;
   return dialect === 'postgres'
     ? `(SELECT COALESCE(json_agg(n.name ORDER BY n.name), '[]'::json) FROM (${names}) n)`
     : `(SELECT json_group_array(n.name) FROM (${names} ORDER BY g.name) n)`;

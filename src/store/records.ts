@@ -1,6 +1,7 @@
 /** Writes of the record API on allow-listed tables and columns (the record types decide which). */
 import { AppError } from '../errors';
-import { atomically, op } from './handle';
+import { atomically, op, seal } from './handle';
+import { deleteGroupRows } from './nesting';
 import { ident, GuardedTable } from './guarded-rows';
 import type { ActionRow } from './guarded-rows';
 import { decodeRow } from './schema';
@@ -14,9 +15,10 @@ export const updateRow = op(async (h, table: GuardedTable, id: number, changes: 
     .update({ ...changes, updated_at: h.clock.now() });
 });
 
-/** Deletes one row and what it was shared with. */
+/** Deletes one row and what it was shared with (a group through deleteGroupRows: the groups inside it lose it as an ancestor). */
 export const deleteRow = op((root, table: GuardedTable, id: number) =>
   atomically(root, async (h) => {
+    if (table === 'usergroup') return deleteGroupRows(seal(h), [id]);
     await h.k('record_usergroup').where({ record_type: table, record_id: id }).del();
     await h.k(table).where({ id }).del();
   }),

@@ -62,6 +62,13 @@ const AUTH_FACTS = `SELECT 'a' AS kind, a.id AS id, a.auth_version AS auth_versi
   LEFT JOIN usergroup g ON g.id = m.usergroup_id
   WHERE a.reference_id = ?`;
 
+/** The groups the account is in through nesting (its direct ones come with AUTH_FACTS). */
+const NESTED_GROUPS = `SELECT 'i' AS kind, a.id AS id, CAST(NULL AS INTEGER) AS auth_version, CAST(NULL AS BOOLEAN) AS disabled,
+    c.ancestor_id AS group_id, CAST(NULL AS VARCHAR(32)) AS system_role, CAST(NULL AS INTEGER) AS permission, CAST(NULL AS INTEGER) AS owner_id,
+    0 AS key_ok, 0 AS session_ok
+  FROM user_account a JOIN membership m ON m.account_id = a.id JOIN usergroup_closure c ON c.descendant_id = m.usergroup_id
+  WHERE a.reference_id = ?`;
+
 const TABLE_GUARD = `SELECT 'w' AS kind, w.id AS id, CAST(NULL AS INTEGER) AS auth_version, CAST(NULL AS BOOLEAN) AS disabled,
     rg.usergroup_id AS group_id, CAST(NULL AS VARCHAR(32)) AS system_role, w.permission AS permission, w.user_account_id AS owner_id,
     0 AS key_ok, 0 AS session_ok
@@ -84,9 +91,9 @@ function factsStatement(h: Handle, subject: TokenSubjectRef | null, table: strin
   const parts: string[] = [];
   const params: unknown[] = [];
   if (subject !== null) {
-    parts.push(AUTH_FACTS);
+    parts.push(AUTH_FACTS, NESTED_GROUPS);
     const now = h.clock.now();
-    params.push(subject.kid ?? '', now, subject.sid ?? '', now, subject.referenceId);
+    params.push(subject.kid ?? '', now, subject.sid ?? '', now, subject.referenceId, subject.referenceId);
   }
   if (table !== null) {
     parts.push(TABLE_GUARD);
@@ -97,6 +104,7 @@ function factsStatement(h: Handle, subject: TokenSubjectRef | null, table: strin
 
 function factsFrom(subject: TokenSubjectRef | null, rows: Row[]): RequestFacts {
   const facts: RequestFacts = {};
+  const nested: number[] = [];
   for (const r of rows) {
     if (r.kind === 'a') {
       facts.account ??= {
@@ -110,12 +118,16 @@ function factsFrom(subject: TokenSubjectRef | null, rows: Row[]): RequestFacts {
         isAdmin: false,
       };
       if (r.group_id !== null && r.group_id !== undefined) facts.account.groupIds.add(Number(r.group_id));
+      // Administrators are named people: only a direct membership makes one (no group goes inside it).
       if (r.system_role === 'administrators') facts.account.isAdmin = true;
+    } else if (r.kind === 'i') {
+      nested.push(Number(r.group_id));
     } else if (r.kind === 'w') {
       facts.table ??= { permission: Number(r.permission), ownerId: num(r.owner_id), groupIds: [] };
       if (r.group_id !== null && r.group_id !== undefined) (facts.table.groupIds as number[]).push(Number(r.group_id));
     }
   }
+  for (const id of nested) facts.account?.groupIds.add(id);
   return facts;
 }
 

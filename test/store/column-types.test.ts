@@ -105,6 +105,9 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
   await s.db('scim_token').where({ name: 'entra' }).update({ last_used_at: clock.now() });
   await s.db('user_account').where({ id: kimId }).update({ external_id: 'ext-kim' });
   await s.db('usergroup').where({ name: 'team' }).update({ external_id: 'ext-team' });
+  // Groups inside groups: an edge and the closure it implies.
+  for (const name of ['outer', 'inner']) t.equal((await cli(s.dataDir, ['group', 'create', name])).code, 0);
+  t.equal((await cli(s.dataDir, ['group', 'add-group', 'outer', 'inner'])).code, 0);
   // A SCIM push target (its first sync queued), and what it holds.
   const target = await cli(
     s.dataDir,

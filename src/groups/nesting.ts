@@ -1,0 +1,79 @@
+/**
+ * Groups inside groups: who may put one group inside another, and the audit of it. A member of
+ * the inner group is a member of the outer one for every decision and every answer (the store
+ * keeps the closure: store/nesting.ts). Putting a group inside another needs what adding a
+ * person needs on the outer group, and read on the inner one. Refused whatever the caller:
+ * anything inside `administrators` (administrators are named people), `users` inside anything
+ * (it holds every account), a cycle, a chain deeper than ten, and an unmanaged group inside a
+ * managed one (its owner could otherwise put anyone in a group that opens apps).
+ */
+import { AppError } from '../errors';
+import type { Actor } from '../actor';
+import type { Services } from '../services';
+import type { Tx } from '../store/connection';
+import { lockAccounts } from '../store/accounts';
+import { isManagedGroup, type GroupRow } from '../store/groups';
+import { addNesting, removeNesting } from '../store/nesting';
+import { assertMayChangeMembers, readableGroup, type MemberChange } from './members';
+
+/** Puts groups (by reference_id) inside a group, or takes them out; returns the groups whose place changed. */
+export async function changeNesting(
+  s: Services,
+  actor: Actor,
+  parentReference: string,
+  childReferences: readonly string[],
+  change: MemberChange,
+): Promise<{ group: GroupRow; changed: GroupRow[] }> {
+  const result = await s.store.transaction(async (tx) => {
+    await lockAccounts(tx); // every membership and nesting change, one at a time: the cycle check holds
+    return changeNestingIn(tx, actor, parentReference, childReferences, change);
+  });
+  await auditNesting(s, actor, result.group, result.changed, change);
+  return result;
+}
+
+/** changeNesting inside the caller's transaction, which must hold lockAccounts: audit with auditNesting once it has committed. */
+export async function changeNestingIn(
+  tx: Tx,
+  actor: Actor,
+  parentReference: string,
+  childReferences: readonly string[],
+  change: MemberChange,
+): Promise<{ group: GroupRow; changed: GroupRow[] }> {
+  const parent = await readableGroup(tx, actor.principal, parentReference);
+  if (change === 'add' && parent.row.system_role === 'administrators') {
+    throw new AppError('forbidden', 'administrators holds named people only: no group goes inside it');
+  }
+  await assertMayChangeMembers(tx, actor.principal, parent);
+  const parentManaged = change === 'add' && (await isManagedGroup(tx, parent.row.id));
+  const changed: GroupRow[] = [];
+  for (const reference of new Set(childReferences.map((r) => r.toLowerCase()))) {
+    const child = (await readableGroup(tx, actor.principal, reference)).row;
+    if (change === 'remove') {
+      if (await removeNesting(tx, parent.row.id, child.id)) changed.push(child);
+      continue;
+    }
+    if (child.system_role === 'users') throw new AppError('forbidden', 'users holds every account: it goes inside no group');
+    if (parentManaged && !(await isManagedGroup(tx, child.id))) {
+      throw new AppError(
+        'forbidden',
+        `${child.name} is an account's own group: only managed groups go inside ${parent.row.name} (its owner could otherwise put anyone in it)`,
+      );
+    }
+    if (await addNesting(tx, parent.row.id, child.id, { parent: parent.row.name, child: child.name })) changed.push(child);
+  }
+  return { group: parent.row, changed };
+}
+
+/** One audit row per group put in or taken out. */
+export async function auditNesting(s: Services, actor: Actor, group: GroupRow, changed: readonly GroupRow[], change: MemberChange): Promise<void> {
+  for (const child of changed) {
+    await s.audit.record(change === 'add' ? 'group_nested' : 'group_unnested', actor, {
+      account: null,
+      group: group.reference_id,
+      group_name: group.name,
+      member_group: child.reference_id,
+      member_group_name: child.name,
+    });
+  }
+}

@@ -1,0 +1,155 @@
+// Groups inside groups from the shell and the record API: `group add-group` / `remove-group`, the
+// rules (no cycle, at most ten deep, nothing inside administrators, users inside nothing, no
+// account's own group inside a managed one), and membership through nesting in every decision:
+// the permission's group third, records shared with a group, an app's gate, on the next request.
+import t from 'tap';
+import { encode } from '../../src/permission/bits';
+import { cli } from '../helpers/cli';
+import { errorCode, setSignup, withAdmin } from '../helpers/server';
+
+async function setUp(t: Parameters<typeof withAdmin>[0]) {
+  const s = await withAdmin(t);
+  await setSignup(s, s.adminToken, 2097057);
+  const ids: Record<string, string> = {};
+  for (const name of ['alice', 'bob']) ids[name] = (await s.signup(`${name}@example.com`)).body[1].Attributes.reference_id;
+  const groups: Record<string, string> = {};
+  for (const name of ['staff', 'engineering', 'platform', 'oncall']) {
+    const made = await cli(s.dataDir, ['--json', 'group', 'create', name]);
+    groups[name] = made.json.reference_id;
+  }
+  return { ...s, ids, groups, aliceToken: await s.signin('alice@example.com') };
+}
+
+t.test('add-group and remove-group: nesting shown both ways, idempotent, audited', async (t) => {
+  const s = await setUp(t);
+  const added = await cli(s.dataDir, ['--json', 'group', 'add-group', 'staff', 'engineering']);
+  t.equal(added.code, 0, added.err);
+  t.same(added.json, {
+    group: { reference_id: s.groups.staff, name: 'staff' },
+    child: { reference_id: s.groups.engineering, name: 'engineering' },
+    changed: true,
+  });
+  const again = await cli(s.dataDir, ['group', 'add-group', 'STAFF', 'engineering']);
+  t.equal(again.code, 0);
+  t.match(again.out, /engineering: already inside staff; nothing changed/);
+
+  const staff = await cli(s.dataDir, ['--json', 'group', 'show', 'staff']);
+  t.same(staff.json.groups, [{ reference_id: s.groups.engineering, name: 'engineering' }]);
+  t.same(staff.json.member_of, []);
+  const engineering = await cli(s.dataDir, ['group', 'show', 'engineering']);
+  t.match(engineering.out, /inside of:\s+staff/);
+
+  const removed = await cli(s.dataDir, ['group', 'remove-group', 'staff', 'engineering']);
+  t.equal(removed.code, 0, removed.err);
+  t.match(removed.out, /engineering: taken out of staff/);
+  t.match((await cli(s.dataDir, ['group', 'remove-group', 'staff', 'engineering'])).out, /not inside staff; nothing changed/);
+
+  const audit = await cli(s.dataDir, ['--json', 'audit']);
+  t.equal(audit.code, 0, audit.err);
+  const rows = JSON.stringify(audit.json);
+  t.equal(rows.match(/"group_nested"/g)?.length, 1, 'one audit row for the one change');
+  t.equal(rows.match(/"group_unnested"/g)?.length, 1);
+  t.match(rows, new RegExp(s.groups.engineering));
+});
+
+t.test('refused: a cycle, a chain past ten, inside administrators, users inside anything, an own group inside a managed one', async (t) => {
+  const s = await setUp(t);
+  t.equal((await cli(s.dataDir, ['group', 'add-group', 'staff', 'engineering'])).code, 0);
+  t.equal((await cli(s.dataDir, ['group', 'add-group', 'engineering', 'platform'])).code, 0);
+
+  const cycle = await cli(s.dataDir, ['group', 'add-group', 'platform', 'staff']);
+  t.equal(cycle.code, 3, 'a cycle is refused by the state of the groups');
+  t.match(cycle.err, /platform is already inside staff: nesting it would make a cycle/);
+  const self = await cli(s.dataDir, ['group', 'add-group', 'staff', 'staff']);
+  t.equal(self.code, 3);
+  t.match(self.err, /cannot be inside itself/);
+  t.same((await cli(s.dataDir, ['--json', 'group', 'show', 'staff'])).json.member_of, [], 'nothing changed');
+
+  // A chain of eleven groups is ten nestings deep: the eleventh nesting is refused, from either end.
+  const chain = ['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'c9', 'c10', 'c11'];
+  for (const name of chain) t.equal((await cli(s.dataDir, ['group', 'create', name])).code, 0);
+  for (let i = 0; i < 9; i++) t.equal((await cli(s.dataDir, ['group', 'add-group', chain[i], chain[i + 1]])).code, 0, `${chain[i]} ⊃ ${chain[i + 1]}`);
+  t.equal((await cli(s.dataDir, ['group', 'add-group', 'c9', 'c10'])).code, 0, 'ten nestings');
+  const deep = await cli(s.dataDir, ['group', 'add-group', 'c10', 'c11']);
+  t.equal(deep.code, 3);
+  t.match(deep.err, /a chain of 11 nested groups; at most 10 are allowed/);
+  const above = await cli(s.dataDir, ['group', 'add-group', 'c11', 'c0']);
+  t.equal(above.code, 3, 'the same chain grown from its top');
+
+  const admins = await cli(s.dataDir, ['group', 'add-group', 'administrators', 'staff']);
+  t.equal(admins.code, 3);
+  t.match(admins.err, /administrators holds named people only/);
+  const users = await cli(s.dataDir, ['group', 'add-group', 'staff', 'users']);
+  t.equal(users.code, 3);
+  t.match(users.err, /users holds every account: it goes inside no group/);
+  const intoUsers = await cli(s.dataDir, ['group', 'add-group', 'users', 'staff']);
+  t.equal(intoUsers.code, 3);
+  // Administrators may sit inside another group (they are its members then).
+  t.equal((await cli(s.dataDir, ['group', 'add-group', 'staff', 'administrators'])).code, 0);
+
+  // Alice's own group (any account can make one): never inside a managed group.
+  const own = await s.call('POST', '/api/usergroup', { token: s.aliceToken, body: { data: { type: 'usergroup', attributes: { name: 'friends' } } } });
+  t.equal(own.status, 201, own.text);
+  const sneaked = await cli(s.dataDir, ['group', 'add-group', 'staff', own.body.data.id]);
+  t.equal(sneaked.code, 3);
+  t.match(sneaked.err, /friends is an account's own group: only managed groups go inside staff/);
+
+  t.equal((await cli(s.dataDir, ['group', 'add-group', 'nosuch', 'staff'])).code, 4);
+});
+
+t.test('membership through nesting decides: shared records, the group third, app gates; a change shows at the next request', async (t) => {
+  const s = await setUp(t);
+  // A record shared with staff, readable by staff's members through the group third.
+  const made = await cli(s.dataDir, ['--json', 'group', 'create', 'handbook', '--permission', String(encode({ group: ['peek', 'read'] }))]);
+  t.equal(made.code, 0, made.err);
+  const handbook = made.json.reference_id as string;
+  const share = await s.call('POST', `/api/usergroup/${handbook}/relationships/usergroups`, {
+    token: s.adminToken,
+    body: { data: [{ type: 'usergroup', id: s.groups.staff }] },
+  });
+  t.equal(share.status, 204, share.text);
+  const read = () => s.call('GET', `/api/usergroup/${handbook}`, { token: s.aliceToken });
+  t.equal((await read()).status, 404, 'alice is in no group it is shared with');
+
+  t.equal((await cli(s.dataDir, ['group', 'add', 'platform', 'alice@example.com'])).code, 0);
+  t.equal((await cli(s.dataDir, ['group', 'add-group', 'engineering', 'platform'])).code, 0);
+  t.equal((await read()).status, 404, 'platform is inside engineering, not yet inside staff');
+  t.equal((await cli(s.dataDir, ['group', 'add-group', 'staff', 'engineering'])).code, 0);
+  t.equal((await read()).status, 200, 'platform ⊂ engineering ⊂ staff: alice reads what is shared with staff');
+
+  const me = await s.call('GET', '/api/me', { token: s.aliceToken });
+  const names = me.body.meta.groups.map((g: { name: string }) => g.name);
+  t.ok(
+    ['engineering', 'platform', 'staff'].every((n) => names.includes(n)),
+    names.join(),
+  );
+
+  // Taking the middle group out (or deleting it) ends it at once.
+  t.equal((await cli(s.dataDir, ['group', 'delete', 'engineering'])).code, 0);
+  t.equal((await read()).status, 404, 'the chain is broken: the read ends');
+  t.same((await cli(s.dataDir, ['--json', 'group', 'show', 'platform'])).json.member_of, []);
+});
+
+t.test('the record API: groups inside a group, as linkage; the owner of a group nests what she may read', async (t) => {
+  const s = await setUp(t);
+  const post = (group: string, ids: string[], token = s.adminToken, method = 'POST') =>
+    s.call(method, `/api/usergroup/${group}/relationships/groups`, { token, body: { data: ids.map((id) => ({ type: 'usergroup', id })) } });
+  t.equal((await post(s.groups.staff, [s.groups.engineering, s.groups.oncall])).status, 204);
+  const listed = await s.call('GET', `/api/usergroup/${s.groups.staff}/relationships/groups`, { token: s.adminToken });
+  t.equal(listed.status, 200);
+  t.same(listed.body.data.map((d: { id: string }) => d.id).sort(), [s.groups.engineering, s.groups.oncall].sort());
+  const cycle = await post(s.groups.oncall, [s.groups.staff]);
+  t.equal(cycle.status, 409);
+  t.equal(errorCode(cycle), 'conflict');
+  t.equal((await post(s.groups.staff, [s.groups.oncall], s.adminToken, 'DELETE')).status, 204);
+
+  // Alice owns two groups of her own and may nest one in the other; not a managed group she cannot change.
+  const own = async (name: string) =>
+    (await s.call('POST', '/api/usergroup', { token: s.aliceToken, body: { data: { type: 'usergroup', attributes: { name } } } })).body.data.id as string;
+  const [outer, inner] = [await own('book club'), await own('readers')];
+  t.equal((await post(outer, [inner], s.aliceToken)).status, 204);
+  const refused = await post(s.groups.staff, [inner], s.aliceToken);
+  t.equal(refused.status, 404, 'staff is not hers to read, let alone change');
+  const admins = (await cli(s.dataDir, ['--json', 'group', 'show', 'administrators'])).json.reference_id;
+  t.equal((await post(admins, [s.groups.staff])).status, 403, 'not even an administrator puts a group inside administrators');
+});
