@@ -25,8 +25,11 @@ export function browser(base: string) {
   };
 }
 
-/** Signs in on `base`'s pages and walks an authorization to its code (PKCE), as a browser would. */
-export async function authorizationCode(base: string, clientId: string, email: string, password: string) {
+/**
+ * Signs in on `base`'s pages and walks an authorization to its code (PKCE), as a browser would.
+ * An authorization refused comes back with a null code and the error the app was sent.
+ */
+export async function authorizationCode(base: string, clientId: string, email: string, password: string, scope = 'openid offline_access') {
   const request = browser(base);
   const csrf = /name="csrf" value="([^"]+)"/.exec(await (await request('/signin')).text())![1];
   await request('/signin', {
@@ -39,7 +42,7 @@ export async function authorizationCode(base: string, clientId: string, email: s
     client_id: clientId,
     response_type: 'code',
     redirect_uri: REDIRECT,
-    scope: 'openid offline_access',
+    scope,
     prompt: 'consent',
     code_challenge: createHash('sha256').update(verifier).digest('base64url'),
     code_challenge_method: 'S256',
@@ -49,7 +52,10 @@ export async function authorizationCode(base: string, clientId: string, email: s
     const res = await request(location);
     await res.arrayBuffer();
     location = res.headers.get('location') ?? '';
-    if (location.startsWith(REDIRECT)) return { code: new URL(location).searchParams.get('code')!, verifier };
+    if (location.startsWith(REDIRECT)) {
+      const back = new URL(location).searchParams;
+      return { code: back.get('code')!, verifier, error: back.get('error') };
+    }
     if (!location) throw new Error(`the authorization stopped at ${res.status}`);
   }
   throw new Error('too many redirects');
