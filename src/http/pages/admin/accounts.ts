@@ -84,15 +84,34 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
   c.get('/admin', 'accounts', async (ctx, a) => listPage(ctx, a));
   c.get('/admin/accounts', 'accounts', async (ctx, a) => listPage(ctx, a));
 
+  /**
+   * The managed groups a person is in (the ones that grant access; their own dedicated group is
+   * not one), each with `through`: empty when they are a member themselves, else the groups
+   * directly inside it that they are in (a person in engineering, inside staff: staff "through
+   * engineering"). Only a group held indirectly costs a read, of its inner groups' ids.
+   */
+  const managedGroupsOf = async (a: Admin, reference: string) => {
+    const managed = new Set((await core.groups.managed(a.actor)).map((g) => g.reference_id));
+    // groupsOf answers `direct` (false: held only through a group inside it).
+    const all = (await core.accounts.groupsOf(a.actor, reference)) as Array<{ reference_id: string; name: string; direct?: boolean }>;
+    const nameOf = new Map(all.map((g) => [g.reference_id, g.name]));
+    return Promise.all(
+      all
+        .filter((g) => managed.has(g.reference_id))
+        .map(async (g) => ({
+          ...g,
+          through: g.direct === false ? (await core.groups.memberGroups(a.caller, g.reference_id)).flatMap((inner) => nameOf.get(inner) ?? []) : [],
+        })),
+    );
+  };
+
   const accountPage = async (ctx: Context, a: Admin, id: string, o: { status?: number; error?: string; top?: Html } = {}) => {
     const v: AccountView = await core.accounts.byReference(a.actor, id);
     const { sessions } = await core.accounts.sessions(a.actor, v.email);
     const passkeys = await core.passkeys.list(a.actor, v.email);
     const appPasswords = await core.accounts.appPasswords.list(a.actor, v.email);
     const apiKeys = await core.accounts.apiKeys.list(a.actor, v.email);
-    // Managed groups only (the ones that grant access); the account's own dedicated group is not one.
-    const managed = new Set((await core.groups.managed(a.actor)).map((g) => g.reference_id));
-    const groups = (await core.accounts.groupsOf(a.actor, v.reference_id)).filter((g) => managed.has(g.reference_id));
+    const groups = await managedGroupsOf(a, v.reference_id);
     const base = `/admin/accounts/${v.reference_id}`;
     const csrf = a.csrf;
     const actions: Html[] = [
@@ -130,7 +149,16 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
             <dd>${v.totp_enabled ? 'on' : 'off'}</dd>
             <dt>Groups</dt>
             <dd id="account-groups">
-              ${groups.length === 0 ? 'none' : groups.map((g, i) => html`${i > 0 ? ', ' : ''}<a href="/admin/groups/${g.reference_id}">${g.name}</a>`)}
+              ${
+                groups.length === 0
+                  ? 'none'
+                  : groups.map(
+                      (g, i) =>
+                        html`${i > 0 ? ', ' : ''}<a href="/admin/groups/${g.reference_id}">${g.name}</a>${
+                            g.through.length === 0 ? '' : html` <span class="meta">(through ${g.through.join(', ')})</span>`
+                          }`,
+                    )
+              }
             </dd>
             <dt>Created</dt>
             <dd>${date(v.created_at)} UTC</dd>

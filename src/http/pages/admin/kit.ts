@@ -77,6 +77,8 @@ const DONE: Record<string, string> = {
   group_deleted: 'The group is deleted.',
   member_added: 'The account joined the group.',
   member_removed: 'The account left the group.',
+  group_nested: 'The group is inside this one: its members are members here too.',
+  group_unnested: 'The group is no longer inside this one.',
   client_removed: 'The client is removed; its tokens are refused.',
   client_changed: 'The client is changed; its next sign-in follows it.',
   scim_token_revoked: 'The SCIM token is revoked: its next request is refused.',

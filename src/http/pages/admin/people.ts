@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import { field, html, type Html, raw } from '../html';
 import { type PageKit, str } from '../kit';
 import { recentOrConfirm } from '../confirm';
+import type { GroupDetail } from '../../../core';
 import { actionButton, type Admin, assertConfirmed, confirmBox, type ConsoleKit, dataTable } from './kit';
 
 const date = (iso: string) => iso.replace('T', ' ').slice(0, 16);
@@ -162,6 +163,74 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
     groupsPage,
   );
 
+  /**
+   * The groups inside this one (each with Remove), a form to put a managed group inside it, and
+   * the groups it is inside. The choice leaves out only what cannot be meant (this group, `users`,
+   * the ones already inside); a cycle or a chain too deep is the core's to refuse, and its answer
+   * shows on this page. administrators takes no group (the core refuses it): no form, one line why.
+   */
+  const nestedSection = async (a: Admin, g: GroupDetail, base: string): Promise<Html> => {
+    const links = (list: GroupDetail['member_of']) => list.map((x, i) => html`${i > 0 ? ', ' : ''}<a href="/admin/groups/${x.reference_id}">${x.name}</a>`);
+    const insideOf = html`<section aria-labelledby="h-inside-of">
+      <h2 id="h-inside-of">Inside of</h2>
+      <p id="group-inside-of">
+        ${
+          g.member_of.length > 0
+            ? html`${links(g.member_of)}: the members of ${g.name} are members there too.`
+            : g.system_role === 'users'
+              ? 'No group: users holds every account, so it goes inside none.'
+              : 'No group.'
+        }
+      </p>
+    </section>`;
+    if (g.system_role === 'administrators') {
+      return html`<section aria-labelledby="h-nested">
+          <h2 id="h-nested">Groups inside</h2>
+          <p>No group can go inside administrators: administrators are named people, added one by one.</p>
+        </section>
+        ${insideOf}`;
+    }
+    const inside = new Set(g.groups.map((x) => x.reference_id));
+    const choices = (await core.groups.managed(a.actor)).filter(
+      (x) => x.reference_id !== g.reference_id && x.system_role !== 'users' && !inside.has(x.reference_id),
+    );
+    const list =
+      g.groups.length === 0
+        ? html`<p>No groups inside.</p>`
+        : dataTable(
+            ['Group', { label: 'Remove', quiet: true }],
+            g.groups.map(
+              (x) =>
+                html`<tr>
+                  <td><a href="/admin/groups/${x.reference_id}">${x.name}</a></td>
+                  <td class="actions">
+                    ${actionButton(a.csrf, `${base}/groups/remove`, 'Remove', { hidden: { group: x.reference_id }, aria: `Take ${x.name} out of ${g.name}` })}
+                  </td>
+                </tr>`,
+            ),
+          );
+    const add =
+      choices.length === 0
+        ? html`<p class="meta">No other managed group to put inside this one (<a href="/admin/groups">make one</a>).</p>`
+        : html`<form method="post" action="${base}/groups/add">
+            <input type="hidden" name="csrf" value="${a.csrf}" />
+            <div class="field">
+              <label for="f-child">Put a group inside this one</label>
+              <select id="f-child" name="group" required>
+                <option value="">Choose a group</option>
+                ${choices.map((x) => html`<option value="${x.reference_id}">${x.name}</option>`)}
+              </select>
+            </div>
+            <button type="submit">Add group</button>
+          </form>`;
+    return html`<section aria-labelledby="h-nested">
+        <h2 id="h-nested">Groups inside</h2>
+        <p>The members of a group inside ${g.name} are members of ${g.name} too, for every app and permission.</p>
+        ${list} ${add}
+      </section>
+      ${insideOf}`;
+  };
+
   const groupPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string } = {}) => {
     const g = await core.groups.show(a.actor, ctx.params.id);
     const base = `/admin/groups/${g.reference_id}`;
@@ -194,6 +263,7 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
             <button type="submit">Add member</button>
           </form>
         </section>
+        ${await nestedSection(a, g, base)}
         ${
           g.system_role
             ? ''
@@ -213,6 +283,7 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
       o,
     );
   };
+
   c.get('/admin/groups/:id', 'groups', groupPage);
   for (const change of ['add', 'remove'] as const) {
     c.post(
@@ -220,6 +291,15 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
       async (ctx, a, body) => {
         const r = await core.groups.changeMember(a.actor, ctx.params.id, str(body, 'email'), change);
         return `/admin/groups/${r.group.reference_id}?done=member_${change === 'add' ? 'added' : 'removed'}`;
+      },
+      groupPage,
+    );
+    // A group put inside this one, or taken out: the core refuses a cycle, a chain too deep, anything inside administrators.
+    c.post(
+      `/admin/groups/:id/groups/${change}`,
+      async (ctx, a, body) => {
+        const r = await core.groups.changeGroup(a.actor, ctx.params.id, str(body, 'group'), change);
+        return `/admin/groups/${r.group.reference_id}?done=group_${change === 'add' ? 'nested' : 'unnested'}`;
       },
       groupPage,
     );
