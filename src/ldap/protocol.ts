@@ -60,6 +60,8 @@ export const OID = {
   startTls: '1.3.6.1.4.1.1466.20037',
   pagedResults: '1.2.840.113556.1.4.319',
   noticeOfDisconnection: '1.3.6.1.4.1.1466.20036',
+  /** LDAP_MATCHING_RULE_IN_CHAIN (Active Directory's): membership at any depth, in memberOf and member filters. */
+  inChain: '1.2.840.113556.1.4.1941',
 } as const;
 
 export type Frame = { message: Buffer; rest: Buffer } | { incomplete: true } | { error: string };
@@ -90,7 +92,15 @@ export type LdapFilter =
   | { present: string }
   | { compare: 'eq' | 'ge' | 'le' | 'approx'; attribute: string; value: string }
   | { substring: { attribute: string; initial: string; any: string[]; final: string } }
-  | { extensible: true };
+  | { extensible: ExtensibleMatch };
+
+/** An extensible match (RFC 4511 4.5.1.7.7): `(attribute:dn:rule:=value)`, each part but the value optional. */
+export interface ExtensibleMatch {
+  rule: string | null;
+  attribute: string | null;
+  value: string;
+  dnAttributes: boolean;
+}
 
 export interface Search {
   baseDN: string;
@@ -158,12 +168,28 @@ function readFilter(reader: BerReader, depth: number, budget: { terms: number; m
     }
     return { substring: sub };
   }
-  if (tag === 0xa9) {
-    reader.readSequence(tag);
-    reader.offset += reader.length;
-    return { extensible: true };
-  }
+  if (tag === 0xa9) return { extensible: readExtensible(reader) };
   throw new Error(`an unknown filter 0x${tag.toString(16)}`);
+}
+
+/** MatchingRuleAssertion: [1] rule, [2] type, [3] value, [4] dnAttributes, in that order, the first two optional. */
+function readExtensible(reader: BerReader): ExtensibleMatch {
+  reader.readSequence(0xa9);
+  const end = reader.offset + reader.length;
+  const out: ExtensibleMatch = { rule: null, attribute: null, value: '', dnAttributes: false };
+  let value: string | null = null;
+  while (reader.offset < end) {
+    const part = must(reader.peek());
+    if (part === 0x81) out.rule = must(reader.readString(part));
+    else if (part === 0x82) out.attribute = must(reader.readString(part));
+    else if (part === 0x83) value = must(reader.readString(part));
+    else if (part === 0x84) out.dnAttributes = must(reader.readTag(part)) !== 0;
+    else throw new Error('an unknown part of an extensible match');
+  }
+  if (reader.offset !== end) throw new Error('an extensible match longer than its length');
+  if (value === null) throw new Error('an extensible match without a value');
+  out.value = value;
+  return out;
 }
 
 const SCOPES = ['base', 'one', 'sub'] as const;

@@ -5,7 +5,7 @@
  */
 import type { SearchOutcome } from '../core';
 import { entry, OID, OP, pagedDone, result, RESULT, type LdapFilter, type Request } from './protocol';
-import { groupsHint, matches, peopleHint, select, type Entry, type Tree } from './tree';
+import { chainOf, groupsHint, matches, peopleHint, select, type Entry, type Tree } from './tree';
 import type { Session } from './session';
 
 export async function search(c: Session, r: Extract<Request, { kind: 'search' }>): Promise<void> {
@@ -103,7 +103,7 @@ async function candidates(
       return scope === 'one' ? [] : [tree.person(found[0])];
     }
     case 'group': {
-      const found = await dir.groups(identity, { name: at.name });
+      const found = await dir.groups(identity, { name: at.name, chain: chainOf(filter, tree) });
       if (found.length === 0) return null;
       return scope === 'one' ? [] : [tree.group(found[0])];
     }

@@ -1,17 +1,24 @@
 /**
- * The directory tree as LDAP shows it (contract section 15): the root DSE, `<base>`,
+ * The directory tree as LDAP shows it (contract sections 15 and 22): the root DSE, `<base>`,
  * `ou=people` with `uid=<username>` entries and `ou=groups` with `cn=<name>` entries; DNs read
  * as RFC 4514 strings, filters evaluated against multi-valued attributes,
- * case-insensitively, DN-valued attributes compared as normalised DNs.
+ * case-insensitively, DN-valued attributes compared as normalised DNs. Nesting: a person's
+ * memberOf holds every group they are in, directly or not; a group's member holds its direct
+ * members, people and groups; the in-chain matching rule asks about any depth.
  */
 import { DN } from 'ldapts';
-import type { LdapFilter } from './protocol';
+import { OID, type ExtensibleMatch, type LdapFilter } from './protocol';
 import type { DirectoryGroup, Person } from '../core';
 
 export type Attributes = ReadonlyArray<[string, readonly string[]]>;
 export interface Entry {
   dn: string;
   attributes: Attributes;
+  /**
+   * A group's: the normalised DNs, among those a search's in-chain member assertions name, of
+   * the people and groups inside it at any depth (read with the group, never returned).
+   */
+  inChain?: ReadonlySet<string>;
 }
 
 /** One RDN component: attribute type (lower case) and its value, unescaped. */
@@ -158,8 +165,15 @@ export class Tree {
     };
   }
 
+  /**
+   * A group: its direct members, people then groups, in member and uniqueMember (Apache's
+   * sub-group search and apps that follow nesting themselves read groups there). No memberOf:
+   * filters apps use to list their people, such as (memberOf=cn=media,…) from the base, find
+   * people only; the groups a group is inside are asked with the in-chain rule on member.
+   */
   group(g: DirectoryGroup): Entry {
-    const members = g.members.map((u) => this.personDn(u));
+    const members = [...g.members.map((u) => this.personDn(u)), ...g.memberGroups.map((n) => this.groupDn(n))];
+    const inChain = new Set([...g.chain.people.map((u) => this.personDn(u)), ...g.chain.groups.map((n) => this.groupDn(n))].map(dnKey));
     return {
       dn: this.groupDn(g.name),
       attributes: [
@@ -169,6 +183,7 @@ export class Tree {
         ['uniqueMember', members],
         ['entryUUID', [g.reference_id]],
       ],
+      inChain,
     };
   }
 }
@@ -194,8 +209,32 @@ const normalValue = (type: string, v: string) => {
   const parts = parseDn(v);
   return parts ? normalDn(parts) : v.toLowerCase();
 };
+const dnKey = (dn: string) => normalValue('member', dn);
 
-/** Whether an entry matches a filter; an extensible match matches nothing (it is not offered). */
+const MEMBER_ATTRIBUTES = new Set(['member', 'uniquemember']);
+
+/** An extensible match with the in-chain rule on an attribute it applies to: which, else null. */
+function inChainOn(x: ExtensibleMatch): 'memberof' | 'member' | null {
+  if (x.rule !== OID.inChain || x.attribute === null) return null;
+  const a = x.attribute.toLowerCase();
+  if (a === 'memberof') return 'memberof';
+  return MEMBER_ATTRIBUTES.has(a) ? 'member' : null;
+}
+
+/**
+ * An extensible match: only the in-chain rule on memberOf, member or uniqueMember is understood.
+ * memberOf already holds every group at any depth, so there it is equality; on member, the
+ * group's inChain says who is inside it at any depth. Any other rule or attribute matches
+ * nothing, as every extensible match did before nesting.
+ */
+function matchesExtensible(x: ExtensibleMatch, e: Entry): boolean {
+  const on = inChainOn(x);
+  if (on === 'memberof') return matches({ compare: 'eq', attribute: 'memberOf', value: x.value }, e);
+  if (on === 'member') return e.inChain?.has(dnKey(x.value)) ?? false;
+  return false;
+}
+
+/** Whether an entry matches a filter. */
 export function matches(f: LdapFilter, e: Entry): boolean {
   if ('and' in f) return f.and.every((g) => matches(g, e));
   if ('or' in f) return f.or.some((g) => matches(g, e));
@@ -224,10 +263,8 @@ export function matches(f: LdapFilter, e: Entry): boolean {
       return true;
     });
   }
-  return false;
+  return matchesExtensible(f.extensible, e);
 }
-
-const MEMBER_ATTRIBUTES = new Set(['member', 'uniquemember']);
 
 /** Whether the filter asserts anything about an attribute in `names` (lower case), `skip` aside. */
 function mentions(f: LdapFilter, names: ReadonlySet<string>, skip: LdapFilter | null): boolean {
@@ -238,51 +275,90 @@ function mentions(f: LdapFilter, names: ReadonlySet<string>, skip: LdapFilter | 
   if ('present' in f) return names.has(f.present.toLowerCase());
   if ('compare' in f) return names.has(f.attribute.toLowerCase());
   if ('substring' in f) return names.has(f.substring.attribute.toLowerCase());
-  return true; // an extensible match may name any attribute
+  if (inChainOn(f.extensible) === 'member') return false; // answered by the chain read, not the member lists
+  return f.extensible.attribute === null || names.has(f.extensible.attribute.toLowerCase());
+}
+
+/** The people (usernames) and groups (names) the filter's in-chain member assertions name, wherever they are. */
+export function chainOf(f: LdapFilter, tree: Tree): { people: string[]; groups: string[] } {
+  const out = { people: new Set<string>(), groups: new Set<string>() };
+  const walk = (g: LdapFilter): void => {
+    if ('and' in g) return g.and.forEach(walk);
+    if ('or' in g) return g.or.forEach(walk);
+    if ('not' in g) return walk(g.not);
+    if (!('extensible' in g) || inChainOn(g.extensible) !== 'member') return;
+    const at = tree.locate(g.extensible.value);
+    if (at?.at === 'person') out.people.add(at.name);
+    if (at?.at === 'group') out.groups.add(at.name.toLowerCase());
+  };
+  walk(f);
+  return { people: [...out.people], groups: [...out.groups] };
+}
+
+/** What a group read narrows to (see the store's GroupQuery), and who its in-chain assertions ask about. */
+export interface GroupsHint {
+  name?: string;
+  member?: string;
+  memberGroup?: string;
+  deep?: boolean;
+  members: boolean;
+  chain: { people: string[]; groups: string[] };
 }
 
 /**
- * What a group search narrows to before reading: an equality on cn, or on member or
- * uniqueMember naming a person, at the top of the filter or in a top-level AND. `members` says
- * whether the member lists must be read whole: not when the answer does not return them and
- * the filter asks about members only through the narrowing equality (which the read checks).
+ * What a group search narrows to before reading: an equality on cn, and an equality on member or
+ * uniqueMember, or the in-chain rule on them (`deep`), naming a person or a group, at the top of
+ * the filter or in a top-level AND. `members` says whether the member lists must be read whole:
+ * not when the answer does not return them and the filter asks about members only through the
+ * narrowing assertion (which the read checks). `chain`: every value an in-chain member assertion
+ * names, wherever it is in the filter, so each group read says which of them are inside it.
  */
-export function groupsHint(f: LdapFilter, attributes: readonly string[], tree: Tree): { name?: string; member?: string; members: boolean } {
-  const hint: { name?: string; member?: string } = {};
+export function groupsHint(f: LdapFilter, attributes: readonly string[], tree: Tree): GroupsHint {
+  const hint: Omit<GroupsHint, 'members' | 'chain'> = {};
   let by: LdapFilter | null = null;
   for (const p of 'and' in f ? f.and : [f]) {
-    if (!('compare' in p) || p.compare !== 'eq') continue;
-    const a = p.attribute.toLowerCase();
-    if (a === 'cn' && hint.name === undefined) hint.name = p.value.toLowerCase();
-    if (MEMBER_ATTRIBUTES.has(a) && by === null) {
-      const at = tree.locate(p.value);
-      if (at?.at !== 'person') return { members: true };
-      hint.member = at.name;
-      by = p;
+    let value: string | null = null;
+    if ('compare' in p && p.compare === 'eq') {
+      const a = p.attribute.toLowerCase();
+      if (a === 'cn' && hint.name === undefined) hint.name = p.value.toLowerCase();
+      if (MEMBER_ATTRIBUTES.has(a)) value = p.value;
     }
+    const deep = 'extensible' in p && inChainOn(p.extensible) === 'member';
+    if (deep) value = p.extensible.value;
+    if (value === null || by !== null) continue;
+    const at = tree.locate(value);
+    if (at?.at === 'person') hint.member = at.name;
+    else if (at?.at === 'group') hint.memberGroup = at.name;
+    else continue; // not an entry here: no narrowing, the filter answers
+    hint.deep = deep;
+    by = p;
   }
   const asked = attributes.map((a) => a.toLowerCase());
   const returned = asked.length === 0 || asked.includes('*') || asked.some((a) => MEMBER_ATTRIBUTES.has(a));
-  return { ...hint, members: returned || mentions(f, MEMBER_ATTRIBUTES, by) };
+  return { ...hint, members: returned || mentions(f, MEMBER_ATTRIBUTES, by), chain: chainOf(f, tree) };
 }
 
 /**
  * What a search narrows to before reading: an equality on uid, mail or entryUUID at the top of
- * the filter or in a top-level AND lets the directory read one person by index; on memberOf,
- * the members of that group.
+ * the filter or in a top-level AND lets the directory read one person by index; on memberOf (or
+ * the in-chain rule on it, the same thing here), the members of that group at any depth.
  */
 export function peopleHint(f: LdapFilter, tree: Tree): { username?: string; email?: string; referenceId?: string; group?: string } {
   let inGroup: string | undefined;
   for (const p of 'and' in f ? f.and : [f]) {
-    if (!('compare' in p) || p.compare !== 'eq') continue;
-    const value = p.value.toLowerCase();
-    const a = p.attribute.toLowerCase();
-    if (a === 'uid') return { username: value };
-    if (a === 'mail') return { email: value };
-    if (a === 'entryuuid') return { referenceId: value };
-    if (a === 'memberof' && inGroup === undefined) {
+    let memberOf: string | null = null;
+    if ('compare' in p && p.compare === 'eq') {
+      const value = p.value.toLowerCase();
+      const a = p.attribute.toLowerCase();
+      if (a === 'uid') return { username: value };
+      if (a === 'mail') return { email: value };
+      if (a === 'entryuuid') return { referenceId: value };
+      if (a === 'memberof') memberOf = p.value;
+    }
+    if ('extensible' in p && inChainOn(p.extensible) === 'memberof') memberOf = p.extensible.value;
+    if (memberOf !== null && inGroup === undefined) {
       // Jellyfin's (memberOf=cn=media,ou=groups,…): the members of one group, not everyone.
-      const at = tree.locate(p.value);
+      const at = tree.locate(memberOf);
       if (at?.at === 'group') inGroup = at.name;
     }
   }

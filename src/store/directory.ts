@@ -1,9 +1,11 @@
 /**
- * What the LDAP directory reads (contract section 15): enabled accounts with their managed groups,
- * and managed groups with their enabled members. Disabled accounts and unmanaged groups never
- * appear. Each read is one statement on the read pool.
+ * What the LDAP directory reads (contract sections 15 and 22): enabled accounts with their managed
+ * groups (directly or through nesting), and managed groups with their direct members (enabled
+ * people and managed groups). Disabled accounts and unmanaged groups never appear. Nesting is read
+ * by joining usergroup_closure in the same statements, never by walking groups here: a read is
+ * a fixed few statements, whatever the depth.
  */
-import { op } from './handle';
+import { op, type Handle } from './handle';
 import { managedGroupSql } from './groups';
 
 export interface PersonRow {
@@ -12,18 +14,23 @@ export interface PersonRow {
   name: string;
   email: string;
   created_at: number;
-  /** Names of the managed groups it is in. */
+  /** Names of the managed groups it is in, directly or through groups inside groups. */
   groups: string[];
 }
 
 export interface GroupEntryRow {
   reference_id: string;
   name: string;
-  /** Usernames of its enabled members. */
+  /** Usernames of its enabled direct members. */
   members: string[];
+  /** Names of the managed groups directly inside it. */
+  memberGroups: string[];
+  /** Of the people (usernames) and groups (names, lower case) a query's `chain` named, those inside it at any depth. */
+  chain: { people: string[]; groups: string[] };
 }
 
 const enabled = (h: { dialect: string }, a: string) => (h.dialect === 'postgres' ? `${a}.disabled = false` : `${a}.disabled = 0`);
+const marks = (list: readonly unknown[]) => list.map(() => '?').join(', ');
 
 /** Enabled accounts, by username, optionally only those named (one indexed read each way). */
 export const readPeople = op(async (h, only?: { username?: string; email?: string; referenceId?: string; group?: string }): Promise<PersonRow[]> => {
@@ -38,21 +45,31 @@ export const readPeople = op(async (h, only?: { username?: string; email?: strin
   narrow('email_key', only?.email);
   narrow('reference_id', only?.referenceId);
   if (only?.group !== undefined) {
-    // From the group (by its name's index) to its members, not from every account to its groups.
+    // From the group (by its name's index) and the groups inside it to their members, not from
+    // every account to its groups: memberOf holds every group, so its members are the group's
+    // own and those of every group below it.
     where.push(
-      `a.id IN (SELECT gm.account_id FROM usergroup gg JOIN membership gm ON gm.usergroup_id = gg.id WHERE lower(gg.name) = ? AND ${managedGroupSql('gg')})`,
+      `a.id IN (SELECT gm.account_id FROM membership gm WHERE gm.usergroup_id IN (
+         SELECT gg.id FROM usergroup gg WHERE lower(gg.name) = ? AND ${managedGroupSql('gg')}
+         UNION SELECT gc.descendant_id FROM usergroup gg JOIN usergroup_closure gc ON gc.ancestor_id = gg.id WHERE lower(gg.name) = ? AND ${managedGroupSql('gg')}))`,
     );
-    params.push(only.group.toLowerCase());
+    params.push(only.group.toLowerCase(), only.group.toLowerCase());
   }
   const people = await h.all(
     `SELECT a.id, a.reference_id, a.username, a.name, a.email, a.created_at FROM user_account a WHERE ${where.join(' AND ')} ORDER BY a.username`,
     params,
   );
   if (people.length === 0) return [];
+  // Each person's groups: the direct ones and, through the closure, every group above them.
+  // UNION keeps one row per (person, group) however many ways lead there.
   const memberships = await h.all(
-    `SELECT m.account_id, g.name FROM membership m JOIN usergroup g ON g.id = m.usergroup_id JOIN user_account a ON a.id = m.account_id
-     WHERE ${where.join(' AND ')} AND ${managedGroupSql('g')} ORDER BY g.name`,
-    params,
+    `SELECT x.account_id, g.name FROM (
+       SELECT m.account_id, m.usergroup_id FROM membership m JOIN user_account a ON a.id = m.account_id WHERE ${where.join(' AND ')}
+       UNION
+       SELECT m.account_id, c.ancestor_id FROM membership m JOIN usergroup_closure c ON c.descendant_id = m.usergroup_id
+         JOIN user_account a ON a.id = m.account_id WHERE ${where.join(' AND ')}
+     ) x JOIN usergroup g ON g.id = x.usergroup_id WHERE ${managedGroupSql('g')} ORDER BY g.name`,
+    [...params, ...params],
   );
   const byAccount = new Map<number, string[]>();
   for (const m of memberships) {
@@ -71,15 +88,21 @@ export const readPeople = op(async (h, only?: { username?: string; email?: strin
   }));
 });
 
-/** What a group read narrows to: a name, groups one enabled person (by username) is in, and whether member lists are read. */
+/** What a group read narrows to and what it reads besides the groups. */
 export interface GroupQuery {
   name?: string;
+  /** Only the groups this enabled person (by username) is a direct member of; with `deep`, in at any depth. */
   member?: string;
-  /** false: each group's members are left out (only `member`, when given, is listed). */
+  /** Only the groups this managed group (by name) is directly inside; with `deep`, inside at any depth. */
+  memberGroup?: string;
+  deep?: boolean;
+  /** false: each group's member lists are left out (only `member` or `memberGroup`, when given and not deep, is listed). */
   members?: boolean;
+  /** People (usernames) and groups (names) each group row reports in `chain` when they are inside it at any depth. */
+  chain?: { people: readonly string[]; groups: readonly string[] };
 }
 
-/** Managed groups with their enabled members' usernames, optionally narrowed (one indexed read each way). */
+/** Managed groups with their direct members, optionally narrowed (a fixed few statements, each indexed). */
 export const readGroups = op(async (h, q: GroupQuery = {}): Promise<GroupEntryRow[]> => {
   const where = [managedGroupSql('g')];
   const params: unknown[] = [];
@@ -88,28 +111,93 @@ export const readGroups = op(async (h, q: GroupQuery = {}): Promise<GroupEntryRo
     params.push(q.name.toLowerCase());
   }
   if (q.member !== undefined) {
-    // From the person (by username) to their groups, not from every group through its members.
+    // From the person (by username) to their groups (and, deep, to every group above those),
+    // not from every group through its members.
+    const direct = `SELECT mm.usergroup_id FROM user_account ma JOIN membership mm ON mm.account_id = ma.id WHERE ma.username = ? AND ${enabled(h, 'ma')}`;
+    const above = `SELECT mc.ancestor_id FROM user_account ma JOIN membership mm ON mm.account_id = ma.id
+      JOIN usergroup_closure mc ON mc.descendant_id = mm.usergroup_id WHERE ma.username = ? AND ${enabled(h, 'ma')}`;
+    where.push(`g.id IN (${q.deep ? `${direct} UNION ${above}` : direct})`);
+    params.push(...(q.deep ? [q.member, q.member] : [q.member]));
+  }
+  if (q.memberGroup !== undefined) {
     where.push(
-      `g.id IN (SELECT mm.usergroup_id FROM user_account ma JOIN membership mm ON mm.account_id = ma.id WHERE ma.username = ? AND ${enabled(h, 'ma')})`,
+      q.deep
+        ? `g.id IN (SELECT nc.ancestor_id FROM usergroup ng JOIN usergroup_closure nc ON nc.descendant_id = ng.id WHERE lower(ng.name) = ? AND ${managedGroupSql('ng')})`
+        : `g.id IN (SELECT nn.parent_id FROM usergroup ng JOIN usergroup_nesting nn ON nn.child_id = ng.id WHERE lower(ng.name) = ? AND ${managedGroupSql('ng')})`,
     );
-    params.push(q.member);
+    params.push(q.memberGroup.toLowerCase());
   }
   const groups = await h.all(`SELECT g.id, g.reference_id, g.name FROM usergroup g WHERE ${where.join(' AND ')} ORDER BY g.name`, params);
   if (groups.length === 0) return [];
+  const ids = groups.map((g) => Number(g.id));
+  const members = new Map<number, { people: string[]; groups: string[] }>(ids.map((id) => [id, { people: [], groups: [] }]));
   if (q.members === false) {
-    return groups.map((g) => ({ reference_id: String(g.reference_id), name: String(g.name), members: q.member === undefined ? [] : [q.member] }));
+    // Only the narrowing member, which every group read holds (deep: none, the chain answers for it).
+    for (const id of ids) {
+      if (q.member !== undefined && !q.deep) members.get(id)!.people.push(q.member);
+      if (q.memberGroup !== undefined && !q.deep) members.get(id)!.groups.push(q.memberGroup);
+    }
+  } else {
+    // Direct members: enabled people, then the managed groups directly inside (kind 1), in one statement.
+    const rows = await h.all(
+      `SELECT m.usergroup_id AS parent_id, a.username AS name, 0 AS kind FROM membership m JOIN user_account a ON a.id = m.account_id
+         WHERE ${enabled(h, 'a')} AND m.usergroup_id IN (${marks(ids)})
+       UNION ALL
+       SELECT n.parent_id, c.name, 1 FROM usergroup_nesting n JOIN usergroup c ON c.id = n.child_id
+         WHERE n.parent_id IN (${marks(ids)}) AND ${managedGroupSql('c')}
+       ORDER BY 3, 2`,
+      [...ids, ...ids],
+    );
+    for (const r of rows) members.get(Number(r.parent_id))?.[Number(r.kind) === 1 ? 'groups' : 'people'].push(String(r.name));
   }
-  const members = await h.all(
-    `SELECT m.usergroup_id, a.username FROM membership m JOIN user_account a ON a.id = m.account_id
-     WHERE ${enabled(h, 'a')} AND m.usergroup_id IN (${groups.map(() => '?').join(', ')}) ORDER BY a.username`,
-    groups.map((g) => g.id),
-  );
-  const byGroup = new Map<number, string[]>();
-  for (const m of members) {
-    const id = Number(m.usergroup_id);
-    const list = byGroup.get(id) ?? [];
-    list.push(String(m.username));
-    byGroup.set(id, list);
-  }
-  return groups.map((g) => ({ reference_id: String(g.reference_id), name: String(g.name), members: byGroup.get(Number(g.id)) ?? [] }));
+  const chain = await readChain(h, q.chain, new Set(ids));
+  return groups.map((g) => {
+    const id = Number(g.id);
+    const m = members.get(id)!;
+    return {
+      reference_id: String(g.reference_id),
+      name: String(g.name),
+      members: m.people,
+      memberGroups: m.groups,
+      chain: chain.get(id) ?? { people: [], groups: [] },
+    };
+  });
 });
+
+/**
+ * For each group in `ids`, which of the asked people and groups are inside it at any depth: one
+ * statement, from the asked ones up through the closure (a person through each group they are a
+ * direct member of). Disabled people and unmanaged groups are inside nothing, as in every answer.
+ */
+async function readChain(h: Handle, asked: GroupQuery['chain'], ids: ReadonlySet<number>): Promise<Map<number, { people: string[]; groups: string[] }>> {
+  const out = new Map<number, { people: string[]; groups: string[] }>();
+  const people = [...new Set(asked?.people ?? [])];
+  const groups = [...new Set((asked?.groups ?? []).map((g) => g.toLowerCase()))];
+  if (people.length === 0 && groups.length === 0) return out;
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  if (people.length > 0) {
+    parts.push(
+      `SELECT m.usergroup_id AS group_id, a.username AS name, 0 AS kind FROM user_account a JOIN membership m ON m.account_id = a.id
+         WHERE a.username IN (${marks(people)}) AND ${enabled(h, 'a')}`,
+      `SELECT c.ancestor_id AS group_id, a.username AS name, 0 AS kind FROM user_account a JOIN membership m ON m.account_id = a.id
+         JOIN usergroup_closure c ON c.descendant_id = m.usergroup_id WHERE a.username IN (${marks(people)}) AND ${enabled(h, 'a')}`,
+    );
+    params.push(...people, ...people);
+  }
+  if (groups.length > 0) {
+    parts.push(
+      `SELECT c.ancestor_id AS group_id, lower(x.name) AS name, 1 AS kind FROM usergroup x JOIN usergroup_closure c ON c.descendant_id = x.id
+         WHERE lower(x.name) IN (${marks(groups)}) AND ${managedGroupSql('x')}`,
+    );
+    params.push(...groups);
+  }
+  for (const r of await h.all(parts.join(' UNION '), params)) {
+    const id = Number(r.group_id);
+    if (!ids.has(id)) continue;
+    const entry = out.get(id) ?? { people: [], groups: [] };
+    entry[Number(r.kind) === 1 ? 'groups' : 'people'].push(String(r.name));
+    out.set(id, entry);
+  }
+  return out;
+}
