@@ -10,12 +10,31 @@
  *     `active:false` while disabled;
  *   - out of scope or deleted: deleted there (DELETE).
  * Groups pushed: the target's groups, or every managed group when it has none.
+ *
+ * Nested groups are pushed flattened: a group's members there are every person in it directly or
+ * through a group inside it (those the target holds), never a member of type Group. Membership is
+ * transitive for every decision Gatehouse makes, and many targets keep no nesting (some refuse a
+ * Group member, which would hold the group's message retrying; some ignore it, which would leave
+ * the inner group's people out of the app). A flat list means the same on every target. So a
+ * change below a group (a person in, a group nested) is a change of every group above it, and for
+ * a target scoped to groups, nesting moves the inner group's people in or out of its scope.
  */
 import type { AuditEvent } from '../audit-events';
 import type { Store } from '../store/connection';
 import type { NewDelivery } from '../store/deliveries';
 import type { ScimRequest } from '../runtime/sender';
-import { findScimGroups, findScimUsers, listScimTargets, pushedIds, type ScimGroupRow, type ScimTargetRow, type ScimUserRow, setPushed } from '../store/scim';
+import {
+  findScimGroups,
+  findScimUsers,
+  groupsAbove,
+  listScimTargets,
+  peopleBelow,
+  pushedIds,
+  type ScimGroupRow,
+  type ScimTargetRow,
+  type ScimUserRow,
+  setPushed,
+} from '../store/scim';
 
 /** The core SCIM schemas a pushed resource names (RFC 7643). */
 const SCHEMAS = { user: 'urn:ietf:params:scim:schemas:core:2.0:User', group: 'urn:ietf:params:scim:schemas:core:2.0:Group' } as const;
@@ -39,20 +58,43 @@ const USER_EVENTS: ReadonlySet<AuditEvent> = new Set([
   'group_member_added',
   'group_member_removed',
 ]);
-const GROUP_EVENTS: ReadonlySet<AuditEvent> = new Set(['group_created', 'group_renamed', 'group_deleted', 'group_member_added', 'group_member_removed']);
+const GROUP_EVENTS: ReadonlySet<AuditEvent> = new Set([
+  'group_created',
+  'group_renamed',
+  'group_deleted',
+  'group_member_added',
+  'group_member_removed',
+  'group_nested',
+  'group_unnested',
+]);
+/** Events that change who is in a group through nesting: the groups above it change too, and the inner group's people may enter or leave a target's scope. */
+const NESTING_EVENTS: ReadonlySet<AuditEvent> = new Set(['group_nested', 'group_unnested']);
+/** Events that change a group's people: every group above it, whose flattened members they are, is pushed again. */
+const MEMBER_EVENTS: ReadonlySet<AuditEvent> = new Set(['group_member_added', 'group_member_removed', 'group_nested', 'group_unnested']);
 
-/** The push messages an audited event makes: one per target it can concern (none without targets: one indexed read). */
+/**
+ * The push messages an audited event makes: one per target it can concern (none without targets:
+ * one indexed read). A few fixed reads for nesting, whatever the depth (the store keeps the closure).
+ */
 export async function pushMessages(store: Store, event: AuditEvent, fields: Readonly<Record<string, unknown>>): Promise<NewDelivery[]> {
   const user = USER_EVENTS.has(event) && typeof fields.account === 'string' ? fields.account : null;
   const group = GROUP_EVENTS.has(event) && typeof fields.group === 'string' ? fields.group : null;
   if (user === null && group === null) return [];
   const targets = await listScimTargets(store.root);
+  if (targets.length === 0) return [];
+  // The group and every group above it: their flattened members are what changed.
+  const groups = group === null ? [] : MEMBER_EVENTS.has(event) ? [group, ...(await groupsAbove(store.root, group))] : [group];
+  const inner = NESTING_EVENTS.has(event) && typeof fields.member_group === 'string' ? fields.member_group : null;
+  const scoped = targets.some((t) => (JSON.parse(t.groups) as string[]).length > 0);
+  // Only a target scoped to groups can see the inner group's people come or go.
+  const people = inner !== null && scoped ? await peopleBelow(store.root, inner) : [];
   const out: NewDelivery[] = [];
   for (const target of targets) {
     const scope = JSON.parse(target.groups) as string[];
-    // A person first (a group's member must exist there before the group names it).
+    // People first (a group's member must exist there before the group names it).
     if (user !== null) out.push(message(target, { resource: 'User', id: user }));
-    if (group !== null && (scope.length === 0 || scope.includes(group))) out.push(message(target, { resource: 'Group', id: group }));
+    if (scope.length > 0) for (const id of people) out.push(message(target, { resource: 'User', id }));
+    for (const id of groups) if (scope.length === 0 || scope.includes(id)) out.push(message(target, { resource: 'Group', id }));
   }
   return out;
 }
@@ -141,20 +183,18 @@ export async function push(store: Store, target: ScimTargetRow, payload: unknown
   let body: Record<string, unknown> | null = null;
   if (m.resource === 'User') {
     const u: ScimUserRow | undefined = (await findScimUsers(store.root, { kind: 'compare', column: 'id', op: 'eq', value: m.id }, 0, 1)).rows[0];
-    if (u && (scope.length === 0 || u.groups.some(([g]) => scope.includes(g)))) body = userBody(u);
+    if (u && (scope.length === 0 || u.groups.some((g) => scope.includes(g.reference_id)))) body = userBody(u);
   } else {
-    const g: ScimGroupRow | undefined = (await findScimGroups(store.root, { kind: 'compare', column: 'id', op: 'eq', value: m.id }, 0, 1, true)).rows[0];
+    const g: ScimGroupRow | undefined = (await findScimGroups(store.root, { kind: 'compare', column: 'id', op: 'eq', value: m.id }, 0, 1, false)).rows[0];
     if (g && (scope.length === 0 || scope.includes(g.reference_id))) {
-      const ids = await pushedIds(
-        store.root,
-        target.id,
-        g.members.map(([member]) => member),
-      );
+      // Flattened: everyone in it directly or through a group inside it, as the target knows them.
+      const people = await peopleBelow(store.root, g.reference_id);
+      const ids = await pushedIds(store.root, target.id, people);
       body = {
         schemas: [SCHEMAS.group],
         externalId: g.reference_id,
         displayName: g.name,
-        members: g.members.flatMap(([member]) => (ids.has(member) ? [{ value: ids.get(member) }] : [])),
+        members: people.flatMap((member) => (ids.has(member) ? [{ value: ids.get(member) }] : [])),
       };
     }
   }

@@ -12,11 +12,14 @@ import { createAccount } from '../accounts/create';
 import { auditProvisioned, auditRemoved, changeProvisionedIn, removeAccountIn } from '../accounts/provisioned';
 import { auditGroupCreated, auditGroupDeleted, auditGroupRenamed, createGroupIn, deleteGroupIn, renameGroupIn, setGroupExternalIdIn } from '../groups/manage';
 import { auditMembers, changeMembersIn } from '../groups/members';
+import { auditNesting } from '../groups/nesting';
 import type { Tx } from '../store/connection';
+import type { GroupRow } from '../store/groups';
 import { findAccountByReference, lockAccounts } from '../store/accounts';
 import { writeIfVersion } from '../store/conditional';
 import { classifyReferences, findScimGroups, findScimUsers, type ScimGroupRow, type ScimUserRow } from '../store/scim';
 import { applyPatch, type GroupInput, parseGroup, parseUser } from './writes';
+import { nestIn, type NestingDone } from './nesting';
 import { searchQuery } from './search';
 import { groupFilter, userFilter } from './filter';
 import { groupResource, type Json, listResponse, MAX_COUNT, project, resourceTypes, schemas, serviceProviderConfig, userResource } from './resources';
@@ -93,14 +96,25 @@ export function scimOperations(s: Services): ScimOperations {
   const user = async (tx: Tx, id: string) => userResource(base(), await userRow(tx, id));
   const group = async (tx: Tx, id: string) => groupResource(base(), await groupRow(tx, id));
   const versionOf = (resource: Json) => String((resource.meta as Json).version);
-  /** Every member a person (checked before anything is written). */
-  const checkMembers = async (tx: Tx, input: GroupInput) => {
-    if (input.members.length === 0) return;
-    const { people, groups } = await classifyReferences(tx, input.members);
-    for (const id of input.members) {
-      if (groups.has(id)) throw new AppError('invalid_input', `${id} is a Group: groups do not nest`, { reason: 'invalidValue' });
-      if (!people.has(id)) throw new AppError('invalid_input', `no User ${id}`, { reason: 'invalidValue' });
+  /**
+   * The members split into people and groups by what the store holds (checked before anything is
+   * written): an id that is neither a User nor a SCIM Group, or whose type says otherwise, is refused.
+   */
+  const resolveMembers = async (tx: Tx, input: GroupInput): Promise<{ people: string[]; groups: string[] }> => {
+    const out = { people: [] as string[], groups: [] as string[] };
+    if (input.members.length === 0) return out;
+    const { people, groups } = await classifyReferences(
+      tx,
+      input.members.map((m) => m.id),
+    );
+    for (const m of input.members) {
+      const kind = people.has(m.id) ? 'User' : groups.has(m.id) ? 'Group' : null;
+      if (kind === null || (m.type !== null && m.type !== kind)) {
+        throw new AppError('invalid_input', `no ${m.type ?? 'User or Group'} ${m.id}`, { reason: 'invalidValue' });
+      }
+      (kind === 'User' ? out.people : out.groups).push(m.id);
     }
+    return out;
   };
   /**
    * POST /.search: Users, then Groups, paged as one list. A filter naming an attribute one type
@@ -130,6 +144,9 @@ export function scimOperations(s: Services): ScimOperations {
       ...groups.rows.map((r) => project(groupResource(base(), r as ScimGroupRow), q)),
     ];
     return listResponse(resources, users.total + groups.total, startIndex);
+  };
+  const auditNestingDone = async (actor: Actor, done: NestingDone | undefined, renamed?: GroupRow) => {
+    if (done) await auditNesting(s, actor, renamed ?? done.group, done.changed, done.change);
   };
   const ops: ScimOperations = {
     async addToken(actor, name) {
@@ -245,21 +262,23 @@ export function scimOperations(s: Services): ScimOperations {
     async createGroup(actor, body) {
       requireAdministrator(actor, 'provision groups');
       const input = parseGroup(body);
-      // The group and its members in one transaction: no group is left without the members asked for.
+      // The group and its members (people and groups) in one transaction: no group is left without the members asked for.
       const done = await s.store.transaction(async (tx) => {
         await lockAccounts(tx);
-        await checkMembers(tx, input);
+        const members = await resolveMembers(tx, input);
         const created = await createGroupIn(tx, actor, { name: input.name, ownerId: null, externalId: input.externalId });
-        const added = input.members.length > 0 ? await changeMembersIn(tx, actor, created.reference_id, input.members, 'add') : undefined;
-        return { created, added, resource: await group(tx, created.reference_id) };
+        const added = members.people.length > 0 ? await changeMembersIn(tx, actor, created.reference_id, members.people, 'add') : undefined;
+        const nested = await nestIn(tx, actor, created.reference_id, members.groups, 'add');
+        return { created, added, nested, resource: await group(tx, created.reference_id) };
       });
       await auditGroupCreated(s, actor, done.created);
       if (done.added) await auditMembers(s, actor, done.added.group, done.added.changed, 'add');
+      await auditNestingDone(actor, done.nested);
       return done.resource;
     },
     async changeGroup(actor, id, body, how) {
       requireAdministrator(actor, 'provision groups');
-      // Rename, externalId, adds and removes: one transaction, so a failure halfway changes nothing.
+      // Rename, externalId, adds and removes of people and groups: one transaction, so a refusal halfway changes nothing.
       const done = await writeIfVersion(s.store, {
         lock: lockAccounts,
         read: (tx) => groupRow(tx, id),
@@ -268,21 +287,35 @@ export function scimOperations(s: Services): ScimOperations {
         write: async (tx, current) => {
           const ref = current.reference_id;
           const input = parseGroup(how.patch ? applyPatch(groupResource(base(), current), body, 'Group') : body);
-          await checkMembers(tx, input);
+          const members = await resolveMembers(tx, input);
+          const diff = (before: readonly string[], after: readonly string[]) => {
+            const [was, is] = [new Set(before), new Set(after)];
+            return { added: after.filter((m) => !was.has(m)), removed: before.filter((m) => !is.has(m)) };
+          };
+          const people = diff(
+            current.members.map(([member]) => member),
+            members.people,
+          );
+          const groups = diff(
+            current.memberGroups.map(([member]) => member),
+            members.groups,
+          );
+          // Groups first: a cycle refused names the group as it is, not as the same write would rename it.
+          const unnested = await nestIn(tx, actor, ref, groups.removed, 'remove');
+          const nested = await nestIn(tx, actor, ref, groups.added, 'add');
           const renamed = input.name !== current.name ? await renameGroupIn(tx, actor, ref, input.name) : undefined;
           if (input.externalId !== current.external_id) await setGroupExternalIdIn(tx, actor, ref, input.externalId);
-          const before = new Set(current.members.map(([member]) => member));
-          const after = new Set(input.members);
-          const added = input.members.filter((m) => !before.has(m));
-          const removed = [...before].filter((m) => !after.has(m));
-          const adds = added.length > 0 ? await changeMembersIn(tx, actor, ref, added, 'add') : undefined;
-          const removes = removed.length > 0 ? await changeMembersIn(tx, actor, ref, removed, 'remove') : undefined;
-          return { renamed, adds, removes, resource: await group(tx, ref) };
+          const adds = people.added.length > 0 ? await changeMembersIn(tx, actor, ref, people.added, 'add') : undefined;
+          const removes = people.removed.length > 0 ? await changeMembersIn(tx, actor, ref, people.removed, 'remove') : undefined;
+          return { renamed, adds, removes, unnested, nested, resource: await group(tx, ref) };
         },
       });
       if (done.renamed?.changed) await auditGroupRenamed(s, actor, done.renamed.group);
       if (done.adds) await auditMembers(s, actor, done.adds.group, done.adds.changed, 'add');
       if (done.removes) await auditMembers(s, actor, done.removes.group, done.removes.changed, 'remove');
+      // Under the group's name as the write left it, as the people's rows are.
+      await auditNestingDone(actor, done.unnested, done.renamed?.group);
+      await auditNestingDone(actor, done.nested, done.renamed?.group);
       return done.resource;
     },
     async deleteGroup(actor, id, ifMatch) {

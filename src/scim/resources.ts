@@ -37,8 +37,11 @@ export function userResource(base: string, u: ScimUserRow): Json {
     // One address, the account's: `primary` picks it from what a service sends and is not answered.
     emails: [{ value: u.email, type: 'work' }],
     active: !u.disabled,
-    // Only groups that are SCIM Group resources (not the built-in ones): every $ref answers.
-    groups: u.groups.filter(([, , builtIn]) => !builtIn).map(([id, name]) => ({ value: id, display: name, $ref: `${base}/Groups/${id}`, type: 'direct' })),
+    // Only groups that are SCIM Group resources (not the built-in ones): every $ref answers. Every
+    // group the person is in, `indirect` when only through a group inside it (RFC 7643 section 4.1.2).
+    groups: u.groups
+      .filter((g) => !g.builtIn)
+      .map((g) => ({ value: g.reference_id, display: g.name, $ref: `${base}/Groups/${g.reference_id}`, type: g.direct ? 'direct' : 'indirect' })),
   };
   return {
     ...body,
@@ -52,15 +55,20 @@ export function userResource(base: string, u: ScimUserRow): Json {
   };
 }
 
-/** A managed group as a SCIM Group (its members are people). */
+/** A managed group as a SCIM Group: its members are people and the groups directly inside it. */
 export function groupResource(base: string, g: ScimGroupRow): Json {
+  const members = [
+    // No display for a person: a member is written as {value}, and answered as it is written.
+    ...g.members.map(([id]) => ({ value: id, $ref: `${base}/Users/${id}`, type: 'User' })),
+    ...g.memberGroups.map(([id, name]) => ({ value: id, display: name, $ref: `${base}/Groups/${id}`, type: 'Group' })),
+  ];
   const body: Json = {
     schemas: [SCHEMAS.group],
     id: g.reference_id,
     ...(g.external_id === null ? {} : { externalId: g.external_id }),
     displayName: g.name,
-    // No display: a member is written as {value}, and answered as it is written (an empty list is left out).
-    ...(g.members.length > 0 ? { members: g.members.map(([id]) => ({ value: id, $ref: `${base}/Users/${id}`, type: 'User' })) } : {}),
+    // An empty list is left out.
+    ...(members.length > 0 ? { members } : {}),
   };
   return {
     ...body,
@@ -233,7 +241,7 @@ export function schemas(base: string): Json[] {
     schemas: [SCHEMAS.schema],
     id: SCHEMAS.group,
     name: 'Group',
-    description: 'A managed group of Gatehouse accounts',
+    description: 'A managed group of Gatehouse accounts and groups',
     attributes: [
       attr('displayName', { required: true, uniqueness: 'server' }),
       attr('externalId', { caseExact: true }),
@@ -242,8 +250,9 @@ export function schemas(base: string): Json[] {
         multiValued: true,
         subAttributes: [
           attr('value', { mutability: 'immutable' }),
-          attr('$ref', { type: 'reference', mutability: 'immutable', referenceTypes: ['User'] }),
-          attr('type', { mutability: 'immutable', canonicalValues: ['User'] }),
+          attr('display', { mutability: 'readOnly' }),
+          attr('$ref', { type: 'reference', mutability: 'immutable', referenceTypes: ['User', 'Group'] }),
+          attr('type', { mutability: 'immutable', canonicalValues: ['User', 'Group'] }),
         ],
       }),
     ],

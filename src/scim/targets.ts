@@ -101,7 +101,7 @@ async function queueSync(s: Services, target: ScimTargetRow): Promise<number> {
   const size = SYNC_PAGE.size;
   for (let offset = 0; ; offset += size) {
     const page = await findScimUsers(s.store.root, null, offset, size);
-    for (const u of page.rows) if (scope.length === 0 || u.groups.some(([g]) => scope.includes(g))) users.add(u.reference_id);
+    for (const u of page.rows) if (scope.length === 0 || u.groups.some((g) => scope.includes(g.reference_id))) users.add(u.reference_id);
     if (page.rows.length < size) break;
   }
   for (const ref of await pushedReferences(s.store.root, target.id, 'User')) users.add(ref);

@@ -181,10 +181,16 @@ export function parseUser(body: Json, currentName?: string): UserInput {
   };
 }
 
-/** What Gatehouse keeps of a Group: its name and its members' reference ids. */
+/** A member as a body names it: a reference id, and the type it claims (null: none given; the store tells). */
+export interface MemberInput {
+  id: string;
+  type: 'User' | 'Group' | null;
+}
+
+/** What Gatehouse keeps of a Group: its name and its members (people and groups) by reference id. */
 export interface GroupInput {
   name: string;
-  members: string[];
+  members: MemberInput[];
   externalId: string | null;
 }
 
@@ -198,15 +204,22 @@ export function parseGroup(body: Json): GroupInput {
   }
   const members = get(body, 'members') ?? [];
   if (!Array.isArray(members)) throw invalid('members must be an array');
-  const ids = members.map((m, i) => {
+  const byId = new Map<string, MemberInput>();
+  for (const [i, m] of members.entries()) {
     if (m === null || typeof m !== 'object' || Array.isArray(m)) throw invalid(`members[${i}] must be an object`);
-    const type = get(m as Json, 'type');
-    if (typeof type === 'string' && type.toLowerCase() === 'group') throw invalid('a group cannot be a member: groups do not nest');
+    const rawType = get(m as Json, 'type');
+    if (rawType !== undefined && rawType !== null && (typeof rawType !== 'string' || !/^(user|group)$/i.test(rawType))) {
+      throw invalid(`members[${i}].type is User or Group`);
+    }
+    const type = typeof rawType === 'string' ? (rawType.toLowerCase() === 'group' ? 'Group' : 'User') : null;
     const value = get(m as Json, 'value');
-    if (typeof value !== 'string' || value === '' || value.length > 64) throw invalid(`members[${i}].value must be a User id`);
-    return value.toLowerCase();
-  });
-  return { name, members: [...new Set(ids)], externalId: optionalString(get(body, 'externalId'), 'externalId', 256) ?? null };
+    if (typeof value !== 'string' || value === '' || value.length > 64) throw invalid(`members[${i}].value must be a User or Group id`);
+    const id = value.toLowerCase();
+    const seen = byId.get(id);
+    if (seen && seen.type !== null && type !== null && seen.type !== type) throw invalid(`members: ${value.slice(0, 64)} is named both a User and a Group`);
+    byId.set(id, { id, type: seen?.type ?? type });
+  }
+  return { name, members: [...byId.values()], externalId: optionalString(get(body, 'externalId'), 'externalId', 256) ?? null };
 }
 
 const PATCH_OPS = new Set(['add', 'remove', 'replace']);
@@ -295,7 +308,7 @@ function operationsOf(body: Json, shape: Shape, resource: Json): Operation[] {
       if (op === 'remove' && root === 'members' && path.trim().toLowerCase() === 'members' && Array.isArray(value)) {
         for (const m of value) {
           const id = m && typeof m === 'object' ? get(m as Json, 'value') : undefined;
-          if (typeof id !== 'string' || !/^[\w.@+-]{1,64}$/.test(id)) throw invalid(`Operations[${i}].value lists members by their User id`);
+          if (typeof id !== 'string' || !/^[\w.@+-]{1,64}$/.test(id)) throw invalid(`Operations[${i}].value lists members by their User or Group id`);
           out.push({ op: 'remove', path: `members[value eq "${id}"]` });
         }
         continue;

@@ -7,6 +7,10 @@
 import { type Handle, isUniqueViolation, op, type Row } from './handle';
 import { decodeRow } from './schema';
 import { managedGroupSql } from './groups';
+import { groupAndBelowSql, memberGroupsSql } from './nesting';
+
+/** A group that is a SCIM Group resource (`g` its alias): a managed group that is not built in (administrators, users). */
+const scimGroupSql = (g: string) => `(${managedGroupSql(g)} AND ${g}.system_role IS NULL)`;
 
 export interface ScimTokenRow {
   id: string;
@@ -129,10 +133,18 @@ export interface ScimUserRow {
   created_at: number;
   updated_at: number;
   /**
-   * Managed groups: [reference_id, name, built-in]. The built-in ones (administrators, users) are
+   * Every managed group the person is in, directly or through nesting (`direct`: a membership of
+   * its own, not only through a group inside it). The built-in ones (administrators, users) are
    * managed groups wherever apps see groups, but not SCIM Group resources.
    */
-  groups: Array<[string, string, boolean]>;
+  groups: ScimUserGroup[];
+}
+
+export interface ScimUserGroup {
+  reference_id: string;
+  name: string;
+  builtIn: boolean;
+  direct: boolean;
 }
 
 export interface ScimGroupRow {
@@ -143,6 +155,8 @@ export interface ScimGroupRow {
   updated_at: number;
   /** People: [reference_id, username]. */
   members: Array<[string, string]>;
+  /** The SCIM Groups directly inside it: [reference_id, name]. */
+  memberGroups: Array<[string, string]>;
 }
 
 /** A page of people matching `where` (null: everyone), oldest first, and how many match in all. */
@@ -154,12 +168,14 @@ export const findScimUsers = op(
     if (limit === 0) return { total: await count(), rows: [] };
     // The page, each person's managed groups and the number of matches in one statement: a
     // provisioning service's `userName eq` lookup before every create is one trip to the store.
-    const pairs = `SELECT g.reference_id AS r, g.name AS n, CASE WHEN g.system_role IS NULL THEN 0 ELSE 1 END AS b FROM membership m JOIN usergroup g ON g.id = m.usergroup_id
-         WHERE m.account_id = a.id AND ${managedGroupSql('g')}`;
+    // Each group once: a group reached directly and through a group inside it is a direct one.
+    const pairs = `SELECT g.reference_id AS r, g.name AS n, CASE WHEN g.system_role IS NULL THEN 0 ELSE 1 END AS b, MAX(x.direct) AS d
+         FROM (${memberGroupsSql('a.id', true)}) x JOIN usergroup g ON g.id = x.usergroup_id
+         WHERE ${managedGroupSql('g')} GROUP BY g.id, g.reference_id, g.name, g.system_role`;
     const groups =
       h.dialect === 'postgres'
-        ? `(SELECT COALESCE(json_agg(json_build_array(x.r, x.n, x.b) ORDER BY x.n), '[]'::json)::text FROM (${pairs}) x)`
-        : `(SELECT json_group_array(json_array(x.r, x.n, x.b)) FROM (${pairs} ORDER BY g.name) x)`;
+        ? `(SELECT COALESCE(json_agg(json_build_array(y.r, y.n, y.b, y.d) ORDER BY y.n), '[]'::json)::text FROM (${pairs}) y)`
+        : `(SELECT json_group_array(json_array(y.r, y.n, y.b, y.d)) FROM (${pairs} ORDER BY g.name) y)`;
     const raw = await h.all(
       `SELECT a.reference_id, a.username, a.email, a.name, a.disabled, a.external_id, a.created_at, a.updated_at,
          ${groups} AS group_pairs, COUNT(*) OVER () AS total_matches
@@ -175,22 +191,26 @@ export const findScimUsers = op(
         void _total;
         return {
           ...decodeRow<Omit<ScimUserRow, 'groups'>>('user_account', fields),
-          groups: (JSON.parse(String(pairsJson ?? '[]')) as Array<[string, string, number]>).map(([id, name, builtIn]): [string, string, boolean] => [
-            id,
+          groups: (JSON.parse(String(pairsJson ?? '[]')) as Array<[string, string, number, number]>).map(([id, name, builtIn, direct]): ScimUserGroup => ({
+            reference_id: id,
             name,
-            builtIn === 1,
-          ]),
+            builtIn: Number(builtIn) === 1,
+            direct: Number(direct) === 1,
+          })),
         };
       }),
     };
   },
 );
 
-/** A page of managed groups matching `where`, with their people (unless `members` is false). */
+/**
+ * A page of managed groups matching `where`, with their members (unless `members` is false): the
+ * people and the SCIM Groups directly inside each, two statements for the whole page.
+ */
 export const findScimGroups = op(
   async (h, where: Predicate<GroupColumn> | null, offset: number, limit: number, members = true): Promise<{ total: number; rows: ScimGroupRow[] }> => {
     const params: unknown[] = [];
-    const clause = `${managedGroupSql('g')} AND g.system_role IS NULL AND ${where ? compile(where, GROUP_SQL, params) : '(1 = 1)'}`;
+    const clause = `${scimGroupSql('g')} AND ${where ? compile(where, GROUP_SQL, params) : '(1 = 1)'}`;
     const [countRow] = await h.all(`SELECT COUNT(*) AS n FROM usergroup g WHERE ${clause}`, params);
     const total = Number(countRow?.n ?? 0);
     if (limit === 0 || total === 0) return { total, rows: [] };
@@ -206,11 +226,24 @@ export const findScimGroups = op(
          WHERE m.usergroup_id IN (${marks}) ORDER BY a.id`,
         )
       : new Map<number, Array<[string, string]>>();
+    // A built-in group or an account's own one put inside by the shell is no SCIM Group: not listed (its $ref would not answer), and left alone by writes.
+    const groupsByGroup = members
+      ? await pairsOf(
+          h,
+          raw,
+          (marks) => `SELECT n.parent_id AS owner, c.reference_id AS a, c.name AS b FROM usergroup_nesting n JOIN usergroup c ON c.id = n.child_id
+         WHERE n.parent_id IN (${marks}) AND ${scimGroupSql('c')} ORDER BY c.id`,
+        )
+      : new Map<number, Array<[string, string]>>();
     return {
       total,
       rows: raw.map((r) => {
         const { id, ...fields } = r;
-        return { ...decodeRow<Omit<ScimGroupRow, 'members'>>('usergroup', fields), members: byGroup.get(Number(id)) ?? [] };
+        return {
+          ...decodeRow<Omit<ScimGroupRow, 'members' | 'memberGroups'>>('usergroup', fields),
+          members: byGroup.get(Number(id)) ?? [],
+          memberGroups: groupsByGroup.get(Number(id)) ?? [],
+        };
       }),
     };
   },
@@ -259,8 +292,8 @@ export const setGroupExternalId = op(async (h, referenceId: string, externalId: 
 });
 
 /**
- * Which of these reference ids are people and which are groups (a SCIM group's members must be
- * people): two indexed lookups per 500 ids.
+ * Which of these reference ids are people and which are SCIM Groups (a group's members may be
+ * either; a built-in group or an account's own group is neither): two indexed lookups per 500 ids.
  */
 export const classifyReferences = op(async (h, references: readonly string[]): Promise<{ people: Set<string>; groups: Set<string> }> => {
   const people = new Set<string>();
@@ -269,9 +302,31 @@ export const classifyReferences = op(async (h, references: readonly string[]): P
     const part = references.slice(i, i + 500);
     const marks = part.map(() => '?').join(', ');
     for (const r of await h.all(`SELECT reference_id FROM user_account WHERE reference_id IN (${marks})`, part)) people.add(String(r.reference_id));
-    for (const r of await h.all(`SELECT reference_id FROM usergroup WHERE reference_id IN (${marks})`, part)) groups.add(String(r.reference_id));
+    for (const r of await h.all(`SELECT g.reference_id FROM usergroup g WHERE g.reference_id IN (${marks}) AND ${scimGroupSql('g')}`, part)) {
+      groups.add(String(r.reference_id));
+    }
   }
   return { people, groups };
+});
+
+/** Everyone in group `referenceId` directly or through a group inside it, by reference id: one statement. */
+export const peopleBelow = op(async (h, referenceId: string): Promise<string[]> => {
+  const rows = await h.all(
+    `SELECT DISTINCT a.id, a.reference_id FROM membership m JOIN user_account a ON a.id = m.account_id
+     WHERE m.usergroup_id IN (${groupAndBelowSql('(SELECT t.id FROM usergroup t WHERE t.reference_id = ?)')}) ORDER BY a.id`,
+    [referenceId, referenceId],
+  );
+  return rows.map((r) => String(r.reference_id));
+});
+
+/** The groups group `referenceId` is inside, at any depth, by reference id: one statement. */
+export const groupsAbove = op(async (h, referenceId: string): Promise<string[]> => {
+  const rows = await h.all(
+    `SELECT g.reference_id FROM usergroup_closure uc JOIN usergroup d ON d.id = uc.descendant_id JOIN usergroup g ON g.id = uc.ancestor_id
+     WHERE d.reference_id = ? ORDER BY g.id`,
+    [referenceId],
+  );
+  return rows.map((r) => String(r.reference_id));
 });
 
 export interface ScimTargetRow {

@@ -336,9 +336,9 @@ t.test('bad input: each a SCIM Error, nothing half-written', async (t) => {
     ['no operations', scim('PATCH', `/Users/${ann.id}`, { schemas: [PATCH], Operations: [] }), 400, 'invalidValue'],
     ['remove without a path', scim('PATCH', `/Users/${ann.id}`, { schemas: [PATCH], Operations: [{ op: 'remove' }] }), 400, 'noTarget'],
     [
-      'a group as a member',
+      'the group as its own member (groups nest, never in themselves)',
       scim('PATCH', `/Groups/${group.id}`, { schemas: [PATCH], Operations: [{ op: 'add', path: 'members', value: [{ value: group.id }] }] }),
-      400,
+      409,
       'invalidValue',
     ],
     [
