@@ -40,14 +40,14 @@ export function browser(base) {
 }
 
 /** One authorization code (with its PKCE verifier), following the provider's redirects in `b`. */
-export async function authorizationCode(b, clientId) {
+export async function authorizationCode(b, clientId, scope = 'openid offline_access') {
   const verifier = b64url(randomBytes(32));
   const challenge = b64url(createHash('sha256').update(verifier).digest());
   const params = new URLSearchParams({
     client_id: clientId,
     response_type: 'code',
     redirect_uri: REDIRECT,
-    scope: 'openid offline_access',
+    scope,
     prompt: 'consent',
     code_challenge: challenge,
     code_challenge_method: 'S256',

@@ -55,7 +55,8 @@ export interface AccountOperations {
   /** One account by its reference_id (the console's addresses). */
   byReference(actor: Actor, referenceId: string): Promise<AccountView>;
   /** The groups an account is in, by name (its own dedicated group included), for the console. */
-  groupsOf(actor: Actor, referenceId: string): Promise<Array<{ reference_id: string; name: string }>>;
+  /** Every group the account is in: `direct` when it is a member itself; `through`: the groups directly inside it the account is in. */
+  groupsOf(actor: Actor, referenceId: string): Promise<Array<{ reference_id: string; name: string; direct: boolean; through: string[] }>>;
   /** Mails the account a new verification link (an administrator's "resend"). */
   sendVerification(actor: Actor, email: string): Promise<AccountView>;
   /** App passwords (for LDAP binds): any account's, and the caller's own. */

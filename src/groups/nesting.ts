@@ -42,7 +42,7 @@ export async function changeNestingIn(
 ): Promise<{ group: GroupRow; changed: GroupRow[] }> {
   const parent = await readableGroup(tx, actor.principal, parentReference);
   if (change === 'add' && parent.row.system_role === 'administrators') {
-    throw new AppError('forbidden', 'administrators holds named people only: no group goes inside it');
+    throw new AppError('forbidden', 'no group goes inside administrators: it holds named people only');
   }
   await assertMayChangeMembers(tx, actor.principal, parent);
   const parentManaged = change === 'add' && (await isManagedGroup(tx, parent.row.id));
@@ -53,11 +53,11 @@ export async function changeNestingIn(
       if (await removeNesting(tx, parent.row.id, child.id)) changed.push(child);
       continue;
     }
-    if (child.system_role === 'users') throw new AppError('forbidden', 'users holds every account: it goes inside no group');
+    if (child.system_role === 'users') throw new AppError('forbidden', 'the users group goes inside no group: it holds every account');
     if (parentManaged && !(await isManagedGroup(tx, child.id))) {
       throw new AppError(
         'forbidden',
-        `${child.name} is an account's own group: only managed groups go inside ${parent.row.name} (its owner could otherwise put anyone in it)`,
+        `only managed groups go inside ${parent.row.name}: ${child.name} is an account's own group (its owner could otherwise put anyone in it)`,
       );
     }
     if (await addNesting(tx, parent.row.id, child.id, { parent: parent.row.name, child: child.name })) changed.push(child);

@@ -274,15 +274,30 @@ export const removeMembership = op(async (h, accountId: number, groupId: number)
 
 /**
  * The groups an account is in (its dedicated group and system groups included), by name: `direct`
- * when it is a member itself, false when only through a group inside it.
+ * when it is a member itself, false when only through a group inside it; `through`: the groups
+ * directly inside it that the account is in (any way), by name. Two statements, whatever the depth.
  */
-export const groupsOf = op(async (h, accountId: number): Promise<Array<{ reference_id: string; name: string; direct: boolean }>> => {
-  const rows = await h.all(
-    `SELECT g.reference_id, g.name, MAX(r.direct) AS direct FROM (${memberGroupsSql('?', true)}) r JOIN usergroup g ON g.id = r.usergroup_id
-     GROUP BY g.id, g.reference_id, g.name ORDER BY g.name, g.id`,
-    [accountId, accountId],
-  );
-  return rows.map((r) => ({ reference_id: String(r.reference_id), name: String(r.name), direct: Number(r.direct) === 1 }));
+export const groupsOf = op(async (h, accountId: number): Promise<Array<{ reference_id: string; name: string; direct: boolean; through: string[] }>> => {
+  const [rows, inner] = await Promise.all([
+    h.all(
+      `SELECT g.id, g.reference_id, g.name, MAX(r.direct) AS direct FROM (${memberGroupsSql('?', true)}) r JOIN usergroup g ON g.id = r.usergroup_id
+         GROUP BY g.id, g.reference_id, g.name ORDER BY g.name, g.id`,
+      [accountId, accountId],
+    ),
+    h.all(
+      `SELECT n.parent_id, c.name FROM usergroup_nesting n JOIN usergroup c ON c.id = n.child_id
+         WHERE n.child_id IN (${memberGroupsSql('?')}) ORDER BY c.name`,
+      [accountId, accountId],
+    ),
+  ]);
+  const through = new Map<number, string[]>();
+  for (const r of inner) through.set(Number(r.parent_id), [...(through.get(Number(r.parent_id)) ?? []), String(r.name)]);
+  return rows.map((r) => ({
+    reference_id: String(r.reference_id),
+    name: String(r.name),
+    direct: Number(r.direct) === 1,
+    through: through.get(Number(r.id)) ?? [],
+  }));
 });
 
 /** Whether any administrator exists (one indexed row, not a count: the start-up message asks). */

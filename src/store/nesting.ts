@@ -128,7 +128,7 @@ export const addNesting = op(async (h, parentId: number, childId: number, names:
   );
   const r = rows[0];
   if (Number(r.already) > 0) return false;
-  if (Number(r.cycle) > 0) throw new AppError('conflict', `${names.parent} is already inside ${names.child}: nesting it would make a cycle`);
+  if (Number(r.cycle) > 0) throw new AppError('conflict', `a cycle: ${names.parent} is already inside ${names.child}`);
   const depth = Number(r.above) + 1 + Number(r.below);
   if (depth > MAX_NESTING_DEPTH) {
     throw new AppError(

@@ -220,7 +220,7 @@ t.test('refusals: a cycle by PATCH is 409 and changes nothing; nothing goes insi
     { status: 409, body: { schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'], status: '409', scimType: 'invalidValue' } },
     JSON.stringify(cycle.body),
   );
-  t.match(cycle.body.detail, /^a is already inside c: .*cycle/, 'the detail names the groups as they are');
+  t.match(cycle.body.detail, /^a cycle: a is already inside c/, 'the detail names the groups as they are');
   const put = await scim('PUT', `/Groups/${a.id}`, { schemas: [GROUP], displayName: 'a', members: [{ value: b.id }] });
   t.match(put, { status: 409, body: { scimType: 'invalidValue' } }, 'a PUT making a cycle too');
   const self = await scim('PATCH', `/Groups/${a.id}`, patch({ op: 'add', path: 'members', value: [{ value: a.id }] }));

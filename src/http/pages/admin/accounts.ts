@@ -88,21 +88,13 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
    * The managed groups a person is in (the ones that grant access; their own dedicated group is
    * not one), each with `through`: empty when they are a member themselves, else the groups
    * directly inside it that they are in (a person in engineering, inside staff: staff "through
-   * engineering"). Only a group held indirectly costs a read, of its inner groups' ids.
+   * engineering").
    */
   const managedGroupsOf = async (a: Admin, reference: string) => {
     const managed = new Set((await core.groups.managed(a.actor)).map((g) => g.reference_id));
-    // groupsOf answers `direct` (false: held only through a group inside it).
-    const all = (await core.accounts.groupsOf(a.actor, reference)) as Array<{ reference_id: string; name: string; direct?: boolean }>;
-    const nameOf = new Map(all.map((g) => [g.reference_id, g.name]));
-    return Promise.all(
-      all
-        .filter((g) => managed.has(g.reference_id))
-        .map(async (g) => ({
-          ...g,
-          through: g.direct === false ? (await core.groups.memberGroups(a.caller, g.reference_id)).flatMap((inner) => nameOf.get(inner) ?? []) : [],
-        })),
-    );
+    return (await core.accounts.groupsOf(a.actor, reference))
+      .filter((g) => managed.has(g.reference_id))
+      .map((g) => ({ ...g, through: g.direct ? [] : g.through }));
   };
 
   const accountPage = async (ctx: Context, a: Admin, id: string, o: { status?: number; error?: string; top?: Html } = {}) => {
