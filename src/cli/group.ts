@@ -16,13 +16,10 @@ const showGroup = (g: GroupDetail) =>
     ['owner', g.owner],
     ['permission', `${g.permission} (${describePermission(g.permission)})`],
     ['created', g.created_at],
-    ['members', g.member_count],
-  ]) +
-  g.members.map((m) => `  ${m.email}  ${m.name}\n`).join('') +
-  keyValues([
     ['groups inside', g.groups.map((x) => x.name).join(', ') || '-'],
     ['inside of', g.member_of.map((x) => x.name).join(', ') || '-'],
-  ]);
+    ['members', g.member_count],
+  ]) + g.members.map((m) => `  ${m.email}  ${m.name}\n`).join('');
 
 export function registerGroup(program: Command, io: Io): void {
   const group = program.command('group').description('manage groups and their members (a group is named by its name or its reference_id)');

@@ -9,7 +9,7 @@ import { registerInvitations } from './invitations';
 import { registerAppPasswords } from './app-passwords';
 import { registerApiKeys } from './api-keys';
 
-const showAccount = (v: AccountView) =>
+const showAccount = (v: AccountView, groups?: string) =>
   keyValues([
     ['email', v.email],
     ['username', v.username],
@@ -20,6 +20,7 @@ const showAccount = (v: AccountView) =>
     ['email verified', v.email_verified],
     ['TOTP', v.totp_enabled],
     ['created', v.created_at],
+    ...(groups === undefined ? [] : [['groups', groups || '-'] as [string, string]]),
   ]);
 
 /** One-line result of a state change; `changed: false` is a no-op (exit 0). */
@@ -51,7 +52,9 @@ export function registerUser(program: Command, io: Io): void {
     .action(async (email: string, _o, c: Command) =>
       withCore(c, io, async (core) => {
         const view = await core.accounts.show(core.shell, email);
-        emit(io, wantsJson(c), view, () => showAccount(view));
+        const groups = await core.accounts.groupsOf(core.shell, view.reference_id);
+        const named = (g: (typeof groups)[number]) => (g.direct ? g.name : `${g.name} (through ${g.through.join(', ')})`);
+        emit(io, wantsJson(c), { ...view, groups }, () => showAccount(view, groups.map(named).join(', ')));
       }),
     );
 

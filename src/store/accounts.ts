@@ -281,7 +281,7 @@ export const groupsOf = op(async (h, accountId: number): Promise<Array<{ referen
   const [rows, inner] = await Promise.all([
     h.all(
       `SELECT g.id, g.reference_id, g.name, MAX(r.direct) AS direct FROM (${memberGroupsSql('?', true)}) r JOIN usergroup g ON g.id = r.usergroup_id
-         GROUP BY g.id, g.reference_id, g.name ORDER BY g.name, g.id`,
+         GROUP BY g.id, g.reference_id, g.name ORDER BY lower(g.name), g.id`,
       [accountId, accountId],
     ),
     h.all(

@@ -1,0 +1,31 @@
+// docs/cli.md's nested-groups lines, run as written against the packaged executable: each
+// command in turn, and every `#   ` line after it found in what it printed (an `(exit N)` at its
+// end is the exit code the command must end with).
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { exeFolder, runExe } from '../helpers/exe';
+
+t.test("docs/cli.md's nested groups work as written", async (t) => {
+  const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'cli.md'), 'utf8');
+  const block = /<!-- nested-groups:[^\n]*-->\n```sh\n([\s\S]*?)\n```/.exec(doc)![1].split('\n');
+  const { dir, exe, env } = exeFolder(t);
+  const steps: Array<{ line: string; said: string[] }> = [];
+  for (const line of block) {
+    if (line.startsWith('#')) steps[steps.length - 1].said.push(line.replace(/^#\s+/, ''));
+    else steps.push({ line, said: [] });
+  }
+  t.ok(steps.length >= 10, 'the block has its steps');
+  for (const { line, said } of steps) {
+    const piped = /^printf '([^']*)' \| gatehouse (.*)$/.exec(line);
+    const words = (piped ? piped[2] : line.replace(/^gatehouse /, '')).split(' ');
+    const r = await runExe(exe, words, { env, cwd: dir, stdin: piped?.[1] });
+    const printed = r.stdout + r.stderr;
+    const exit = said.map((s) => /\s+\(exit (\d+)\)$/.exec(s)).find(Boolean);
+    t.equal(r.code, exit ? Number(exit[1]) : 0, `${line}: exit code (${r.stderr.trim()})`);
+    for (const s of said) {
+      const expected = s.replace(/\s+\(exit \d+\)$/, '');
+      t.ok(printed.includes(expected), `${line}: prints ${expected}\n${printed}`);
+    }
+  }
+});
