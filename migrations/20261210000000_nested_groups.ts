@@ -1,7 +1,7 @@
 /**
  * Groups inside groups. `usergroup_nesting` holds the edges an operator makes (this group is a
  * member of that one); `usergroup_closure` holds every pair (ancestor, descendant) they imply,
- * with the longest chain between the two, so a person's groups are one join, never a walk. The
+ * so a person's groups are one join, never a walk. The
  * closure is kept by the statements that change the edges (store/nesting.ts), in their
  * transaction.
  */
@@ -18,8 +18,6 @@ export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('usergroup_closure', (t) => {
     t.integer('ancestor_id').notNullable().references('id').inTable('usergroup').onDelete('CASCADE');
     t.integer('descendant_id').notNullable().references('id').inTable('usergroup').onDelete('CASCADE');
-    // The longest chain of nestings from the descendant up to the ancestor (1: directly inside).
-    t.integer('depth').notNullable();
     t.primary(['ancestor_id', 'descendant_id']);
   });
   await knex.raw('CREATE INDEX usergroup_closure_descendant ON usergroup_closure (descendant_id, ancestor_id)');

@@ -8,6 +8,7 @@ import { SIGNUP_CLOSED } from '../permission/bits';
 import type { Tx } from '../store/connection';
 import { addMembership, countAdministrators, isAdministrator, otherAdministrator, removeMembership, systemGroupId } from '../store/accounts';
 import { actionOwner, setActionOwner, setActionPermission } from '../store/records';
+import { unnestOwnedFromManaged } from '../store/groups';
 
 const ADMIN_MEMBERSHIP_PERMISSION = 2432 + 49152; // owner peek/read/delete, group peek/read
 
@@ -44,6 +45,8 @@ export async function removeAdministrator(tx: Tx, accountId: number): Promise<bo
   if (!(await isAdministrator(tx, accountId))) return false;
   await assertNotLastAdministrator(tx, accountId, 'demoted');
   await removeMembership(tx, accountId, await systemGroupId(tx, 'administrators'));
+  // Its groups are no longer managed: out of the managed groups they were inside.
+  await unnestOwnedFromManaged(tx, accountId);
   if ((await actionOwner(tx, 'user_account', 'signup')) === accountId) {
     const heir = await otherAdministrator(tx, accountId);
     if (heir !== null) await setActionOwner(tx, 'user_account', 'signup', heir);

@@ -12,8 +12,9 @@ import type { Actor } from '../actor';
 import type { Services } from '../services';
 import type { Tx } from '../store/connection';
 import { lockAccounts } from '../store/accounts';
-import { isManagedGroup, type GroupRow } from '../store/groups';
-import { addNesting, removeNesting } from '../store/nesting';
+import { findGroupByReference, isManagedGroup, type GroupRow } from '../store/groups';
+import { isReference } from '../store/reference';
+import { addNesting, removeNestings } from '../store/nesting';
 import { assertMayChangeMembers, readableGroup, type MemberChange } from './members';
 
 /** Puts groups (by reference_id) inside a group, or takes them out; returns the groups whose place changed. */
@@ -46,13 +47,25 @@ export async function changeNestingIn(
   }
   await assertMayChangeMembers(tx, actor.principal, parent);
   const parentManaged = change === 'add' && (await isManagedGroup(tx, parent.row.id));
-  const changed: GroupRow[] = [];
-  for (const reference of new Set(childReferences.map((r) => r.toLowerCase()))) {
-    const child = (await readableGroup(tx, actor.principal, reference)).row;
-    if (change === 'remove') {
-      if (await removeNesting(tx, parent.row.id, child.id)) changed.push(child);
-      continue;
+  const references = [...new Set(childReferences.map((r) => r.toLowerCase()))];
+  if (change === 'remove') {
+    // Whoever may change a group may take out what is inside it, readable or not (an administrator
+    // may have put it there). One rebuild of the closure for the whole request.
+    const children: GroupRow[] = [];
+    for (const reference of references) {
+      const child = isReference(reference) ? await findGroupByReference(tx, reference) : undefined;
+      if (!child) throw new AppError('not_found', 'no such usergroup record');
+      children.push(child);
     }
+    const removed = await removeNestings(
+      tx,
+      children.map((c) => ({ parent_id: parent.row.id, child_id: c.id })),
+    );
+    return { group: parent.row, changed: children.filter((c) => removed.some((e) => e.child_id === c.id)) };
+  }
+  const changed: GroupRow[] = [];
+  for (const reference of references) {
+    const child = (await readableGroup(tx, actor.principal, reference)).row;
     if (child.system_role === 'users') throw new AppError('forbidden', 'the users group goes inside no group: it holds every account');
     if (parentManaged && !(await isManagedGroup(tx, child.id))) {
       throw new AppError(

@@ -211,6 +211,28 @@ const normalValue = (type: string, v: string) => {
 };
 const dnKey = (dn: string) => normalValue('member', dn);
 
+/**
+ * An entry's values of one attribute, normalised once per entry and attribute, as a set: a filter
+ * of thousands of terms over a person in a thousand groups costs a lookup per term, not a parse of
+ * every DN for every term.
+ */
+const normalised = new WeakMap<Entry, Map<string, ReadonlySet<string>>>();
+function normalValuesOf(e: Entry, type: string): ReadonlySet<string> {
+  const t = type.toLowerCase();
+  let byType = normalised.get(e);
+  if (!byType) normalised.set(e, (byType = new Map()));
+  let set = byType.get(t);
+  if (!set) byType.set(t, (set = new Set(valuesOf(e, t).map((v) => normalValue(t, v)))));
+  return set;
+}
+/** A filter term's asserted value, normalised once per term (the same filter runs over every entry). */
+const asserted = new WeakMap<object, string>();
+function assertedOf(term: object, attribute: string, value: string): string {
+  let v = asserted.get(term);
+  if (v === undefined) asserted.set(term, (v = normalValue(attribute, value)));
+  return v;
+}
+
 const MEMBER_ATTRIBUTES = new Set(['member', 'uniquemember']);
 
 /** An extensible match with the in-chain rule on an attribute it applies to: which, else null. */
@@ -229,8 +251,8 @@ function inChainOn(x: ExtensibleMatch): 'memberof' | 'member' | null {
  */
 function matchesExtensible(x: ExtensibleMatch, e: Entry): boolean {
   const on = inChainOn(x);
-  if (on === 'memberof') return matches({ compare: 'eq', attribute: 'memberOf', value: x.value }, e);
-  if (on === 'member') return e.inChain?.has(dnKey(x.value)) ?? false;
+  if (on === 'memberof') return normalValuesOf(e, 'memberOf').has(assertedOf(x, 'memberOf', x.value));
+  if (on === 'member') return e.inChain?.has(assertedOf(x, 'member', x.value)) ?? false;
   return false;
 }
 
@@ -241,11 +263,11 @@ export function matches(f: LdapFilter, e: Entry): boolean {
   if ('not' in f) return !matches(f.not, e);
   if ('present' in f) return valuesOf(e, f.present).length > 0;
   if ('compare' in f) {
-    const asserted = normalValue(f.attribute, f.value);
-    const have = valuesOf(e, f.attribute).map((v) => normalValue(f.attribute, v));
-    if (f.compare === 'ge') return have.some((v) => v >= asserted);
-    if (f.compare === 'le') return have.some((v) => v <= asserted);
-    return have.includes(asserted); // equality, and approximate as equality
+    const value = assertedOf(f, f.attribute, f.value);
+    const have = normalValuesOf(e, f.attribute);
+    if (f.compare === 'ge') return [...have].some((v) => v >= value);
+    if (f.compare === 'le') return [...have].some((v) => v <= value);
+    return have.has(value); // equality, and approximate as equality
   }
   if ('substring' in f) {
     const { attribute, initial, any, final } = f.substring;

@@ -1,8 +1,8 @@
 /** Queries on groups: who is in one, which rows are shared with one, and groups by name. */
-import { op } from './handle';
+import { op, seal } from './handle';
 import { decodeRow } from './schema';
 import type { GuardedTable } from './guarded-rows';
-import { inGroupSql, memberGroupsSql } from './nesting';
+import { inGroupSql, memberGroupsSql, removeNestings } from './nesting';
 
 export interface GroupRow {
   id: number;
@@ -107,6 +107,24 @@ export const managedGroupSql = (g: string) =>
      (${g}.user_account_id IS NULL OR ${g}.user_account_id IN (
         SELECT am.account_id FROM membership am JOIN usergroup ag ON ag.id = am.usergroup_id WHERE ag.system_role = 'administrators'))
      AND ${g}.id <> COALESCE((SELECT MIN(d.id) FROM usergroup d WHERE d.user_account_id = ${g}.user_account_id AND d.system_role IS NULL), 0)))`;
+
+/**
+ * Takes the groups an account owns out of every managed group they are inside (its dedicated
+ * group can be in none): once it stops administering, its groups stop being managed, and a managed
+ * group holds only managed groups (their owner could otherwise put anyone in it). Returns the
+ * (parent, child) pairs taken apart.
+ */
+export const unnestOwnedFromManaged = op(async (h, accountId: number): Promise<Array<{ parent_id: number; child_id: number }>> => {
+  const edges = (
+    await h.all(
+      `SELECT n.parent_id, n.child_id FROM usergroup_nesting n JOIN usergroup c ON c.id = n.child_id JOIN usergroup g ON g.id = n.parent_id
+       WHERE c.user_account_id = ? AND c.system_role IS NULL AND ${managedGroupSql('g')}`,
+      [accountId],
+    )
+  ).map((r) => ({ parent_id: Number(r.parent_id), child_id: Number(r.child_id) }));
+  if (edges.length > 0) await removeNestings(seal(h), edges);
+  return edges;
+});
 
 /** Whether group `groupId` is managed (see managedGroupSql). */
 export const isManagedGroup = op(async (h, groupId: number): Promise<boolean> => {

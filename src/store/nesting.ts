@@ -1,6 +1,6 @@
 /**
  * Groups inside groups: the edges (usergroup_nesting) and the closure they imply
- * (usergroup_closure: every ancestor of every group, with the longest chain between them). Every
+ * (usergroup_closure: every ancestor of every group). Every
  * read of "the groups a person is in" joins the closure once (memberGroupsSql); nothing walks the
  * tree in application code. The closure is rebuilt, for the groups a change can reach, by one
  * recursive statement in the transaction that changes an edge or deletes a group, so it is never
@@ -11,6 +11,8 @@ import { atomically, op, type Handle } from './handle';
 
 /** How many nestings a chain may have: a group at most this many levels below its topmost ancestor. */
 export const MAX_NESTING_DEPTH = 10;
+/** How many groups one group may be inside, every level counted: what bounds the closure and every change to it. */
+export const MAX_ANCESTORS = 100;
 /** Past this many groups a change reaches, the whole closure is rebuilt (one statement, no long parameter list). */
 const REBUILD_ALL_PAST = 500;
 
@@ -84,70 +86,135 @@ async function descendantIds(h: Handle, groupIds: readonly number[]): Promise<nu
 }
 
 /**
- * Recomputes the closure rows of `groupIds` (and, when `groupIds` is 'all', of every group) from
- * the edges: one delete and one recursive insert. The recursion keeps distinct (group, ancestor,
- * length) triples, so it ends even on a cycle (none can be made) and never counts paths.
+ * Recomputes the closure rows of `groupIds` (closed under "inside": every group inside one of
+ * them is among them) from the edges, or of every group ('all'): one delete and one recursive
+ * insert. The recursion climbs only through the groups being recomputed; above them it takes
+ * their ancestors' rows as they are (a change below a group never changes what it is inside). It
+ * keeps distinct (group, ancestor) pairs, at most MAX_ANCESTORS for each group, so it ends even
+ * on a cycle (none can be made).
  */
 async function rebuildClosure(h: Handle, groupIds: readonly number[] | 'all'): Promise<void> {
   if (groupIds !== 'all' && groupIds.length === 0) return;
-  const all = groupIds === 'all' || groupIds.length > REBUILD_ALL_PAST;
-  const list = all ? [] : (groupIds as readonly number[]);
-  const marks = list.map(() => '?').join(', ');
-  await h.run(all ? 'DELETE FROM usergroup_closure' : `DELETE FROM usergroup_closure WHERE descendant_id IN (${marks})`, list);
+  if (groupIds === 'all' || groupIds.length > REBUILD_ALL_PAST) {
+    await h.run('DELETE FROM usergroup_closure', []);
+    await h.run(
+      `WITH RECURSIVE up(descendant_id, ancestor_id) AS (
+         SELECT n.child_id, n.parent_id FROM usergroup_nesting n
+         UNION
+         SELECT up.descendant_id, n.parent_id FROM up JOIN usergroup_nesting n ON n.child_id = up.ancestor_id
+       )
+       INSERT INTO usergroup_closure (ancestor_id, descendant_id) SELECT ancestor_id, descendant_id FROM up`,
+      [],
+    );
+    return;
+  }
+  const marks = groupIds.map(() => '?').join(', ');
+  await h.run(`DELETE FROM usergroup_closure WHERE descendant_id IN (${marks})`, groupIds);
   await h.run(
-    `WITH RECURSIVE up(descendant_id, ancestor_id, depth) AS (
-       SELECT n.child_id, n.parent_id, 1 FROM usergroup_nesting n ${all ? '' : `WHERE n.child_id IN (${marks})`}
+    `WITH RECURSIVE up(descendant_id, ancestor_id) AS (
+       SELECT n.child_id, n.parent_id FROM usergroup_nesting n WHERE n.child_id IN (${marks})
        UNION
-       SELECT up.descendant_id, n.parent_id, up.depth + 1 FROM up JOIN usergroup_nesting n ON n.child_id = up.ancestor_id
-       WHERE up.depth <= ${MAX_NESTING_DEPTH}
+       SELECT up.descendant_id, n.parent_id FROM up JOIN usergroup_nesting n ON n.child_id = up.ancestor_id
+       WHERE up.ancestor_id IN (${marks})
      )
-     INSERT INTO usergroup_closure (ancestor_id, descendant_id, depth)
-     SELECT ancestor_id, descendant_id, MAX(depth) FROM up GROUP BY ancestor_id, descendant_id`,
-    list,
+     INSERT INTO usergroup_closure (ancestor_id, descendant_id)
+     SELECT ancestor_id, descendant_id FROM up
+     UNION
+     SELECT c.ancestor_id, up.descendant_id FROM up JOIN usergroup_closure c ON c.descendant_id = up.ancestor_id
+     WHERE up.ancestor_id NOT IN (${marks})`,
+    [...groupIds, ...groupIds, ...groupIds],
   );
 }
 
-/** The groups whose ancestors a change to the edges of `groupId` can change: it and everything inside it. */
-async function reach(h: Handle, groupId: number): Promise<number[]> {
-  return [groupId, ...(await descendantIds(h, [groupId]))];
+/** `group` and every group inside it: a subquery's rows (`d`), `?` bound once each (twice in all). */
+const AND_BELOW = 'SELECT CAST(? AS INTEGER) AS d UNION SELECT descendant_id FROM usergroup_closure WHERE ancestor_id = ?';
+/** `group` and every group it is inside: a subquery's rows (`a`), `?` bound twice. */
+const AND_ABOVE = 'SELECT CAST(? AS INTEGER) AS a UNION SELECT ancestor_id FROM usergroup_closure WHERE descendant_id = ?';
+
+/**
+ * The longest chain of nestings from `groupId` up (`up`) or down: a recursion over distinct
+ * (group, length) pairs that stops past MAX_NESTING_DEPTH, so it costs at most that many rows per
+ * group it reaches, whatever the number of paths.
+ */
+async function longestChain(h: Handle, groupId: number, direction: 'up' | 'down'): Promise<number> {
+  const [from, to] = direction === 'up' ? ['child_id', 'parent_id'] : ['parent_id', 'child_id'];
+  const rows = await h.all(
+    `WITH RECURSIVE walk(g, d) AS (
+       SELECT CAST(? AS INTEGER), 0
+       UNION
+       SELECT n.${to}, walk.d + 1 FROM walk JOIN usergroup_nesting n ON n.${from} = walk.g WHERE walk.d <= ${MAX_NESTING_DEPTH}
+     )
+     SELECT MAX(d) AS longest FROM walk`,
+    [groupId],
+  );
+  return Number(rows[0]?.longest ?? 0);
 }
 
 /**
  * Puts group `childId` inside `parentId`. False when it already was. Refused (conflict, nothing
- * changed) when it would make a cycle or a chain deeper than MAX_NESTING_DEPTH. The caller holds
- * lockAccounts and has checked which groups may nest.
+ * changed) when it would make a cycle, a chain deeper than MAX_NESTING_DEPTH, or a group inside
+ * more than MAX_ANCESTORS groups. Every check and the closure's new rows cost at most a bounded
+ * number of rows per group below `childId`. The caller holds lockAccounts and has checked which
+ * groups may nest.
  */
 export const addNesting = op(async (h, parentId: number, childId: number, names: { parent: string; child: string }): Promise<boolean> => {
   if (parentId === childId) throw new AppError('conflict', `a group cannot be inside itself (${names.child})`);
   const rows = await h.all(
     `SELECT (SELECT COUNT(*) FROM usergroup_nesting WHERE parent_id = ? AND child_id = ?) AS already,
-            (SELECT COUNT(*) FROM usergroup_closure WHERE ancestor_id = ? AND descendant_id = ?) AS cycle,
-            (SELECT COALESCE(MAX(depth), 0) FROM usergroup_closure WHERE descendant_id = ?) AS above,
-            (SELECT COALESCE(MAX(depth), 0) FROM usergroup_closure WHERE ancestor_id = ?) AS below`,
-    [parentId, childId, childId, parentId, parentId, childId],
+            (SELECT COUNT(*) FROM usergroup_closure WHERE ancestor_id = ? AND descendant_id = ?) AS cycle`,
+    [parentId, childId, childId, parentId],
   );
-  const r = rows[0];
-  if (Number(r.already) > 0) return false;
-  if (Number(r.cycle) > 0) throw new AppError('conflict', `a cycle: ${names.parent} is already inside ${names.child}`);
-  const depth = Number(r.above) + 1 + Number(r.below);
+  if (Number(rows[0].already) > 0) return false;
+  if (Number(rows[0].cycle) > 0) throw new AppError('conflict', `a cycle: ${names.parent} is already inside ${names.child}`);
+  const depth = (await longestChain(h, parentId, 'up')) + 1 + (await longestChain(h, childId, 'down'));
   if (depth > MAX_NESTING_DEPTH) {
     throw new AppError(
       'conflict',
       `putting ${names.child} inside ${names.parent} would make a chain of ${depth} nested groups; at most ${MAX_NESTING_DEPTH} are allowed`,
     );
   }
+  // Every group from the child down gains the parent and its ancestors: none may pass MAX_ANCESTORS.
+  const most = await h.all(
+    `SELECT MAX(t.n) AS most FROM (SELECT x.d, COUNT(*) AS n FROM (
+       SELECT c.descendant_id AS d, c.ancestor_id AS a FROM usergroup_closure c WHERE c.descendant_id IN (${AND_BELOW})
+       UNION
+       SELECT r.d, s.a FROM (${AND_BELOW}) r CROSS JOIN (${AND_ABOVE}) s
+     ) x GROUP BY x.d) t`,
+    [childId, childId, childId, childId, parentId, parentId],
+  );
+  const ancestors = Number(most[0]?.most ?? 0);
+  if (ancestors > MAX_ANCESTORS) {
+    throw new AppError(
+      'conflict',
+      `putting ${names.child} inside ${names.parent} would put a group inside ${ancestors} groups; at most ${MAX_ANCESTORS} are allowed`,
+    );
+  }
   await h.k('usergroup_nesting').insert({ parent_id: parentId, child_id: childId, created_at: h.clock.now() });
-  await rebuildClosure(h, await reach(h, childId));
+  // The new pairs: the parent and its ancestors above the child and everything below it.
+  await h.run(
+    `INSERT INTO usergroup_closure (ancestor_id, descendant_id)
+     SELECT s.a, r.d FROM (${AND_BELOW}) r CROSS JOIN (${AND_ABOVE}) s WHERE 1 = 1
+     ON CONFLICT (ancestor_id, descendant_id) DO NOTHING`,
+    [childId, childId, parentId, parentId],
+  );
   return true;
 });
 
-/** Takes group `childId` out of `parentId`; false when it was not inside. The caller holds lockAccounts. */
-export const removeNesting = op(async (h, parentId: number, childId: number): Promise<boolean> => {
-  const deleted = await h.k('usergroup_nesting').where({ parent_id: parentId, child_id: childId }).del();
-  if (deleted === 0) return false;
-  await rebuildClosure(h, await reach(h, childId));
-  return true;
-});
+/**
+ * Takes these (parent, child) pairs apart, in one go: the closure is rebuilt once for every group
+ * they reach. Returns the pairs that were there. The caller holds lockAccounts.
+ */
+export const removeNestings = op(
+  async (h, edges: ReadonlyArray<{ parent_id: number; child_id: number }>): Promise<Array<{ parent_id: number; child_id: number }>> => {
+    const removed = [];
+    for (const e of edges) {
+      if ((await h.k('usergroup_nesting').where({ parent_id: e.parent_id, child_id: e.child_id }).del()) > 0) removed.push(e);
+    }
+    const children = [...new Set(removed.map((e) => e.child_id))];
+    await rebuildClosure(h, [...new Set([...children, ...(await descendantIds(h, children))])]);
+    return removed;
+  },
+);
 
 /**
  * Deletes groups and what was shared with them; their memberships and edges go by the foreign

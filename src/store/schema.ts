@@ -29,7 +29,7 @@ export const SCHEMA = {
   usergroup: { ...RECORD, name: 'text', system_role: 'text', external_id: 'text' },
   membership: { ...RECORD, account_id: 'int', usergroup_id: 'int' },
   usergroup_nesting: { parent_id: 'int', child_id: 'int', created_at: 'time' },
-  usergroup_closure: { ancestor_id: 'int', descendant_id: 'int', depth: 'int' },
+  usergroup_closure: { ancestor_id: 'int', descendant_id: 'int' },
   world: { ...RECORD, table_name: 'text', default_permission: 'int' },
   action: { ...RECORD, on_type: 'text', action_name: 'text', label: 'text' },
   record_usergroup: { id: 'int', record_type: 'text', record_id: 'int', usergroup_id: 'int' },

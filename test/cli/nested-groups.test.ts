@@ -153,3 +153,65 @@ t.test('the record API: groups inside a group, as linkage; the owner of a group 
   const admins = (await cli(s.dataDir, ['--json', 'group', 'show', 'administrators'])).json.reference_id;
   t.equal((await post(admins, [s.groups.staff])).status, 403, 'not even an administrator puts a group inside administrators');
 });
+
+t.test('review: no group inside more than a hundred groups (what bounds every change to the closure)', async (t) => {
+  const s = await withAdmin(t);
+  const group = async (name: string) => (await s.core.groups.create(s.core.shell, { name })).reference_id;
+  const child = await group('child');
+  for (let i = 0; i < 100; i++) await s.core.groups.changeGroup(s.core.shell, await group(`p${i}`), child, 'add');
+  const last = await group('p100');
+  await t.rejects(s.core.groups.changeGroup(s.core.shell, last, child, 'add'), {
+    code: 'conflict',
+    message: /would put a group inside 101 groups; at most 100 are allowed/,
+  });
+  // From above too: a group put inside p0 would give the child one more ancestor.
+  const top = await group('top');
+  await t.rejects(s.core.groups.changeGroup(s.core.shell, top, 'p0', 'add'), { code: 'conflict', message: /inside 101 groups/ });
+  t.equal(
+    await s
+      .db('usergroup_closure')
+      .count({ n: '*' })
+      .first()
+      .then((r) => Number(r?.n)),
+    100,
+    'nothing changed',
+  );
+});
+
+t.test("review: a demoted administrator's groups leave the managed groups they were inside", async (t) => {
+  const s = await setUp(t);
+  // Frank administers, makes a group of his own (managed while he administers) and it goes inside staff.
+  t.equal((await s.signup('frank@example.com')).status, 200);
+  t.equal((await cli(s.dataDir, ['user', 'promote', 'frank@example.com'])).code, 0);
+  const frank = await s.signin('frank@example.com');
+  const fg = await s.call('POST', '/api/usergroup', { token: frank, body: { data: { type: 'usergroup', attributes: { name: 'franks' } } } });
+  t.equal(fg.status, 201, fg.text);
+  t.equal((await cli(s.dataDir, ['group', 'add-group', 'staff', fg.body.data.id])).code, 0, 'managed: it may go inside staff');
+  t.equal((await cli(s.dataDir, ['user', 'demote', 'frank@example.com'])).code, 0);
+  t.same((await cli(s.dataDir, ['--json', 'group', 'show', 'staff'])).json.groups, [], 'demoted: his group is out of staff');
+
+  // Adding bob to his group now gives bob nothing of staff's.
+  const frankAgain = await s.signin('frank@example.com');
+  const add = await s.call('POST', `/api/usergroup/${fg.body.data.id}/relationships/members`, {
+    token: frankAgain,
+    body: { data: [{ type: 'user_account', id: s.ids.bob }] },
+  });
+  t.equal(add.status, 204);
+  const bob = (await cli(s.dataDir, ['--json', 'user', 'show', 'bob@example.com'])).json;
+  t.notOk(
+    bob.groups.some((g: { name: string }) => g.name === 'staff'),
+    'bob is not in staff',
+  );
+});
+
+t.test("review: a group's owner takes out a group an administrator put inside it, even one she cannot read", async (t) => {
+  const s = await setUp(t);
+  const own = await s.call('POST', '/api/usergroup', { token: s.aliceToken, body: { data: { type: 'usergroup', attributes: { name: 'book club' } } } });
+  t.equal(own.status, 201);
+  const post = (method: string, token: string) =>
+    s.call(method, `/api/usergroup/${own.body.data.id}/relationships/groups`, { token, body: { data: [{ type: 'usergroup', id: s.groups.oncall }] } });
+  t.equal((await post('POST', s.adminToken)).status, 204, 'an administrator puts oncall inside her group');
+  t.equal((await s.call('GET', `/api/usergroup/${s.groups.oncall}`, { token: s.aliceToken })).status, 404, 'she cannot read oncall');
+  t.equal((await post('DELETE', s.aliceToken)).status, 204, 'she takes it out');
+  t.same((await cli(s.dataDir, ['--json', 'group', 'show', 'oncall'])).json.member_of, []);
+});
