@@ -99,6 +99,8 @@ const LAZY = [
   'scim-patch',
   'node-forge',
   '@xmldom/xmldom',
+  'yaml',
+  'ajv',
 ];
 /** A chunk's file (and asset) name: a scoped package's slash would make a folder. */
 const chunk = (pkg) => `${pkg.replace('/', '+')}.cjs`;

@@ -67,6 +67,8 @@ async function source(dir: string): Promise<string> {
   await gatehouse(dir, ['group', 'add', 'staff', 'bob@example.com']);
   await gatehouse(dir, ['group', 'create', 'engineering']);
   await gatehouse(dir, ['group', 'add-group', 'staff', 'engineering']);
+  fs.writeFileSync(path.join(dir, 'gatehouse.yaml'), 'version: 1\ngroups:\n  - name: managed-by-file\n');
+  await gatehouse(dir, ['config', 'apply', path.join(dir, 'gatehouse.yaml')]);
   await gatehouse(dir, ['client', 'add', '--name', 'Wiki', '--redirect-uri', 'https://wiki.example.com/callback']);
   await gatehouse(dir, ['keys', 'rotate']);
   await gatehouse(dir, ['app', 'add', '--host', 'files.example.com', '--bypass-path', '/share']);

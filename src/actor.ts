@@ -4,7 +4,7 @@
  */
 import { OPERATOR, Principal } from './permission/check';
 
-export type Via = 'http' | 'cli' | 'ldap' | 'scim';
+export type Via = 'http' | 'cli' | 'ldap' | 'scim' | 'config';
 
 export interface Actor {
   readonly principal: Principal;
@@ -23,6 +23,9 @@ export interface Actor {
 
 /** The operator at the shell. */
 export const SHELL: Actor = Object.freeze({ principal: OPERATOR, via: 'cli', client: null, userAgent: null, session: null });
+
+/** A configuration file being applied (`gatehouse config apply`, `serve --config`): the operator, and the one writer of what the file manages. */
+export const CONFIG: Actor = Object.freeze({ principal: OPERATOR, via: 'config', client: null, userAgent: null, session: null });
 
 /** A request as the core sees it: the bearer token it carries (never a raw header) and where it came from. */
 export interface Caller {

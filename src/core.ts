@@ -39,6 +39,7 @@ import { targetPolicy } from './runtime/targets';
 import { Sender } from './runtime/sender';
 import { push } from './deliveries/scim-push';
 import { logoutSigner } from './oidc/logout';
+import { configFileOperations, type ConfigFileOperations } from './config-file/operations';
 import { recordRunning, withServerFacts } from './deliveries/running';
 
 // The vocabulary front ends name (views, inputs, a few pure helpers), re-exported in one place.
@@ -64,6 +65,8 @@ export interface Core extends Omit<OperatorOperations, 'audit'> {
   readonly actions: ActionOperations;
   readonly records: RecordOperations;
   readonly groups: GroupOperations;
+  /** Configuration as a file: export, plan, apply, schema. */
+  readonly configFile: ConfigFileOperations;
   readonly keys: KeyOperations;
   readonly clients: ClientOperations;
   readonly oidc: OidcOperations;
@@ -164,6 +167,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     actions: actionOperations(s),
     records: recordOperations(s),
     groups: groupOperations(s),
+    configFile: configFileOperations(s),
     keys: keyOperations(s),
     clients: clientOperations(s),
     oidc: oidcOperations(s),
@@ -198,6 +202,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
 export { backupStore, restoreStore, inspectSnapshot } from './store/backup';
 export { holdDataDir, othersHoldDataDir } from './store/serve-lock';
 export type { SnapshotFacts, RestoreReport } from './store/backup';
+export type { Plan as ConfigPlan, PlanLine as ConfigPlanLine } from './config-file/operations';
 
 export { migrateStore } from './store/copy';
 

@@ -37,3 +37,10 @@ export const EXIT_CODE: Readonly<Record<ErrorCode, number>> = {
   bad_store: EXIT.badStore,
   internal: EXIT.failure,
 };
+
+/** A command that ends with its own exit code, having said what it had to (`config plan`: 2 when something would change). */
+export class ExitWith extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}

@@ -7,6 +7,7 @@ import { registerAudit } from './audit';
 import { registerBackup } from './backup';
 import { registerBootstrapAdmin } from './bootstrap-admin';
 import { registerGroup } from './group';
+import { registerConfig } from './config';
 import { registerKeys } from './keys';
 import { registerClient } from './client';
 import { registerApp } from './app';
@@ -14,7 +15,7 @@ import { registerProvider } from './provider';
 import { registerSaml } from './saml';
 import { registerScim } from './scim';
 import { globalFlags } from './context';
-import { EXIT, EXIT_CODE } from './exit-codes';
+import { EXIT, EXIT_CODE, ExitWith } from './exit-codes';
 import { Io, processIo } from './io';
 import { registerMigrate } from './migrate';
 import { registerMigrateStore } from './migrate-store';
@@ -65,6 +66,7 @@ export function buildProgram(io: Io, servers: Servers): Command {
   registerStats(program, io);
   registerUser(program, io);
   registerGroup(program, io);
+  registerConfig(program, io);
   registerKeys(program, io);
   registerClient(program, io);
   registerApp(program, io);
@@ -105,6 +107,7 @@ export async function run(argv: string[], servers: Servers, io: Io = processIo):
     await program.parseAsync(argv);
     return EXIT.ok;
   } catch (thrown) {
+    if (thrown instanceof ExitWith) return thrown.code;
     const json = program.opts().json === true || argv.includes('--json');
     if (thrown instanceof CommanderError) {
       if (thrown.exitCode === 0) return EXIT.ok; // --help, --version

@@ -28,6 +28,7 @@ import { findAccountById } from '../store/accounts';
 import { validateName } from '../accounts/validate';
 import { isReference } from '../store/reference';
 import { assertGroupNameFree } from './names';
+import { assertNotFileManaged } from '../store/config-managed';
 
 const RESERVED_GROUP_NAMES = new Set(['administrators', 'users']);
 
@@ -80,15 +81,16 @@ export async function auditGroupCreated(s: Services, actor: Actor, group: GroupR
  * with it (the store's foreign keys).
  */
 export async function deleteGroup(s: Services, actor: Actor, referenceId: string): Promise<void> {
-  const group = await s.store.transaction((tx) => deleteGroupIn(tx, referenceId));
+  const group = await s.store.transaction((tx) => deleteGroupIn(tx, referenceId, actor.via));
   await auditGroupDeleted(s, actor, group);
 }
 
 /** deleteGroup inside the caller's transaction: the group as it was, for auditGroupDeleted once it has committed. */
-export async function deleteGroupIn(tx: Tx, referenceId: string): Promise<GroupRow> {
+export async function deleteGroupIn(tx: Tx, referenceId: string, via = 'cli'): Promise<GroupRow> {
   const found = await findGroupByReference(tx, referenceId);
   if (!found) throw new AppError('not_found', 'no such group');
   assertNotSystemGroup(found, 'delete');
+  await assertNotFileManaged(tx, via, 'group', found.name);
   await deleteRow(tx, 'usergroup', found.id);
   return found;
 }
@@ -112,6 +114,7 @@ export async function renameGroupIn(tx: Tx, actor: Actor, referenceId: string, n
   if (!found) throw new AppError('not_found', 'no such group');
   assertNotSystemGroup(found, 'update');
   if (found.name === name) return { group: found, changed: false };
+  await assertNotFileManaged(tx, actor.via, 'group', found.name);
   await assertGroupNameFree(tx, name, found.id);
   await updateRow(tx, 'usergroup', found.id, { name });
   return { group: (await findGroupByReference(tx, referenceId))!, changed: true };

@@ -14,6 +14,7 @@ import type { Tx } from '../store/connection';
 import { lockAccounts } from '../store/accounts';
 import { findGroupByReference, isManagedGroup, type GroupRow } from '../store/groups';
 import { isReference } from '../store/reference';
+import { assertNotFileManaged } from '../store/config-managed';
 import { addNesting, removeNestings } from '../store/nesting';
 import { assertMayChangeMembers, readableGroup, type MemberChange } from './members';
 
@@ -42,6 +43,8 @@ export async function changeNestingIn(
   change: MemberChange,
 ): Promise<{ group: GroupRow; changed: GroupRow[] }> {
   const parent = await readableGroup(tx, actor.principal, parentReference);
+  // A group a configuration file manages has the groups inside it the file says.
+  await assertNotFileManaged(tx, actor.via, 'group', parent.row.name);
   if (change === 'add' && parent.row.system_role === 'administrators') {
     throw new AppError('forbidden', 'no group goes inside administrators: it holds named people only');
   }

@@ -5,6 +5,7 @@
  * groups stay as they are; deleting an account takes its dedicated group). Nothing outside these
  * lists is ever read from a request or serialized.
  */
+import { assertNotFileManaged } from '../store/config-managed';
 import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { AuditEvent } from '../audit-events';
@@ -170,6 +171,8 @@ const usergroup: RecordType = {
     assertNotSystemGroup({ system_role: row.system_role ? String(row.system_role) : null }, op === 'update' ? 'update' : 'delete');
   },
   async update(tx, row, changes) {
+    // A group a configuration file manages is the file's to change.
+    await assertNotFileManaged(tx, 'http', 'group', String(row.name));
     // A rename (a dedicated group's too) may not take a managed group's name or a look-alike of it.
     if (typeof changes.name === 'string') await assertGroupNameFree(tx, changes.name, row.id);
     await updateRow(tx, 'usergroup', row.id, changes);
@@ -180,6 +183,7 @@ const usergroup: RecordType = {
     return [];
   },
   async remove(tx, row) {
+    await assertNotFileManaged(tx, 'http', 'group', String(row.name));
     await deleteRow(tx, 'usergroup', row.id);
     return [{ event: 'group_deleted', account: null, details: { group: row.reference_id, group_name: String(row.name) } }];
   },
@@ -192,6 +196,12 @@ const action: RecordType = {
   sortColumns: ['on_type', 'action_name', 'label', ...TIMES],
   fields: { label: labelField, permission: permissionField },
   protectedFields: ['on_type', 'action_name', ...IDS],
+  async update(tx, row, changes) {
+    // Who may run an action a configuration file manages is the file's to say.
+    if ('permission' in changes) await assertNotFileManaged(tx, 'http', 'action', `${String(row.on_type)}/${String(row.action_name)}`);
+    await updateRow(tx, 'action', row.id, changes);
+    return [];
+  },
 };
 
 const world: RecordType = {

@@ -325,7 +325,7 @@ export function scimOperations(s: Services): ScimOperations {
         read: (tx) => groupRow(tx, id),
         version: (current) => versionOf(groupResource(base(), current)),
         ifMatch,
-        write: (tx, current) => deleteGroupIn(tx, current.reference_id),
+        write: (tx, current) => deleteGroupIn(tx, current.reference_id, 'scim'),
       });
       await auditGroupDeleted(s, actor, gone);
     },

@@ -52,6 +52,7 @@ export const COPIED_TABLES: readonly TableName[] = [
   'rate_counter',
   'known_signin',
   'recovery_code',
+  'config_managed',
   'audit_event',
 ];
 
@@ -77,6 +78,7 @@ const ORDER_KEY: Partial<Record<TableName, string | string[]>> = {
   oidc_signin: ['session_id', 'client_id'],
   usergroup_nesting: ['parent_id', 'child_id'],
   usergroup_closure: ['ancestor_id', 'descendant_id'],
+  config_managed: ['kind', 'name'],
   scim_token: 'id',
   scim_pushed: ['target_id', 'reference_id'],
 };

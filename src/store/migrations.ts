@@ -30,6 +30,7 @@ import * as scimWrites from '../../migrations/20261207000000_scim_writes';
 import * as samlLogout from '../../migrations/20261208000000_saml_logout';
 import * as signinStrength from '../../migrations/20261209000000_signin_strength';
 import * as nestedGroups from '../../migrations/20261210000000_nested_groups';
+import * as configManaged from '../../migrations/20261211000000_config_managed';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -64,6 +65,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261208000000_saml_logout', samlLogout],
   ['20261209000000_signin_strength', signinStrength],
   ['20261210000000_nested_groups', nestedGroups],
+  ['20261211000000_config_managed', configManaged],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -1,6 +1,7 @@
 // docs/cli.md's nested-groups lines, run as written against the packaged executable: each
 // command in turn, and every `#   ` line after it found in what it printed (an `(exit N)` at its
-// end is the exit code the command must end with).
+// end is the exit code the command must end with). And docs/configuration.md's file, planned and
+// applied by the executable (its YAML and JSON Schema libraries load inside it).
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
@@ -28,4 +29,26 @@ t.test("docs/cli.md's nested groups work as written", async (t) => {
       t.ok(printed.includes(expected), `${line}: prints ${expected}\n${printed}`);
     }
   }
+});
+
+t.test("docs/configuration.md's file, planned and applied as written", async (t) => {
+  const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'configuration.md'), 'utf8');
+  const yaml = /<!-- config-file:[^\n]*-->\n```yaml\n([\s\S]*?)\n```/.exec(doc)![1];
+  const { dir, exe, env } = exeFolder(t);
+  fs.writeFileSync(path.join(dir, 'gatehouse.yaml'), yaml + '\n');
+  const run = (...args: string[]) => runExe(exe, args, { env, cwd: dir, stdin: 'a long admin password' });
+  t.equal((await run('bootstrap-admin', '--email', 'admin@example.com', '--password-stdin')).code, 0);
+  const plan = await run('config', 'plan', 'gatehouse.yaml');
+  t.equal(plan.code, 2, plan.stderr);
+  t.match(plan.stdout, /^\+ group staff$/m);
+  t.match(plan.stdout, /^~ group staff: groups inside: engineering \(was none\)$/m);
+  t.equal((await run('config', 'apply', 'gatehouse.yaml')).code, 0);
+  const again = await run('config', 'plan', 'gatehouse.yaml');
+  t.equal(again.code, 0, 'nothing left to change');
+  t.equal(again.stdout, 'nothing to change\n');
+  const exported = await run('config', 'export', '--out', 'exported.yaml');
+  t.equal(exported.code, 0, exported.stderr);
+  t.match(fs.readFileSync(path.join(dir, 'exported.yaml'), 'utf8'), /- name: staff\n {4}groups:\n {6}- engineering\n/);
+  const schema = await run('config', 'schema');
+  t.equal(JSON.parse(schema.stdout).title, 'Gatehouse configuration file');
 });

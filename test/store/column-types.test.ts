@@ -1,5 +1,7 @@
 // Every column of every table, read back on this pass's dialect, decodes to the JavaScript type
 // store/schema.ts declares for it (both passes hold SQLite and PostgreSQL to one declaration).
+import fs from 'node:fs';
+import path from 'node:path';
 import t from 'tap';
 import { generate } from 'otplib';
 import { decodeRow, SCHEMA, TABLES } from '../../src/store/schema';
@@ -108,6 +110,10 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
   // Groups inside groups: an edge and the closure it implies.
   for (const name of ['outer', 'inner']) t.equal((await cli(s.dataDir, ['group', 'create', name])).code, 0);
   t.equal((await cli(s.dataDir, ['group', 'add-group', 'outer', 'inner'])).code, 0);
+  // A group a configuration file manages.
+  const configFile = path.join(s.dataDir, 'gatehouse.yaml');
+  fs.writeFileSync(configFile, 'version: 1\ngroups:\n  - name: from-file\n');
+  t.equal((await cli(s.dataDir, ['config', 'apply', configFile])).code, 0);
   // A SCIM push target (its first sync queued), and what it holds.
   const target = await cli(
     s.dataDir,

@@ -1,0 +1,82 @@
+/**
+ * `gatehouse config schema | export [--out FILE] | plan FILE | apply FILE`: what an operator
+ * configures, kept as a file. `plan` exits 0 when nothing would change, 2 when something would,
+ * 1 on an error (the file's line and column and what was expected there).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { AppError, isAppError, messageFor } from '../errors';
+import type { ConfigPlan as Plan } from '../core';
+import { withCore, wantsJson } from './context';
+import type { Io } from './io';
+import { emit } from './output';
+import { ExitWith } from './exit-codes';
+
+/** The file's text; a file that cannot be read is an error naming it. */
+function readConfigFile(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new AppError('not_found', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+}
+
+const lines = (plan: Plan) =>
+  [
+    ...plan.changes.map((c) => `${c.sign} ${c.kind} ${c.name}${c.detail ? `: ${c.detail}` : ''}`),
+    ...plan.unmanaged.map((u) => `  ${u.kind} ${u.name}: made by hand, not in the file (left alone)`),
+  ].join('\n') + (plan.changes.length + plan.unmanaged.length > 0 ? '\n' : '');
+
+export function registerConfig(program: Command, io: Io): void {
+  const config = program.command('config').description('keep what an operator configures (groups, actions) in a YAML file: export, plan, apply');
+
+  config
+    .command('schema')
+    .description("print the file's JSON Schema (for editors)")
+    .action(async (_o, c: Command) =>
+      withCore(c, io, async (core) => {
+        io.out(JSON.stringify(core.configFile.schema(), null, 2) + '\n');
+      }),
+    );
+
+  config
+    .command('export')
+    .description('write the configuration as YAML (to standard output, or --out FILE)')
+    .option('--out <file>', 'write it to this file (mode 0600) instead')
+    .action(async (o: { out?: string }, c: Command) =>
+      withCore(c, io, async (core) => {
+        const text = await core.configFile.export(core.shell);
+        if (o.out === undefined) return io.out(text);
+        fs.writeFileSync(o.out, text, { mode: 0o600 });
+        emit(io, wantsJson(c), { written: path.resolve(o.out) }, () => `wrote ${o.out}\n`);
+      }),
+    );
+
+  config
+    .command('plan <file>')
+    .description('what apply would change, one line each (+ create, ~ change, - delete); exit 0: nothing, 2: changes, 1: an error')
+    .action(async (file: string, _o, c: Command) => {
+      let plan: Plan;
+      try {
+        plan = await withCore(c, io, (core) => core.configFile.plan(core.shell, readConfigFile(file), file));
+      } catch (err) {
+        if (!isAppError(err)) throw err;
+        const message = messageFor(err, 'cli');
+        io.err(wantsJson(c) ? JSON.stringify({ error: { code: err.code, message } }) + '\n' : `gatehouse: ${message}\n`);
+        throw new ExitWith(1);
+      }
+      emit(io, wantsJson(c), plan, () => lines(plan) || 'nothing to change\n');
+      if (plan.changes.length > 0) throw new ExitWith(2);
+    });
+
+  config
+    .command('apply <file>')
+    .description('make the store match the file, in one transaction (deletes only what an earlier apply made)')
+    .action(async (file: string, _o, c: Command) =>
+      withCore(c, io, async (core) => {
+        const plan = await core.configFile.apply(core.shell, readConfigFile(file), file);
+        emit(io, wantsJson(c), plan, () => lines(plan) || 'nothing to change\n');
+      }),
+    );
+}

@@ -1,0 +1,43 @@
+/** Configuration as a file, for the shell and `serve --config`: its schema, export, plan and apply. */
+import type { Actor } from '../actor';
+import type { Services } from '../services';
+import { requireAdministrator } from '../access/caller';
+import { CONFIG_SCHEMA } from './schema';
+import { applyConfig, exportConfig, planConfig, type Plan } from './apply';
+
+export type { Plan, PlanLine } from './apply';
+
+export interface ConfigFileOperations {
+  /** The file's JSON Schema. */
+  schema(): object;
+  /** What an operator configures, as YAML (never a secret). */
+  export(actor: Actor): Promise<string>;
+  /** What applying `text` (read from `file`) would change. */
+  plan(actor: Actor, text: string, file: string): Promise<Plan>;
+  /** Makes the store match `text`, in one transaction. */
+  apply(actor: Actor, text: string, file: string): Promise<Plan>;
+}
+
+const HEADER = `# Gatehouse configuration: gatehouse config plan FILE shows what apply would change,
+# gatehouse config apply FILE (or serve --config FILE) makes the store match it.
+# gatehouse config schema prints the JSON Schema editors check it with.
+`;
+
+export function configFileOperations(s: Services): ConfigFileOperations {
+  return {
+    schema: () => CONFIG_SCHEMA,
+    async export(actor) {
+      requireAdministrator(actor, 'export the configuration');
+      const { stringify } = await import('yaml');
+      return HEADER + stringify(await exportConfig(s), { lineWidth: 0 });
+    },
+    async plan(actor, text, file) {
+      requireAdministrator(actor, 'plan a configuration');
+      return planConfig(s, text, file);
+    },
+    async apply(actor, text, file) {
+      requireAdministrator(actor, 'apply a configuration');
+      return applyConfig(s, actor, text, file);
+    },
+  };
+}

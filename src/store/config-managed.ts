@@ -1,0 +1,35 @@
+/** The objects a configuration file manages (config_managed), by kind and name. */
+import { AppError } from '../errors';
+import { op, type Tx } from './handle';
+
+export type ManagedKind = 'group' | 'action';
+
+/** The managed names of a kind, with the file each came from. */
+export const managedNames = op(async (h, kind: ManagedKind): Promise<Map<string, string>> => {
+  const rows = await h.all('SELECT name, file FROM config_managed WHERE kind = ?', [kind]);
+  return new Map(rows.map((r) => [String(r.name), String(r.file)]));
+});
+
+/** The file that manages one object, or null. */
+export const managingFile = op(async (h, kind: ManagedKind, name: string): Promise<string | null> => {
+  const rows = await h.all('SELECT file FROM config_managed WHERE kind = ? AND name = ?', [kind, name]);
+  return rows.length === 0 ? null : String(rows[0].file);
+});
+
+export const markManaged = op(async (h, kind: ManagedKind, name: string, file: string): Promise<void> => {
+  await h.k('config_managed').insert({ kind, name, file, applied_at: h.clock.now() }).onConflict(['kind', 'name']).merge({ file, applied_at: h.clock.now() });
+});
+
+export const unmarkManaged = op(async (h, kind: ManagedKind, name: string): Promise<void> => {
+  await h.k('config_managed').where({ kind, name }).del();
+});
+
+/**
+ * Refuses a change to an object a configuration file manages, unless the file itself is being
+ * applied: the message names the file, where the change belongs.
+ */
+export async function assertNotFileManaged(tx: Tx, via: string, kind: ManagedKind, name: string): Promise<void> {
+  if (via === 'config') return;
+  const file = await managingFile(tx, kind, name.toLowerCase());
+  if (file !== null) throw new AppError('forbidden', `the ${kind} ${name} is managed by the configuration file ${file}: change it there`);
+}

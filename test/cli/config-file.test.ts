@@ -1,0 +1,129 @@
+// Configuration as a file, its first kinds (managed groups with the groups inside them, and who
+// may run each action): export, plan (exit 0 / 2 / 1 with the line and column), apply in one
+// transaction, a second apply changing nothing, a round trip into an empty store, deletion of only
+// what an earlier apply made, objects the file manages read-only elsewhere, and files that try
+// YAML's tricks.
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { cli } from '../helpers/cli';
+import { tempDir, withAdmin } from '../helpers/server';
+
+const write = (dir: string, name: string, text: string) => {
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, text);
+  return file;
+};
+
+const FILE = `version: 1
+groups:
+  - name: staff
+    groups: [engineering]
+  - name: engineering
+    groups: [platform]
+  - name: platform
+actions:
+  signup: {guest: true}
+`;
+
+t.test('plan, apply, apply again, export: the store matches the file and a second apply changes nothing', async (t) => {
+  const s = await withAdmin(t);
+  const dir = tempDir(t);
+  t.equal((await cli(s.dataDir, ['group', 'create', 'by-hand'])).code, 0);
+  const file = write(dir, 'gatehouse.yaml', FILE);
+
+  const plan = await cli(s.dataDir, ['config', 'plan', file]);
+  t.equal(plan.code, 2, `something would change: ${plan.err}`);
+  t.match(plan.out, /^\+ group staff$/m);
+  t.match(plan.out, /^\+ group platform$/m);
+  t.match(plan.out, /^~ group staff: groups inside: engineering \(was none\)$/m);
+  t.match(plan.out, /^~ action signup: permission \d+ \(was \d+\)$/m);
+  t.match(plan.out, /^ {2}group by-hand: made by hand, not in the file \(left alone\)$/m);
+  t.equal((await cli(s.dataDir, ['--json', 'group', 'list'])).json.groups.length, 4, 'a plan changes nothing (administrators, users, home, by-hand)');
+
+  const applied = await cli(s.dataDir, ['config', 'apply', file]);
+  t.equal(applied.code, 0, applied.err);
+  t.equal(applied.out, plan.out, 'apply did what plan said');
+  const again = await cli(s.dataDir, ['config', 'plan', file]);
+  t.equal(again.code, 0, 'applied: nothing to change');
+  t.match(again.out, /by-hand: made by hand/);
+  const second = await cli(s.dataDir, ['--json', 'config', 'apply', file]);
+  t.same(second.json.changes, [], 'a second apply changes nothing');
+  t.same(
+    (await cli(s.dataDir, ['--json', 'group', 'show', 'staff'])).json.groups.map((g: { name: string }) => g.name),
+    ['engineering'],
+  );
+  const signup = (await cli(s.dataDir, ['--json', 'action', 'get-permission', 'signup'])).json;
+  t.equal(signup.decoded.guest.execute, true, 'guest signup is on');
+
+  // Objects the file manages are the file's: the shell and the API say so and change nothing.
+  const del = await cli(s.dataDir, ['group', 'delete', 'platform']);
+  t.equal(del.code, 3);
+  t.match(del.err, new RegExp(`the group platform is managed by the configuration file ${file.replace(/[.]/g, '\\.')}: change it there`));
+  t.equal((await cli(s.dataDir, ['group', 'remove-group', 'staff', 'engineering'])).code, 3);
+  t.equal((await cli(s.dataDir, ['action', 'set-permission', 'signup', '--guest', 'off'])).code, 3);
+  const nestByHand = await cli(s.dataDir, ['group', 'add-group', 'by-hand', 'platform']);
+  t.equal(nestByHand.code, 0, 'a hand-made group may hold a managed one');
+  const platform = (await cli(s.dataDir, ['--json', 'group', 'show', 'platform'])).json.reference_id;
+  const apiDelete = await s.call('DELETE', `/api/usergroup/${platform}`, { token: s.adminToken });
+  t.equal(apiDelete.status, 403, 'the record API too');
+  // People are not the file's: members come and go by hand.
+  t.equal((await cli(s.dataDir, ['group', 'add', 'platform', 'admin@example.com'])).code, 0);
+
+  // Round trip: export, apply into an empty store, export again: the same document.
+  const exported = await cli(s.dataDir, ['config', 'export']);
+  t.equal(exported.code, 0, exported.err);
+  t.match(exported.out, /- name: by-hand\n/);
+  t.match(exported.out, /- name: engineering\n {4}groups:\n {6}- platform\n/);
+  const other = await withAdmin(t);
+  const copy = write(dir, 'exported.yaml', exported.out);
+  t.equal((await cli(other.dataDir, ['config', 'apply', copy])).code, 0);
+  t.equal((await cli(other.dataDir, ['config', 'export'])).out, exported.out, 'the same document');
+
+  // Deleted: only what an apply made and the file no longer names.
+  const smaller = write(dir, 'smaller.yaml', 'version: 1\ngroups:\n  - name: staff\n');
+  const shrunk = await cli(s.dataDir, ['config', 'apply', smaller]);
+  t.equal(shrunk.code, 0, shrunk.err);
+  t.match(shrunk.out, /^- group engineering$/m);
+  t.match(shrunk.out, /^- group platform$/m);
+  t.match(shrunk.out, /^- action user_account\/signup: no longer managed \(its permission stays\)$/m);
+  t.match(shrunk.out, /by-hand: made by hand/);
+  const left = (await cli(s.dataDir, ['--json', 'group', 'list'])).json.groups.map((g: { name: string }) => g.name);
+  t.ok(left.includes('by-hand') && left.includes('staff') && !left.includes('platform'), left.join());
+  t.equal((await cli(s.dataDir, ['action', 'set-permission', 'signup', '--guest', 'off'])).code, 0, "the action is the shell's again");
+});
+
+t.test('a bad file: exit 1 from plan, the line and column and what was expected; nothing changed', async (t) => {
+  const s = await withAdmin(t);
+  const dir = tempDir(t);
+  const cases: Array<[string, string, RegExp]> = [
+    ['syntax', 'version: 1\ngroups: [\n', /syntax\.yaml:\d+:\d+: /],
+    ['duplicate', 'version: 1\nversion: 1\n', /duplicate\.yaml:2:1: Map keys must be unique/],
+    ['unknown key', 'version: 1\ngroupz: []\n', /unknown key\.yaml:2:1: the file must NOT have additional properties \(groupz\)/],
+    ['proto', 'version: 1\n__proto__: {isAdmin: true}\n', /proto\.yaml:2:1: the file must NOT have additional properties \(__proto__\)/],
+    ['wrong type', 'version: 1\ngroups:\n  - name: 7\n', /wrong type\.yaml:3:11: groups\[0\]\.name must be string/],
+    ['no version', 'groups: []\n', /no version\.yaml:1:1: the file must have required property 'version'/],
+    ['inner', 'version: 1\ngroups:\n  - name: staff\n    groups: [nobody]\n', /inner\.yaml:4:14: nobody is not a group of this file/],
+    ['twice', 'version: 1\ngroups:\n  - name: staff\n  - name: STAFF\n', /twice\.yaml:4:11: the group STAFF is named twice/],
+    ['reserved', 'version: 1\ngroups:\n  - name: administrators\n', /reserved\.yaml:3:11: the group name administrators is reserved/],
+    ['cycle', 'version: 1\ngroups:\n  - name: a\n    groups: [b]\n  - name: b\n    groups: [a]\n', /cycle\.yaml:\d+:\d+: a cycle/],
+    ['no action', 'version: 1\nactions:\n  launch: {guest: true}\n', /no action\.yaml:3:3: no action named launch/],
+    [
+      'laughs',
+      `version: 1\nx0: &a0 [1,1,1,1,1,1,1,1,1,1]\n${Array.from({ length: 8 }, (_, i) => `x${i + 1}: &a${i + 1} [${Array(10).fill(`*a${i}`).join(',')}]`).join('\n')}\n`,
+      /laughs\.yaml: .*(alias|Excessive)/i,
+    ],
+  ];
+  for (const [name, text, expected] of cases) {
+    const file = write(dir, `${name}.yaml`, text);
+    const plan = await cli(s.dataDir, ['config', 'plan', file]);
+    t.equal(plan.code, 1, `${name}: exit 1`);
+    t.match(plan.err, expected, `${name}: ${plan.err.trim()}`);
+    const apply = await cli(s.dataDir, ['config', 'apply', file]);
+    t.not(apply.code, 0, `${name}: apply refuses it too`);
+  }
+  t.equal((await cli(s.dataDir, ['--json', 'group', 'list'])).json.groups.length, 3, 'nothing was made');
+  t.equal((await cli(s.dataDir, ['config', 'plan', path.join(dir, 'missing.yaml')])).code, 1, 'a file that is not there');
+  const schema = await cli(s.dataDir, ['config', 'schema']);
+  t.equal(JSON.parse(schema.out).title, 'Gatehouse configuration file');
+});
