@@ -59,7 +59,7 @@ export function registerConfig(program: Command, io: Io): void {
     .action(async (file: string, _o, c: Command) => {
       let plan: Plan;
       try {
-        plan = await withCore(c, io, (core) => core.configFile.plan(core.shell, readConfigFile(file), file));
+        plan = await withCore(c, io, (core) => core.configFile.plan(core.shell, readConfigFile(file), file, io.env));
       } catch (err) {
         if (!isAppError(err)) throw err;
         const message = messageFor(err, 'cli');
@@ -75,7 +75,7 @@ export function registerConfig(program: Command, io: Io): void {
     .description('make the store match the file, in one transaction (deletes only what an earlier apply made)')
     .action(async (file: string, _o, c: Command) =>
       withCore(c, io, async (core) => {
-        const plan = await core.configFile.apply(core.shell, readConfigFile(file), file);
+        const plan = await core.configFile.apply(core.shell, readConfigFile(file), file, io.env);
         emit(io, wantsJson(c), plan, () => lines(plan) || 'nothing to change\n');
       }),
     );

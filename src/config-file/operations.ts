@@ -12,10 +12,10 @@ export interface ConfigFileOperations {
   schema(): object;
   /** What an operator configures, as YAML (never a secret). */
   export(actor: Actor): Promise<string>;
-  /** What applying `text` (read from `file`) would change. */
-  plan(actor: Actor, text: string, file: string): Promise<Plan>;
+  /** What applying `text` (read from `file`; secrets from `env` and files) would change. */
+  plan(actor: Actor, text: string, file: string, env: NodeJS.ProcessEnv): Promise<Plan>;
   /** Makes the store match `text`, in one transaction. */
-  apply(actor: Actor, text: string, file: string): Promise<Plan>;
+  apply(actor: Actor, text: string, file: string, env: NodeJS.ProcessEnv): Promise<Plan>;
 }
 
 const HEADER = `# Gatehouse configuration: gatehouse config plan FILE shows what apply would change,
@@ -31,13 +31,13 @@ export function configFileOperations(s: Services): ConfigFileOperations {
       const { stringify } = await import('yaml');
       return HEADER + stringify(await exportConfig(s), { lineWidth: 0 });
     },
-    async plan(actor, text, file) {
+    async plan(actor, text, file, env) {
       requireAdministrator(actor, 'plan a configuration');
-      return planConfig(s, text, file);
+      return planConfig(s, text, file, env);
     },
-    async apply(actor, text, file) {
+    async apply(actor, text, file, env) {
       requireAdministrator(actor, 'apply a configuration');
-      return applyConfig(s, actor, text, file);
+      return applyConfig(s, actor, text, file, env);
     },
   };
 }

@@ -2,7 +2,7 @@
 import { AppError } from '../errors';
 import { op, type Tx } from './handle';
 
-export type ManagedKind = 'group' | 'action';
+export type ManagedKind = 'group' | 'action' | 'oidc_client' | 'saml_sp' | 'forward_app' | 'provider' | 'webhook' | 'scim_target';
 
 /** The managed names of a kind, with the file each came from. */
 export const managedNames = op(async (h, kind: ManagedKind): Promise<Map<string, string>> => {

@@ -1,0 +1,6 @@
+/** Every kind a configuration file holds, in the order an apply makes them match (groups first: gates name them). */
+import type { ConfigKind } from '../kind';
+import { actionsKind } from './actions';
+import { groupsKind } from './groups';
+
+export const KINDS: readonly ConfigKind[] = [groupsKind, actionsKind];

@@ -1,0 +1,70 @@
+/**
+ * A secret in a configuration file is never its value but a reference: `{env: NAME}` (an
+ * environment variable of the process applying the file) or `{file: PATH}` (a file: relative to
+ * the configuration file, or absolute). A file must lie, once its links are followed, inside the
+ * configuration file's folder, /run/secrets (Docker, Kubernetes) or $CREDENTIALS_DIRECTORY
+ * (systemd): a file cannot name /etc/shadow or a key elsewhere on the machine. One trailing line
+ * break is dropped; an empty secret, or one past 4 KiB, is refused.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { AppError } from '../errors';
+
+export const SECRET_REF_SCHEMA = {
+  description: 'A secret: {env: NAME} (an environment variable) or {file: PATH} (a file beside this one, or under /run/secrets or $CREDENTIALS_DIRECTORY).',
+  oneOf: [
+    { type: 'object', additionalProperties: false, required: ['env'], properties: { env: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$' } } },
+    { type: 'object', additionalProperties: false, required: ['file'], properties: { file: { type: 'string', minLength: 1, maxLength: 4096 } } },
+  ],
+} as const;
+
+export type SecretRef = { env: string } | { file: string };
+
+const MAX_SECRET = 4096;
+
+/** The folders a secret file may be in, for a configuration file at `configFile`. */
+export function secretRoots(configFile: string, env: NodeJS.ProcessEnv): string[] {
+  const roots = [path.dirname(path.resolve(configFile)), '/run/secrets'];
+  if (env.CREDENTIALS_DIRECTORY) roots.push(...env.CREDENTIALS_DIRECTORY.split(':').filter(Boolean));
+  return roots;
+}
+
+export function resolveSecret(ref: SecretRef, where: string, configFile: string, env: NodeJS.ProcessEnv): string {
+  let value: string;
+  if ('env' in ref) {
+    const v = env[ref.env];
+    if (v === undefined) throw new AppError('invalid_input', `${where}: the environment variable ${ref.env} is not set`);
+    value = v;
+  } else {
+    const target = path.resolve(path.dirname(path.resolve(configFile)), ref.file);
+    let real: string;
+    try {
+      real = fs.realpathSync(target);
+    } catch {
+      throw new AppError('invalid_input', `${where}: cannot read the secret file ${ref.file}`);
+    }
+    const inside = secretRoots(configFile, env).some((root) => {
+      let r: string;
+      try {
+        r = fs.realpathSync(root);
+      } catch {
+        return false;
+      }
+      return real === r || real.startsWith(r + path.sep);
+    });
+    if (!inside) {
+      throw new AppError(
+        'invalid_input',
+        `${where}: the secret file ${ref.file} is outside the configuration file's folder, /run/secrets and $CREDENTIALS_DIRECTORY`,
+      );
+    }
+    const stat = fs.statSync(real);
+    if (!stat.isFile() || stat.size > MAX_SECRET)
+      throw new AppError('invalid_input', `${where}: the secret file ${ref.file} is not a file of at most ${MAX_SECRET} bytes`);
+    value = fs.readFileSync(real, 'utf8');
+  }
+  value = value.replace(/\r?\n$/, '');
+  if (value === '' || Buffer.byteLength(value) > MAX_SECRET)
+    throw new AppError('invalid_input', `${where}: the secret is empty or longer than ${MAX_SECRET} bytes`);
+  return value;
+}
