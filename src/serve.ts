@@ -7,6 +7,8 @@ import fs from 'node:fs';
 import { passkeyObstacle, type Config } from './config';
 import { holdDataDir, openCore, othersHoldDataDir, prepareDataDir, type Core } from './core';
 import { createLogger, Logger } from './log';
+import { AppError } from './errors';
+import { CONFIG } from './actor';
 import { startServer, type RunningServer } from './http/server';
 
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
@@ -16,6 +18,19 @@ async function holdDataDirFor(config: Config) {
   prepareDataDir(config.dataDir);
   const othersRunning = await othersHoldDataDir(config.dataDir);
   return { othersRunning, release: await holdDataDir(config.dataDir, config.busyTimeout) };
+}
+
+/** Applies `file` (serve --config): one line in the log of what changed, by sign. */
+async function applyConfigFile(core: Core, file: string, logger: Logger): Promise<void> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new AppError('invalid_input', `cannot read the configuration file ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  const plan = await core.configFile.apply(CONFIG, text, file, process.env);
+  const count = (sign: string) => plan.changes.filter((c) => c.sign === sign).length;
+  logger.info('config_applied', { file, created: count('+'), changed: count('~'), deleted: count('-'), unmanaged: plan.unmanaged.length });
 }
 
 /** Where a person at a terminal reads what the JSON log line says (stderr: stdout stays the log). */
@@ -56,6 +71,17 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
     await release();
     undoDir();
     throw err;
+  }
+  if (config.config !== null) {
+    // The configuration file, before anything listens: an invalid one stops the start.
+    try {
+      await applyConfigFile(core, config.config, logger);
+    } catch (err) {
+      await core.close();
+      await release();
+      undoDir();
+      throw err;
+    }
   }
   let running: RunningServer | undefined;
   let ldap: Awaited<ReturnType<typeof startDirectory>> = null;

@@ -108,6 +108,14 @@ export const SETTINGS = {
     shown: '8',
     help: 'minimum password length in characters',
   },
+  config: {
+    env: 'GATEHOUSE_CONFIG',
+    parse: (r: string) => path.resolve(r),
+    fallback: null,
+    scope: 'serve',
+    arg: '<file>',
+    help: 'a configuration file (YAML: gatehouse config) applied before listening; an invalid one stops the start',
+  },
   publicStatistics: { env: 'GATEHOUSE_PUBLIC_STATISTICS', parse: bool, fallback: false, scope: 'serve', shown: 'off', help: 'serve /statistics to everyone' },
   publicMetrics: { env: 'GATEHOUSE_PUBLIC_METRICS', parse: bool, fallback: false, scope: 'serve', shown: 'off', help: 'serve /metrics to everyone' },
   metricsTokenFile: {
