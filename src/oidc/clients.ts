@@ -14,7 +14,9 @@ import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { newShellSafeId } from '../auth/ids';
+import type { Tx } from '../store/connection';
 import { deleteClient, findClient, insertClient, listClients, OidcClientRow, setClientSecret, updateClient } from '../store/oidc';
+import { assertNotFileManaged } from '../store/config-managed';
 import { resolveGateGroup } from '../groups/manage';
 import { findGroupsByReference } from '../store/groups';
 import { checkTargetUrl, targetPolicy } from '../runtime/targets';
@@ -92,7 +94,7 @@ function grantTypes(grants: readonly ClientGrant[]): string[] {
 }
 
 /** The audience of a client's tokens when none was given: the client itself (an audience is a URI, RFC 8707). */
-const ownAudience = (clientId: string) => `urn:gatehouse:client:${clientId}`;
+export const ownAudience = (clientId: string) => `urn:gatehouse:client:${clientId}`;
 
 /** The provider's client metadata property that holds the audience of client-credentials tokens. */
 export const AUDIENCE_METADATA = 'gatehouse_audience';
@@ -122,11 +124,14 @@ function redirectUri(raw: string, what: string): string {
   return raw;
 }
 
-/** A client as the shell shows it; its gate's groups by name (a deleted group shows as such). */
-async function clientView(s: Services, row: OidcClientRow): Promise<ClientView> {
+/**
+ * A client as the shell shows it; its gate's groups by name (a deleted group shows as such), read
+ * through `tx` (a configuration file's groups may be made in the transaction that reads them).
+ */
+export async function clientView(s: Services, row: OidcClientRow, tx: Tx = s.store.root): Promise<ClientView> {
   const m = JSON.parse(row.metadata) as Metadata;
   const ids = JSON.parse(row.allowed_groups) as string[];
-  const names = new Map((await findGroupsByReference(s.store.root, ids)).map((g) => [g.reference_id, g.name]));
+  const names = new Map((await findGroupsByReference(tx, ids)).map((g) => [g.reference_id, g.name]));
   return {
     client_id: row.client_id,
     name: row.name,
@@ -150,7 +155,7 @@ const clientRows = new WeakMap<Services, Map<string, OidcClientRow>>();
 export const rowsOf = (s: Services): Map<string, OidcClientRow> => clientRows.get(s) ?? clientRows.set(s, new Map()).get(s)!;
 
 /** Drops this server's copy of a client's row (it was removed or changed here; other servers confirm theirs per request). */
-function forgetClient(s: Services, clientId: string): void {
+export function forgetClient(s: Services, clientId: string): void {
   rowsOf(s).delete(clientId);
 }
 
@@ -186,9 +191,30 @@ const newSecret = () => randomBytes(32).toString('base64url');
 /** 96 random bits, base64url, never starting with '-' or '_' (the shell would read it as an option). */
 export const newClientId = (): string => newShellSafeId(12);
 
-export async function addClient(s: Services, actor: Actor, input: NewClient): Promise<ClientView & { client_secret?: string }> {
+/**
+ * A client id given by an operator (a configuration file's fixed ids): 1 to 64 letters, digits,
+ * '.', '_' and '-', starting with a letter or digit. Nothing that needs escaping in a URL, in
+ * HTTP Basic credentials or in the shell, and never read as an option.
+ */
+export function parseClientId(raw: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(raw)) {
+    throw new AppError('invalid_input', 'a client_id must be 1 to 64 letters, digits, ".", "_" and "-", starting with a letter or digit');
+  }
+  return raw;
+}
+
+/** The row a client would be stored as. */
+export type ClientRowInput = Omit<OidcClientRow, 'created_at'>;
+
+/**
+ * The row a client would be stored as, every rule checked, nothing written: addClient stores it
+ * with a new id and secret, a configuration file with its own (`secret` null: a public client).
+ * Its gate's groups are looked up through `tx` (a file's groups are made in its transaction).
+ */
+export async function clientRowFor(s: Services, tx: Tx, clientId: string, input: NewClient, secret: string | null): Promise<ClientRowInput> {
   const name = input.name.trim();
   if (name === '' || name.length > 100) throw new AppError('invalid_input', '{--name} must be 1 to 100 characters');
+  if ((secret === null) !== (input.public === true)) throw new AppError('invalid_input', 'a public client has no secret; any other needs one');
   const grants: ClientGrant[] = [];
   if (input.redirectUris.length > 0) grants.push('authorization_code');
   if (input.device) grants.push('device_code');
@@ -221,10 +247,8 @@ export async function addClient(s: Services, actor: Actor, input: NewClient): Pr
     ...(logoutTo === undefined ? {} : { backchannel_logout_uri: logoutTo }),
   };
   const groups: string[] = [];
-  for (const g of input.allowedGroups ?? []) groups.push((await resolveGateGroup(s.store.root, g)).reference_id);
-  const clientId = newClientId();
-  const secret = input.public ? null : newSecret();
-  await insertClient(s.store.root, {
+  for (const g of input.allowedGroups ?? []) groups.push((await resolveGateGroup(tx, g)).reference_id);
+  return {
     client_id: clientId,
     name,
     metadata: JSON.stringify(metadata),
@@ -232,9 +256,15 @@ export async function addClient(s: Services, actor: Actor, input: NewClient): Pr
     first_party: input.firstParty === true,
     allowed_groups: JSON.stringify(groups),
     two_factor: input.twoFactor === true,
-  });
-  await s.audit.record('client_added', actor, { account: null, client_id: clientId, name });
-  const view = await clientView(s, (await findClient(s.store.root, clientId))!);
+  };
+}
+
+export async function addClient(s: Services, actor: Actor, input: NewClient): Promise<ClientView & { client_secret?: string }> {
+  const secret = input.public ? null : newSecret();
+  const row = await clientRowFor(s, s.store.root, newClientId(), input, secret);
+  await insertClient(s.store.root, row);
+  await s.audit.record('client_added', actor, { account: null, client_id: row.client_id, name: row.name });
+  const view = await clientView(s, (await findClient(s.store.root, row.client_id))!);
   return secret ? { ...view, client_secret: secret } : view;
 }
 
@@ -242,6 +272,7 @@ export async function addClient(s: Services, actor: Actor, input: NewClient): Pr
 export async function changeClient(s: Services, actor: Actor, clientId: string, changes: ClientChanges): Promise<ClientView> {
   const row = await findClient(s.store.root, clientId);
   if (!row) throw new AppError('not_found', `no client ${clientId.slice(0, 64)}`);
+  await assertNotFileManaged(s.store.root, actor.via, 'oidc_client', clientId);
   if (changes.twoFactor === undefined && changes.backchannelLogoutUri === undefined) {
     throw new AppError('invalid_input', 'say what to change: {--two-factor} on|off, {--backchannel-logout-uri} URL (or "")');
   }
@@ -291,6 +322,7 @@ export async function listClientViews(s: Services): Promise<ClientView[]> {
 
 export async function removeClient(s: Services, actor: Actor, clientId: string): Promise<ClientView> {
   const view = await showClient(s, clientId);
+  await assertNotFileManaged(s.store.root, actor.via, 'oidc_client', clientId);
   await deleteClient(s.store.root, clientId);
   forgetClient(s, clientId);
   await s.audit.record('client_removed', actor, { account: null, client_id: clientId });
@@ -299,6 +331,7 @@ export async function removeClient(s: Services, actor: Actor, clientId: string):
 
 export async function rotateClientSecret(s: Services, actor: Actor, clientId: string): Promise<{ client_id: string; client_secret: string }> {
   const view = await showClient(s, clientId);
+  await assertNotFileManaged(s.store.root, actor.via, 'oidc_client', clientId);
   if (view.public) throw new AppError('invalid_input', 'a public client has no secret');
   const secret = newSecret();
   await setClientSecret(s.store.root, clientId, secret);

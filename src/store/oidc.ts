@@ -164,9 +164,15 @@ export const recordSignin = op(async (h, sessionId: string, clientId: string): P
   await h.k('oidc_signin').insert({ session_id: sessionId, client_id: clientId, created_at: h.clock.now() }).onConflict(['session_id', 'client_id']).ignore();
 });
 
-/** Changes a client's settings: its metadata (JSON) and whether it needs two factors. */
-export const updateClient = op(async (h, clientId: string, changes: Partial<Pick<OidcClientRow, 'metadata' | 'two_factor'>>): Promise<boolean> => {
-  return (await h.k('oidc_client').where({ client_id: clientId }).update(changes)) > 0;
+/** The columns of a client that may change (its id and creation time never do). */
+const CLIENT_SETTINGS = ['name', 'metadata', 'client_secret', 'first_party', 'allowed_groups', 'two_factor'] as const;
+export type ClientSettings = Partial<Pick<OidcClientRow, (typeof CLIENT_SETTINGS)[number]>>;
+
+/** Changes a client's settings (only those columns, whatever else the object holds). */
+export const updateClient = op(async (h, clientId: string, changes: ClientSettings): Promise<boolean> => {
+  const set = Object.fromEntries(CLIENT_SETTINGS.filter((c) => changes[c] !== undefined).map((c) => [c, changes[c]]));
+  if (Object.keys(set).length === 0) return false;
+  return (await h.k('oidc_client').where({ client_id: clientId }).update(set)) > 0;
 });
 
 export const setClientSecret = op(async (h, clientId: string, secret: string): Promise<boolean> => {

@@ -1,7 +1,8 @@
 // docs/cli.md's nested-groups lines, run as written against the packaged executable: each
 // command in turn, and every `#   ` line after it found in what it printed (an `(exit N)` at its
 // end is the exit code the command must end with). And docs/configuration.md's file, planned and
-// applied by the executable (its YAML and JSON Schema libraries load inside it).
+// applied by the executable (its YAML and JSON Schema libraries load inside it), its client's
+// secret read from a file beside it.
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
@@ -36,19 +37,28 @@ t.test("docs/configuration.md's file, planned and applied as written", async (t)
   const yaml = /<!-- config-file:[^\n]*-->\n```yaml\n([\s\S]*?)\n```/.exec(doc)![1];
   const { dir, exe, env } = exeFolder(t);
   fs.writeFileSync(path.join(dir, 'gatehouse.yaml'), yaml + '\n');
+  // The client's secret, where its reference says: a file beside the configuration file.
+  const secret = 'a-client-secret-of-at-least-32-characters';
+  fs.writeFileSync(path.join(dir, 'grafana-client-secret'), secret + '\n', { mode: 0o600 });
   const run = (...args: string[]) => runExe(exe, args, { env, cwd: dir, stdin: 'a long admin password' });
   t.equal((await run('bootstrap-admin', '--email', 'admin@example.com', '--password-stdin')).code, 0);
   const plan = await run('config', 'plan', 'gatehouse.yaml');
   t.equal(plan.code, 2, plan.stderr);
   t.match(plan.stdout, /^\+ group staff$/m);
   t.match(plan.stdout, /^~ group staff: groups inside: engineering \(was none\)$/m);
+  t.match(plan.stdout, /^\+ oidc_client grafana$/m);
   t.equal((await run('config', 'apply', 'gatehouse.yaml')).code, 0);
   const again = await run('config', 'plan', 'gatehouse.yaml');
   t.equal(again.code, 0, 'nothing left to change');
   t.equal(again.stdout, 'nothing to change\n');
   const exported = await run('config', 'export', '--out', 'exported.yaml');
   t.equal(exported.code, 0, exported.stderr);
-  t.match(fs.readFileSync(path.join(dir, 'exported.yaml'), 'utf8'), /- name: staff\n {4}groups:\n {6}- engineering\n/);
+  const written = fs.readFileSync(path.join(dir, 'exported.yaml'), 'utf8');
+  t.match(written, /- name: staff\n {4}groups:\n {6}- engineering\n/);
+  t.match(written, /- client_id: grafana\n {4}name: Grafana\n {4}secret:\n {6}env: GATEHOUSE_CLIENT_SECRET_GRAFANA\n/);
+  t.notOk(written.includes(secret), 'the secret is not exported');
+  const show = await run('--json', 'client', 'show', 'grafana');
+  t.same(JSON.parse(show.stdout).allowed_groups, ['staff']);
   const schema = await run('config', 'schema');
   t.equal(JSON.parse(schema.stdout).title, 'Gatehouse configuration file');
 });

@@ -2,5 +2,6 @@
 import type { ConfigKind } from '../kind';
 import { actionsKind } from './actions';
 import { groupsKind } from './groups';
+import { oidcClientsKind } from './oidc-clients';
 
-export const KINDS: readonly ConfigKind[] = [groupsKind, actionsKind];
+export const KINDS: readonly ConfigKind[] = [groupsKind, actionsKind, oidcClientsKind];

@@ -1,0 +1,307 @@
+/**
+ * `oidc_clients:` relying parties with a fixed client_id (an app can be set up before Gatehouse
+ * first starts) and their secret from a reference, never the value. Every rule is the shell's
+ * (clientRowFor); the rows are written here, in the file's transaction. A client of the file's id
+ * made by hand is taken over (`config export` writes every client, so a store's own export can be
+ * applied back to it); one an earlier apply made and the file no longer names is removed.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { AppError, isAppError } from '../../errors';
+import type { Services } from '../../services';
+import type { Tx } from '../../store/connection';
+import { deleteClient, insertClient, listClients, updateClient, type OidcClientRow } from '../../store/oidc';
+import { resolveGateGroup } from '../../groups/manage';
+import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
+import { clientRowFor, clientView, forgetClient, ownAudience, parseClientId, type ClientView, type NewClient } from '../../oidc/clients';
+import type { ParsedConfig } from '../document';
+import { listed, noResult, type ConfigKind } from '../kind';
+import { SECRET_REF_SCHEMA, type SecretRef } from '../secrets';
+
+interface ConfigClient {
+  client_id: string;
+  name: string;
+  secret?: SecretRef;
+  public?: boolean;
+  redirect_uris?: string[];
+  post_logout_redirect_uris?: string[];
+  backchannel_logout_uri?: string;
+  device?: boolean;
+  credentials?: boolean;
+  audience?: string;
+  allowed_groups?: string[];
+  first_party?: boolean;
+  two_factor?: boolean;
+}
+
+/** A secret from a file must be one a machine made: long, and nothing a header would mangle. */
+const MIN_SECRET = 32;
+const SECRET_CHARS = /^[\x21-\x7e]+$/;
+
+const uris = (description: string) => ({
+  type: 'array',
+  maxItems: 100,
+  uniqueItems: true,
+  items: { type: 'string', minLength: 1, maxLength: 500 },
+  description,
+});
+
+/** The shell's flags, as this file's keys: a core message names the key to fix. */
+const FILE_KEYS: Record<string, keyof ConfigClient> = {
+  name: 'name',
+  'redirect-uri': 'redirect_uris',
+  'post-logout-redirect-uri': 'post_logout_redirect_uris',
+  'backchannel-logout-uri': 'backchannel_logout_uri',
+  device: 'device',
+  credentials: 'credentials',
+  audience: 'audience',
+  public: 'public',
+  'first-party': 'first_party',
+  'allowed-group': 'allowed_groups',
+  'two-factor': 'two_factor',
+};
+
+/** A core refusal at the client's line (the key it names, when the file has that key). */
+function atClient(parsed: ParsedConfig, index: number, c: ConfigClient, err: unknown): never {
+  if (!isAppError(err)) throw err;
+  let key: string | undefined;
+  const message = err.template.replace(/\{--([a-z][a-z-]*)\}/g, (_m, flag: string) => {
+    const k = FILE_KEYS[flag] ?? flag.replace(/-/g, '_');
+    key ??= k;
+    return k;
+  });
+  const path = key !== undefined && key in c ? ['oidc_clients', index, key] : ['oidc_clients', index];
+  throw new AppError(err.code, `${parsed.at(path)}: ${message}`);
+}
+
+/** What the shell would be asked for, from the file's entry. */
+const inputOf = (c: ConfigClient): NewClient => ({
+  name: c.name,
+  redirectUris: c.redirect_uris ?? [],
+  device: c.device === true,
+  credentials: c.credentials === true,
+  audience: c.audience,
+  postLogoutRedirectUris: c.post_logout_redirect_uris,
+  public: c.public === true,
+  firstParty: c.first_party === true,
+  allowedGroups: c.allowed_groups,
+  twoFactor: c.two_factor === true,
+  backchannelLogoutUri: c.backchannel_logout_uri,
+});
+
+/** Whether two secrets are the same, without a timing that tells how much of them is. */
+function sameSecret(a: string | null, b: string | null): boolean {
+  if (a === null || b === null) return a === b;
+  const digest = (v: string) => createHash('sha256').update(v).digest();
+  return timingSafeEqual(digest(a), digest(b));
+}
+
+const yesNo = (b: boolean) => (b ? 'yes' : 'no');
+const shown = (v: string | null) => v ?? 'none';
+
+/** What differs between a client as stored and as the file wants it: the key, and a phrase (never a secret). */
+function differences(was: ClientView, now: ClientView): Array<{ key: string; text: string }> {
+  const out: Array<{ key: string; text: string }> = [];
+  const list = (key: string, a: readonly string[], b: readonly string[]) => {
+    if (a.join('\n') !== b.join('\n')) out.push({ key, text: `${key}: ${listed(b)} (was ${listed(a)})` });
+  };
+  const one = (key: string, a: string, b: string) => {
+    if (a !== b) out.push({ key, text: `${key}: ${b} (was ${a})` });
+  };
+  one('name', was.name, now.name);
+  one('public', yesNo(was.public), yesNo(now.public));
+  list('grants', was.grants, now.grants);
+  one('audience', shown(was.audience), shown(now.audience));
+  list('redirect_uris', was.redirect_uris, now.redirect_uris);
+  list('post_logout_redirect_uris', was.post_logout_redirect_uris, now.post_logout_redirect_uris);
+  one('backchannel_logout_uri', shown(was.backchannel_logout_uri), shown(now.backchannel_logout_uri));
+  list('allowed_groups', was.allowed_groups, now.allowed_groups);
+  one('first_party', yesNo(was.first_party), yesNo(now.first_party));
+  one('two_factor', yesNo(was.two_factor), yesNo(now.two_factor));
+  return out;
+}
+
+/** The environment variable an exported client's secret is read from. */
+export const secretEnvName = (clientId: string) => `GATEHOUSE_CLIENT_SECRET_${clientId.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+
+/** config_managed's key of a client (refusals elsewhere look names up in lower case). */
+const keyOf = (clientId: string) => clientId.toLowerCase();
+
+interface Wanted {
+  index: number;
+  entry: ConfigClient;
+}
+
+/** The file's clients, checked beyond the schema: ids valid and once each, a secret exactly when not public. */
+function wantedClients(parsed: ParsedConfig): Map<string, Wanted> {
+  const wanted = new Map<string, Wanted>();
+  ((parsed.doc.oidc_clients as ConfigClient[] | undefined) ?? []).forEach((entry, index) => {
+    const at = (key: string) => parsed.at(['oidc_clients', index, key]);
+    try {
+      parseClientId(entry.client_id);
+    } catch (err) {
+      throw new AppError('invalid_input', `${at('client_id')}: ${(err as Error).message}`);
+    }
+    // Ids differing only in case are one id here: refusals elsewhere compare them ignoring case.
+    if (wanted.has(keyOf(entry.client_id))) throw new AppError('invalid_input', `${at('client_id')}: the client ${entry.client_id} is named twice`);
+    if (entry.public === true && entry.secret !== undefined)
+      throw new AppError('invalid_input', `${at('secret')}: a public client has no secret (leave out secret, or public)`);
+    if (entry.public !== true && entry.secret === undefined)
+      throw new AppError('invalid_input', `${parsed.at(['oidc_clients', index])}: give the client a secret ({file: PATH} or {env: NAME}), or public: true`);
+    wanted.set(keyOf(entry.client_id), { index, entry });
+  });
+  return wanted;
+}
+
+async function wantedSecret(parsed: ParsedConfig, secret: (path: ReadonlyArray<string | number>) => Promise<string>, w: Wanted): Promise<string | null> {
+  if (w.entry.public === true) return null;
+  const path = ['oidc_clients', w.index, 'secret'];
+  const value = await secret(path);
+  if (value.length < MIN_SECRET || !SECRET_CHARS.test(value)) {
+    throw new AppError(
+      'invalid_input',
+      `${parsed.at(path)}: a client secret must be at least ${MIN_SECRET} characters, letters, digits and punctuation (openssl rand -base64 32 makes one)`,
+    );
+  }
+  return value;
+}
+
+async function viewOf(s: Services, tx: Tx, row: Omit<OidcClientRow, 'created_at'>): Promise<ClientView> {
+  return clientView(s, { ...row, created_at: 0 }, tx);
+}
+
+export const oidcClientsKind: ConfigKind = {
+  key: 'oidc_clients',
+  schema: {
+    description:
+      'OpenID Connect clients (apps that sign in with Gatehouse), each with a fixed client_id and its secret as a reference. Clients made by hand with the same client_id are taken over.',
+    type: 'array',
+    maxItems: 1000,
+    items: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['client_id', 'name'],
+      properties: {
+        client_id: {
+          type: 'string',
+          pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$',
+          description: 'The client id the app is configured with: 1 to 64 letters, digits, ".", "_" and "-", starting with a letter or digit.',
+        },
+        name: { type: 'string', minLength: 1, maxLength: 100, description: 'What people see on the consent page.' },
+        secret: { ...SECRET_REF_SCHEMA, description: `The client secret (at least ${MIN_SECRET} characters): ${SECRET_REF_SCHEMA.description}` },
+        public: { type: 'boolean', description: 'A browser, native or device app without a secret (PKCE required).' },
+        redirect_uris: uris('A browser sign-in: where the app receives the code (https, or http on localhost).'),
+        post_logout_redirect_uris: uris('Where to return after signing out.'),
+        backchannel_logout_uri: { type: 'string', minLength: 1, maxLength: 500, description: "Where Gatehouse tells the app that a person's session ended." },
+        device: { type: 'boolean', description: 'The device flow: a TV or command line shows a code, the person confirms it at /device.' },
+        credentials: { type: 'boolean', description: 'Client credentials: the app acts as itself (machine to machine).' },
+        audience: { type: 'string', minLength: 1, maxLength: 200, description: 'With credentials: the resource server its tokens are for.' },
+        allowed_groups: {
+          type: 'array',
+          maxItems: 100,
+          uniqueItems: true,
+          items: { type: 'string', minLength: 1, maxLength: 100 },
+          description: 'Only members of these managed groups may sign in (none: everyone).',
+        },
+        first_party: { type: 'boolean', description: 'Your own app: no consent page.' },
+        two_factor: { type: 'boolean', description: 'Sign-ins need a second factor.' },
+      },
+    },
+  },
+
+  async reconcile({ s, tx, parsed, file, secret }) {
+    const result = noResult();
+    const wanted = wantedClients(parsed);
+    const managedByFile = await managedNames(tx, 'oidc_client');
+    const existing = await listClients(tx);
+    const byKey = new Map<string, OidcClientRow[]>();
+    for (const row of existing) byKey.set(keyOf(row.client_id), [...(byKey.get(keyOf(row.client_id)) ?? []), row]);
+    for (const [key, w] of wanted) {
+      const id = w.entry.client_id;
+      const found = byKey.get(key) ?? [];
+      const other = found.find((r) => r.client_id !== id);
+      if (other) {
+        throw new AppError(
+          'invalid_input',
+          `${parsed.at(['oidc_clients', w.index, 'client_id'])}: a client ${other.client_id} exists (client ids differing only in case are refused)`,
+        );
+      }
+      const before = found[0];
+      const value = await wantedSecret(parsed, secret, w);
+      // Each gate's group at its own line: the same rule clientRowFor applies (a managed group).
+      for (const [j, g] of (w.entry.allowed_groups ?? []).entries()) {
+        await resolveGateGroup(tx, g).catch((err: Error) => {
+          throw new AppError(isAppError(err) ? err.code : 'invalid_input', `${parsed.at(['oidc_clients', w.index, 'allowed_groups', j])}: ${err.message}`);
+        });
+      }
+      const row = await clientRowFor(s, tx, id, inputOf(w.entry), value).catch((err: unknown) => atClient(parsed, w.index, w.entry, err));
+      if (!before) {
+        await insertClient(tx, row);
+        result.audits.push(async (s2, actor) => {
+          forgetClient(s2, id);
+          await s2.audit.record('client_added', actor, { account: null, client_id: id, name: row.name });
+        });
+        result.changes.push({ sign: '+', kind: 'oidc_client', name: id, detail: null });
+      } else {
+        const changed = differences(await clientView(s, before, tx), await viewOf(s, tx, row));
+        // Compared here, never shown: the plan says only that it changed.
+        if (!sameSecret(before.client_secret, row.client_secret)) changed.push({ key: 'secret', text: 'secret changed' });
+        if (changed.length > 0) {
+          await updateClient(tx, id, row);
+          const keys = changed.map((c) => c.key).join(', ');
+          result.audits.push(async (s2, actor) => {
+            forgetClient(s2, id);
+            await s2.audit.record('client_changed', actor, { account: null, client_id: id, changed: keys });
+          });
+        }
+        const details = [...(managedByFile.has(key) ? [] : [`taken over: managed by ${file} from now on`]), ...changed.map((c) => c.text)];
+        if (details.length > 0) result.changes.push({ sign: '~', kind: 'oidc_client', name: id, detail: details.join('; ') });
+      }
+      await markManaged(tx, 'oidc_client', key, file);
+    }
+    // Removed: what an earlier apply managed and the file no longer names.
+    for (const key of managedByFile.keys()) {
+      if (wanted.has(key)) continue;
+      const rows = byKey.get(key) ?? [];
+      for (const row of rows) {
+        await deleteClient(tx, row.client_id);
+        result.audits.push(async (s2, actor) => {
+          forgetClient(s2, row.client_id);
+          await s2.audit.record('client_removed', actor, { account: null, client_id: row.client_id });
+        });
+      }
+      await unmarkManaged(tx, 'oidc_client', key);
+      result.changes.push({ sign: '-', kind: 'oidc_client', name: rows[0]?.client_id ?? key, detail: null });
+    }
+    result.unmanaged = existing
+      .filter((r) => !wanted.has(keyOf(r.client_id)) && !managedByFile.has(keyOf(r.client_id)))
+      .map((r) => ({ kind: 'oidc_client', name: `${r.client_id} (${r.name})` }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+    return result;
+  },
+
+  async export(s) {
+    const rows = [...(await listClients(s.store.root))].sort((a, b) => a.client_id.localeCompare(b.client_id));
+    if (rows.length === 0) return undefined;
+    const out: ConfigClient[] = [];
+    for (const row of rows) {
+      const v = await clientView(s, row);
+      // A gate's deleted group is written by its id: applied, it is refused, never opened to everyone.
+      const groups = v.allowed_group_ids.map((gid, i) => (v.allowed_groups[i].startsWith('(deleted group ') ? gid : v.allowed_groups[i]));
+      out.push({
+        client_id: v.client_id,
+        name: v.name,
+        ...(v.public ? { public: true } : { secret: { env: secretEnvName(v.client_id) } }),
+        ...(v.redirect_uris.length > 0 ? { redirect_uris: v.redirect_uris } : {}),
+        ...(v.post_logout_redirect_uris.length > 0 ? { post_logout_redirect_uris: v.post_logout_redirect_uris } : {}),
+        ...(v.backchannel_logout_uri !== null ? { backchannel_logout_uri: v.backchannel_logout_uri } : {}),
+        ...(v.grants.includes('device_code') ? { device: true } : {}),
+        ...(v.grants.includes('client_credentials') ? { credentials: true } : {}),
+        ...(v.audience !== null && v.audience !== ownAudience(v.client_id) ? { audience: v.audience } : {}),
+        ...(groups.length > 0 ? { allowed_groups: groups } : {}),
+        ...(v.first_party ? { first_party: true } : {}),
+        ...(v.two_factor ? { two_factor: true } : {}),
+      });
+    }
+    return out;
+  },
+};
