@@ -8,10 +8,11 @@ import type { Actor, Caller } from '../actor';
 import type { Services } from '../services';
 import { requireAdministrator } from '../access/caller';
 import { authenticateRiding } from '../access/authenticate';
-import { resolveGateGroup } from '../groups/manage';
 import { findGroupsByReference } from '../store/groups';
 import { AppRow, deleteApp, findApp, findAppsByHost, forwardRide, insertApp, listApps } from '../store/apps';
-import { ambiguousUnder, appFor, normalHost, parsePrefix, under } from './rules';
+import { assertNotFileManaged } from '../store/config-managed';
+import { ambiguousUnder, appFor, normalHost, under } from './rules';
+import { appKey, appRowOf, type NewAppInput } from './app-rows';
 import { isReference } from '../store/reference';
 
 export interface AppView {
@@ -24,13 +25,7 @@ export interface AppView {
   created_at: string;
 }
 
-export interface NewAppInput {
-  host: string;
-  paths?: readonly string[];
-  allowedGroups?: readonly string[];
-  twoFactor?: boolean;
-  bypassPaths?: readonly string[];
-}
+export type { NewAppInput } from './app-rows';
 
 /** The request a proxy asks about. */
 export interface ForwardRequest {
@@ -86,30 +81,16 @@ async function resolveApp(s: Services, app: string): Promise<AppRow> {
   throw new AppError('not_found', `no app ${app}`);
 }
 
-const unique = <T>(xs: readonly T[]) => [...new Set(xs)];
-
 export function appOperations(s: Services): AppOperations {
   return {
     async add(actor, input) {
       requireAdministrator(actor, 'add apps');
-      const host = normalHost(input.host);
-      if (host === null) throw new AppError('invalid_input', `{--host} takes a host name like app.example.com (no scheme, no port), got "${input.host}"`);
-      const paths = unique((input.paths ?? []).map((p) => parsePrefix(p, '{--path}')));
-      const bypassPaths = unique((input.bypassPaths ?? []).map((p) => parsePrefix(p, '{--bypass-path}')));
-      // Only managed groups grant access (the same rule as OIDC client gates): a group any account
-      // can make and name proves nothing.
-      const groups = [];
-      for (const g of unique(input.allowedGroups ?? [])) groups.push(await resolveGateGroup(s.store.root, g));
+      const wanted = await appRowOf(s.store.root, input);
+      const { host, paths } = wanted;
       const existing = await findAppsByHost(s.store.root, host);
       const covers = (a: AppRow) => JSON.stringify([...parseList(a.paths)].sort()) === JSON.stringify([...paths].sort());
       if (existing.some(covers)) throw new AppError('conflict', `an app already covers ${host}${paths.length ? ` ${paths.join(' ')}` : ''}; remove it first`);
-      const row = await insertApp(s.store.root, {
-        host,
-        paths,
-        allowedGroups: groups.map((g) => g.reference_id),
-        bypassPaths,
-        twoFactor: input.twoFactor === true,
-      });
+      const row = await insertApp(s.store.root, wanted);
       await s.audit.record('app_added', actor, { account: null, app: row.reference_id, host });
       return view(s, row);
     },
@@ -124,6 +105,7 @@ export function appOperations(s: Services): AppOperations {
     async remove(actor, app) {
       requireAdministrator(actor, 'remove apps');
       const row = await resolveApp(s, app);
+      await assertNotFileManaged(s.store.root, actor.via, 'forward_app', appKey({ host: row.host, paths: parseList(row.paths) }));
       const shown = await view(s, row);
       await deleteApp(s.store.root, row.id);
       await s.audit.record('app_removed', actor, { account: null, app: row.reference_id, host: row.host });

@@ -58,6 +58,14 @@ export const findAppsByHost = op(async (h, host: string): Promise<AppRow[]> =>
   ((await h.k('forward_app').where({ host }).orderBy('id')) as Record<string, unknown>[]).map((r) => decodeRow<AppRow>('forward_app', r)),
 );
 
+/** Sets who may open an app, its bypass paths and whether it needs a second factor (its host and paths are what it is). */
+export const updateApp = op(async (h, id: number, app: Pick<NewApp, 'allowedGroups' | 'bypassPaths' | 'twoFactor'>): Promise<void> => {
+  await h
+    .k('forward_app')
+    .where({ id })
+    .update({ allowed_groups: JSON.stringify(app.allowedGroups), bypass_paths: JSON.stringify(app.bypassPaths), two_factor: app.twoFactor });
+});
+
 export const deleteApp = op(async (h, id: number): Promise<void> => {
   const n = await h.k('forward_app').where({ id }).del();
   if (n === 0) throw new AppError('not_found', 'the app no longer exists');

@@ -3,5 +3,6 @@ import type { ConfigKind } from '../kind';
 import { actionsKind } from './actions';
 import { groupsKind } from './groups';
 import { oidcClientsKind } from './oidc-clients';
+import { forwardAppsKind } from './forward-apps';
 
-export const KINDS: readonly ConfigKind[] = [groupsKind, actionsKind, oidcClientsKind];
+export const KINDS: readonly ConfigKind[] = [groupsKind, actionsKind, oidcClientsKind, forwardAppsKind];
