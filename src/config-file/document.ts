@@ -35,8 +35,14 @@ export async function parseConfig(text: string, file: string): Promise<ParsedCon
     const p = lines.linePos(offset);
     return `${file}:${p.line}:${p.col}`;
   };
-  const first = yaml.errors[0];
-  if (first) throw new AppError('invalid_input', `${where(first.pos[0])}: ${first.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')}`);
+  // A warning (an unknown tag such as !foo, read as if it were not there) is refused too: the file
+  // says one thing, so it must be read as exactly that.
+  const first = yaml.errors[0] ?? yaml.warnings[0];
+  if (first) {
+    const said = first.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
+    const message = /multiple documents/i.test(said) ? 'a configuration file is one YAML document (no second ---)' : said;
+    throw new AppError('invalid_input', `${where(first.pos[0])}: ${message}`);
+  }
   let data: unknown;
   try {
     // Aliases may not expand past a few times the document's own size (the "billion laughs").

@@ -107,6 +107,9 @@ t.test('a bad file: exit 1 from plan, the line and column and what was expected;
     ['twice', 'version: 1\ngroups:\n  - name: staff\n  - name: STAFF\n', /twice\.yaml:4:11: the group STAFF is named twice/],
     ['reserved', 'version: 1\ngroups:\n  - name: administrators\n', /reserved\.yaml:3:11: the group name administrators is reserved/],
     ['cycle', 'version: 1\ngroups:\n  - name: a\n    groups: [b]\n  - name: b\n    groups: [a]\n', /cycle\.yaml:\d+:\d+: a cycle/],
+    ['tag', 'version: 1\ngroups:\n  - name: !foo staff\n', /tag\.yaml:3:11: .*tag/i],
+    ['documents', 'version: 1\n---\nversion: 1\n', /documents\.yaml:2:1: a configuration file is one YAML document/],
+    ['yes', 'version: 1\nactions:\n  signup: {guest: yes}\n', /yes\.yaml:3:19: actions\.signup\.guest must be boolean/],
     ['no action', 'version: 1\nactions:\n  launch: {guest: true}\n', /no action\.yaml:3:3: no action named launch/],
     [
       'laughs',
