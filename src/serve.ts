@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { passkeyObstacle, type Config } from './config';
 import { holdDataDir, openCore, othersHoldDataDir, prepareDataDir, type Core } from './core';
 import { createLogger, Logger } from './log';
-import { AppError } from './errors';
+import { readConfigText } from './config-file/document';
 import { CONFIG } from './actor';
 import { startServer, type RunningServer } from './http/server';
 
@@ -22,12 +22,7 @@ async function holdDataDirFor(config: Config) {
 
 /** Applies `file` (serve --config): one line in the log of what changed, by sign. */
 async function applyConfigFile(core: Core, file: string, logger: Logger): Promise<void> {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new AppError('invalid_input', `cannot read the configuration file ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
-  }
+  const text = readConfigText(file);
   const plan = await core.configFile.apply(CONFIG, text, file, process.env);
   const count = (sign: string) => plan.changes.filter((c) => c.sign === sign).length;
   logger.info('config_applied', { file, created: count('+'), changed: count('~'), deleted: count('-'), unmanaged: plan.unmanaged.length });

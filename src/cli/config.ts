@@ -6,21 +6,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { AppError, isAppError, messageFor } from '../errors';
+import { isAppError, messageFor } from '../errors';
+import { readConfigText } from '../core';
 import type { ConfigPlan as Plan } from '../core';
 import { withCore, wantsJson } from './context';
 import type { Io } from './io';
 import { emit } from './output';
 import { ExitWith } from './exit-codes';
 
-/** The file's text; a file that cannot be read is an error naming it. */
-function readConfigFile(file: string): string {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new AppError('not_found', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
-  }
-}
+/** The file's text, and the name it is recorded by (its absolute path: the same from any folder). */
+const readConfigFile = (file: string) => readConfigText(path.resolve(file));
 
 const lines = (plan: Plan) =>
   [
@@ -59,7 +54,7 @@ export function registerConfig(program: Command, io: Io): void {
     .action(async (file: string, _o, c: Command) => {
       let plan: Plan;
       try {
-        plan = await withCore(c, io, (core) => core.configFile.plan(core.shell, readConfigFile(file), file, io.env));
+        plan = await withCore(c, io, (core) => core.configFile.plan(core.shell, readConfigFile(file), path.resolve(file), io.env));
       } catch (err) {
         if (!isAppError(err)) throw err;
         const message = messageFor(err, 'cli');
@@ -75,7 +70,7 @@ export function registerConfig(program: Command, io: Io): void {
     .description('make the store match the file, in one transaction (deletes only what an earlier apply made)')
     .action(async (file: string, _o, c: Command) =>
       withCore(c, io, async (core) => {
-        const plan = await core.configFile.apply(core.shell, readConfigFile(file), file, io.env);
+        const plan = await core.configFile.apply(core.shell, readConfigFile(file), path.resolve(file), io.env);
         emit(io, wantsJson(c), plan, () => lines(plan) || 'nothing to change\n');
       }),
     );

@@ -4,6 +4,7 @@
  * file is one error naming the file, the line and column, and what was expected there. Both
  * libraries load only when a file is read.
  */
+import fs from 'node:fs';
 import { AppError } from '../errors';
 import { CONFIG_SCHEMA, type ConfigDocument } from './schema';
 
@@ -24,6 +25,32 @@ async function validate(data: unknown) {
     validator = new Ajv({ allErrors: false, strict: true }).compile(CONFIG_SCHEMA) as typeof validator;
   }
   return validator(data) ? null : (validator.errors?.[0] ?? null);
+}
+
+/**
+ * A configuration file's text: a regular file of at most MAX_BYTES, in UTF-8 (a byte that is not
+ * is refused, never read as something else). Errors name the file.
+ */
+export function readConfigText(file: string): string {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  } catch (err) {
+    throw new AppError('not_found', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw new AppError('invalid_input', `${file} is not a file`);
+    if (stat.size > MAX_BYTES) throw new AppError('invalid_input', `${file}: larger than ${MAX_BYTES / 1024} KiB`);
+    const bytes = fs.readFileSync(fd);
+    try {
+      return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      throw new AppError('invalid_input', `${file}: not UTF-8 text`);
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 export async function parseConfig(text: string, file: string): Promise<ParsedConfig> {

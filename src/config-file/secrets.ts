@@ -37,31 +37,38 @@ export function resolveSecret(ref: SecretRef, where: string, configFile: string,
     value = v;
   } else {
     const target = path.resolve(path.dirname(path.resolve(configFile)), ref.file);
-    let real: string;
+    // Opened first, then judged by what was opened (its path through /proc/self/fd): a link swapped
+    // between a check and a read cannot slip a file from elsewhere in.
+    let fd: number;
     try {
-      real = fs.realpathSync(target);
+      fd = fs.openSync(target, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
     } catch {
       throw new AppError('invalid_input', `${where}: cannot read the secret file ${ref.file}`);
     }
-    const inside = secretRoots(configFile, env).some((root) => {
-      let r: string;
-      try {
-        r = fs.realpathSync(root);
-      } catch {
-        return false;
+    try {
+      const real = fs.readlinkSync(`/proc/self/fd/${fd}`);
+      const inside = secretRoots(configFile, env).some((root) => {
+        let r: string;
+        try {
+          r = fs.realpathSync(root);
+        } catch {
+          return false;
+        }
+        return real === r || real.startsWith(r + path.sep);
+      });
+      if (!inside) {
+        throw new AppError(
+          'invalid_input',
+          `${where}: the secret file ${ref.file} is outside the configuration file's folder, /run/secrets and $CREDENTIALS_DIRECTORY`,
+        );
       }
-      return real === r || real.startsWith(r + path.sep);
-    });
-    if (!inside) {
-      throw new AppError(
-        'invalid_input',
-        `${where}: the secret file ${ref.file} is outside the configuration file's folder, /run/secrets and $CREDENTIALS_DIRECTORY`,
-      );
+      const stat = fs.fstatSync(fd);
+      if (!stat.isFile() || stat.size > MAX_SECRET)
+        throw new AppError('invalid_input', `${where}: the secret file ${ref.file} is not a file of at most ${MAX_SECRET} bytes`);
+      value = fs.readFileSync(fd, 'utf8');
+    } finally {
+      fs.closeSync(fd);
     }
-    const stat = fs.statSync(real);
-    if (!stat.isFile() || stat.size > MAX_SECRET)
-      throw new AppError('invalid_input', `${where}: the secret file ${ref.file} is not a file of at most ${MAX_SECRET} bytes`);
-    value = fs.readFileSync(real, 'utf8');
   }
   value = value.replace(/\r?\n$/, '');
   if (value === '' || Buffer.byteLength(value) > MAX_SECRET)

@@ -27,7 +27,7 @@ import { setGroupExternalId as setExternalIdOf } from '../store/scim';
 import { findAccountById } from '../store/accounts';
 import { validateName } from '../accounts/validate';
 import { isReference } from '../store/reference';
-import { assertGroupNameFree } from './names';
+import { assertGroupNameFree, groupNameKey, type GroupNameIndex } from './names';
 import { assertNotFileManaged } from '../store/config-managed';
 
 const RESERVED_GROUP_NAMES = new Set(['administrators', 'users']);
@@ -57,10 +57,12 @@ export async function createGroup(s: Services, actor: Actor, input: NewGroup): P
 }
 
 /** createGroup inside the caller's transaction: audit with auditGroupCreated once it has committed. */
-export async function createGroupIn(tx: Tx, actor: Actor, input: NewGroup): Promise<GroupRow> {
+export async function createGroupIn(tx: Tx, actor: Actor, input: NewGroup, known?: GroupNameIndex): Promise<GroupRow> {
   const world = await readWorld(tx, 'usergroup');
   if (!can(actor.principal, 'create', world.guard)) throw denied(false, 'create usergroup records');
-  await assertGroupNameFree(tx, input.name, null);
+  await assertGroupNameFree(tx, input.name, null, known);
+  // A caller that keeps the index of names keeps it up to date (an ownerless group is managed).
+  if (known && input.ownerId === null) known.set(groupNameKey(input.name), { name: input.name });
   const { referenceId } = await insertGroup(tx, {
     name: input.name,
     ownerId: input.ownerId,

@@ -88,11 +88,18 @@ export function groupNameKey(name: string): string {
  * Refuses a name (for a new group, or a rename of `selfId`) that looks like a managed group's.
  * Inside the caller's transaction, so two concurrent creations cannot both pass.
  */
-export async function assertGroupNameFree(tx: Tx, name: string, selfId: number | null): Promise<void> {
+export async function assertGroupNameFree(tx: Tx, name: string, selfId: number | null, known?: GroupNameIndex): Promise<void> {
   const key = groupNameKey(name);
-  const clash = (await managedGroups(tx)).find((g) => g.id !== selfId && groupNameKey(g.name) === key);
+  const clash = known ? known.get(key) : (await managedGroups(tx)).find((g) => g.id !== selfId && groupNameKey(g.name) === key);
   if (clash) {
     const same = clash.name.toLowerCase() === name.toLowerCase();
     throw new AppError('name_taken', same ? `a group named ${clash.name} exists` : `the name ${name} looks too much like the group ${clash.name}`);
   }
+}
+
+/** The managed groups by the key of their name, read once for a caller that makes many groups in one transaction (a configuration file). */
+export type GroupNameIndex = Map<string, { name: string }>;
+
+export async function groupNameIndex(tx: Tx): Promise<GroupNameIndex> {
+  return new Map((await managedGroups(tx)).map((g) => [groupNameKey(g.name), { name: g.name }]));
 }

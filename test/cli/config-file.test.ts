@@ -110,6 +110,12 @@ t.test('a bad file: exit 1 from plan, the line and column and what was expected;
     ['tag', 'version: 1\ngroups:\n  - name: !foo staff\n', /tag\.yaml:3:11: .*tag/i],
     ['documents', 'version: 1\n---\nversion: 1\n', /documents\.yaml:2:1: a configuration file is one YAML document/],
     ['yes', 'version: 1\nactions:\n  signup: {guest: yes}\n', /yes\.yaml:3:19: actions\.signup\.guest must be boolean/],
+    [
+      'same action',
+      'version: 1\nactions:\n  user_account/signup: {guest: false}\n  signup: {guest: true}\n',
+      /same action\.yaml:4:3: signup names user_account\/signup again/,
+    ],
+    ['latin1', 'version: 1\ngroups:\n  - name: caf\xe9\n', /latin1\.yaml: not UTF-8 text/],
     ['no action', 'version: 1\nactions:\n  launch: {guest: true}\n', /no action\.yaml:3:3: no action named launch/],
     [
       'laughs',
@@ -118,7 +124,8 @@ t.test('a bad file: exit 1 from plan, the line and column and what was expected;
     ],
   ];
   for (const [name, text, expected] of cases) {
-    const file = write(dir, `${name}.yaml`, text);
+    const file = path.join(dir, `${name}.yaml`);
+    fs.writeFileSync(file, name === 'latin1' ? Buffer.from(text, 'latin1') : text);
     const plan = await cli(s.dataDir, ['config', 'plan', file]);
     t.equal(plan.code, 1, `${name}: exit 1`);
     t.match(plan.err, expected, `${name}: ${plan.err.trim()}`);
@@ -127,6 +134,9 @@ t.test('a bad file: exit 1 from plan, the line and column and what was expected;
   }
   t.equal((await cli(s.dataDir, ['--json', 'group', 'list'])).json.groups.length, 3, 'nothing was made');
   t.equal((await cli(s.dataDir, ['config', 'plan', path.join(dir, 'missing.yaml')])).code, 1, 'a file that is not there');
+  const device = await cli(s.dataDir, ['config', 'plan', '/dev/zero']);
+  t.equal(device.code, 1, 'a device is no configuration file (it is not read to its end)');
+  t.match(device.err, /\/dev\/zero is not a file/);
   const schema = await cli(s.dataDir, ['config', 'schema']);
   t.equal(JSON.parse(schema.out).title, 'Gatehouse configuration file');
 });

@@ -69,6 +69,11 @@ t.test('bad apps: the line and column, nothing made', async (t) => {
     ['scheme', 'version: 1\nforward_apps:\n  - host: https://x.example\n', /scheme\.yaml:3:5: .*host name like app\.example\.com/],
     ['unmanaged', 'version: 1\nforward_apps:\n  - host: x.example\n    allowed_groups: [nobody]\n', /unmanaged\.yaml:3:5: no group named nobody/],
     ['twice', 'version: 1\nforward_apps:\n  - host: x.example\n  - host: X.example\n', /twice\.yaml:4:11: the app x\.example is named twice/],
+    [
+      'overlap',
+      'version: 1\nforward_apps:\n  - host: x.example\n    paths: [/admin/]\n  - host: x.example\n    paths: [/admin, /other]\n    allowed_groups: [administrators]\n',
+      /overlap\.yaml:6:12: \/admin of x\.example is covered by two apps/,
+    ],
   ];
   for (const [name, text, expected] of cases) {
     const file = path.join(dir, `${name}.yaml`);

@@ -46,6 +46,7 @@ export const actionsKind: ConfigKind = {
       }
       const row = found[0];
       const key = `${row.on_type}/${row.action_name}`;
+      if (named.has(key)) throw new AppError('invalid_input', `${parsed.at(['actions', name], 'key')}: ${name} names ${key} again`);
       named.add(key);
       const next = want.permission ?? (want.guest ? row.permission | bit('guest', 'execute') : row.permission & ~bit('guest', 'execute'));
       if (next !== row.permission) {

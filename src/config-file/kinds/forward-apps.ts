@@ -54,6 +54,7 @@ export const forwardAppsKind: ConfigKind = {
     const managed = await managedNames(tx, 'forward_app');
     const stored = new Map((await listApps(tx)).map((row) => [appKey({ host: row.host, paths: list(row.paths) }), row] as [string, AppRow]));
     const named = new Set<string>();
+    const covered = new Set<string>();
     const apps = (parsed.doc.forward_apps as ConfigApp[] | undefined) ?? [];
     for (const [index, app] of apps.entries()) {
       const wanted = await appRowOf(tx, {
@@ -68,6 +69,13 @@ export const forwardAppsKind: ConfigKind = {
       const key = appKey(wanted);
       if (named.has(key)) throw new AppError('invalid_input', `${parsed.at(['forward_apps', index, 'host'])}: the app ${key} is named twice`);
       named.add(key);
+      // One host's paths belong to one app each: two apps covering one path would leave which gate answers to their order.
+      for (const p of wanted.paths.length === 0 ? ['(the whole host)'] : wanted.paths) {
+        const at = `${wanted.host} ${p}`;
+        if (covered.has(at))
+          throw new AppError('invalid_input', `${parsed.at(['forward_apps', index, 'paths'])}: ${p} of ${wanted.host} is covered by two apps`);
+        covered.add(at);
+      }
       const row = stored.get(key);
       if (!row) {
         const made = await insertApp(tx, wanted);
@@ -97,7 +105,7 @@ export const forwardAppsKind: ConfigKind = {
       await unmarkManaged(tx, 'forward_app', key);
       result.changes.push({ sign: '-', kind: 'forward_app', name: key, detail: null });
     }
-    result.unmanaged = [...stored.keys()].filter((k) => !named.has(k)).map((name) => ({ kind: 'forward_app', name }));
+    result.unmanaged = [...stored.keys()].filter((k) => !named.has(k) && !managed.has(k)).map((name) => ({ kind: 'forward_app', name }));
     return result;
   },
 

@@ -6,11 +6,12 @@
 import { AppError } from '../../errors';
 import { CONFIG } from '../../actor';
 import type { Tx } from '../../store/connection';
-import { findGroupsByName, managedGroups, type GroupRow } from '../../store/groups';
+import { managedGroups, type GroupRow } from '../../store/groups';
 import { childGroups } from '../../store/nesting';
 import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
 import { auditGroupCreated, auditGroupDeleted, createGroupIn, deleteGroupIn, parseGroupName } from '../../groups/manage';
 import { auditNesting, changeNestingIn } from '../../groups/nesting';
+import { groupNameIndex } from '../../groups/names';
 import type { ParsedConfig } from '../document';
 import { listed, noResult, type ConfigKind } from '../kind';
 
@@ -46,12 +47,11 @@ function wantedGroups(parsed: ParsedConfig): Map<string, { name: string; inside:
   return wanted;
 }
 
-/** The managed group of a name (ignoring case), if there is one: the one a file's name means. */
-export async function managedNamed(tx: Tx, n: string): Promise<GroupRow | undefined> {
-  const named = await findGroupsByName(tx, n);
-  if (named.length === 0) return undefined;
-  const managed = new Set((await managedGroups(tx)).map((g) => g.id));
-  return named.find((g) => managed.has(g.id) && g.system_role === null);
+/** The managed groups (not the built-in ones) by lower-case name: read once per apply, kept up to date by it. */
+async function managedByName(tx: Tx): Promise<Map<string, GroupRow>> {
+  const byName = new Map<string, GroupRow>();
+  for (const g of await managedGroups(tx)) if (g.system_role === null && !byName.has(lower(g.name))) byName.set(lower(g.name), g);
+  return byName;
 }
 
 export const groupsKind: ConfigKind = {
@@ -75,13 +75,16 @@ export const groupsKind: ConfigKind = {
     const result = noResult();
     const wanted = wantedGroups(parsed);
     const managedByFile = await managedNames(tx, 'group');
+    const existing = await managedByName(tx);
+    const names = await groupNameIndex(tx);
     // Made or taken over first, so that every group the nesting names exists.
     const rows = new Map<string, GroupRow>();
     for (const [key, g] of wanted) {
-      let row = await managedNamed(tx, g.name);
+      let row = existing.get(key);
       if (!row) {
-        const made = await createGroupIn(tx, CONFIG, { name: g.name, ownerId: null });
+        const made = await createGroupIn(tx, CONFIG, { name: g.name, ownerId: null }, names);
         row = made;
+        existing.set(key, made);
         result.audits.push((s, actor) => auditGroupCreated(s, actor, made));
         result.changes.push({ sign: '+', kind: 'group', name: g.name, detail: null });
       } else if (!managedByFile.has(key)) {
@@ -125,7 +128,7 @@ export const groupsKind: ConfigKind = {
     // Deleted: what an earlier apply managed and the file no longer names.
     for (const key of managedByFile.keys()) {
       if (wanted.has(key)) continue;
-      const row = await managedNamed(tx, key);
+      const row = existing.get(key);
       if (row) {
         const gone = await deleteGroupIn(tx, row.reference_id, 'config');
         result.audits.push((s, actor) => auditGroupDeleted(s, actor, gone));
@@ -133,8 +136,8 @@ export const groupsKind: ConfigKind = {
       await unmarkManaged(tx, 'group', key);
       result.changes.push({ sign: '-', kind: 'group', name: row?.name ?? key, detail: null });
     }
-    result.unmanaged = (await managedGroups(tx))
-      .filter((g) => g.system_role === null && !wanted.has(lower(g.name)))
+    result.unmanaged = [...existing.values()]
+      .filter((g) => !wanted.has(lower(g.name)) && !managedByFile.has(lower(g.name)))
       .map((g) => ({ kind: 'group', name: g.name }))
       .sort((a, b) => a.name.localeCompare(b.name));
     return result;
