@@ -4,10 +4,10 @@ import { op, type Tx } from './handle';
 
 export type ManagedKind = 'group' | 'action' | 'oidc_client' | 'saml_sp' | 'forward_app' | 'provider' | 'webhook' | 'scim_target';
 
-/** The managed names of a kind, with the file each came from. */
-export const managedNames = op(async (h, kind: ManagedKind): Promise<Map<string, string>> => {
-  const rows = await h.all('SELECT name, file FROM config_managed WHERE kind = ?', [kind]);
-  return new Map(rows.map((r) => [String(r.name), String(r.file)]));
+/** The managed names of a kind, with the file each came from and whether an apply made it (or took it over). */
+export const managedNames = op(async (h, kind: ManagedKind): Promise<Map<string, { file: string; made: boolean }>> => {
+  const rows = await h.all('SELECT name, file, made FROM config_managed WHERE kind = ?', [kind]);
+  return new Map(rows.map((r) => [String(r.name), { file: String(r.file), made: r.made === true || Number(r.made) === 1 }]));
 });
 
 /** The file that manages one object, or null. */
@@ -16,8 +16,13 @@ export const managingFile = op(async (h, kind: ManagedKind, name: string): Promi
   return rows.length === 0 ? null : String(rows[0].file);
 });
 
-export const markManaged = op(async (h, kind: ManagedKind, name: string, file: string): Promise<void> => {
-  await h.k('config_managed').insert({ kind, name, file, applied_at: h.clock.now() }).onConflict(['kind', 'name']).merge({ file, applied_at: h.clock.now() });
+/** Records that `file` manages an object; `made`: an apply made it (kept as first recorded when the row exists). */
+export const markManaged = op(async (h, kind: ManagedKind, name: string, file: string, made: boolean): Promise<void> => {
+  await h
+    .k('config_managed')
+    .insert({ kind, name, file, applied_at: h.clock.now(), made })
+    .onConflict(['kind', 'name'])
+    .merge({ file, applied_at: h.clock.now() });
 });
 
 export const unmarkManaged = op(async (h, kind: ManagedKind, name: string): Promise<void> => {

@@ -140,3 +140,24 @@ t.test('a bad file: exit 1 from plan, the line and column and what was expected;
   const schema = await cli(s.dataDir, ['config', 'schema']);
   t.equal(JSON.parse(schema.out).title, 'Gatehouse configuration file');
 });
+
+t.test('a group made by hand and taken over by a file is let go, never deleted, once the file drops it', async (t) => {
+  const s = await withAdmin(t);
+  const dir = tempDir(t);
+  t.equal((await cli(s.dataDir, ['group', 'create', 'handteam'])).code, 0);
+  t.equal((await cli(s.dataDir, ['group', 'add', 'handteam', 'admin@example.com'])).code, 0);
+  const takeOver = await cli(s.dataDir, ['config', 'apply', write(dir, 'a.yaml', 'version: 1\ngroups:\n  - name: HANDTEAM\n')]);
+  t.match(takeOver.out, /^~ group HANDTEAM: taken over/m);
+  t.equal((await cli(s.dataDir, ['group', 'delete', 'handteam'])).code, 3, 'managed by the file now');
+  const dropped = await cli(s.dataDir, ['config', 'apply', write(dir, 'b.yaml', 'version: 1\n')]);
+  t.equal(dropped.code, 0, dropped.err);
+  t.match(dropped.out, /^- group handteam: no longer managed \(made by hand: kept\)$/m);
+  const kept = await cli(s.dataDir, ['--json', 'group', 'show', 'handteam']);
+  t.equal(kept.code, 0, 'the group is still there');
+  t.same(
+    kept.json.members.map((m: { email: string }) => m.email),
+    ['admin@example.com'],
+    'with its people',
+  );
+  t.equal((await cli(s.dataDir, ['group', 'delete', 'handteam'])).code, 0, "and the shell's to change again");
+});

@@ -58,7 +58,7 @@ export const actionsKind: ConfigKind = {
       } else if (!managed.has(key)) {
         result.changes.push({ sign: '~', kind: 'action', name, detail: `taken over: managed by ${file} from now on` });
       }
-      await markManaged(tx, 'action', key, file);
+      await markManaged(tx, 'action', key, file, false);
     }
     for (const key of managed.keys()) {
       if (named.has(key)) continue;

@@ -55,6 +55,7 @@ export const forwardAppsKind: ConfigKind = {
     const stored = new Map((await listApps(tx)).map((row) => [appKey({ host: row.host, paths: list(row.paths) }), row] as [string, AppRow]));
     const named = new Set<string>();
     const covered = new Set<string>();
+    const madeHere = new Set<string>();
     const apps = (parsed.doc.forward_apps as ConfigApp[] | undefined) ?? [];
     for (const [index, app] of apps.entries()) {
       const wanted = await appRowOf(tx, {
@@ -79,6 +80,8 @@ export const forwardAppsKind: ConfigKind = {
       const row = stored.get(key);
       if (!row) {
         const made = await insertApp(tx, wanted);
+        stored.set(key, made);
+        madeHere.add(key);
         result.audits.push((s, actor) => s.audit.record('app_added', actor, { account: null, app: made.reference_id, host: made.host }));
         result.changes.push({ sign: '+', kind: 'forward_app', name: key, detail: null });
       } else {
@@ -93,11 +96,17 @@ export const forwardAppsKind: ConfigKind = {
           result.changes.push({ sign: '~', kind: 'forward_app', name: key, detail: `taken over: managed by ${file} from now on` });
         }
       }
-      await markManaged(tx, 'forward_app', key, file);
+      await markManaged(tx, 'forward_app', key, file, madeHere.has(key));
     }
-    for (const key of managed.keys()) {
+    for (const [key, entry] of managed) {
       if (named.has(key)) continue;
       const row = stored.get(key);
+      if (!entry.made) {
+        // Made by hand and only taken over: let go, never removed.
+        await unmarkManaged(tx, 'forward_app', key);
+        result.changes.push({ sign: '-', kind: 'forward_app', name: key, detail: 'no longer managed (made by hand: kept)' });
+        continue;
+      }
       if (row) {
         await deleteApp(tx, row.id);
         result.audits.push((s, actor) => s.audit.record('app_removed', actor, { account: null, app: row.reference_id, host: row.host }));
@@ -105,7 +114,7 @@ export const forwardAppsKind: ConfigKind = {
       await unmarkManaged(tx, 'forward_app', key);
       result.changes.push({ sign: '-', kind: 'forward_app', name: key, detail: null });
     }
-    result.unmanaged = [...stored.keys()].filter((k) => !named.has(k) && !managed.has(k)).map((name) => ({ kind: 'forward_app', name }));
+    result.unmanaged = [...stored.keys()].filter((k) => !named.has(k) && !managed.has(k) && !madeHere.has(k)).map((name) => ({ kind: 'forward_app', name }));
     return result;
   },
 

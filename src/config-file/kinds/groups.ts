@@ -81,16 +81,17 @@ export const groupsKind: ConfigKind = {
     const rows = new Map<string, GroupRow>();
     for (const [key, g] of wanted) {
       let row = existing.get(key);
+      const made = !row;
       if (!row) {
-        const made = await createGroupIn(tx, CONFIG, { name: g.name, ownerId: null }, names);
-        row = made;
-        existing.set(key, made);
-        result.audits.push((s, actor) => auditGroupCreated(s, actor, made));
+        const created = await createGroupIn(tx, CONFIG, { name: g.name, ownerId: null }, names);
+        row = created;
+        existing.set(key, created);
+        result.audits.push((s, actor) => auditGroupCreated(s, actor, created));
         result.changes.push({ sign: '+', kind: 'group', name: g.name, detail: null });
       } else if (!managedByFile.has(key)) {
         result.changes.push({ sign: '~', kind: 'group', name: g.name, detail: `taken over: managed by ${file} from now on` });
       }
-      await markManaged(tx, 'group', key, file);
+      await markManaged(tx, 'group', key, file, made);
       rows.set(key, row);
     }
     // The groups inside each: out what the file no longer names, then in what it adds.
@@ -126,9 +127,15 @@ export const groupsKind: ConfigKind = {
       result.changes.push({ sign: '~', kind: 'group', name: g.name, detail: `groups inside: ${listed(g.inside)} (was ${listed(before.map((c) => c.name))})` });
     }
     // Deleted: what an earlier apply managed and the file no longer names.
-    for (const key of managedByFile.keys()) {
+    for (const [key, entry] of managedByFile) {
       if (wanted.has(key)) continue;
       const row = existing.get(key);
+      if (!entry.made) {
+        // Made by hand and only taken over: let go, never deleted.
+        await unmarkManaged(tx, 'group', key);
+        result.changes.push({ sign: '-', kind: 'group', name: row?.name ?? key, detail: 'no longer managed (made by hand: kept)' });
+        continue;
+      }
       if (row) {
         const gone = await deleteGroupIn(tx, row.reference_id, 'config');
         result.audits.push((s, actor) => auditGroupDeleted(s, actor, gone));

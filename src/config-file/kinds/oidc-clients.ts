@@ -256,12 +256,18 @@ export const oidcClientsKind: ConfigKind = {
         const details = [...(managedByFile.has(key) ? [] : [`taken over: managed by ${file} from now on`]), ...changed.map((c) => c.text)];
         if (details.length > 0) result.changes.push({ sign: '~', kind: 'oidc_client', name: id, detail: details.join('; ') });
       }
-      await markManaged(tx, 'oidc_client', key, file);
+      await markManaged(tx, 'oidc_client', key, file, !before);
     }
     // Removed: what an earlier apply managed and the file no longer names.
-    for (const key of managedByFile.keys()) {
+    for (const [key, entry] of managedByFile) {
       if (wanted.has(key)) continue;
       const rows = byKey.get(key) ?? [];
+      if (!entry.made) {
+        // Made by hand and only taken over: let go, never removed.
+        await unmarkManaged(tx, 'oidc_client', key);
+        result.changes.push({ sign: '-', kind: 'oidc_client', name: rows[0]?.client_id ?? key, detail: 'no longer managed (made by hand: kept)' });
+        continue;
+      }
       for (const row of rows) {
         await deleteClient(tx, row.client_id);
         result.audits.push(async (s2, actor) => {
