@@ -81,6 +81,7 @@ export const AUDIT_EVENTS = [
   'app_removed',
   'provider_added',
   'provider_removed',
+  'provider_changed',
   'webhook_added',
   'webhook_removed',
   'webhook_secret_rotated',

@@ -20,11 +20,15 @@ const readConfigFile = (file: string) => readConfigText(path.resolve(file));
 const lines = (plan: Plan) =>
   [
     ...plan.changes.map((c) => `${c.sign} ${c.kind} ${c.name}${c.detail ? `: ${c.detail}` : ''}`),
-    ...plan.unmanaged.map((u) => `  ${u.kind} ${u.name}: made by hand, not in the file (left alone)`),
+    ...plan.unmanaged.map((u) => `  ${u.kind} ${u.name}: ${u.file ? `managed by ${u.file}` : 'made by hand'}, not in the file (left alone)`),
   ].join('\n') + (plan.changes.length + plan.unmanaged.length > 0 ? '\n' : '');
 
 export function registerConfig(program: Command, io: Io): void {
-  const config = program.command('config').description('keep what an operator configures (groups, actions) in a YAML file: export, plan, apply');
+  const config = program
+    .command('config')
+    .description(
+      'keep what an operator configures (groups, actions, clients, SAML SPs, apps, providers, webhooks, SCIM targets) in a YAML file: export, plan, apply',
+    );
 
   config
     .command('schema')

@@ -13,16 +13,16 @@ import type { Tx } from '../store/connection';
 import { lockAccounts } from '../store/accounts';
 import { parseConfig, type ParsedConfig } from './document';
 import { KINDS } from './kinds';
-import type { KindResult, PlanLine } from './kind';
+import type { KindResult, PlanLine, Unmanaged } from './kind';
 import type { ConfigDocument } from './schema';
-import { resolveSecret, type SecretRef } from './secrets';
+import { readReferencedFile, resolveSecret, type SecretRef } from './secrets';
 
 export type { PlanLine } from './kind';
 
 export interface Plan {
   changes: PlanLine[];
-  /** Objects of the kinds the file manages that were made by hand: never changed or deleted by it. */
-  unmanaged: Array<{ kind: string; name: string }>;
+  /** Objects the file does not name, made by hand or managed by another file: never changed or deleted by it. */
+  unmanaged: Unmanaged[];
 }
 
 /** A rollback that carries the plan out of a transaction that must not commit. */
@@ -35,13 +35,16 @@ class PlanOnly extends Error {
 async function reconcile(s: Services, tx: Tx, parsed: ParsedConfig, file: string, env: NodeJS.ProcessEnv) {
   await lockAccounts(tx);
   const all: KindResult = { changes: [], unmanaged: [], audits: [] };
-  const secret = async (path: ReadonlyArray<string | number>) => {
+  const at = (path: ReadonlyArray<string | number>) => {
     let node: unknown = parsed.doc;
     for (const p of path) node = (node as Record<string | number, unknown>)[p];
-    return resolveSecret(node as SecretRef, parsed.at(path), file, env);
+    return node;
   };
+  const secret = async (path: ReadonlyArray<string | number>) => resolveSecret(at(path) as SecretRef, parsed.at(path), file, env);
+  const referencedFile = async (path: ReadonlyArray<string | number>, max: number, what: string) =>
+    readReferencedFile((at(path) as { file: string }).file, parsed.at(path), file, env, max, what);
   for (const kind of KINDS) {
-    const r = await kind.reconcile({ s, tx, parsed, file, secret });
+    const r = await kind.reconcile({ s, tx, parsed, file, secret, referencedFile });
     all.changes.push(...r.changes);
     all.unmanaged.push(...r.unmanaged);
     all.audits.push(...r.audits);

@@ -6,6 +6,7 @@
  * (systemd): a file cannot name /etc/shadow or a key elsewhere on the machine. One trailing line
  * break is dropped; an empty secret, or one past 4 KiB, is refused.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AppError } from '../errors';
@@ -29,6 +30,42 @@ export function secretRoots(configFile: string, env: NodeJS.ProcessEnv): string[
   return roots;
 }
 
+/**
+ * A file a configuration file names (a secret, an SP's metadata): read only when, once its links
+ * are followed, it lies inside secretRoots, is a regular file and holds at most `max` bytes.
+ */
+export function readReferencedFile(file: string, where: string, configFile: string, env: NodeJS.ProcessEnv, max: number, what = 'secret file'): string {
+  const target = path.resolve(path.dirname(path.resolve(configFile)), file);
+  // Opened first, then judged by what was opened (its path through /proc/self/fd): a link swapped
+  // between a check and a read cannot slip a file from elsewhere in.
+  let fd: number;
+  try {
+    fd = fs.openSync(target, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  } catch {
+    throw new AppError('invalid_input', `${where}: cannot read the ${what} ${file}`);
+  }
+  try {
+    const real = fs.readlinkSync(`/proc/self/fd/${fd}`);
+    const inside = secretRoots(configFile, env).some((root) => {
+      let r: string;
+      try {
+        r = fs.realpathSync(root);
+      } catch {
+        return false;
+      }
+      return real === r || real.startsWith(r + path.sep);
+    });
+    if (!inside) {
+      throw new AppError('invalid_input', `${where}: the ${what} ${file} is outside the configuration file's folder, /run/secrets and $CREDENTIALS_DIRECTORY`);
+    }
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile() || stat.size > max) throw new AppError('invalid_input', `${where}: the ${what} ${file} is not a file of at most ${max} bytes`);
+    return fs.readFileSync(fd, 'utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 export function resolveSecret(ref: SecretRef, where: string, configFile: string, env: NodeJS.ProcessEnv): string {
   let value: string;
   if ('env' in ref) {
@@ -36,42 +73,16 @@ export function resolveSecret(ref: SecretRef, where: string, configFile: string,
     if (v === undefined) throw new AppError('invalid_input', `${where}: the environment variable ${ref.env} is not set`);
     value = v;
   } else {
-    const target = path.resolve(path.dirname(path.resolve(configFile)), ref.file);
-    // Opened first, then judged by what was opened (its path through /proc/self/fd): a link swapped
-    // between a check and a read cannot slip a file from elsewhere in.
-    let fd: number;
-    try {
-      fd = fs.openSync(target, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-    } catch {
-      throw new AppError('invalid_input', `${where}: cannot read the secret file ${ref.file}`);
-    }
-    try {
-      const real = fs.readlinkSync(`/proc/self/fd/${fd}`);
-      const inside = secretRoots(configFile, env).some((root) => {
-        let r: string;
-        try {
-          r = fs.realpathSync(root);
-        } catch {
-          return false;
-        }
-        return real === r || real.startsWith(r + path.sep);
-      });
-      if (!inside) {
-        throw new AppError(
-          'invalid_input',
-          `${where}: the secret file ${ref.file} is outside the configuration file's folder, /run/secrets and $CREDENTIALS_DIRECTORY`,
-        );
-      }
-      const stat = fs.fstatSync(fd);
-      if (!stat.isFile() || stat.size > MAX_SECRET)
-        throw new AppError('invalid_input', `${where}: the secret file ${ref.file} is not a file of at most ${MAX_SECRET} bytes`);
-      value = fs.readFileSync(fd, 'utf8');
-    } finally {
-      fs.closeSync(fd);
-    }
+    value = readReferencedFile(ref.file, where, configFile, env, MAX_SECRET);
   }
   value = value.replace(/\r?\n$/, '');
   if (value === '' || Buffer.byteLength(value) > MAX_SECRET)
     throw new AppError('invalid_input', `${where}: the secret is empty or longer than ${MAX_SECRET} bytes`);
   return value;
+}
+
+/** Whether two secrets are the same, without a timing that tells how much of them is. */
+export function sameSecret(a: string, b: string): boolean {
+  const digest = (v: string) => createHash('sha256').update(v).digest();
+  return timingSafeEqual(digest(a), digest(b));
 }

@@ -11,6 +11,7 @@ import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { requireAdministrator } from '../access/caller';
 import { isReference } from '../store/reference';
+import { assertNotFileManaged } from '../store/config-managed';
 import {
   deleteWebhook,
   findWebhook,
@@ -122,6 +123,8 @@ export function deliveryOperations(s: Services): DeliveryOperations {
       const description = (input.description ?? '').trim();
       if (description.length > 200 || CONTROL.test(description))
         throw new AppError('invalid_input', '{--description} is at most 200 characters, no control characters');
+      // A second endpoint of a URL a configuration file manages would leave the file two to choose from.
+      for (const w of await listWebhooks(s.store.root)) if (w.url === url) await assertNotFileManaged(s.store.root, actor.via, 'webhook', w.reference_id);
       const secret = newSecret();
       const row = await insertWebhook(s.store.root, { url, description, events: JSON.stringify(events), secret });
       await s.audit.record('webhook_added', actor, { account: null, webhook: row.reference_id, events: events.join(',') || '*' });
@@ -138,6 +141,7 @@ export function deliveryOperations(s: Services): DeliveryOperations {
     async removeWebhook(actor, id) {
       requireAdministrator(actor, 'remove webhooks');
       const row = await find(id);
+      await assertNotFileManaged(s.store.root, actor.via, 'webhook', row.reference_id);
       const shown = await one(row);
       if (!(await deleteWebhook(s.store.root, row.id))) throw new AppError('not_found', `no webhook ${id}`);
       await s.audit.record('webhook_removed', actor, { account: null, webhook: row.reference_id });
@@ -146,6 +150,7 @@ export function deliveryOperations(s: Services): DeliveryOperations {
     async rotateWebhookSecret(actor, id) {
       requireAdministrator(actor, 'change webhooks');
       const row = await find(id);
+      await assertNotFileManaged(s.store.root, actor.via, 'webhook', row.reference_id);
       const secret = newSecret();
       await setWebhookSecret(s.store.root, row.id, secret);
       await s.audit.record('webhook_secret_rotated', actor, { account: null, webhook: row.reference_id });

@@ -5,12 +5,15 @@
  * format, the gate (the same allowed groups an OIDC client has), and whether its sign-ins need
  * two factors.
  */
+import { X509Certificate } from 'node:crypto';
 import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { newShellSafeId } from '../auth/ids';
 import { resolveGateGroup } from '../groups/manage';
 import { findGroupsByReference } from '../store/groups';
+import { assertNotFileManaged } from '../store/config-managed';
+import type { Tx } from '../store/connection';
 import { deleteSamlSp, findSamlSp, insertSamlSp, listSamlSps, type SamlSpRow, setSamlSpTwoFactor } from '../store/saml';
 import { children, MAX_METADATA, NS, parseChecked, type XmlElement } from './xml';
 
@@ -182,7 +185,7 @@ export async function readSpMetadata(
   };
 }
 
-async function spView(s: Services, row: SamlSpRow): Promise<SamlSpView> {
+export async function spView(s: Services, row: SamlSpRow): Promise<SamlSpView> {
   const sp = spOf(row);
   const names = new Map((await findGroupsByReference(s.store.root, sp.allowedGroups)).map((g) => [g.reference_id, g.name]));
   return {
@@ -201,16 +204,60 @@ async function spView(s: Services, row: SamlSpRow): Promise<SamlSpView> {
   };
 }
 
-export async function addSp(s: Services, actor: Actor, input: NewSamlSp): Promise<SamlSpView> {
-  if ((input.metadata === undefined) === (input.entityId === undefined && input.acsUrl === undefined)) {
+/** Endpoints given one by one (a configuration file), instead of metadata. */
+export interface SpEndpoints {
+  acs: ReadonlyArray<{ url: string; index?: number; default?: boolean }>;
+  slo?: ReadonlyArray<{ url: string; binding: 'post' | 'redirect'; responseUrl?: string }>;
+  /** Its signing certificate: base64 DER, or PEM. */
+  certificate?: string;
+  authnRequestsSigned?: boolean;
+}
+
+/** A certificate given as text: base64 DER or PEM, and one X.509 parses. */
+function givenCertificate(text: string): string {
+  const b64 = text.replace(/-----(BEGIN|END) CERTIFICATE-----/g, '').replace(/\s+/g, '');
+  try {
+    new X509Certificate(Buffer.from(certificateOf(b64), 'base64'));
+  } catch {
+    throw refuse('{--certificate} is not an X.509 certificate (base64 DER or PEM)');
+  }
+  return b64;
+}
+
+/** The row a registration makes (every rule of the shell's and the console's), without its id. */
+export async function spRowFor(s: Services, tx: Tx, input: NewSamlSp & { endpoints?: SpEndpoints }): Promise<Omit<SamlSpRow, 'id' | 'created_at'>> {
+  const byHand = input.entityId !== undefined || input.acsUrl !== undefined || input.endpoints !== undefined;
+  if ((input.metadata === undefined) === !byHand) {
     throw refuse('give the SP metadata ({--metadata}), or its entity id and ACS URL ({--entity-id} and {--acs-url}), not both');
   }
   const nameid = input.nameid ?? 'email';
   if (!Object.hasOwn(NAMEID_FORMATS, nameid)) throw refuse('{--nameid} is one of email, persistent, username');
-  let fields: Awaited<ReturnType<typeof readSpMetadata>>;
+  let fields: Omit<Awaited<ReturnType<typeof readSpMetadata>>, 'nameidFormats'>;
   const plainHttp = s.config.publicUrl.startsWith('http:');
   if (input.metadata !== undefined) fields = await readSpMetadata(input.metadata, plainHttp);
-  else {
+  else if (input.endpoints !== undefined) {
+    if (input.entityId === undefined) throw refuse('{--entity-id} is required with endpoints');
+    const e = input.endpoints;
+    if (e.acs.length === 0) throw refuse('{--acs-url}: at least one AssertionConsumerService URL');
+    const certificate = e.certificate === undefined ? null : givenCertificate(e.certificate);
+    if (e.authnRequestsSigned === true && certificate === null) throw refuse('{--certificate} is needed to check signed AuthnRequests');
+    fields = {
+      entityId: entityIdOf(input.entityId),
+      acs: e.acs.map((a, i) => ({
+        binding: BINDING.post,
+        location: endpointUrl(a.url.trim(), '{--acs-url}', plainHttp),
+        index: a.index ?? i,
+        is_default: a.default ?? i === 0,
+      })),
+      slo: (e.slo ?? []).map((x) => ({
+        binding: BINDING[x.binding],
+        location: endpointUrl(x.url.trim(), '{--slo-url}', plainHttp),
+        ...(x.responseUrl !== undefined ? { response_location: endpointUrl(x.responseUrl.trim(), '{--slo-url}', plainHttp) } : {}),
+      })),
+      certificate,
+      authnRequestsSigned: e.authnRequestsSigned === true,
+    };
+  } else {
     if (input.entityId === undefined || input.acsUrl === undefined) throw refuse('{--entity-id} and {--acs-url} go together');
     fields = {
       entityId: entityIdOf(input.entityId),
@@ -218,16 +265,13 @@ export async function addSp(s: Services, actor: Actor, input: NewSamlSp): Promis
       slo: [],
       certificate: null,
       authnRequestsSigned: false,
-      nameidFormats: [],
     };
   }
   const name = (input.name ?? fields.entityId).trim().slice(0, 100);
   if (name === '') throw refuse('{--name} must be 1 to 100 characters');
   const groups: string[] = [];
-  for (const g of input.allowedGroups ?? []) groups.push((await resolveGateGroup(s.store.root, g)).reference_id);
-  const id = newShellSafeId(9);
-  const added = await insertSamlSp(s.store.root, {
-    id,
+  for (const g of input.allowedGroups ?? []) groups.push((await resolveGateGroup(tx, g)).reference_id);
+  return {
     entity_id: fields.entityId,
     name,
     acs: JSON.stringify(fields.acs),
@@ -237,9 +281,15 @@ export async function addSp(s: Services, actor: Actor, input: NewSamlSp): Promis
     nameid,
     allowed_groups: JSON.stringify(groups),
     two_factor: input.twoFactor === true,
-  });
-  if (!added) throw new AppError('conflict', `an SP with the entity id ${fields.entityId.slice(0, 200)} is registered already`);
-  await s.audit.record('saml_sp_added', actor, { account: null, sp: id, entity_id: fields.entityId, two_factor: input.twoFactor === true });
+  };
+}
+
+export async function addSp(s: Services, actor: Actor, input: NewSamlSp): Promise<SamlSpView> {
+  const id = newShellSafeId(9);
+  const row = await spRowFor(s, s.store.root, input);
+  if (!(await insertSamlSp(s.store.root, { id, ...row })))
+    throw new AppError('conflict', `an SP with the entity id ${row.entity_id.slice(0, 200)} is registered already`);
+  await s.audit.record('saml_sp_added', actor, { account: null, sp: id, entity_id: row.entity_id, two_factor: row.two_factor });
   return spView(s, (await findSamlSp(s.store.root, { id }))!);
 }
 
@@ -257,6 +307,7 @@ export const listSpViews = async (s: Services): Promise<SamlSpView[]> => Promise
 /** Sets whether sign-ins to a service provider need two factors. */
 export async function setSpTwoFactor(s: Services, actor: Actor, idOrEntity: string, twoFactor: boolean): Promise<SamlSpView> {
   const row = await findSp(s, idOrEntity);
+  await assertNotFileManaged(s.store.root, actor.via, 'saml_sp', row.entity_id);
   await setSamlSpTwoFactor(s.store.root, row.id, twoFactor);
   await s.audit.record('saml_sp_changed', actor, { account: null, sp: row.id, two_factor: twoFactor ? 'on' : 'off' });
   return showSp(s, row.id);
@@ -264,6 +315,7 @@ export async function setSpTwoFactor(s: Services, actor: Actor, idOrEntity: stri
 
 export async function removeSp(s: Services, actor: Actor, idOrEntity: string): Promise<SamlSpView> {
   const row = await findSp(s, idOrEntity);
+  await assertNotFileManaged(s.store.root, actor.via, 'saml_sp', row.entity_id);
   const view = await spView(s, row);
   await deleteSamlSp(s.store.root, row.id);
   await s.audit.record('saml_sp_removed', actor, { account: null, sp: row.id, entity_id: row.entity_id });

@@ -15,6 +15,7 @@ import { checkTargetUrl, parseWebhookUrl, shownUrl, targetPolicy } from '../runt
 import { refusedKind } from '../config/address-ranges';
 import { resolveGateGroup } from '../groups/manage';
 import { enqueue } from '../store/deliveries';
+import { assertNotFileManaged } from '../store/config-managed';
 import {
   findScimGroups,
   findScimTarget,
@@ -94,8 +95,11 @@ async function view(s: Services, row: ScimTargetRow): Promise<ScimTargetView> {
  */
 export const SYNC_PAGE = { size: 1000 };
 
-/** Queues a message for everyone and every group the target should hold or holds; returns how many. */
-async function queueSync(s: Services, target: ScimTargetRow): Promise<number> {
+/**
+ * Queues a message for everyone and every group the target should hold or holds; returns how many.
+ * Also run once a configuration file's apply has committed a target it added or changed.
+ */
+export async function queueSync(s: Services, target: ScimTargetRow): Promise<number> {
   const scope = JSON.parse(target.groups) as string[];
   const users = new Set<string>();
   const size = SYNC_PAGE.size;
@@ -127,7 +131,7 @@ async function queueSync(s: Services, target: ScimTargetRow): Promise<number> {
  * The target's token rides every request: over plain http only to an address inside the network
  * (one the operator allowed with {--webhook-allow-private}, written as an address, or a loopback name).
  */
-function assertTokenProtected(url: URL): void {
+export function assertTokenProtected(url: URL): void {
   if (url.protocol !== 'http:') return;
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const inside = net.isIP(host) ? refusedKind(host, targetPolicy([])) !== null : /^(?:[^.]+\.)*localhost\.?$/i.test(host);
@@ -135,14 +139,20 @@ function assertTokenProtected(url: URL): void {
     throw new AppError('invalid_input', "{--url} must be https: the target's token would cross the network in clear (http is for an address inside it)");
 }
 
+/** The token a target gave, trimmed: 1 to 4,096 characters, none a control character (it rides a header). */
+export function parseTargetToken(raw: string): string {
+  const token = raw.trim();
+  if (token === '' || token.length > 4096 || CONTROL.test(token))
+    throw new AppError('invalid_input', 'the token is 1 to 4,096 characters, no control characters');
+  return token;
+}
+
 export async function addTarget(s: Services, actor: Actor, input: NewScimTarget): Promise<{ target: ScimTargetView; queued: number }> {
   requireAdministrator(actor, 'add SCIM push targets');
   const url = parseWebhookUrl(input.url);
   await checkTargetUrl(new URL(url), targetPolicy(s.config.webhookAllowPrivate), '{--url}');
   assertTokenProtected(new URL(url));
-  const token = input.token.trim();
-  if (token === '' || token.length > 4096 || CONTROL.test(token))
-    throw new AppError('invalid_input', 'the token is 1 to 4,096 characters, no control characters');
+  const token = parseTargetToken(input.token);
   const name = scimName(input.name ?? new URL(url).hostname);
   const groups: string[] = [];
   for (const g of input.groups ?? []) {
@@ -176,6 +186,7 @@ export async function showTarget(s: Services, actor: Actor, nameOrId: string): P
 export async function removeTarget(s: Services, actor: Actor, nameOrId: string): Promise<ScimTargetView> {
   requireAdministrator(actor, 'remove SCIM push targets');
   const row = await find(s, nameOrId);
+  await assertNotFileManaged(s.store.root, actor.via, 'scim_target', row.name);
   const shown = await view(s, row);
   if (!(await deleteScimTarget(s.store.root, row.id))) throw new AppError('not_found', `no SCIM push target ${nameOrId.slice(0, 64)}`);
   await s.audit.record('scim_target_removed', actor, { account: null, scim_target: row.reference_id, name: row.name });

@@ -4,6 +4,12 @@ import { op, type Tx } from './handle';
 
 export type ManagedKind = 'group' | 'action' | 'oidc_client' | 'saml_sp' | 'forward_app' | 'provider' | 'webhook' | 'scim_target';
 
+/** Names whose case is meaningful (an entity id, a URL) are kept as given; the others are compared in lower case. */
+const CASE_KEPT: ReadonlySet<ManagedKind> = new Set(['saml_sp', 'webhook']);
+
+/** config_managed's key of an object of a kind. */
+export const managedKey = (kind: ManagedKind, name: string): string => (CASE_KEPT.has(kind) ? name : name.toLowerCase());
+
 /** The managed names of a kind, with the file each came from and whether an apply made it (or took it over). */
 export const managedNames = op(async (h, kind: ManagedKind): Promise<Map<string, { file: string; made: boolean }>> => {
   const rows = await h.all('SELECT name, file, made FROM config_managed WHERE kind = ?', [kind]);
@@ -35,6 +41,6 @@ export const unmarkManaged = op(async (h, kind: ManagedKind, name: string): Prom
  */
 export async function assertNotFileManaged(tx: Tx, via: string, kind: ManagedKind, name: string): Promise<void> {
   if (via === 'config') return;
-  const file = await managingFile(tx, kind, name.toLowerCase());
+  const file = await managingFile(tx, kind, managedKey(kind, name));
   if (file !== null) throw new AppError('forbidden', `the ${kind} ${name} is managed by the configuration file ${file}: change it there`);
 }

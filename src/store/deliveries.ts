@@ -237,6 +237,11 @@ export const setWebhookSecret = op(async (h, id: number, secret: string): Promis
   await h.k('webhook').where({ id }).update({ secret });
 });
 
+/** Changes an endpoint's events, description or signing secret (a configuration file's apply). */
+export const updateWebhook = op(async (h, id: number, w: Partial<Pick<WebhookRow, 'events' | 'description' | 'secret'>>): Promise<void> => {
+  if (Object.keys(w).length > 0) await h.k('webhook').where({ id }).update(w);
+});
+
 /** Per endpoint: deliveries pending, failed for good, and the last error seen. */
 export const webhookHealth = op(
   async (h): Promise<Map<number, { pending: number; failed: number; lastError: string | null; lastDeliveredAt: number | null }>> => {

@@ -114,6 +114,11 @@ export const setSamlSpTwoFactor = op(
   async (h, id: string, twoFactor: boolean): Promise<boolean> => (await h.k('saml_sp').where({ id }).update({ two_factor: twoFactor })) > 0,
 );
 
+/** Replaces what a registration holds (a configuration file's apply); its id and entity id stay. */
+export const updateSamlSp = op(
+  async (h, id: string, row: Omit<SamlSpRow, 'id' | 'entity_id' | 'created_at'>): Promise<boolean> => (await h.k('saml_sp').where({ id }).update(row)) > 0,
+);
+
 export const deleteSamlSp = op(async (h, id: string): Promise<boolean> => (await h.k('saml_sp').where({ id }).del()) > 0);
 
 /** Keeps a sign-in in progress; false when this SP already sent a request with that ID (a replay). */

@@ -366,6 +366,11 @@ export const findScimTargetById = op(async (h, id: number): Promise<ScimTargetRo
   return row ? decodeTarget(row) : undefined;
 });
 
+/** Changes a target's address, token or groups (a configuration file's apply). */
+export const updateScimTarget = op(async (h, id: number, row: Partial<Pick<ScimTargetRow, 'url' | 'token' | 'groups'>>): Promise<void> => {
+  if (Object.keys(row).length > 0) await h.k('scim_target').where({ id }).update(row);
+});
+
 /** Removes a target; its queued messages and what it was pushed go with it (foreign keys). */
 export const deleteScimTarget = op(async (h, id: number): Promise<boolean> => (await h.k('scim_target').where({ id }).del()) > 0);
 

@@ -66,6 +66,12 @@ export const listProviders = op(async (h): Promise<ProviderRow[]> =>
   (await h.k('upstream_provider').orderBy('name')).map((r: Record<string, unknown>) => decodeRow<ProviderRow>('upstream_provider', r)),
 );
 
+/** Replaces what a provider holds (a configuration file's apply); its id and name stay. */
+export const updateProvider = op(
+  async (h, id: number, row: Omit<ProviderRow, 'id' | 'name' | 'created_at'>): Promise<boolean> =>
+    (await h.k('upstream_provider').where({ id }).update(row)) === 1,
+);
+
 export const deleteProvider = op(async (h, id: number): Promise<boolean> => (await h.k('upstream_provider').where({ id }).del()) === 1);
 
 export const countIdentitiesOf = op(async (h, providerId: number): Promise<number> =>

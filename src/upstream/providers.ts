@@ -9,6 +9,7 @@ import { iso } from '../clock';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { requireAdministrator } from '../access/caller';
+import { assertNotFileManaged } from '../store/config-managed';
 import { countIdentitiesOf, deleteProvider, findProvider, insertProvider, listProviders, type ProviderRow, stranded } from '../store/upstream';
 
 export interface NewProvider {
@@ -65,8 +66,8 @@ function parseIssuer(raw: string): string {
   return url.href.replace(/\/$/, '');
 }
 
-export async function addProvider(s: Services, actor: Actor, input: NewProvider): Promise<ProviderView> {
-  requireAdministrator(actor, 'add sign-in providers');
+/** The row an added provider makes (every rule of the shell's), without its id. */
+export function providerRowFor(input: NewProvider): Omit<ProviderRow, 'id' | 'created_at'> {
   const name = input.name.trim().toLowerCase();
   if (!NAME.test(name)) throw new AppError('invalid_input', '{--name} is 1 to 40 lower-case letters, digits and dashes (it names the callback address)');
   const issuer = parseIssuer(input.issuer);
@@ -82,7 +83,7 @@ export async function addProvider(s: Services, actor: Actor, input: NewProvider)
   if (displayName === '' || [...displayName].length > 100 || /[\u0000-\u001f\u007f]/.test(displayName)) {
     throw new AppError('invalid_input', '{--display-name} is at most 100 characters, no control characters');
   }
-  const row = await insertProvider(s.store.root, {
+  return {
     name,
     display_name: displayName,
     issuer,
@@ -90,8 +91,13 @@ export async function addProvider(s: Services, actor: Actor, input: NewProvider)
     client_secret: secret,
     scopes: JSON.stringify(scopes),
     trust_email: input.trustEmail === true,
-  });
-  await s.audit.record('provider_added', actor, { account: null, provider: name, issuer });
+  };
+}
+
+export async function addProvider(s: Services, actor: Actor, input: NewProvider): Promise<ProviderView> {
+  requireAdministrator(actor, 'add sign-in providers');
+  const row = await insertProvider(s.store.root, providerRowFor(input));
+  await s.audit.record('provider_added', actor, { account: null, provider: row.name, issuer: row.issuer });
   return viewProvider(s, row);
 }
 
@@ -118,6 +124,7 @@ export async function showProvider(s: Services, actor: Actor, name: string): Pro
 export async function removeProvider(s: Services, actor: Actor, name: string, force = false): Promise<ProviderView> {
   requireAdministrator(actor, 'remove sign-in providers');
   const row = await providerByName(s, name);
+  await assertNotFileManaged(s.store.root, actor.via, 'provider', row.name);
   const view = await viewProvider(s, row);
   await s.store.transaction(async (tx) => {
     // Counted in the removing transaction: an identity linked meanwhile is counted too.

@@ -80,9 +80,17 @@ t.test('plan, apply, apply again, export: the store matches the file and a secon
   t.equal((await cli(other.dataDir, ['config', 'apply', copy])).code, 0);
   t.equal((await cli(other.dataDir, ['config', 'export'])).out, exported.out, 'the same document');
 
+  // A second file: what it names it takes over from the first; the first file's others are left alone.
+  const secondFile = write(dir, 'second.yaml', 'version: 1\ngroups:\n  - name: staff\n');
+  const secondPlan = await cli(s.dataDir, ['config', 'plan', secondFile]);
+  t.equal(secondPlan.code, 2, secondPlan.err);
+  t.match(secondPlan.out, new RegExp(`^~ group staff: taken over from ${file.replace(/[.]/g, '\\.')}: managed by .*second\\.yaml from now on$`, 'm'));
+  t.match(secondPlan.out, new RegExp(`^ {2}group platform: managed by ${file.replace(/[.]/g, '\\.')}, not in the file \\(left alone\\)$`, 'm'));
+  t.notMatch(secondPlan.out, /^- /m, "nothing of the first file's deleted");
+
   // Deleted: only what an apply made and the file no longer names.
-  const smaller = write(dir, 'smaller.yaml', 'version: 1\ngroups:\n  - name: staff\n');
-  const shrunk = await cli(s.dataDir, ['config', 'apply', smaller]);
+  fs.writeFileSync(file, 'version: 1\ngroups:\n  - name: staff\n');
+  const shrunk = await cli(s.dataDir, ['config', 'apply', file]);
   t.equal(shrunk.code, 0, shrunk.err);
   t.match(shrunk.out, /^- group engineering$/m);
   t.match(shrunk.out, /^- group platform$/m);
@@ -149,7 +157,7 @@ t.test('a group made by hand and taken over by a file is let go, never deleted, 
   const takeOver = await cli(s.dataDir, ['config', 'apply', write(dir, 'a.yaml', 'version: 1\ngroups:\n  - name: HANDTEAM\n')]);
   t.match(takeOver.out, /^~ group HANDTEAM: taken over/m);
   t.equal((await cli(s.dataDir, ['group', 'delete', 'handteam'])).code, 3, 'managed by the file now');
-  const dropped = await cli(s.dataDir, ['config', 'apply', write(dir, 'b.yaml', 'version: 1\n')]);
+  const dropped = await cli(s.dataDir, ['config', 'apply', write(dir, 'a.yaml', 'version: 1\n')]);
   t.equal(dropped.code, 0, dropped.err);
   t.match(dropped.out, /^- group handteam: no longer managed \(made by hand: kept\)$/m);
   const kept = await cli(s.dataDir, ['--json', 'group', 'show', 'handteam']);

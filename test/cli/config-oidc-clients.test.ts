@@ -146,13 +146,18 @@ t.test('plan, apply, apply again, export: clients with fixed ids, secrets by ref
   // Applied back to the store it came from, its hand-made client is taken over; its secret stays.
   const back = await run(['config', 'plan', copy], copyEnv);
   t.equal(back.code, 2);
+  const clientLines = back.out.split('\n').filter((l) => l.includes('oidc_client'));
+  t.ok(clientLines.includes(`~ oidc_client ${byHand.client_id}: taken over: managed by ${copy} from now on`), 'the hand-made one');
   t.same(
-    back.out.split('\n').filter((l) => l.includes('oidc_client')),
-    [`~ oidc_client ${byHand.client_id}: taken over: managed by ${copy} from now on`],
+    clientLines.filter((l) => !l.includes(byHand.client_id)),
+    ['backup-job', 'grafana', 'spa'].map((id) => `~ oidc_client ${id}: taken over from ${file}: managed by ${copy} from now on`),
+    "the first file's, taken over by the second: nothing else changes",
   );
 
   // Removed: only what an apply made and the file no longer names.
-  const smaller = write(dir, 'smaller.yaml', FILE.replace(/ {2}- client_id: spa[\s\S]*$/, ''));
+  // The second file, now smaller: it manages the clients it took over.
+  t.equal((await run(['config', 'apply', copy], copyEnv)).code, 0);
+  const smaller = write(dir, 'exported.yaml', FILE.replace(/ {2}- client_id: spa[\s\S]*$/, ''));
   const shrunk = await run(['config', 'apply', smaller]);
   t.equal(shrunk.code, 0, shrunk.err);
   t.match(shrunk.out, /^- oidc_client spa$/m);

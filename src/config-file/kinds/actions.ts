@@ -7,7 +7,7 @@ import { AppError } from '../../errors';
 import { MAX_PERMISSION, bit } from '../../permission/bits';
 import { listActions, updateRow } from '../../store/records';
 import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
-import { noResult, type ConfigKind } from '../kind';
+import { droppedBy, noResult, takeOverNote, type ConfigKind } from '../kind';
 
 type ConfigAction = { permission?: number; guest?: boolean };
 
@@ -55,16 +55,19 @@ export const actionsKind: ConfigKind = {
           s.audit.record('permission_changed', actor, { account: null, record_type: 'action', record: row.reference_id, permission: next }),
         );
         result.changes.push({ sign: '~', kind: 'action', name, detail: `permission ${next} (was ${row.permission})` });
-      } else if (!managed.has(key)) {
-        result.changes.push({ sign: '~', kind: 'action', name, detail: `taken over: managed by ${file} from now on` });
+      } else {
+        const note = takeOverNote(managed, key, file);
+        if (note !== null) result.changes.push({ sign: '~', kind: 'action', name, detail: note });
       }
       await markManaged(tx, 'action', key, file, false);
     }
-    for (const key of managed.keys()) {
-      if (named.has(key)) continue;
+    // An action is never made or deleted by a file: dropped, it is let go with its permission as it is.
+    const gone = droppedBy(managed, (key) => named.has(key), file);
+    for (const key of [...gone.remove, ...gone.release]) {
       await unmarkManaged(tx, 'action', key);
       result.changes.push({ sign: '-', kind: 'action', name: key, detail: 'no longer managed (its permission stays)' });
     }
+    result.unmanaged.push(...gone.others.map((o) => ({ kind: 'action', name: o.key, file: o.file })));
     return result;
   },
 

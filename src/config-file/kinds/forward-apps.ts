@@ -9,7 +9,8 @@ import { appKey, appRowOf } from '../../apps/app-rows';
 import { deleteApp, insertApp, listApps, updateApp, type AppRow } from '../../store/apps';
 import { findGroupsByReference } from '../../store/groups';
 import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
-import { listed, noResult, type ConfigKind } from '../kind';
+import { sameSet } from './common';
+import { droppedBy, listed, noResult, takeOverNote, type ConfigKind } from '../kind';
 
 interface ConfigApp {
   host: string;
@@ -21,7 +22,6 @@ interface ConfigApp {
 
 const prefixes = { type: 'array', maxItems: 50, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 500 } } as const;
 const list = (json: string) => JSON.parse(json) as string[];
-const same = (a: readonly string[], b: readonly string[]) => JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
 
 export const forwardAppsKind: ConfigKind = {
   key: 'forward_apps',
@@ -86,27 +86,26 @@ export const forwardAppsKind: ConfigKind = {
         result.changes.push({ sign: '+', kind: 'forward_app', name: key, detail: null });
       } else {
         const differs: string[] = [];
-        if (!same(list(row.allowed_groups), wanted.allowedGroups)) differs.push(`allowed groups ${listed(app.allowed_groups ?? [])}`);
-        if (!same(list(row.bypass_paths), wanted.bypassPaths)) differs.push(`bypass paths ${listed(wanted.bypassPaths)}`);
+        if (!sameSet(list(row.allowed_groups), wanted.allowedGroups)) differs.push(`allowed groups ${listed(app.allowed_groups ?? [])}`);
+        if (!sameSet(list(row.bypass_paths), wanted.bypassPaths)) differs.push(`bypass paths ${listed(wanted.bypassPaths)}`);
         if (row.two_factor !== wanted.twoFactor) differs.push(`two factor ${wanted.twoFactor ? 'on' : 'off'}`);
         if (differs.length > 0) {
           await updateApp(tx, row.id, wanted);
           result.changes.push({ sign: '~', kind: 'forward_app', name: key, detail: differs.join('; ') });
-        } else if (!managed.has(key)) {
-          result.changes.push({ sign: '~', kind: 'forward_app', name: key, detail: `taken over: managed by ${file} from now on` });
+        } else {
+          const note = takeOverNote(managed, key, file);
+          if (note !== null) result.changes.push({ sign: '~', kind: 'forward_app', name: key, detail: note });
         }
       }
       await markManaged(tx, 'forward_app', key, file, madeHere.has(key));
     }
-    for (const [key, entry] of managed) {
-      if (named.has(key)) continue;
+    const gone = droppedBy(managed, (key) => named.has(key), file);
+    for (const key of gone.release) {
+      await unmarkManaged(tx, 'forward_app', key);
+      result.changes.push({ sign: '-', kind: 'forward_app', name: key, detail: 'no longer managed (made by hand: kept)' });
+    }
+    for (const key of gone.remove) {
       const row = stored.get(key);
-      if (!entry.made) {
-        // Made by hand and only taken over: let go, never removed.
-        await unmarkManaged(tx, 'forward_app', key);
-        result.changes.push({ sign: '-', kind: 'forward_app', name: key, detail: 'no longer managed (made by hand: kept)' });
-        continue;
-      }
       if (row) {
         await deleteApp(tx, row.id);
         result.audits.push((s, actor) => s.audit.record('app_removed', actor, { account: null, app: row.reference_id, host: row.host }));
@@ -115,6 +114,7 @@ export const forwardAppsKind: ConfigKind = {
       result.changes.push({ sign: '-', kind: 'forward_app', name: key, detail: null });
     }
     result.unmanaged = [...stored.keys()].filter((k) => !named.has(k) && !managed.has(k) && !madeHere.has(k)).map((name) => ({ kind: 'forward_app', name }));
+    result.unmanaged.push(...gone.others.map((o) => ({ kind: 'forward_app', name: o.key, file: o.file })));
     return result;
   },
 

@@ -13,7 +13,7 @@ import { auditGroupCreated, auditGroupDeleted, createGroupIn, deleteGroupIn, par
 import { auditNesting, changeNestingIn } from '../../groups/nesting';
 import { groupNameIndex } from '../../groups/names';
 import type { ParsedConfig } from '../document';
-import { listed, noResult, type ConfigKind } from '../kind';
+import { droppedBy, listed, noResult, takeOverNote, type ConfigKind } from '../kind';
 
 const name = { type: 'string', minLength: 1, maxLength: 100 } as const;
 
@@ -88,8 +88,9 @@ export const groupsKind: ConfigKind = {
         existing.set(key, created);
         result.audits.push((s, actor) => auditGroupCreated(s, actor, created));
         result.changes.push({ sign: '+', kind: 'group', name: g.name, detail: null });
-      } else if (!managedByFile.has(key)) {
-        result.changes.push({ sign: '~', kind: 'group', name: g.name, detail: `taken over: managed by ${file} from now on` });
+      } else {
+        const note = takeOverNote(managedByFile, key, file);
+        if (note !== null) result.changes.push({ sign: '~', kind: 'group', name: g.name, detail: note });
       }
       await markManaged(tx, 'group', key, file, made);
       rows.set(key, row);
@@ -127,18 +128,16 @@ export const groupsKind: ConfigKind = {
       result.changes.push({ sign: '~', kind: 'group', name: g.name, detail: `groups inside: ${listed(g.inside)} (was ${listed(before.map((c) => c.name))})` });
     }
     // Deleted: what an earlier apply managed and the file no longer names.
-    for (const [key, entry] of managedByFile) {
-      if (wanted.has(key)) continue;
+    const gone = droppedBy(managedByFile, (key) => wanted.has(key), file);
+    for (const key of gone.release) {
+      await unmarkManaged(tx, 'group', key);
+      result.changes.push({ sign: '-', kind: 'group', name: existing.get(key)?.name ?? key, detail: 'no longer managed (made by hand: kept)' });
+    }
+    for (const key of gone.remove) {
       const row = existing.get(key);
-      if (!entry.made) {
-        // Made by hand and only taken over: let go, never deleted.
-        await unmarkManaged(tx, 'group', key);
-        result.changes.push({ sign: '-', kind: 'group', name: row?.name ?? key, detail: 'no longer managed (made by hand: kept)' });
-        continue;
-      }
       if (row) {
-        const gone = await deleteGroupIn(tx, row.reference_id, 'config');
-        result.audits.push((s, actor) => auditGroupDeleted(s, actor, gone));
+        const deleted = await deleteGroupIn(tx, row.reference_id, 'config');
+        result.audits.push((s, actor) => auditGroupDeleted(s, actor, deleted));
       }
       await unmarkManaged(tx, 'group', key);
       result.changes.push({ sign: '-', kind: 'group', name: row?.name ?? key, detail: null });
@@ -147,6 +146,7 @@ export const groupsKind: ConfigKind = {
       .filter((g) => !wanted.has(lower(g.name)) && !managedByFile.has(lower(g.name)))
       .map((g) => ({ kind: 'group', name: g.name }))
       .sort((a, b) => a.name.localeCompare(b.name));
+    result.unmanaged.push(...gone.others.map((o) => ({ kind: 'group', name: existing.get(o.key)?.name ?? o.key, file: o.file })));
     return result;
   },
 

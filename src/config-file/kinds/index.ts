@@ -4,5 +4,18 @@ import { actionsKind } from './actions';
 import { groupsKind } from './groups';
 import { oidcClientsKind } from './oidc-clients';
 import { forwardAppsKind } from './forward-apps';
+import { samlSpsKind } from './saml-sps';
+import { providersKind } from './providers';
+import { webhooksKind } from './webhooks';
+import { scimTargetsKind } from './scim-targets';
 
-export const KINDS: readonly ConfigKind[] = [groupsKind, actionsKind, oidcClientsKind, forwardAppsKind];
+export const KINDS: readonly ConfigKind[] = [
+  groupsKind,
+  actionsKind,
+  oidcClientsKind,
+  samlSpsKind,
+  forwardAppsKind,
+  providersKind,
+  webhooksKind,
+  scimTargetsKind,
+];

@@ -5,7 +5,6 @@
  * made by hand is taken over (`config export` writes every client, so a store's own export can be
  * applied back to it); one an earlier apply made and the file no longer names is removed.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppError, isAppError } from '../../errors';
 import type { Services } from '../../services';
 import type { Tx } from '../../store/connection';
@@ -14,8 +13,8 @@ import { resolveGateGroup } from '../../groups/manage';
 import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
 import { clientRowFor, clientView, forgetClient, ownAudience, parseClientId, type ClientView, type NewClient } from '../../oidc/clients';
 import type { ParsedConfig } from '../document';
-import { listed, noResult, type ConfigKind } from '../kind';
-import { SECRET_REF_SCHEMA, type SecretRef } from '../secrets';
+import { droppedBy, listed, noResult, takeOverNote, type ConfigKind } from '../kind';
+import { sameSecret, SECRET_REF_SCHEMA, type SecretRef } from '../secrets';
 
 interface ConfigClient {
   client_id: string;
@@ -87,13 +86,6 @@ const inputOf = (c: ConfigClient): NewClient => ({
   twoFactor: c.two_factor === true,
   backchannelLogoutUri: c.backchannel_logout_uri,
 });
-
-/** Whether two secrets are the same, without a timing that tells how much of them is. */
-function sameSecret(a: string | null, b: string | null): boolean {
-  if (a === null || b === null) return a === b;
-  const digest = (v: string) => createHash('sha256').update(v).digest();
-  return timingSafeEqual(digest(a), digest(b));
-}
 
 const yesNo = (b: boolean) => (b ? 'yes' : 'no');
 const shown = (v: string | null) => v ?? 'none';
@@ -244,7 +236,12 @@ export const oidcClientsKind: ConfigKind = {
       } else {
         const changed = differences(await clientView(s, before, tx), await viewOf(s, tx, row));
         // Compared here, never shown: the plan says only that it changed.
-        if (!sameSecret(before.client_secret, row.client_secret)) changed.push({ key: 'secret', text: 'secret changed' });
+        if (
+          !(before.client_secret === null || row.client_secret === null
+            ? before.client_secret === row.client_secret
+            : sameSecret(before.client_secret, row.client_secret))
+        )
+          changed.push({ key: 'secret', text: 'secret changed' });
         if (changed.length > 0) {
           await updateClient(tx, id, row);
           const keys = changed.map((c) => c.key).join(', ');
@@ -253,21 +250,20 @@ export const oidcClientsKind: ConfigKind = {
             await s2.audit.record('client_changed', actor, { account: null, client_id: id, changed: keys });
           });
         }
-        const details = [...(managedByFile.has(key) ? [] : [`taken over: managed by ${file} from now on`]), ...changed.map((c) => c.text)];
+        const note = takeOverNote(managedByFile, key, file);
+        const details = [...(note === null ? [] : [note]), ...changed.map((c) => c.text)];
         if (details.length > 0) result.changes.push({ sign: '~', kind: 'oidc_client', name: id, detail: details.join('; ') });
       }
       await markManaged(tx, 'oidc_client', key, file, !before);
     }
     // Removed: what an earlier apply managed and the file no longer names.
-    for (const [key, entry] of managedByFile) {
-      if (wanted.has(key)) continue;
+    const gone = droppedBy(managedByFile, (key) => wanted.has(key), file);
+    for (const key of gone.release) {
+      await unmarkManaged(tx, 'oidc_client', key);
+      result.changes.push({ sign: '-', kind: 'oidc_client', name: byKey.get(key)?.[0]?.client_id ?? key, detail: 'no longer managed (made by hand: kept)' });
+    }
+    for (const key of gone.remove) {
       const rows = byKey.get(key) ?? [];
-      if (!entry.made) {
-        // Made by hand and only taken over: let go, never removed.
-        await unmarkManaged(tx, 'oidc_client', key);
-        result.changes.push({ sign: '-', kind: 'oidc_client', name: rows[0]?.client_id ?? key, detail: 'no longer managed (made by hand: kept)' });
-        continue;
-      }
       for (const row of rows) {
         await deleteClient(tx, row.client_id);
         result.audits.push(async (s2, actor) => {
@@ -282,6 +278,7 @@ export const oidcClientsKind: ConfigKind = {
       .filter((r) => !wanted.has(keyOf(r.client_id)) && !managedByFile.has(keyOf(r.client_id)))
       .map((r) => ({ kind: 'oidc_client', name: `${r.client_id} (${r.name})` }))
       .sort((a, b) => a.name.localeCompare(b.name));
+    result.unmanaged.push(...gone.others.map((o) => ({ kind: 'oidc_client', name: byKey.get(o.key)?.[0]?.client_id ?? o.key, file: o.file })));
     return result;
   },
 

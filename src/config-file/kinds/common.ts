@@ -1,0 +1,64 @@
+/**
+ * What the kinds of a configuration file share: a core refusal at the file's line, a target URL's
+ * literal address checked without DNS, the environment variable names an export writes.
+ */
+import net from 'node:net';
+import { AppError, isAppError } from '../../errors';
+import { refusedKind } from '../../config/address-ranges';
+import { targetPolicy } from '../../runtime/targets';
+import type { ParsedConfig } from '../document';
+
+/** Names that are loopback by definition (RFC 6761: `localhost` and every name under it), as runtime/targets.ts reads them. */
+const LOOPBACK_NAME = /^(?:(?:[^.]+\.)*localhost|localhost\.localdomain)\.?$/i;
+
+/**
+ * A target URL's host against the webhook-allow-private setting, without DNS: a literal address
+ * (the URL parser has already read 2130706433 and 0x7f.1 as 127.0.0.1) or a loopback name. A name
+ * is not resolved here: an apply runs in a transaction that holds the accounts lock, and a slow
+ * resolver would hold it too. Nothing is lost: the sender checks every address a name resolves to
+ * when it connects (guardedLookup), so a name inside the network is refused at delivery.
+ */
+export function checkLiteralTarget(url: URL, allowPrivate: readonly string[], where: string): void {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const address = net.isIP(host) ? host : LOOPBACK_NAME.test(host) ? '127.0.0.1' : null;
+  if (address === null) return;
+  const kind = refusedKind(address, targetPolicy(allowPrivate));
+  if (kind !== null) {
+    const allow = kind === 'unique-local' || kind === 'reserved' || kind === 'unspecified' ? address : kind;
+    throw new AppError(
+      'invalid_input',
+      `${where}: ${host} is ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} address: Gatehouse does not send requests inside the network unless the operator allows it (webhook-allow-private ${allow})`,
+    );
+  }
+}
+
+/** A core refusal at the entry's key (its message's {--flag} worded as that key). */
+export function atKey(parsed: ParsedConfig, path: ReadonlyArray<string | number>, key: string, err: unknown): never {
+  if (!isAppError(err)) throw err;
+  throw new AppError(err.code, `${parsed.at(path)}: ${err.template.replace(/\{--[a-z][a-z-]*\}/g, key)}`);
+}
+
+/**
+ * The environment variable names an export writes, one per entry: `prefix` and the entry's words
+ * in capitals (other characters as _, at most 80), then _2, _3… when two entries give one name
+ * (in the order given, so the same store exports the same names).
+ */
+export function envNames(prefix: string, words: readonly string[]): string[] {
+  const seen = new Map<string, number>();
+  return words.map((w) => {
+    const slug =
+      w
+        .toUpperCase()
+        .replace(/[^A-Z0-9]+/g, '_')
+        .replace(/^_+|_+$/g, '')
+        .slice(0, 80)
+        .replace(/_+$/, '') || 'X';
+    const base = `${prefix}${slug}`;
+    const n = (seen.get(base) ?? 0) + 1;
+    seen.set(base, n);
+    return n === 1 ? base : `${base}_${n}`;
+  });
+}
+
+/** Whether two lists hold the same items, in any order. */
+export const sameSet = (a: readonly string[], b: readonly string[]) => JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());

@@ -1,0 +1,181 @@
+/**
+ * `providers:` other OpenID Connect providers people sign in with (Google, GitLab, Keycloak), each
+ * named by its short name, with the client secret Gatehouse holds there as a reference. Every rule
+ * is the shell's (providerRowFor). A provider of the same name made by hand is taken over; one an
+ * earlier apply made and the file no longer names is removed, unless some account signs in only
+ * through it (the apply is refused and says how many).
+ */
+import { AppError, isAppError } from '../../errors';
+import { providerRowFor } from '../../upstream/providers';
+import { countIdentitiesOf, deleteProvider, insertProvider, listProviders, stranded, updateProvider, type ProviderRow } from '../../store/upstream';
+import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
+import type { ParsedConfig } from '../document';
+import { droppedBy, listed, noResult, takeOverNote, type ConfigKind } from '../kind';
+import { sameSecret, SECRET_REF_SCHEMA, type SecretRef } from '../secrets';
+
+interface ConfigProvider {
+  name: string;
+  issuer: string;
+  client_id: string;
+  client_secret: SecretRef;
+  scopes?: string[];
+  display_name?: string;
+  trust_email?: boolean;
+}
+
+/** The environment variable an exported provider's client secret is read from. */
+export const providerSecretEnv = (name: string) => `GATEHOUSE_PROVIDER_SECRET_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+
+const FILE_KEYS: Record<string, keyof ConfigProvider> = {
+  name: 'name',
+  issuer: 'issuer',
+  'client-id': 'client_id',
+  'client-secret-file': 'client_secret',
+  'client-secret-env': 'client_secret',
+  scope: 'scopes',
+  'display-name': 'display_name',
+};
+
+function atProvider(parsed: ParsedConfig, index: number, p: ConfigProvider, err: unknown): never {
+  if (!isAppError(err)) throw err;
+  let key: string | undefined;
+  const message = err.template.replace(/\{--([a-z][a-z-]*)\}/g, (_m, flag: string) => {
+    const k = FILE_KEYS[flag] ?? flag.replace(/-/g, '_');
+    key ??= k;
+    return k;
+  });
+  const path = key !== undefined && key in p ? ['providers', index, key] : ['providers', index];
+  throw new AppError(err.code, `${parsed.at(path)}: ${message}`);
+}
+
+function differences(was: ProviderRow, now: Omit<ProviderRow, 'id' | 'created_at'>): string[] {
+  const out: string[] = [];
+  const one = (key: string, a: string, b: string) => {
+    if (a !== b) out.push(`${key}: ${b} (was ${a})`);
+  };
+  one('issuer', was.issuer, now.issuer);
+  one('client_id', was.client_id, now.client_id);
+  one('display_name', was.display_name, now.display_name);
+  if (was.scopes !== now.scopes) out.push(`scopes: ${listed(JSON.parse(now.scopes) as string[])} (was ${listed(JSON.parse(was.scopes) as string[])})`);
+  one('trust_email', was.trust_email ? 'yes' : 'no', now.trust_email ? 'yes' : 'no');
+  // Compared here, never shown.
+  if (!sameSecret(was.client_secret, now.client_secret)) out.push('client secret changed');
+  return out;
+}
+
+export const providersKind: ConfigKind = {
+  key: 'providers',
+  schema: {
+    description:
+      'Other OpenID Connect providers people can sign in with, each named by a short name (it names the callback address). A provider made by hand with the same name is taken over.',
+    type: 'array',
+    maxItems: 100,
+    items: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['name', 'issuer', 'client_id', 'client_secret'],
+      properties: {
+        name: { type: 'string', pattern: '^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$', description: '1 to 40 lower-case letters, digits and dashes.' },
+        issuer: { type: 'string', minLength: 1, maxLength: 1000, description: "The provider's issuer URL (its discovery document is read from there)." },
+        client_id: { type: 'string', minLength: 1, maxLength: 500, description: 'The client id the provider gave Gatehouse.' },
+        client_secret: { ...SECRET_REF_SCHEMA, description: `The client secret the provider gave Gatehouse: ${SECRET_REF_SCHEMA.description}` },
+        scopes: {
+          type: 'array',
+          maxItems: 20,
+          uniqueItems: true,
+          items: { type: 'string', minLength: 1, maxLength: 64 },
+          description: 'Scopes asked for besides openid (default: email, profile).',
+        },
+        display_name: { type: 'string', minLength: 1, maxLength: 100, description: 'What the button says after "Continue with" (default: the name).' },
+        trust_email: { type: 'boolean', description: 'Link a new sign-in to the account with the same email when the provider says it verified it.' },
+      },
+    },
+  },
+
+  async reconcile({ tx, parsed, file, secret }) {
+    const result = noResult();
+    const providers = (parsed.doc.providers as ConfigProvider[] | undefined) ?? [];
+    const managed = await managedNames(tx, 'provider');
+    const stored = new Map((await listProviders(tx)).map((row) => [row.name, row]));
+    const named = new Set<string>();
+    for (const [index, p] of providers.entries()) {
+      if (named.has(p.name)) throw new AppError('invalid_input', `${parsed.at(['providers', index, 'name'])}: the provider ${p.name} is named twice`);
+      named.add(p.name);
+      const value = await secret(['providers', index, 'client_secret']);
+      let wanted: Omit<ProviderRow, 'id' | 'created_at'>;
+      try {
+        wanted = providerRowFor({
+          name: p.name,
+          issuer: p.issuer,
+          clientId: p.client_id,
+          clientSecret: value,
+          scopes: p.scopes,
+          displayName: p.display_name,
+          trustEmail: p.trust_email === true,
+        });
+      } catch (err) {
+        atProvider(parsed, index, p, err);
+      }
+      const row = stored.get(p.name);
+      if (!row) {
+        await insertProvider(tx, wanted);
+        result.audits.push((s, actor) => s.audit.record('provider_added', actor, { account: null, provider: wanted.name, issuer: wanted.issuer }));
+        result.changes.push({ sign: '+', kind: 'provider', name: p.name, detail: null });
+      } else {
+        const changed = differences(row, wanted);
+        if (changed.length > 0) {
+          const { name: _same, ...fields } = wanted;
+          await updateProvider(tx, row.id, fields);
+          result.audits.push((s, actor) => s.audit.record('provider_changed', actor, { account: null, provider: row.name, issuer: wanted.issuer }));
+        }
+        const note = takeOverNote(managed, p.name, file);
+        const details = [...(note === null ? [] : [note]), ...changed];
+        if (details.length > 0) result.changes.push({ sign: '~', kind: 'provider', name: p.name, detail: details.join('; ') });
+      }
+      await markManaged(tx, 'provider', p.name, file, !row);
+    }
+    const gone = droppedBy(managed, (key) => named.has(key), file);
+    for (const name of gone.release) {
+      await unmarkManaged(tx, 'provider', name);
+      result.changes.push({ sign: '-', kind: 'provider', name, detail: 'no longer managed (made by hand: kept)' });
+    }
+    for (const name of gone.remove) {
+      const row = stored.get(name);
+      await unmarkManaged(tx, 'provider', name);
+      if (row) {
+        // Counted in this transaction: an account that signs in only through it keeps it.
+        const locked = await stranded(tx, row.id);
+        if (locked > 0) {
+          throw new AppError(
+            'last_credential',
+            `the provider ${name} is no longer in ${file}, but ${locked} account${locked === 1 ? ' signs' : 's sign'} in only through it: keep it in the file until they have another way in (a password reset link gives one)`,
+          );
+        }
+        const identities = await countIdentitiesOf(tx, row.id);
+        await deleteProvider(tx, row.id);
+        result.audits.push((s, actor) => s.audit.record('provider_removed', actor, { account: null, provider: name, identities }));
+      }
+      result.changes.push({ sign: '-', kind: 'provider', name, detail: null });
+    }
+    result.unmanaged = [...stored.keys()].filter((k) => !named.has(k) && !managed.has(k)).map((name) => ({ kind: 'provider', name }));
+    result.unmanaged.push(...gone.others.map((o) => ({ kind: 'provider', name: o.key, file: o.file })));
+    return result;
+  },
+
+  async export(s) {
+    const rows = await listProviders(s.store.root);
+    if (rows.length === 0) return undefined;
+    return rows.map((row): ConfigProvider => {
+      const scopes = JSON.parse(row.scopes) as string[];
+      return {
+        name: row.name,
+        issuer: row.issuer,
+        client_id: row.client_id,
+        client_secret: { env: providerSecretEnv(row.name) },
+        ...(scopes.join(' ') !== 'email profile' ? { scopes } : {}),
+        ...(row.display_name !== row.name ? { display_name: row.display_name } : {}),
+        ...(row.trust_email ? { trust_email: true } : {}),
+      };
+    });
+  },
+};
