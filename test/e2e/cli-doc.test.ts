@@ -8,6 +8,17 @@ import path from 'node:path';
 import t from 'tap';
 import { exeFolder, runExe } from '../helpers/exe';
 
+/** SP metadata as Nextcloud's SAML app offers it for download (its shape: entity id, ACS, SLO). */
+const NEXTCLOUD_METADATA = `<?xml version="1.0"?>
+<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://cloud.example.com/apps/user_saml/saml/metadata">
+  <md:SPSSODescriptor AuthnRequestsSigned="false" WantAssertionsSigned="true" protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">
+    <md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://cloud.example.com/apps/user_saml/saml/sls"/>
+    <md:NameIDFormat>urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified</md:NameIDFormat>
+    <md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="https://cloud.example.com/apps/user_saml/saml/acs" index="1"/>
+  </md:SPSSODescriptor>
+</md:EntityDescriptor>
+`;
+
 t.test("docs/cli.md's nested groups work as written", async (t) => {
   const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'cli.md'), 'utf8');
   const block = /<!-- nested-groups:[^\n]*-->\n```sh\n([\s\S]*?)\n```/.exec(doc)![1].split('\n');
@@ -40,14 +51,29 @@ t.test("docs/configuration.md's file, planned and applied as written", async (t)
   // The client's secret, where its reference says: a file beside the configuration file.
   const secret = 'a-client-secret-of-at-least-32-characters';
   fs.writeFileSync(path.join(dir, 'grafana-client-secret'), secret + '\n', { mode: 0o600 });
-  const run = (...args: string[]) => runExe(exe, args, { env, cwd: dir, stdin: 'a long admin password' });
+  fs.writeFileSync(path.join(dir, 'audit-webhook-secret'), `whsec_${Buffer.alloc(32, 7).toString('base64')}\n`, { mode: 0o600 });
+  fs.writeFileSync(path.join(dir, 'nextcloud-metadata.xml'), NEXTCLOUD_METADATA);
+  const fileEnv = { ...env, GITLAB_CLIENT_SECRET: 'gitlab-secret', WIKI_SCIM_TOKEN: 'wiki-token' };
+  const run = (...args: string[]) => runExe(exe, args, { env: fileEnv, cwd: dir, stdin: 'a long admin password' });
   t.equal((await run('bootstrap-admin', '--email', 'admin@example.com', '--password-stdin')).code, 0);
   const plan = await run('config', 'plan', 'gatehouse.yaml');
   t.equal(plan.code, 2, plan.stderr);
   t.match(plan.stdout, /^\+ group staff$/m);
   t.match(plan.stdout, /^~ group staff: groups inside: engineering \(was none\)$/m);
   t.match(plan.stdout, /^\+ oidc_client grafana$/m);
-  t.equal((await run('config', 'apply', 'gatehouse.yaml')).code, 0);
+  t.match(plan.stdout, /^\+ saml_sp https:\/\/cloud\.example\.com\/apps\/user_saml\/saml\/metadata$/m);
+  t.match(plan.stdout, /^\+ forward_app photos\.example\.com$/m);
+  t.match(plan.stdout, /^\+ provider gitlab$/m);
+  t.match(plan.stdout, /^\+ webhook https:\/\/audit\.example\.com\/gatehouse$/m);
+  t.match(plan.stdout, /^\+ scim_target wiki$/m);
+  const applied = await run('config', 'apply', 'gatehouse.yaml');
+  t.equal(applied.code, 0, applied.stderr);
+  t.match(JSON.parse((await run('--json', 'saml', 'sp', 'show', 'https://cloud.example.com/apps/user_saml/saml/metadata')).stdout), {
+    name: 'Nextcloud',
+    nameid: 'username',
+    acs_urls: ['https://cloud.example.com/apps/user_saml/saml/acs'],
+    allowed_groups: ['staff'],
+  });
   const again = await run('config', 'plan', 'gatehouse.yaml');
   t.equal(again.code, 0, 'nothing left to change');
   t.equal(again.stdout, 'nothing to change\n');
