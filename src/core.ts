@@ -202,7 +202,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
 export { backupStore, restoreStore, inspectSnapshot } from './store/backup';
 export { holdDataDir, othersHoldDataDir } from './store/serve-lock';
 export type { SnapshotFacts, RestoreReport } from './store/backup';
-export type { Plan as ConfigPlan, PlanLine as ConfigPlanLine } from './config-file/operations';
+export type { Plan as ConfigPlan, PlanLine as ConfigPlanLine, ManagedLookup } from './config-file/operations';
 export { readConfigText } from './config-file/document';
 
 export { migrateStore } from './store/copy';

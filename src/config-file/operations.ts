@@ -3,6 +3,8 @@ import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { requireAdministrator } from '../access/caller';
 import { CONFIG_SCHEMA } from './schema';
+import { appKey } from '../apps/app-rows';
+import { allManaged, managedKey, type ManagedKind } from '../store/config-managed';
 import { applyConfig, exportConfig, planConfig, type Plan } from './apply';
 
 export type { Plan, PlanLine } from './apply';
@@ -16,6 +18,15 @@ export interface ConfigFileOperations {
   plan(actor: Actor, text: string, file: string, env: NodeJS.ProcessEnv): Promise<Plan>;
   /** Makes the store match `text`, in one transaction. */
   apply(actor: Actor, text: string, file: string, env: NodeJS.ProcessEnv): Promise<Plan>;
+  /** Which configuration file manages what (read once): the console labels those objects and offers no change to them. */
+  managedBy(actor: Actor): Promise<ManagedLookup>;
+}
+
+export interface ManagedLookup {
+  /** The file that manages an object of a kind, by the name the file gives it; null: none. */
+  of(kind: ManagedKind, name: string): string | null;
+  /** The file that manages a forward-auth app, by its host and paths. */
+  app(host: string, paths: readonly string[]): string | null;
 }
 
 const HEADER = `# Gatehouse configuration: gatehouse config plan FILE shows what apply would change,
@@ -38,6 +49,12 @@ export function configFileOperations(s: Services): ConfigFileOperations {
     async apply(actor, text, file, env) {
       requireAdministrator(actor, 'apply a configuration');
       return applyConfig(s, actor, text, file, env);
+    },
+    async managedBy(actor) {
+      requireAdministrator(actor, 'read what configuration files manage');
+      const files = new Map((await allManaged(s.store.root)).map((m) => [`${m.kind} ${m.name}`, m.file]));
+      const of = (kind: ManagedKind, name: string) => files.get(`${kind} ${managedKey(kind, name)}`) ?? null;
+      return { of, app: (host, paths) => of('forward_app', appKey({ host, paths })) };
     },
   };
 }

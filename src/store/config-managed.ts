@@ -16,6 +16,15 @@ export const managedNames = op(async (h, kind: ManagedKind): Promise<Map<string,
   return new Map(rows.map((r) => [String(r.name), { file: String(r.file), made: r.made === true || Number(r.made) === 1 }]));
 });
 
+/** Every managed object: kind, key and file (the console labels them). */
+export const allManaged = op(async (h): Promise<Array<{ kind: ManagedKind; name: string; file: string }>> =>
+  (await h.all('SELECT kind, name, file FROM config_managed', [])).map((r) => ({
+    kind: String(r.kind) as ManagedKind,
+    name: String(r.name),
+    file: String(r.file),
+  })),
+);
+
 /** The file that manages one object, or null. */
 export const managingFile = op(async (h, kind: ManagedKind, name: string): Promise<string | null> => {
   const rows = await h.all('SELECT file FROM config_managed WHERE kind = ? AND name = ?', [kind, name]);

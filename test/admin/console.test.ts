@@ -8,7 +8,7 @@
 import t from 'tap';
 import * as oidc from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
-import { launch, screenshots } from '../helpers/browser';
+import { launch, outsideItsBox, screenshots } from '../helpers/browser';
 import { cli } from '../helpers/cli';
 import { manualClock } from '../helpers/clock';
 import { passkeyServer, withAuthenticator } from '../helpers/passkeys';
@@ -229,26 +229,11 @@ t.test('the console: guest signup, an OIDC client, disabling an account; non-adm
     'account.created',
   ]);
   const eveId = (await s.db('user_account').where({ email_key: 'eve@example.com' }).first()).reference_id;
-  // Run in the page (a string: the tests compile without the DOM's types).
-  const outside = () =>
-    admin.evaluate(`(() => {
-      const width = document.documentElement.clientWidth;
-      const bad = [];
-      if (document.documentElement.scrollWidth > width) bad.push('the page scrolls sideways (' + document.documentElement.scrollWidth + ' > ' + width + ')');
-      for (const el of document.querySelectorAll('main button, main td, main input, main a')) {
-        const r = el.getBoundingClientRect();
-        const section = el.closest('section');
-        if (r.width === 0 || !section) continue;
-        const box = section.getBoundingClientRect();
-        if (r.right > box.right + 1 || r.left < box.left - 1) bad.push(el.tagName + ' "' + (el.textContent || el.value || '').trim().slice(0, 30) + '" leaves its box');
-      }
-      return bad;
-    })()`) as Promise<string[]>;
   for (const width of [360, 390, 1280]) {
     await admin.setViewportSize({ width, height: 800 });
     for (const path of ['accounts', 'invitations', 'groups', 'clients', 'apps', 'webhooks', 'keys', 'audit', `accounts/${eveId}`]) {
       await admin.goto(`${base}/admin/${path}`);
-      t.same(await outside(), [], `/admin/${path} at ${width} px: everything inside its box`);
+      t.same(await outsideItsBox(admin), [], `/admin/${path} at ${width} px: everything inside its box`);
     }
   }
   await admin.setViewportSize({ width: 1280, height: 800 });

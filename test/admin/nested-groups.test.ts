@@ -6,7 +6,7 @@
 // stays inside its box at 360, 390 and 1280 px.
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { launch, screenshots } from '../helpers/browser';
+import { launch, outsideItsBox, screenshots } from '../helpers/browser';
 import { cli } from '../helpers/cli';
 import { fillSignin } from '../helpers/oidc';
 import { PASSWORD, withAdmin, type TestServer } from '../helpers/server';
@@ -20,22 +20,6 @@ const insideOf = async (s: TestServer, group: string) => {
 };
 
 const text = async (page: Page, selector: string) => ((await page.locator(selector).textContent()) ?? '').replace(/\s+/g, ' ').trim();
-
-/** Buttons, cells, inputs and links that leave their section, or a page that scrolls sideways (as console.test checks). */
-const outside = (page: Page) =>
-  page.evaluate(`(() => {
-    const width = document.documentElement.clientWidth;
-    const bad = [];
-    if (document.documentElement.scrollWidth > width) bad.push('the page scrolls sideways (' + document.documentElement.scrollWidth + ' > ' + width + ')');
-    for (const el of document.querySelectorAll('main button, main td, main input, main select, main a')) {
-      const r = el.getBoundingClientRect();
-      const section = el.closest('section');
-      if (r.width === 0 || !section) continue;
-      const box = section.getBoundingClientRect();
-      if (r.right > box.right + 1 || r.left < box.left - 1) bad.push(el.tagName + ' "' + (el.textContent || el.value || '').trim().slice(0, 30) + '" leaves its box');
-    }
-    return bad;
-  })()`) as Promise<string[]>;
 
 t.test('groups inside groups from the group page: add, listed both ways, remove; a cycle refused; administrators; CSRF', async (t) => {
   const s = await withAdmin(t);
@@ -89,7 +73,7 @@ t.test('groups inside groups from the group page: add, listed both ways, remove;
     await page.setViewportSize({ width, height: 800 });
     for (const path of [`groups/${staff}`, `groups/${engineering}`, `groups/${administrators}`, `accounts/${ada}`]) {
       await page.goto(`${s.config.publicUrl}/admin/${path}`);
-      t.same(await outside(page), [], `/admin/${path} at ${width} px: everything inside its box`);
+      t.same(await outsideItsBox(page), [], `/admin/${path} at ${width} px: everything inside its box`);
     }
   }
   await page.setViewportSize({ width: 1280, height: 800 });

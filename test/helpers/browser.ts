@@ -51,3 +51,23 @@ export async function screenshots(page: Page, name: string): Promise<void> {
   }
   await page.setViewportSize(size);
 }
+
+/**
+ * Buttons, cells, inputs, selects and links of a page's main part that leave their section, or a
+ * page that scrolls sideways: what a phone-width layout must not do. Run in the page (a string:
+ * the tests compile without the DOM's types).
+ */
+export const outsideItsBox = (page: Page) =>
+  page.evaluate(`(() => {
+    const width = document.documentElement.clientWidth;
+    const bad = [];
+    if (document.documentElement.scrollWidth > width) bad.push('the page scrolls sideways (' + document.documentElement.scrollWidth + ' > ' + width + ')');
+    for (const el of document.querySelectorAll('main button, main td, main input, main select, main a')) {
+      const r = el.getBoundingClientRect();
+      const section = el.closest('section');
+      if (r.width === 0 || !section) continue;
+      const box = section.getBoundingClientRect();
+      if (r.right > box.right + 1 || r.left < box.left - 1) bad.push(el.tagName + ' "' + (el.textContent || el.value || '').trim().slice(0, 30) + '" leaves its box');
+    }
+    return bad;
+  })()`) as Promise<string[]>;

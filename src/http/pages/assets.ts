@@ -32,7 +32,7 @@ button.link { background: none; border: none; padding: 0; color: var(--accent); 
 a { color: var(--accent); }
 :focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 .inline { display: inline; }
-.notice { padding: .6rem .8rem; border-radius: 6px; margin: 0 0 1rem; }
+.notice { padding: .6rem .8rem; border-radius: 6px; margin: 0 0 1rem; overflow-wrap: anywhere; }
 .notice.error { color: var(--error); background: var(--error-bg); }
 .notice.success { color: var(--ok); background: var(--ok-bg); }
 .notice.info { background: var(--bg); border: 1px solid var(--line); }

@@ -4,6 +4,7 @@
  * dangerous actions, and fixed messages after a change. Every button calls the core operation the
  * CLI calls, as the signed-in administrator: the audit says `via: "http"`.
  */
+import path from 'node:path';
 import type { Context } from 'koa';
 import { AppError } from '../../../errors';
 import type { Actor, Caller } from '../../../core';
@@ -179,6 +180,13 @@ export function dataTable(columns: readonly Column[], rows: Html | readonly Html
 }
 
 /** A small form with one button (and the confirmation box for a dangerous one). */
+/**
+ * In place of the changes a table row offers: an object a configuration file manages is changed
+ * there. The file's name only (a path would squeeze the row's other cells); its whole path in the
+ * title, and in the refusal a post would get.
+ */
+export const managedNote = (file: string): Html => html`<span class="meta managed" title="${file}">Set by ${path.basename(file)}: change it there</span>`;
+
 export const actionButton = (csrf: string, action: string, label: string, o: { confirm?: string; hidden?: Record<string, string>; aria?: string } = {}) =>
   html`<form method="post" action="${action}" class="${o.confirm ? 'danger' : ''}">
     <input

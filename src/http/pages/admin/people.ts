@@ -169,7 +169,7 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
    * the ones already inside); a cycle or a chain too deep is the core's to refuse, and its answer
    * shows on this page. administrators takes no group (the core refuses it): no form, one line why.
    */
-  const nestedSection = async (a: Admin, g: GroupDetail, base: string): Promise<Html> => {
+  const nestedSection = async (a: Admin, g: GroupDetail, base: string, managedBy: string | null): Promise<Html> => {
     const links = (list: GroupDetail['member_of']) => list.map((x, i) => html`${i > 0 ? ', ' : ''}<a href="/admin/groups/${x.reference_id}">${x.name}</a>`);
     const insideOf = html`<section aria-labelledby="h-inside-of">
       <h2 id="h-inside-of">Inside of</h2>
@@ -204,25 +204,34 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
                 html`<tr>
                   <td><a href="/admin/groups/${x.reference_id}">${x.name}</a></td>
                   <td class="actions">
-                    ${actionButton(a.csrf, `${base}/groups/remove`, 'Remove', { hidden: { group: x.reference_id }, aria: `Take ${x.name} out of ${g.name}` })}
+                    ${
+                      managedBy !== null
+                        ? ''
+                        : actionButton(a.csrf, `${base}/groups/remove`, 'Remove', {
+                            hidden: { group: x.reference_id },
+                            aria: `Take ${x.name} out of ${g.name}`,
+                          })
+                    }
                   </td>
                 </tr>`,
             ),
           );
     const add =
-      choices.length === 0
-        ? html`<p class="meta">No other managed group to put inside this one (<a href="/admin/groups">make one</a>).</p>`
-        : html`<form method="post" action="${base}/groups/add">
-            <input type="hidden" name="csrf" value="${a.csrf}" />
-            <div class="field">
-              <label for="f-child">Put a group inside this one</label>
-              <select id="f-child" name="group" required>
-                <option value="">Choose a group</option>
-                ${choices.map((x) => html`<option value="${x.reference_id}">${x.name}</option>`)}
-              </select>
-            </div>
-            <button type="submit">Add group</button>
-          </form>`;
+      managedBy !== null
+        ? ''
+        : choices.length === 0
+          ? html`<p class="meta">No other managed group to put inside this one (<a href="/admin/groups">make one</a>).</p>`
+          : html`<form method="post" action="${base}/groups/add">
+              <input type="hidden" name="csrf" value="${a.csrf}" />
+              <div class="field">
+                <label for="f-child">Put a group inside this one</label>
+                <select id="f-child" name="group" required>
+                  <option value="">Choose a group</option>
+                  ${choices.map((x) => html`<option value="${x.reference_id}">${x.name}</option>`)}
+                </select>
+              </div>
+              <button type="submit">Add group</button>
+            </form>`;
     return html`<section aria-labelledby="h-nested">
         <h2 id="h-nested">Groups inside</h2>
         <p>The members of a group inside ${g.name} are members of ${g.name} too, for every app and permission.</p>
@@ -233,13 +242,21 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
 
   const groupPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string } = {}) => {
     const g = await core.groups.show(a.actor, ctx.params.id);
+    const managedBy = (await core.configFile.managedBy(a.actor)).of('group', g.name);
     const base = `/admin/groups/${g.reference_id}`;
     c.show(
       ctx,
       a,
       'groups',
       `Group ${g.name}`,
-      html`<section aria-labelledby="h-members">
+      html`${
+          managedBy === null
+            ? ''
+            : html`<p class="notice info" id="group-managed-by">
+                Set by ${managedBy}: the groups inside it, and whether it exists, are changed there. Its members are changed here.
+              </p>`
+        }
+        <section aria-labelledby="h-members">
           <h2 id="h-members">Members</h2>
           ${
             g.members.length === 0
@@ -263,21 +280,23 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
             <button type="submit">Add member</button>
           </form>
         </section>
-        ${await nestedSection(a, g, base)}
+        ${await nestedSection(a, g, base, managedBy)}
         ${
-          g.system_role
+          managedBy !== null
             ? ''
-            : html`<section aria-labelledby="h-delete" class="danger">
-                <h2 id="h-delete">Delete the group</h2>
-                <form method="post" action="${base}/delete">
-                  <input
-                    type="hidden"
-                    name="csrf"
-                    value="${a.csrf}"
-                  />${confirmBox(`Delete ${g.name}: its members leave it, and clients and apps that name it let nobody through it`)}
-                  <button type="submit" class="secondary">Delete group</button>
-                </form>
-              </section>`
+            : g.system_role
+              ? ''
+              : html`<section aria-labelledby="h-delete" class="danger">
+                  <h2 id="h-delete">Delete the group</h2>
+                  <form method="post" action="${base}/delete">
+                    <input
+                      type="hidden"
+                      name="csrf"
+                      value="${a.csrf}"
+                    />${confirmBox(`Delete ${g.name}: its members leave it, and clients and apps that name it let nobody through it`)}
+                    <button type="submit" class="secondary">Delete group</button>
+                  </form>
+                </section>`
         }
         <p class="links"><a href="/admin/groups">All groups</a></p>`,
       o,

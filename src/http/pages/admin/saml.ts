@@ -9,7 +9,7 @@ import { lazyKoaBody } from '../../body';
 import { breakable, field, html } from '../html';
 import { type PageKit, str } from '../kit';
 import { assertSameSite } from '../session';
-import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable, onOff } from './kit';
+import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable, managedNote, onOff } from './kit';
 import { groupChoices, many } from './people';
 
 const NAMEID_WORDS: Record<NameIdKind, string> = {
@@ -22,7 +22,7 @@ export function registerConsoleSaml(kit: PageKit, c: ConsoleKit): void {
   const { core, router, names, html_ } = kit;
 
   const samlPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string } = {}) => {
-    const sps = await core.saml.listSps(a.actor);
+    const [sps, managed] = await Promise.all([core.saml.listSps(a.actor), core.configFile.managedBy(a.actor)]);
     const certs = await core.saml.listCerts(a.actor);
     const metadataUrl = `${core.config.publicUrl}/saml/metadata`;
     c.show(
@@ -58,11 +58,15 @@ export function registerConsoleSaml(kit: PageKit, c: ConsoleKit): void {
                         <td>${sp.two_factor ? 'required' : 'no'}</td>
                         <td class="actions">
                           ${actionButton(a.csrf, `/saml/start/${sp.id}`, 'Sign in', { aria: `Sign in to ${sp.name}` })}
-                          ${actionButton(a.csrf, '/admin/saml/two-factor', sp.two_factor ? 'Allow one factor' : 'Require two factors', {
-                            hidden: { id: sp.id, two_factor: sp.two_factor ? 'off' : 'on' },
-                            aria: `${sp.two_factor ? 'Allow one factor for' : 'Require two factors for'} ${sp.name}`,
-                          })}
-                          ${actionButton(a.csrf, '/admin/saml/remove', 'Remove', { hidden: { id: sp.id }, confirm: `Remove ${sp.name}` })}
+                          ${
+                            managed.of('saml_sp', sp.entity_id) !== null
+                              ? managedNote(managed.of('saml_sp', sp.entity_id)!)
+                              : html`${actionButton(a.csrf, '/admin/saml/two-factor', sp.two_factor ? 'Allow one factor' : 'Require two factors', {
+                                  hidden: { id: sp.id, two_factor: sp.two_factor ? 'off' : 'on' },
+                                  aria: `${sp.two_factor ? 'Allow one factor for' : 'Require two factors for'} ${sp.name}`,
+                                })}
+                                ${actionButton(a.csrf, '/admin/saml/remove', 'Remove', { hidden: { id: sp.id }, confirm: `Remove ${sp.name}` })}`
+                          }
                         </td>
                       </tr>`,
                   ),

@@ -9,7 +9,7 @@ import type { ScimTargetView, ScimTokenView } from '../../../core';
 import { field, html, type Html } from '../html';
 import { type PageKit, str } from '../kit';
 import { recentOrConfirm } from '../confirm';
-import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable } from './kit';
+import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable, managedNote } from './kit';
 import { groupChoices, many } from './people';
 
 const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
@@ -18,7 +18,7 @@ export function registerConsoleScim(kit: PageKit, c: ConsoleKit): void {
   const { core } = kit;
 
   const scimPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string; top?: Html } = {}) => {
-    const [tokens, targets] = await Promise.all([core.scim.listTokens(a.actor), core.scim.listTargets(a.actor)]);
+    const [tokens, targets, managed] = await Promise.all([core.scim.listTokens(a.actor), core.scim.listTargets(a.actor), core.configFile.managedBy(a.actor)]);
     const base = `${core.config.publicUrl}/scim/v2`;
     c.show(
       ctx,
@@ -71,7 +71,11 @@ export function registerConsoleScim(kit: PageKit, c: ConsoleKit): void {
                         <td class="wide-only">${x.last_error ?? '-'}</td>
                         <td class="actions">
                           ${actionButton(a.csrf, '/admin/provisioning/sync', 'Sync', { hidden: { id: x.id } })}
-                          ${actionButton(a.csrf, '/admin/provisioning/remove-target', 'Remove', { hidden: { id: x.id }, confirm: `Remove ${x.name}` })}
+                          ${
+                            managed.of('scim_target', x.name) !== null
+                              ? managedNote(managed.of('scim_target', x.name)!)
+                              : actionButton(a.csrf, '/admin/provisioning/remove-target', 'Remove', { hidden: { id: x.id }, confirm: `Remove ${x.name}` })
+                          }
                         </td>
                       </tr>`,
                   ),

@@ -6,7 +6,7 @@ import type { Context } from 'koa';
 import type { ClientView } from '../../../core';
 import { breakable, field, html, type Html } from '../html';
 import { type PageKit, str } from '../kit';
-import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable, onOff } from './kit';
+import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable, managedNote, onOff } from './kit';
 import { groupChoices, many } from './people';
 
 const lines = (text: string) =>
@@ -33,7 +33,7 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
     </section>`;
 
   const clientsPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string; top?: Html } = {}) => {
-    const clients = await core.clients.list(a.actor);
+    const [clients, managed] = await Promise.all([core.clients.list(a.actor), core.configFile.managedBy(a.actor)]);
     c.show(
       ctx,
       a,
@@ -68,22 +68,29 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
                         <td class="wide-only">${cl.redirect_uris.map((u, i) => html`${i ? html`<br />` : ''}${breakable(u)}`)}</td>
                         <td class="wide-only">${cl.allowed_groups.join(', ') || 'everyone'}</td>
                         <td class="actions">
+                          ${managed.of('oidc_client', cl.client_id) !== null ? managedNote(managed.of('oidc_client', cl.client_id)!) : ''}
                           ${
-                            cl.grants.includes('authorization_code')
-                              ? actionButton(a.csrf, '/admin/clients/two-factor', cl.two_factor ? 'Allow one factor' : 'Require two factors', {
-                                  hidden: { client_id: cl.client_id, two_factor: cl.two_factor ? 'off' : 'on' },
-                                })
-                              : ''
+                            managed.of('oidc_client', cl.client_id) !== null
+                              ? ''
+                              : cl.grants.includes('authorization_code')
+                                ? actionButton(a.csrf, '/admin/clients/two-factor', cl.two_factor ? 'Allow one factor' : 'Require two factors', {
+                                    hidden: { client_id: cl.client_id, two_factor: cl.two_factor ? 'off' : 'on' },
+                                  })
+                                : ''
                           }
                           ${
-                            cl.public
+                            cl.public || managed.of('oidc_client', cl.client_id) !== null
                               ? ''
                               : actionButton(a.csrf, '/admin/clients/rotate', 'Rotate secret', {
                                   hidden: { client_id: cl.client_id },
                                   confirm: 'Replace the secret (the old one stops working)',
                                 })
                           }
-                          ${actionButton(a.csrf, '/admin/clients/remove', 'Remove', { hidden: { client_id: cl.client_id }, confirm: `Remove ${cl.name}` })}
+                          ${
+                            managed.of('oidc_client', cl.client_id) !== null
+                              ? ''
+                              : actionButton(a.csrf, '/admin/clients/remove', 'Remove', { hidden: { client_id: cl.client_id }, confirm: `Remove ${cl.name}` })
+                          }
                         </td>
                       </tr>`,
                   ),
@@ -180,7 +187,7 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
 
   // ---- Apps behind forward authentication -----------------------------------------------------
   const appsPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string } = {}) => {
-    const apps = await core.apps.list(a.actor);
+    const [apps, managed] = await Promise.all([core.apps.list(a.actor), core.configFile.managedBy(a.actor)]);
     c.show(
       ctx,
       a,
@@ -208,7 +215,11 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
                         <td>${app.allowed_groups.map((g) => g.name ?? '(deleted)').join(', ') || 'every account'}</td>
                         <td class="wide-only">${app.two_factor ? 'required' : 'no'}</td>
                         <td class="actions">
-                          ${actionButton(a.csrf, '/admin/apps/remove', 'Remove', { hidden: { app: app.reference_id }, confirm: `Remove ${app.host}` })}
+                          ${
+                            managed.app(app.host, app.paths) !== null
+                              ? managedNote(managed.app(app.host, app.paths)!)
+                              : actionButton(a.csrf, '/admin/apps/remove', 'Remove', { hidden: { app: app.reference_id }, confirm: `Remove ${app.host}` })
+                          }
                         </td>
                       </tr>`,
                   ),

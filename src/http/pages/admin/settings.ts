@@ -19,6 +19,7 @@ export function registerConsoleSettings(kit: PageKit, c: ConsoleKit): void {
 
   const signupPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string } = {}) => {
     const status = await core.signupStatus();
+    const managedBy = (await core.configFile.managedBy(a.actor)).of('action', 'user_account/signup');
     c.show(
       ctx,
       a,
@@ -33,11 +34,15 @@ export function registerConsoleSettings(kit: PageKit, c: ConsoleKit): void {
           }
         </p>
         <p>This is the same switch as <code>gatehouse action set-permission signup --guest on|off</code>; running servers see it at once.</p>
-        <form method="post" action="/admin/signup" class="${status.open ? '' : 'danger'}">
-          <input type="hidden" name="csrf" value="${a.csrf}" /><input type="hidden" name="guest" value="${status.open ? 'off' : 'on'}" />
-          ${status.open ? '' : confirmBox('Let anyone on the internet make an account')}
-          <button type="submit" class="secondary">${status.open ? 'Close guest signup' : 'Open guest signup'}</button>
-        </form>
+        ${
+          managedBy !== null
+            ? html`<p class="notice info" id="signup-managed-by">Set by ${managedBy}: who may sign up is changed there.</p>`
+            : html`<form method="post" action="/admin/signup" class="${status.open ? '' : 'danger'}">
+                <input type="hidden" name="csrf" value="${a.csrf}" /><input type="hidden" name="guest" value="${status.open ? 'off' : 'on'}" />
+                ${status.open ? '' : confirmBox('Let anyone on the internet make an account')}
+                <button type="submit" class="secondary">${status.open ? 'Close guest signup' : 'Open guest signup'}</button>
+              </form>`
+        }
       </section>`,
       o,
     );

@@ -7,7 +7,7 @@ import type { Context } from 'koa';
 import { EVENT_TYPES, type WebhookView } from '../../../core';
 import { breakable, field, html, type Html } from '../html';
 import { type PageKit, str } from '../kit';
-import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable } from './kit';
+import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable, managedNote } from './kit';
 import { many } from './people';
 
 export function registerConsoleWebhooks(kit: PageKit, c: ConsoleKit): void {
@@ -28,7 +28,11 @@ export function registerConsoleWebhooks(kit: PageKit, c: ConsoleKit): void {
         : html`${w.last_delivered_at ? 'delivering' : 'nothing sent yet'}`;
 
   const webhooksPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string; top?: Html } = {}) => {
-    const [hooks, queue] = await Promise.all([core.deliveries.listWebhooks(a.actor), core.deliveries.list(a.actor)]);
+    const [hooks, queue, managed] = await Promise.all([
+      core.deliveries.listWebhooks(a.actor),
+      core.deliveries.list(a.actor),
+      core.configFile.managedBy(a.actor),
+    ]);
     c.show(
       ctx,
       a,
@@ -48,8 +52,12 @@ export function registerConsoleWebhooks(kit: PageKit, c: ConsoleKit): void {
                         <td class="wide-only">${w.events.join(', ') || 'every event'}</td>
                         <td>${health(w)}</td>
                         <td class="actions">
-                          ${actionButton(a.csrf, '/admin/webhooks/rotate', 'New secret', { hidden: { webhook: w.id }, confirm: `Replace the secret of ${w.url}` })}
-                          ${actionButton(a.csrf, '/admin/webhooks/remove', 'Remove', { hidden: { webhook: w.id }, confirm: `Remove ${w.url}` })}
+                          ${
+                            managed.of('webhook', w.id) !== null
+                              ? managedNote(managed.of('webhook', w.id)!)
+                              : html`${actionButton(a.csrf, '/admin/webhooks/rotate', 'New secret', { hidden: { webhook: w.id }, confirm: `Replace the secret of ${w.url}` })}
+                                ${actionButton(a.csrf, '/admin/webhooks/remove', 'Remove', { hidden: { webhook: w.id }, confirm: `Remove ${w.url}` })}`
+                          }
                         </td>
                       </tr>`,
                   ),
