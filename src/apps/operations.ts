@@ -90,6 +90,9 @@ export function appOperations(s: Services): AppOperations {
       const existing = await findAppsByHost(s.store.root, host);
       const covers = (a: AppRow) => JSON.stringify([...parseList(a.paths)].sort()) === JSON.stringify([...paths].sort());
       if (existing.some(covers)) throw new AppError('conflict', `an app already covers ${host}${paths.length ? ` ${paths.join(' ')}` : ''}; remove it first`);
+      // A host whose apps a configuration file sets is the file's: an app of another path here
+      // would change who passes there (a path app answers before the host's own).
+      for (const other of existing) await assertNotFileManaged(s.store.root, actor.via, 'forward_app', appKey({ host, paths: parseList(other.paths) }));
       const row = await insertApp(s.store.root, wanted);
       await s.audit.record('app_added', actor, { account: null, app: row.reference_id, host });
       return view(s, row);

@@ -45,6 +45,13 @@ t.test('forward apps from the file: plan, apply, a member through nesting passes
   t.equal((await cli(s.dataDir, ['config', 'plan', file])).code, 0, 'applied: nothing to change');
   const removeByHand = await cli(s.dataDir, ['app', 'remove', 'photos.gh.test']);
   t.not(removeByHand.code, 0, "a managed app is the file's");
+  // A path app of the file's host, made by hand, would answer before the file's gate: refused.
+  for (const p of ['/', '/public', '/other']) {
+    const overriding = await cli(s.dataDir, ['app', 'add', '--host', 'photos.gh.test', '--path', p]);
+    t.equal(overriding.code, 3, `app add --path ${p} on a host the file sets`);
+    t.match(overriding.err, /managed by the configuration file .*gatehouse\.yaml/);
+  }
+  t.equal((await cli(s.dataDir, ['app', 'add', '--host', 'other.gh.test', '--path', '/'])).code, 0, "another host is the shell's");
 
   // Changed in the file: one app loses its bypass path; the other is gone from it.
   fs.writeFileSync(file, FILE.replace('    bypass_paths: [/public]\n', '').replace(/ {2}- host: photos\.gh\.test\n {4}paths: \[\/admin\][\s\S]*$/, ''));
@@ -69,6 +76,11 @@ t.test('bad apps: the line and column, nothing made', async (t) => {
     ['scheme', 'version: 1\nforward_apps:\n  - host: https://x.example\n', /scheme\.yaml:3:5: .*host name like app\.example\.com/],
     ['unmanaged', 'version: 1\nforward_apps:\n  - host: x.example\n    allowed_groups: [nobody]\n', /unmanaged\.yaml:3:5: no group named nobody/],
     ['twice', 'version: 1\nforward_apps:\n  - host: x.example\n  - host: X.example\n', /twice\.yaml:4:11: the app x\.example is named twice/],
+    [
+      'slash',
+      'version: 1\nforward_apps:\n  - host: x.example\n  - host: x.example\n    paths: [/]\n',
+      /slash\.yaml:5:12: the whole of x\.example is covered by two apps/,
+    ],
     [
       'overlap',
       'version: 1\nforward_apps:\n  - host: x.example\n    paths: [/admin/]\n  - host: x.example\n    paths: [/admin, /other]\n    allowed_groups: [administrators]\n',

@@ -71,10 +71,14 @@ export const forwardAppsKind: ConfigKind = {
       if (named.has(key)) throw new AppError('invalid_input', `${parsed.at(['forward_apps', index, 'host'])}: the app ${key} is named twice`);
       named.add(key);
       // One host's paths belong to one app each: two apps covering one path would leave which gate answers to their order.
-      for (const p of wanted.paths.length === 0 ? ['(the whole host)'] : wanted.paths) {
+      // "/" covers the whole host, as no path does.
+      for (const p of wanted.paths.length === 0 || wanted.paths.includes('/') ? ['(the whole host)'] : wanted.paths) {
         const at = `${wanted.host} ${p}`;
         if (covered.has(at))
-          throw new AppError('invalid_input', `${parsed.at(['forward_apps', index, 'paths'])}: ${p} of ${wanted.host} is covered by two apps`);
+          throw new AppError(
+            'invalid_input',
+            `${parsed.at(['forward_apps', index, 'paths'])}: ${p === '(the whole host)' ? 'the whole' : p} of ${wanted.host} is covered by two apps`,
+          );
         covered.add(at);
       }
       const row = stored.get(key);
