@@ -204,6 +204,7 @@ export { holdDataDir, othersHoldDataDir } from './store/serve-lock';
 export type { SnapshotFacts, RestoreReport } from './store/backup';
 export type { Plan as ConfigPlan, PlanLine as ConfigPlanLine, ManagedLookup } from './config-file/operations';
 export { readConfigText } from './config-file/document';
+export { CONFIG_SCHEMA } from './config-file/schema';
 
 export { migrateStore } from './store/copy';
 

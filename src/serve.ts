@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { passkeyObstacle, type Config } from './config';
 import { holdDataDir, openCore, othersHoldDataDir, prepareDataDir, type Core } from './core';
 import { createLogger, Logger } from './log';
-import { readConfigText } from './config-file/document';
+import { parseConfig, readConfigText } from './config-file/document';
 import { CONFIG } from './actor';
 import { startServer, type RunningServer } from './http/server';
 
@@ -61,6 +61,8 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
   }
   let core;
   try {
+    // A configuration file that does not parse stops the start before the store is opened (or made).
+    if (config.config !== null) await parseConfig(readConfigText(config.config), config.config);
     core = await openCore(config, { logger, othersRunning });
   } catch (err) {
     await release();

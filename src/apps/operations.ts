@@ -10,7 +10,7 @@ import { requireAdministrator } from '../access/caller';
 import { authenticateRiding } from '../access/authenticate';
 import { findGroupsByReference } from '../store/groups';
 import { AppRow, deleteApp, findApp, findAppsByHost, forwardRide, insertApp, listApps } from '../store/apps';
-import { assertNotFileManaged } from '../store/config-managed';
+import { unlessFileManaged } from '../store/config-managed';
 import { ambiguousUnder, appFor, normalHost, under } from './rules';
 import { appKey, appRowOf, type NewAppInput } from './app-rows';
 import { isReference } from '../store/reference';
@@ -92,8 +92,8 @@ export function appOperations(s: Services): AppOperations {
       if (existing.some(covers)) throw new AppError('conflict', `an app already covers ${host}${paths.length ? ` ${paths.join(' ')}` : ''}; remove it first`);
       // A host whose apps a configuration file sets is the file's: an app of another path here
       // would change who passes there (a path app answers before the host's own).
-      for (const other of existing) await assertNotFileManaged(s.store.root, actor.via, 'forward_app', appKey({ host, paths: parseList(other.paths) }));
-      const row = await insertApp(s.store.root, wanted);
+      const neighbours = existing.map((other) => appKey({ host, paths: parseList(other.paths) }));
+      const row = await unlessFileManaged(s.store, actor.via, 'forward_app', neighbours, (tx) => insertApp(tx, wanted));
       await s.audit.record('app_added', actor, { account: null, app: row.reference_id, host });
       return view(s, row);
     },
@@ -108,9 +108,8 @@ export function appOperations(s: Services): AppOperations {
     async remove(actor, app) {
       requireAdministrator(actor, 'remove apps');
       const row = await resolveApp(s, app);
-      await assertNotFileManaged(s.store.root, actor.via, 'forward_app', appKey({ host: row.host, paths: parseList(row.paths) }));
       const shown = await view(s, row);
-      await deleteApp(s.store.root, row.id);
+      await unlessFileManaged(s.store, actor.via, 'forward_app', appKey({ host: row.host, paths: parseList(row.paths) }), (tx) => deleteApp(tx, row.id));
       await s.audit.record('app_removed', actor, { account: null, app: row.reference_id, host: row.host });
       return shown;
     },

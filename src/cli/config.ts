@@ -3,11 +3,12 @@
  * configures, kept as a file. `plan` exits 0 when nothing would change, 2 when something would,
  * 1 on an error (the file's line and column and what was expected there).
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { isAppError, messageFor } from '../errors';
-import { readConfigText } from '../core';
+import { AppError, isAppError, messageFor } from '../errors';
+import { CONFIG_SCHEMA, readConfigText } from '../core';
 import type { ConfigPlan as Plan } from '../core';
 import { withCore, wantsJson } from './context';
 import type { Io } from './io';
@@ -23,6 +24,39 @@ const lines = (plan: Plan) =>
     ...plan.unmanaged.map((u) => `  ${u.kind} ${u.name}: ${u.file ? `managed by ${u.file}` : 'made by hand'}, not in the file (left alone)`),
   ].join('\n') + (plan.changes.length + plan.unmanaged.length > 0 ? '\n' : '');
 
+/**
+ * Writes `text` to `file` as a new file of mode 0600: made beside it under a name nobody else can
+ * have taken (never following a link planted there), then renamed over it, so a link at `file` is
+ * replaced, never followed, and a reader never sees half a file.
+ */
+function writeNew(file: string, text: string): void {
+  const target = path.resolve(file);
+  if (fs.existsSync(target) && fs.statSync(target).isDirectory()) throw new AppError('invalid_input', `--out ${file} is a folder: name a file`);
+  const temp = path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+  let fd: number;
+  try {
+    fd = fs.openSync(temp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new AppError(
+      'invalid_input',
+      `cannot write ${file}: ${code === 'ENOENT' ? 'its folder does not exist' : code === 'EACCES' ? 'permission denied' : code}`,
+    );
+  }
+  try {
+    fs.writeFileSync(fd, text);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  try {
+    fs.renameSync(temp, target);
+  } catch (err) {
+    fs.rmSync(temp, { force: true });
+    throw new AppError('invalid_input', `cannot write ${file}: ${(err as NodeJS.ErrnoException).code}`);
+  }
+}
+
 export function registerConfig(program: Command, io: Io): void {
   const config = program
     .command('config')
@@ -33,11 +67,10 @@ export function registerConfig(program: Command, io: Io): void {
   config
     .command('schema')
     .description("print the file's JSON Schema (for editors)")
-    .action(async (_o, c: Command) =>
-      withCore(c, io, async (core) => {
-        io.out(JSON.stringify(core.configFile.schema(), null, 2) + '\n');
-      }),
-    );
+    // Needs no store: an editor's setup runs it anywhere.
+    .action(async () => {
+      io.out(JSON.stringify(CONFIG_SCHEMA, null, 2) + '\n');
+    });
 
   config
     .command('export')
@@ -46,8 +79,8 @@ export function registerConfig(program: Command, io: Io): void {
     .action(async (o: { out?: string }, c: Command) =>
       withCore(c, io, async (core) => {
         const text = await core.configFile.export(core.shell);
-        if (o.out === undefined) return io.out(text);
-        fs.writeFileSync(o.out, text, { mode: 0o600 });
+        if (o.out === undefined) return io.out(wantsJson(c) ? JSON.stringify({ yaml: text }) + '\n' : text);
+        writeNew(o.out, text);
         emit(io, wantsJson(c), { written: path.resolve(o.out) }, () => `wrote ${o.out}\n`);
       }),
     );

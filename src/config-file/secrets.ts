@@ -26,7 +26,8 @@ const MAX_SECRET = 4096;
 /** The folders a secret file may be in, for a configuration file at `configFile`. */
 export function secretRoots(configFile: string, env: NodeJS.ProcessEnv): string[] {
   const roots = [path.dirname(path.resolve(configFile)), '/run/secrets'];
-  if (env.CREDENTIALS_DIRECTORY) roots.push(...env.CREDENTIALS_DIRECTORY.split(':').filter(Boolean));
+  // systemd sets it to an absolute path; a relative one would widen the roots to wherever the command runs.
+  if (env.CREDENTIALS_DIRECTORY) roots.push(...env.CREDENTIALS_DIRECTORY.split(':').filter((d) => path.isAbsolute(d)));
   return roots;
 }
 

@@ -11,7 +11,7 @@ import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { requireAdministrator } from '../access/caller';
 import { isReference } from '../store/reference';
-import { assertNotFileManaged } from '../store/config-managed';
+import { unlessFileManaged } from '../store/config-managed';
 import {
   deleteWebhook,
   findWebhook,
@@ -124,9 +124,11 @@ export function deliveryOperations(s: Services): DeliveryOperations {
       if (description.length > 200 || CONTROL.test(description))
         throw new AppError('invalid_input', '{--description} is at most 200 characters, no control characters');
       // A second endpoint of a URL a configuration file manages would leave the file two to choose from.
-      for (const w of await listWebhooks(s.store.root)) if (w.url === url) await assertNotFileManaged(s.store.root, actor.via, 'webhook', w.reference_id);
+      const sameUrl = (await listWebhooks(s.store.root)).filter((w) => w.url === url).map((w) => w.reference_id);
       const secret = newSecret();
-      const row = await insertWebhook(s.store.root, { url, description, events: JSON.stringify(events), secret });
+      const row = await unlessFileManaged(s.store, actor.via, 'webhook', sameUrl, (tx) =>
+        insertWebhook(tx, { url, description, events: JSON.stringify(events), secret }),
+      );
       await s.audit.record('webhook_added', actor, { account: null, webhook: row.reference_id, events: events.join(',') || '*' });
       return { webhook: await one(row), secret };
     },
@@ -141,18 +143,17 @@ export function deliveryOperations(s: Services): DeliveryOperations {
     async removeWebhook(actor, id) {
       requireAdministrator(actor, 'remove webhooks');
       const row = await find(id);
-      await assertNotFileManaged(s.store.root, actor.via, 'webhook', row.reference_id);
       const shown = await one(row);
-      if (!(await deleteWebhook(s.store.root, row.id))) throw new AppError('not_found', `no webhook ${id}`);
+      const deleted = await unlessFileManaged(s.store, actor.via, 'webhook', row.reference_id, (tx) => deleteWebhook(tx, row.id));
+      if (!deleted) throw new AppError('not_found', `no webhook ${id}`);
       await s.audit.record('webhook_removed', actor, { account: null, webhook: row.reference_id });
       return shown;
     },
     async rotateWebhookSecret(actor, id) {
       requireAdministrator(actor, 'change webhooks');
       const row = await find(id);
-      await assertNotFileManaged(s.store.root, actor.via, 'webhook', row.reference_id);
       const secret = newSecret();
-      await setWebhookSecret(s.store.root, row.id, secret);
+      await unlessFileManaged(s.store, actor.via, 'webhook', row.reference_id, (tx) => setWebhookSecret(tx, row.id, secret));
       await s.audit.record('webhook_secret_rotated', actor, { account: null, webhook: row.reference_id });
       return { webhook: await one(row), secret };
     },

@@ -9,7 +9,7 @@ import { can } from '../permission/check';
 import { requireAdministrator } from '../access/caller';
 import { parsePermission } from '../permission/bits';
 import type { Tx } from '../store/connection';
-import { insertGroup } from '../store/accounts';
+import { insertGroup, lockAccounts } from '../store/accounts';
 import {
   findGroupByReference,
   findGroupsByName,
@@ -37,8 +37,16 @@ export function parseGroupName(value: unknown): string {
   if (typeof value !== 'string') throw new AppError('invalid_input', 'name must be a string');
   const name = validateName(value);
   if (RESERVED_GROUP_NAMES.has(name.toLowerCase())) throw new AppError('invalid_input', `the group name ${name} is reserved`);
+  if (DELETED_GATE.test(name)) throw new AppError('invalid_input', `the group name ${name} is reserved (an exported gate whose group was deleted)`);
   return name;
 }
+
+/**
+ * How `config export` writes a gate's group that was deleted: a name no group may take, so the
+ * exported file is refused where it names it rather than letting nobody, or a new group, through.
+ */
+export const DELETED_GATE = /^\(deleted group [^)]*\)$/i;
+export const deletedGateName = (id: string) => `(deleted group ${id})`;
 
 export interface NewGroup {
   name: string;
@@ -89,6 +97,8 @@ export async function deleteGroup(s: Services, actor: Actor, referenceId: string
 
 /** deleteGroup inside the caller's transaction: the group as it was, for auditGroupDeleted once it has committed. */
 export async function deleteGroupIn(tx: Tx, referenceId: string, via = 'cli'): Promise<GroupRow> {
+  // Serialized with every configuration file's apply: the check below and the deletion are one step.
+  await lockAccounts(tx);
   const found = await findGroupByReference(tx, referenceId);
   if (!found) throw new AppError('not_found', 'no such group');
   assertNotSystemGroup(found, 'delete');
@@ -116,6 +126,7 @@ export async function renameGroupIn(tx: Tx, actor: Actor, referenceId: string, n
   if (!found) throw new AppError('not_found', 'no such group');
   assertNotSystemGroup(found, 'update');
   if (found.name === name) return { group: found, changed: false };
+  await lockAccounts(tx);
   await assertNotFileManaged(tx, actor.via, 'group', found.name);
   await assertGroupNameFree(tx, name, found.id);
   await updateRow(tx, 'usergroup', found.id, { name });
@@ -166,6 +177,9 @@ export async function resolveGroup(tx: Tx, nameOrId: string): Promise<GroupRow> 
  * and only a managed one, since any account can make a group of any name.
  */
 export async function resolveGateGroup(tx: Tx, nameOrId: string): Promise<GroupRow> {
+  if (DELETED_GATE.test(nameOrId.trim())) {
+    throw new AppError('invalid_input', `${nameOrId.trim()}: this gate's group was deleted before the file was exported; name the group that may pass`);
+  }
   const group = await resolveGroup(tx, nameOrId);
   if (!(await managedGroups(tx)).some((g) => g.id === group.id)) {
     throw new AppError(

@@ -16,7 +16,7 @@ import type { Services } from '../services';
 import { newShellSafeId } from '../auth/ids';
 import type { Tx } from '../store/connection';
 import { deleteClient, findClient, insertClient, listClients, OidcClientRow, setClientSecret, updateClient } from '../store/oidc';
-import { assertNotFileManaged } from '../store/config-managed';
+import { assertNotFileManaged, unlessFileManaged } from '../store/config-managed';
 import { resolveGateGroup } from '../groups/manage';
 import { findGroupsByReference } from '../store/groups';
 import { checkTargetUrl, targetPolicy } from '../runtime/targets';
@@ -281,12 +281,16 @@ export async function changeClient(s: Services, actor: Actor, clientId: string, 
   if (!browser && (changes.twoFactor || changes.backchannelLogoutUri)) {
     throw new AppError('invalid_input', 'this client has no browser sign-in ({--redirect-uri}): it has no session to ask more of or to end');
   }
+  let metadata: string | undefined;
   if (changes.backchannelLogoutUri !== undefined) {
     const { backchannel_logout_uri: _old, ...rest } = m;
     const next: Metadata = changes.backchannelLogoutUri === '' ? rest : { ...rest, backchannel_logout_uri: await logoutUri(s, changes.backchannelLogoutUri) };
-    await updateClient(s.store.root, clientId, { metadata: JSON.stringify(next) });
+    metadata = JSON.stringify(next);
   }
-  if (changes.twoFactor !== undefined) await updateClient(s.store.root, clientId, { two_factor: changes.twoFactor });
+  await unlessFileManaged(s.store, actor.via, 'oidc_client', clientId, async (tx) => {
+    if (metadata !== undefined) await updateClient(tx, clientId, { metadata });
+    if (changes.twoFactor !== undefined) await updateClient(tx, clientId, { two_factor: changes.twoFactor });
+  });
   forgetClient(s, clientId);
   await s.audit.record('client_changed', actor, {
     account: null,
@@ -322,8 +326,7 @@ export async function listClientViews(s: Services): Promise<ClientView[]> {
 
 export async function removeClient(s: Services, actor: Actor, clientId: string): Promise<ClientView> {
   const view = await showClient(s, clientId);
-  await assertNotFileManaged(s.store.root, actor.via, 'oidc_client', clientId);
-  await deleteClient(s.store.root, clientId);
+  await unlessFileManaged(s.store, actor.via, 'oidc_client', clientId, (tx) => deleteClient(tx, clientId));
   forgetClient(s, clientId);
   await s.audit.record('client_removed', actor, { account: null, client_id: clientId });
   return view;
@@ -331,10 +334,9 @@ export async function removeClient(s: Services, actor: Actor, clientId: string):
 
 export async function rotateClientSecret(s: Services, actor: Actor, clientId: string): Promise<{ client_id: string; client_secret: string }> {
   const view = await showClient(s, clientId);
-  await assertNotFileManaged(s.store.root, actor.via, 'oidc_client', clientId);
   if (view.public) throw new AppError('invalid_input', 'a public client has no secret');
   const secret = newSecret();
-  await setClientSecret(s.store.root, clientId, secret);
+  await unlessFileManaged(s.store, actor.via, 'oidc_client', clientId, (tx) => setClientSecret(tx, clientId, secret));
   forgetClient(s, clientId);
   await s.audit.record('client_secret_rotated', actor, { account: null, client_id: clientId });
   return { client_id: clientId, client_secret: secret };

@@ -6,7 +6,7 @@ import type { Services } from '../services';
 import { bit, decode, Decoded, parsePermission } from '../permission/bits';
 import type { ActionRow } from '../store/guarded-rows';
 import { listActions, updateRow } from '../store/records';
-import { assertNotFileManaged } from '../store/config-managed';
+import { unlessFileManaged } from '../store/config-managed';
 
 export interface ActionPermissionView {
   action: string;
@@ -54,8 +54,7 @@ export async function setActionPermissionByName(
         : row.permission & ~bit('guest', 'execute')
       : parsePermission(change.value, '{--value}');
   if (next !== row.permission) {
-    await assertNotFileManaged(s.store.root, actor.via, 'action', `${row.on_type}/${row.action_name}`);
-    await updateRow(s.store.root, 'action', row.id, { permission: next });
+    await unlessFileManaged(s.store, actor.via, 'action', `${row.on_type}/${row.action_name}`, (tx) => updateRow(tx, 'action', row.id, { permission: next }));
     await s.audit.record('permission_changed', actor, { account: null, record_type: 'action', record: row.reference_id, permission: next });
   }
   return { before: actionView(row), after: actionView({ ...row, permission: next }), changed: next !== row.permission };

@@ -15,7 +15,7 @@ import { checkTargetUrl, parseWebhookUrl, shownUrl, targetPolicy } from '../runt
 import { refusedKind } from '../config/address-ranges';
 import { resolveGateGroup } from '../groups/manage';
 import { enqueue } from '../store/deliveries';
-import { assertNotFileManaged } from '../store/config-managed';
+import { unlessFileManaged } from '../store/config-managed';
 import {
   findScimGroups,
   findScimTarget,
@@ -159,8 +159,12 @@ export async function addTarget(s: Services, actor: Actor, input: NewScimTarget)
     const group = await resolveGateGroup(s.store.root, g);
     if (!groups.includes(group.reference_id)) groups.push(group.reference_id);
   }
-  const row = await insertScimTarget(s.store.root, { reference_id: randomUUID(), name, url, token, groups: JSON.stringify(groups) });
-  if (!row) throw new AppError('conflict', `a SCIM push target named ${name} exists already`);
+  // Names differing only in case are one name (a configuration file names targets so): refused, as an exact one is.
+  const row = await unlessFileManaged(s.store, actor.via, 'scim_target', name, async (tx) => {
+    if ((await listScimTargets(tx)).some((t) => t.name.toLowerCase() === name.toLowerCase())) return undefined;
+    return insertScimTarget(tx, { reference_id: randomUUID(), name, url, token, groups: JSON.stringify(groups) });
+  });
+  if (!row) throw new AppError('conflict', `a SCIM push target named ${name} exists already (names differing only in case count as one)`);
   await s.audit.record('scim_target_added', actor, { account: null, scim_target: row.reference_id, name });
   const queued = await queueSync(s, row);
   return { target: await view(s, row), queued };
@@ -186,9 +190,9 @@ export async function showTarget(s: Services, actor: Actor, nameOrId: string): P
 export async function removeTarget(s: Services, actor: Actor, nameOrId: string): Promise<ScimTargetView> {
   requireAdministrator(actor, 'remove SCIM push targets');
   const row = await find(s, nameOrId);
-  await assertNotFileManaged(s.store.root, actor.via, 'scim_target', row.name);
   const shown = await view(s, row);
-  if (!(await deleteScimTarget(s.store.root, row.id))) throw new AppError('not_found', `no SCIM push target ${nameOrId.slice(0, 64)}`);
+  if (!(await unlessFileManaged(s.store, actor.via, 'scim_target', row.name, (tx) => deleteScimTarget(tx, row.id))))
+    throw new AppError('not_found', `no SCIM push target ${nameOrId.slice(0, 64)}`);
   await s.audit.record('scim_target_removed', actor, { account: null, scim_target: row.reference_id, name: row.name });
   return shown;
 }

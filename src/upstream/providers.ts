@@ -9,7 +9,7 @@ import { iso } from '../clock';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { requireAdministrator } from '../access/caller';
-import { assertNotFileManaged } from '../store/config-managed';
+import { unlessFileManaged } from '../store/config-managed';
 import { countIdentitiesOf, deleteProvider, findProvider, insertProvider, listProviders, type ProviderRow, stranded } from '../store/upstream';
 
 export interface NewProvider {
@@ -124,9 +124,8 @@ export async function showProvider(s: Services, actor: Actor, name: string): Pro
 export async function removeProvider(s: Services, actor: Actor, name: string, force = false): Promise<ProviderView> {
   requireAdministrator(actor, 'remove sign-in providers');
   const row = await providerByName(s, name);
-  await assertNotFileManaged(s.store.root, actor.via, 'provider', row.name);
   const view = await viewProvider(s, row);
-  await s.store.transaction(async (tx) => {
+  await unlessFileManaged(s.store, actor.via, 'provider', row.name, async (tx) => {
     // Counted in the removing transaction: an identity linked meanwhile is counted too.
     const locked = await stranded(tx, row.id);
     if (locked > 0 && !force) {

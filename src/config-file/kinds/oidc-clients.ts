@@ -288,8 +288,8 @@ export const oidcClientsKind: ConfigKind = {
     const out: ConfigClient[] = [];
     for (const row of rows) {
       const v = await clientView(s, row);
-      // A gate's deleted group is written by its id: applied, it is refused, never opened to everyone.
-      const groups = v.allowed_group_ids.map((gid, i) => (v.allowed_groups[i].startsWith('(deleted group ') ? gid : v.allowed_groups[i]));
+      // A gate's deleted group is written as (deleted group ID), a name no group may take: applied, it is refused.
+      const groups = v.allowed_groups;
       out.push({
         client_id: v.client_id,
         name: v.name,

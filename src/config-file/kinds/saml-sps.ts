@@ -7,7 +7,7 @@
  */
 import { AppError, isAppError } from '../../errors';
 import { newShellSafeId } from '../../auth/ids';
-import { resolveGateGroup } from '../../groups/manage';
+import { deletedGateName, resolveGateGroup } from '../../groups/manage';
 import { spOf, spRowFor, type NameIdKind, type SpEndpoints, BINDING } from '../../saml/providers';
 import { MAX_METADATA } from '../../saml/xml';
 import { findGroupsByReference } from '../../store/groups';
@@ -258,7 +258,9 @@ export const samlSpsKind: ConfigKind = {
         ...(sp.authnRequestsSigned ? { authn_requests_signed: true } : {}),
         ...(sp.nameid !== 'email' ? { nameid: sp.nameid } : {}),
         // A gate's deleted group is written by its id: applied, it is refused, never opened to everyone.
-        ...(sp.allowedGroups.length > 0 ? { allowed_groups: sp.allowedGroups.map((id) => groups.find((g) => g.reference_id === id)?.name ?? id) } : {}),
+        ...(sp.allowedGroups.length > 0
+          ? { allowed_groups: sp.allowedGroups.map((id) => groups.find((g) => g.reference_id === id)?.name ?? deletedGateName(id)) }
+          : {}),
         ...(sp.twoFactor ? { two_factor: true } : {}),
       });
     }
