@@ -101,6 +101,8 @@ const LAZY = [
   '@xmldom/xmldom',
   'yaml',
   'ajv',
+  // CSV for `gatehouse import --from csv` (src/import/csv.ts).
+  'csv-parse/sync',
 ];
 /** A chunk's file (and asset) name: a scoped package's slash would make a folder. */
 const chunk = (pkg) => `${pkg.replace('/', '+')}.cjs`;

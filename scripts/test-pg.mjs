@@ -27,6 +27,11 @@ const SAME_IN_BOTH = new Set([
   'test/oidc/apache-recipe.test.ts', // docs/oidc-apps.md's Apache recipe as written (test/oidc/apache-backchannel.test.ts runs on both)
   'test/oidc/node-app-recipe.test.ts', // docs/oidc-apps.md's Node app as written (test/oidc/backchannel.test.ts runs on both, two instances)
   'test/saml/mellon-step-up.test.ts', // docs/saml.md's mellon step-up block on the wire (test/saml/step-up.test.ts runs on both)
+  'test/admin/console.test.ts', // the console's pages in a browser (their writes: the shell's and the record API's tests on both)
+  'test/admin/nested-groups.test.ts', // the group page's nesting forms in a browser (test/cli/nested-groups.test.ts runs on both)
+  'test/admin/config-managed.test.ts', // the console's labels in a browser (test/cli/config-*.test.ts run on both)
+  'test/deliveries/console.test.ts', // the webhooks page in a browser (test/deliveries/webhooks.test.ts runs on both)
+  'test/ldap/third-review.test.ts', // LDAP sockets: slots, StartTLS, pipelining (test/ldap/nested-groups.test.ts reads the store on both)
 ]);
 const STORE_HELPERS = /from '\.\.\/helpers\/(server|cli|oidc|db|passkeys|proxies)'|GATEHOUSE_TEST_STORE|storeFlags/;
 function storeTests() {

@@ -6,6 +6,7 @@
 export const AUDIT_EVENTS = [
   // Accounts
   'signup',
+  'account_imported',
   'bootstrap',
   'email_changed',
   'email_verified',
@@ -27,6 +28,8 @@ export const AUDIT_EVENTS = [
   // Signing in
   'signin_ok',
   'signin_failed',
+  /** An imported person's first sign-in: their old server's hash checked, then replaced by Gatehouse's own. */
+  'imported_signin',
   'password_check_failed',
   'reauthenticated',
   'lockout',

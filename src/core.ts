@@ -35,6 +35,7 @@ import { deliveryOperations, type DeliveryOperations } from './deliveries/operat
 import { directoryOperations, type DirectoryOperations } from './directory/operations';
 import { samlOperations, type SamlOperations } from './saml/operations';
 import { scimOperations, type ScimOperations } from './scim/operations';
+import { importerOperations, type ImporterOperations } from './import/operations';
 import { targetPolicy } from './runtime/targets';
 import { Sender } from './runtime/sender';
 import { push } from './deliveries/scim-push';
@@ -86,6 +87,8 @@ export interface Core extends Omit<OperatorOperations, 'audit'> {
   readonly saml: SamlOperations;
   /** SCIM 2.0: tokens, and the /scim/v2 service provider's reads. */
   readonly scim: ScimOperations;
+  /** Moving in: people and groups from another server's export or a CSV (`gatehouse import`). */
+  readonly importer: ImporterOperations;
   readonly audit: OperatorOperations['audit'];
   /** The actions and record types the HTTP API serves, with their attributes. */
   catalog(): ApiCatalog;
@@ -178,6 +181,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     deliveries: deliveryOperations(s),
     saml: samlOperations(s),
     scim: scimOperations(s),
+    importer: importerOperations(s),
     directory: directoryOperations(s),
     ...operatorOperations(s),
     catalog: () => ({ actions: describeActions(), records: describeRecordTypes() }),
@@ -207,6 +211,7 @@ export { readConfigText } from './config-file/document';
 export { CONFIG_SCHEMA } from './config-file/schema';
 
 export { migrateStore } from './store/copy';
+export { IMPORT_FORMATS, type ImportFormat, type ImportReport } from './import/operations';
 
 /** `migrate status`: the store's migrations beside this executable's, read without migrating (a newer store too). */
 export async function readSchemaStatus(config: Config): Promise<SchemaStatus> {

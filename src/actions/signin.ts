@@ -12,6 +12,12 @@ import { sessionOf } from './account-helpers';
 import { signIn } from '../accounts/signin';
 import type { ActionDef } from './types';
 
+/** argon2, sha512-crypt or PBKDF2: hashes only an import stores (Gatehouse makes bcrypt). */
+const importedKind = (stored: string): string | null => {
+  const kind = /^\$(argon2(?:id|i|d)|6|pbkdf2(?:-sha256|-sha512)?)\$/.exec(stored)?.[1];
+  return kind === undefined ? null : kind === '6' ? 'sha512-crypt' : kind;
+};
+
 export const signin: ActionDef = {
   onType: 'user_account',
   name: 'signin',
@@ -23,6 +29,8 @@ export const signin: ActionDef = {
     const password = stringField(attributes, 'password')!;
     const key = emailKeyOrNull(email);
     let needsRehash = false;
+    /** The kind of a hash another server made (an import), checked now for the first time. */
+    let imported: string | null = null;
     const { account, session } = await signIn(s, actor, {
       method: 'password',
       limitKey: key,
@@ -34,6 +42,7 @@ export const signin: ActionDef = {
         }
         const check = await s.passwords.verify(password, account.password);
         needsRehash = check.needsRehash;
+        if (check.ok) imported = importedKind(account.password);
         return check.ok ? null : 'wrong_password';
       },
       refusal: () => new AppError('invalid_credentials', 'wrong email or password'),
@@ -44,6 +53,8 @@ export const signin: ActionDef = {
       // Upgrade imported argon2id or old-cost hashes; a failure here must not fail the signin.
       try {
         await updateAccount(s.store.root, account.id, { password: await s.passwords.hash(password) });
+        // The first sign-in of an imported person: from now on the account holds Gatehouse's own hash.
+        if (imported) await s.audit.record('imported_signin', actor, { account: account.reference_id, hash: imported });
       } catch {
         s.logger.warn('rehash_failed', { account: account.reference_id });
       }

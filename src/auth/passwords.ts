@@ -1,11 +1,15 @@
 /**
  * Password hashing: bcrypt off the event loop, on worker threads that yield to the rest of the
- * server (hash-workers.ts), imported argon2id hashes verified too (@node-rs/argon2). At most
+ * server (hash-workers.ts), imported argon2id hashes verified too (@node-rs/argon2), and the
+ * sha512-crypt and PBKDF2 hashes an import brings (imported-hashes.ts). At most
  * `concurrency` hashes run at once, in FIFO order, so a signin burst queues instead of taking
  * every core.
  */
+import { timingSafeEqual } from 'node:crypto';
 import { HashWorkers } from './hash-workers';
 import { Semaphore } from './semaphore';
+import { checkImportedHash, parsePbkdf2, verifyPbkdf2 } from './imported-hashes';
+import { parseShaCrypt, shaCrypt512 } from './sha-crypt';
 
 export const MAX_PASSWORD_BYTES = 72;
 /** 22 characters of salt and 31 of hash, in bcrypt's alphabet. */
@@ -57,6 +61,14 @@ export class PasswordHasher {
       const ok = await this.gate.run(() => argon2.verify(stored, password).catch(() => false)); // reason: a malformed stored hash matches no password
       return { ok: ok && !tooLong, needsRehash: true };
     }
+    if (stored.startsWith('$6$') || stored.startsWith('$pbkdf2')) {
+      // Imported (sha512-crypt from Authelia or /etc/shadow, PBKDF2 from Keycloak): checked within
+      // the import's ceilings again, so a hash that slipped in another way cannot run for ever.
+      if (checkImportedHash(stored).ok) {
+        const ok = await this.gate.run(() => verifyImported(password, stored));
+        return { ok: ok && !tooLong, needsRehash: true };
+      }
+    }
     const candidate = tooLong ? password.slice(0, 1) : password;
     if (!/^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/.test(stored)) {
       // No password at all (a passkey-only account stores ''), or no hash we know: the same
@@ -96,4 +108,16 @@ export class PasswordHasher {
   close(): Promise<void> {
     return this.workers.close();
   }
+}
+
+/** sha512-crypt or PBKDF2, already checked by checkImportedHash. */
+async function verifyImported(password: string, stored: string): Promise<boolean> {
+  const pbkdf2 = parsePbkdf2(stored);
+  if (pbkdf2) return verifyPbkdf2(password, pbkdf2);
+  const sha = parseShaCrypt(stored);
+  if (!sha) return false;
+  const made = Buffer.from(await shaCrypt512(password, sha));
+  const want = Buffer.from(stored);
+  // Prevent any possibility of a timing attack by using a constant-time comparison.
+  return made.length === want.length && timingSafeEqual(made, want);
 }

@@ -7,6 +7,7 @@ import { registerAudit } from './audit';
 import { registerBackup } from './backup';
 import { registerBootstrapAdmin } from './bootstrap-admin';
 import { registerGroup } from './group';
+import { registerImport } from './import';
 import { registerConfig } from './config';
 import { registerKeys } from './keys';
 import { registerClient } from './client';
@@ -66,6 +67,7 @@ export function buildProgram(io: Io, servers: Servers): Command {
   registerStats(program, io);
   registerUser(program, io);
   registerGroup(program, io);
+  registerImport(program, io);
   registerConfig(program, io);
   registerKeys(program, io);
   registerClient(program, io);

@@ -1,0 +1,188 @@
+/**
+ * The import's writes, inside the caller's transaction (which holds lockAccounts). Every check is
+ * a read made before the first write of a group or a person, so a refusal leaves the transaction
+ * usable for the next one (PostgreSQL aborts a transaction at its first failed statement).
+ *
+ * Imported accounts are made as createAccount makes any (the account, its own group, `users`),
+ * with the file's hash kept as it is; the import never makes an administrator, and never touches
+ * one. An account that is already there is the import's own only when it still holds the very
+ * hash the file has (a previous run of the same file); any other is a local account, left alone
+ * unless --overwrite.
+ */
+import { AppError, isAppError } from '../errors';
+import type { Actor } from '../actor';
+import type { Tx } from '../store/connection';
+import {
+  addMembership,
+  bumpAuthVersion,
+  emailIsUsername,
+  findAccountByEmailKey,
+  insertAccount,
+  insertGroup,
+  isAdministrator,
+  systemGroupId,
+  updateAccount,
+  usernameInUse,
+  type AccountChanges,
+} from '../store/accounts';
+import { findGroupsByName, isMember, type GroupRow } from '../store/groups';
+import { addNesting } from '../store/nesting';
+import { readWorld } from '../store/guarded-rows';
+import { assertNotFileManaged } from '../store/config-managed';
+import { createGroupIn, parseGroupName } from '../groups/manage';
+import { applyDisabled } from '../accounts/lifecycle';
+import { usernameFor } from '../accounts/usernames';
+import type { SourceGroup } from './source';
+import { shown, type PlannedPerson } from './plan';
+
+export interface GroupOutcome {
+  name: string;
+  outcome: 'created' | 'existing' | 'skipped';
+  reason?: string;
+  /** The group it was put inside by this run. */
+  nestedIn?: string;
+}
+
+export interface PersonOutcome {
+  outcome: 'created' | 'updated' | 'unchanged' | 'skipped';
+  reason?: string;
+  account?: string;
+  /** Groups this run added the person to (reference ids, for the audit). */
+  joined: GroupRow[];
+}
+
+/** What the groups phase resolved: each file key → the group, or absent when it was skipped. */
+export type GroupMap = Map<string, GroupRow>;
+
+const message = (err: unknown) => (isAppError(err) ? err.message : 'could not be written');
+
+const managed = (g: GroupRow) => g.user_account_id === null && g.system_role === null;
+
+/** Makes or finds the file's groups (parents first), then nests the subgroups. */
+export async function writeGroups(
+  tx: Tx,
+  actor: Actor,
+  groups: readonly SourceGroup[],
+): Promise<{ map: GroupMap; outcomes: GroupOutcome[]; made: GroupRow[]; nested: Array<[GroupRow, GroupRow]> }> {
+  const map: GroupMap = new Map();
+  const outcomes: GroupOutcome[] = [];
+  const made: GroupRow[] = [];
+  const nested: Array<[GroupRow, GroupRow]> = [];
+  for (const g of groups) {
+    try {
+      const name = parseGroupName(g.name);
+      const existing = (await findGroupsByName(tx, name)).find(managed);
+      if (existing) {
+        await assertNotFileManaged(tx, actor.via, 'group', existing.name);
+        map.set(g.key, existing);
+        outcomes.push({ name: existing.name, outcome: 'existing' });
+      } else {
+        const group = await createGroupIn(tx, actor, { name, ownerId: null });
+        map.set(g.key, group);
+        made.push(group);
+        outcomes.push({ name, outcome: 'created' });
+      }
+    } catch (err) {
+      // The file's own text, shown without control characters (plan.ts).
+      outcomes.push({ name: shown(g.name), outcome: 'skipped', reason: shown(message(err), 200) });
+    }
+  }
+  for (const g of groups) {
+    const child = map.get(g.key);
+    const parent = g.parent === null ? undefined : map.get(g.parent);
+    if (!child || !parent) continue;
+    const outcome = outcomes.find((o) => o.name.toLowerCase() === child.name.toLowerCase());
+    try {
+      if (await addNesting(tx, parent.id, child.id, { parent: parent.name, child: child.name })) {
+        nested.push([parent, child]);
+        if (outcome) outcome.nestedIn = parent.name;
+      }
+    } catch (err) {
+      if (outcome) outcome.reason = `not put inside ${parent.name}: ${message(err)}`;
+    }
+  }
+  return { map, outcomes, made, nested };
+}
+
+/** The table defaults a new account and its rows get, read once per transaction. */
+export interface Defaults {
+  account: number;
+  group: number;
+  membership: number;
+  users: number;
+}
+
+export async function readDefaults(tx: Tx): Promise<Defaults> {
+  const [account, group, membership] = await Promise.all([readWorld(tx, 'user_account'), readWorld(tx, 'usergroup'), readWorld(tx, 'membership')]);
+  return {
+    account: account.row.default_permission,
+    group: group.row.default_permission,
+    membership: membership.row.default_permission,
+    users: await systemGroupId(tx, 'users'),
+  };
+}
+
+async function join(tx: Tx, accountId: number, person: PlannedPerson, groups: GroupMap, membership: number): Promise<GroupRow[]> {
+  const joined: GroupRow[] = [];
+  for (const key of person.groups) {
+    const group = groups.get(key);
+    if (!group || (await isMember(tx, accountId, group.id))) continue;
+    await addMembership(tx, accountId, group.id, membership);
+    joined.push(group);
+  }
+  return joined;
+}
+
+/** One person: created, brought up to date, or left alone (with the reason). */
+export async function writePerson(tx: Tx, person: PlannedPerson, groups: GroupMap, d: Defaults, overwrite: boolean): Promise<PersonOutcome> {
+  const skipped = (reason: string): PersonOutcome => ({ outcome: 'skipped', reason, joined: [] });
+  const found = await findAccountByEmailKey(tx, person.emailKey);
+  if (!found) {
+    if (await emailIsUsername(tx, person.emailKey)) return skipped('this email is the username of another account');
+    let note: string | undefined;
+    let asked = person.username;
+    if (asked !== undefined && (await usernameInUse(tx, asked))) {
+      note = `the username ${asked} is taken: another was made from the email`;
+      asked = undefined;
+    }
+    const username = await usernameFor(tx, person.email, asked);
+    const account = await insertAccount(tx, {
+      email: person.email,
+      emailKey: person.emailKey,
+      username,
+      name: person.name,
+      passwordHash: person.passwordHash ?? '',
+      permission: d.account,
+      // As a provisioning service's: never the first administrator, may start disabled.
+      provisioned: { externalId: null, disabled: person.disabled },
+    });
+    if (!person.emailVerified) await updateAccount(tx, account.id, { email_verified: false });
+    const home = await insertGroup(tx, { name: `Home group of ${person.name}`.slice(0, 100), ownerId: account.id, permission: d.group });
+    await addMembership(tx, account.id, home.id, d.membership);
+    await addMembership(tx, account.id, d.users, d.membership);
+    const joined = await join(tx, account.id, person, groups, d.membership);
+    return { outcome: 'created', account: account.referenceId, joined, ...(note ? { reason: note } : {}) };
+  }
+  // Operators are never reached by a source of people, --overwrite or not.
+  if (await isAdministrator(tx, found.id)) return skipped('an administrator: an import never changes administrators');
+  const ours = person.passwordHash !== null && found.password === person.passwordHash;
+  if (!ours && !overwrite) return skipped('an account with this email already exists ({--overwrite} brings the file’s name, password and groups to it)');
+  const changes: AccountChanges = {};
+  const what: string[] = [];
+  if (found.name !== person.name) {
+    changes.name = person.name;
+    what.push('name');
+  }
+  if (overwrite && person.passwordHash !== null && found.password !== person.passwordHash) {
+    // A new password ends every session the account had.
+    await bumpAuthVersion(tx, found.id, { ...changes, password: person.passwordHash });
+    what.push('password');
+  } else if (Object.keys(changes).length > 0) await updateAccount(tx, found.id, changes);
+  if (overwrite && person.disabled && (await applyDisabled(tx, found, true))) what.push('disabled');
+  const joined = await join(tx, found.id, person, groups, d.membership);
+  if (joined.length > 0) what.push('groups');
+  if (what.length === 0) return { outcome: 'unchanged', account: found.reference_id, joined };
+  return { outcome: 'updated', reason: what.join(', '), account: found.reference_id, joined };
+}
+
+export const importFailed = (reason: string) => new AppError('invalid_input', reason);
