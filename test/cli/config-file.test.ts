@@ -111,6 +111,7 @@ t.test('a bad file: exit 1 from plan, the line and column and what was expected;
     ['proto', 'version: 1\n__proto__: {isAdmin: true}\n', /proto\.yaml:2:1: the file must NOT have additional properties \(__proto__\)/],
     ['wrong type', 'version: 1\ngroups:\n  - name: 7\n', /wrong type\.yaml:3:11: groups\[0\]\.name must be string/],
     ['no version', 'groups: []\n', /no version\.yaml:1:1: the file must have required property 'version'/],
+    ['inner twice', 'version: 1\ngroups:\n  - name: a\n    groups: [b, B]\n  - name: b\n', /inner twice\.yaml:4:17: B is named twice \(names ignore case\)/],
     ['inner', 'version: 1\ngroups:\n  - name: staff\n    groups: [nobody]\n', /inner\.yaml:4:14: nobody is not a group of this file/],
     ['twice', 'version: 1\ngroups:\n  - name: staff\n  - name: STAFF\n', /twice\.yaml:4:11: the group STAFF is named twice/],
     ['reserved', 'version: 1\ngroups:\n  - name: administrators\n', /reserved\.yaml:3:11: the group name administrators is reserved/],

@@ -38,7 +38,11 @@ function wantedGroups(parsed: ParsedConfig): Map<string, { name: string; inside:
     wanted.set(lower(n), { name: n, inside: g.groups ?? [], index });
   });
   for (const g of wanted.values()) {
+    const seen = new Set<string>();
     g.inside.forEach((inner, j) => {
+      if (seen.has(lower(inner)))
+        throw new AppError('invalid_input', `${parsed.at(['groups', g.index, 'groups', j])}: ${inner} is named twice (names ignore case)`);
+      seen.add(lower(inner));
       if (!wanted.has(lower(inner))) {
         throw new AppError('invalid_input', `${parsed.at(['groups', g.index, 'groups', j])}: ${inner} is not a group of this file (list it under groups)`);
       }
