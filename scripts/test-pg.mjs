@@ -32,6 +32,12 @@ const SAME_IN_BOTH = new Set([
   'test/admin/config-managed.test.ts', // the console's labels in a browser (test/cli/config-*.test.ts run on both)
   'test/deliveries/console.test.ts', // the webhooks page in a browser (test/deliveries/webhooks.test.ts runs on both)
   'test/ldap/third-review.test.ts', // LDAP sockets: slots, StartTLS, pipelining (test/ldap/nested-groups.test.ts reads the store on both)
+  'test/pages/confirm.test.ts', // "Confirm it is you" in a browser (test/accounts/recent-signin.test.ts runs on both)
+  'test/pages/layout.test.ts', // the pages' layout in a browser
+  'test/passkeys/pages.test.ts', // passkeys through Chromium's WebAuthn on the pages (test/passkeys/api.test.ts runs on both)
+  'test/saml/console.test.ts', // the console's SAML screen in a browser (test/saml/sso.test.ts runs on both)
+  'test/saml/step-up-browser.test.ts', // SAML step-up as people meet it in a browser (test/saml/step-up.test.ts runs on both)
+  'test/admin/clients-strength.test.ts', // the console's client settings in a browser (test/oidc/backchannel.test.ts runs on both)
 ]);
 const STORE_HELPERS = /from '\.\.\/helpers\/(server|cli|oidc|db|passkeys|proxies)'|GATEHOUSE_TEST_STORE|storeFlags/;
 function storeTests() {
