@@ -62,3 +62,19 @@ export function envNames(prefix: string, words: readonly string[]): string[] {
 
 /** Whether two lists hold the same items, in any order. */
 export const sameSet = (a: readonly string[], b: readonly string[]) => JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
+
+/**
+ * A core refusal at an entry's line: the shell's {--flag} worded as the file's key (`fileKeys`, or
+ * the flag with _ for -), at that key's line when the entry has it, else at the entry's.
+ */
+export function atEntry(parsed: ParsedConfig, at: readonly [string, number], entry: object, fileKeys: Readonly<Record<string, string>>, err: unknown): never {
+  if (!isAppError(err)) throw err;
+  let key: string | undefined;
+  const message = err.template.replace(/\{--([a-z][a-z-]*)\}/g, (_m, flag: string) => {
+    const k = fileKeys[flag] ?? flag.replace(/-/g, '_');
+    key ??= k;
+    return k;
+  });
+  const path = key !== undefined && key in entry ? [...at, key] : [...at];
+  throw new AppError(err.code, `${parsed.at(path)}: ${message}`);
+}

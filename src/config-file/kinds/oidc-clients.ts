@@ -13,6 +13,7 @@ import { resolveGateGroup } from '../../groups/manage';
 import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
 import { clientRowFor, clientView, forgetClient, ownAudience, parseClientId, type ClientView, type NewClient } from '../../oidc/clients';
 import type { ParsedConfig } from '../document';
+import { atEntry } from './common';
 import { droppedBy, listed, noResult, takeOverNote, type ConfigKind } from '../kind';
 import { sameSecret, SECRET_REF_SCHEMA, type SecretRef } from '../secrets';
 
@@ -59,17 +60,8 @@ const FILE_KEYS: Record<string, keyof ConfigClient> = {
   'two-factor': 'two_factor',
 };
 
-/** A core refusal at the client's line (the key it names, when the file has that key). */
-function atClient(parsed: ParsedConfig, index: number, c: ConfigClient, err: unknown): never {
-  if (!isAppError(err)) throw err;
-  let key: string | undefined;
-  const message = err.template.replace(/\{--([a-z][a-z-]*)\}/g, (_m, flag: string) => {
-    const k = FILE_KEYS[flag] ?? flag.replace(/-/g, '_');
-    key ??= k;
-    return k;
-  });
-  const path = key !== undefined && key in c ? ['oidc_clients', index, key] : ['oidc_clients', index];
-  throw new AppError(err.code, `${parsed.at(path)}: ${message}`);
+function atClient(parsed: ParsedConfig, index: number, entry: object, err: unknown): never {
+  return atEntry(parsed, ['oidc_clients', index], entry, FILE_KEYS, err);
 }
 
 /** What the shell would be asked for, from the file's entry. */

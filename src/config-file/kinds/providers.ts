@@ -5,11 +5,12 @@
  * earlier apply made and the file no longer names is removed, unless some account signs in only
  * through it (the apply is refused and says how many).
  */
-import { AppError, isAppError } from '../../errors';
+import { AppError } from '../../errors';
 import { providerRowFor } from '../../upstream/providers';
 import { countIdentitiesOf, deleteProvider, insertProvider, listProviders, stranded, updateProvider, type ProviderRow } from '../../store/upstream';
 import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
 import type { ParsedConfig } from '../document';
+import { atEntry } from './common';
 import { droppedBy, listed, noResult, takeOverNote, type ConfigKind } from '../kind';
 import { sameSecret, SECRET_REF_SCHEMA, type SecretRef } from '../secrets';
 
@@ -36,16 +37,8 @@ const FILE_KEYS: Record<string, keyof ConfigProvider> = {
   'display-name': 'display_name',
 };
 
-function atProvider(parsed: ParsedConfig, index: number, p: ConfigProvider, err: unknown): never {
-  if (!isAppError(err)) throw err;
-  let key: string | undefined;
-  const message = err.template.replace(/\{--([a-z][a-z-]*)\}/g, (_m, flag: string) => {
-    const k = FILE_KEYS[flag] ?? flag.replace(/-/g, '_');
-    key ??= k;
-    return k;
-  });
-  const path = key !== undefined && key in p ? ['providers', index, key] : ['providers', index];
-  throw new AppError(err.code, `${parsed.at(path)}: ${message}`);
+function atProvider(parsed: ParsedConfig, index: number, entry: object, err: unknown): never {
+  return atEntry(parsed, ['providers', index], entry, FILE_KEYS, err);
 }
 
 function differences(was: ProviderRow, now: Omit<ProviderRow, 'id' | 'created_at'>): string[] {

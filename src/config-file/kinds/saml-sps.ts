@@ -14,6 +14,7 @@ import { findGroupsByReference } from '../../store/groups';
 import { deleteSamlSp, insertSamlSp, listSamlSps, type SamlSpRow, updateSamlSp } from '../../store/saml';
 import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
 import type { ParsedConfig } from '../document';
+import { atEntry } from './common';
 import { droppedBy, listed, noResult, takeOverNote, type ConfigKind } from '../kind';
 
 interface ConfigSp {
@@ -45,16 +46,8 @@ const FILE_KEYS: Record<string, string> = {
   'allowed-group': 'allowed_groups',
 };
 
-function atSp(parsed: ParsedConfig, index: number, sp: ConfigSp, err: unknown): never {
-  if (!isAppError(err)) throw err;
-  let key: string | undefined;
-  const message = err.template.replace(/\{--([a-z][a-z-]*)\}/g, (_m, flag: string) => {
-    const k = FILE_KEYS[flag] ?? flag.replace(/-/g, '_');
-    key ??= k;
-    return k;
-  });
-  const path = key !== undefined && key in sp ? ['saml_sps', index, key] : ['saml_sps', index];
-  throw new AppError(err.code, `${parsed.at(path)}: ${message}`);
+function atSp(parsed: ParsedConfig, index: number, entry: object, err: unknown): never {
+  return atEntry(parsed, ['saml_sps', index], entry, FILE_KEYS, err);
 }
 
 const endpointsOf = (sp: ConfigSp): SpEndpoints => ({
