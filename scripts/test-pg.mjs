@@ -1,5 +1,6 @@
 // The PostgreSQL pass of the test suite: the tests that open a store, again with
-// GATEHOUSE_TEST_STORE=postgres, each test in its own database, on GATEHOUSE_TEST_PG or
+// GATEHOUSE_TEST_STORE=postgres, each test in its own database (a copy of one migrated once per
+// run, gh_tpl_<fingerprint of the migrations>: test/helpers/pg.ts), on GATEHOUSE_TEST_PG or
 // postgres://postgres@127.0.0.1:5432/test. Left out: pure unit tests (no store), the packaged
 // executable's tests (test/e2e: they start it on its default SQLite store), and test/pg (the
 // multi-instance tests, which run on PostgreSQL in the first pass already), and the few files

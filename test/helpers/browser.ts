@@ -25,6 +25,15 @@ export async function launch(t: Test, extraArgs: readonly string[] = []): Promis
       ...extraArgs,
     ],
   });
+  // A function given to evaluate() reaches the page as its source text. tsx, which loads the
+  // tests, compiles them with esbuild's keepNames: a function named inside one (const f = () => …)
+  // calls esbuild's __name helper, which a page does not have. Each context gets a no-op one.
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (options) => {
+    const context = await newContext(options);
+    await context.addInitScript('globalThis.__name ??= (fn) => fn;');
+    return context;
+  };
   t.teardown(() => browser.close());
   return browser;
 }

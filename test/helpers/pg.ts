@@ -3,8 +3,13 @@
  * runs never collide. The server is GATEHOUSE_TEST_PG or postgres://postgres@127.0.0.1:5432/test.
  */
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import type { Test } from 'tap';
 import pg from 'pg';
+import { systemClock } from '../../src/clock';
+import { loadConfig } from '../../src/config';
+import { openStore } from '../../src/store/connection';
+import { migrationsHash } from './db';
 import { exeFolder, runExe, serveExe, type ExeResult, type ServeHandle } from './exe';
 
 export const PG_ADMIN_URL = process.env.GATEHOUSE_TEST_PG || 'postgres://postgres@127.0.0.1:5432/test';
@@ -22,22 +27,84 @@ export async function pgReachable(): Promise<boolean> {
   }
 }
 
-/** A fresh, empty database; returns its URL. Dropped when the test ends. */
-export async function freshDatabase(t: Test): Promise<string> {
-  const name = `gh_test_${randomBytes(6).toString('hex')}`;
+function urlOf(name: string): string {
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function adminQuery(sql: string): Promise<void> {
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
+  try {
+    await admin.query(sql);
+  } finally {
+    await admin.end();
+  }
+}
+
+/**
+ * A database migrated once (by openStore, as a server does) and kept as the template that
+ * migratedDatabase copies: CREATE DATABASE ... TEMPLATE copies files instead of running every
+ * migration again for each test. It is built under a name of its own and renamed when complete,
+ * so a second process (tap runs two files at a time) never copies a half-made one: whichever
+ * rename comes second finds the name taken and drops its own copy. No session stays connected to
+ * it (PostgreSQL refuses to copy a database others are connected to): it takes no connections.
+ */
+let template: Promise<string> | undefined;
+function migratedTemplate(): Promise<string> {
+  template ??= (async () => {
+    const name = `gh_tpl_${migrationsHash()}`;
+    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+    await admin.connect();
+    try {
+      if ((await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount) return name;
+      const building = `gh_tplb_${randomBytes(6).toString('hex')}`;
+      await admin.query(`CREATE DATABASE ${building}`);
+      try {
+        const store = await openStore(loadConfig({ dataDir: os.tmpdir(), db: urlOf(building) }, {}), systemClock);
+        await store.close();
+        await admin.query(`ALTER DATABASE ${building} RENAME TO ${name}`);
+      } catch (err) {
+        await admin.query(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`).catch(() => {});
+        // Another process's template took the name first: use it.
+        if ((err as { code?: string }).code === '42P04') return name;
+        throw err;
+      }
+      await admin.query(`ALTER DATABASE ${name} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false`);
+      return name;
+    } finally {
+      await admin.end();
+    }
+  })();
+  template.catch(() => (template = undefined));
+  return template;
+}
+
+async function databaseFor(t: Test, from: string | null): Promise<string> {
+  const name = `gh_test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE ${name}${from ? ` TEMPLATE ${from}` : ''}`);
   t.teardown(async () => {
     const c = new pg.Client({ connectionString: PG_ADMIN_URL });
     await c.connect();
     await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await c.end();
   });
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  return url.toString();
+  return urlOf(name);
+}
+
+/** A fresh, empty database; returns its URL. Dropped when the test ends. */
+export function freshDatabase(t: Test): Promise<string> {
+  return databaseFor(t, null);
+}
+
+/**
+ * A fresh database with every migration applied (a copy of the migrated template: as if a server
+ * had opened it once); returns its URL. Dropped when the test ends. For tests whose subject is
+ * not the migrations themselves: those take freshDatabase.
+ */
+export async function migratedDatabase(t: Test): Promise<string> {
+  return databaseFor(t, await migratedTemplate());
 }
 
 /**

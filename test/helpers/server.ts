@@ -12,8 +12,8 @@ import { Core, openCore } from '../../src/core';
 import type { Clock } from '../../src/clock';
 import { createLogger } from '../../src/log';
 import { RunningServer, startServer } from '../../src/http/server';
-import { freshDatabase } from './pg';
-import { inspectionDb } from './db';
+import { migratedDatabase } from './pg';
+import { inspectionDb, seedSqliteStore } from './db';
 
 export interface TestServer {
   url: string;
@@ -59,14 +59,17 @@ export function tempDir(t: Test, prefix = 'gatehouse-test-'): string {
 /** Which store the suite runs on: GATEHOUSE_TEST_STORE=postgres runs it on PostgreSQL. */
 export const TEST_STORE: 'sqlite' | 'postgres' = process.env.GATEHOUSE_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';
 
-/** The store flags for one test: SQLite in its temp folder, or a fresh PostgreSQL database. */
+/**
+ * The store flags for one test: SQLite in its temp folder, or a fresh PostgreSQL database with
+ * the migrations applied (a copy of a template migrated once per run: helpers/pg.ts).
+ */
 export async function storeFlags(t: Test, dataDir: string): Promise<Flags> {
   if (TEST_STORE === 'sqlite') return { dataDir };
   // One database per data folder, so a restart on the same folder finds the same store.
   const key = `${dataDir}`;
   let url = dbByDir.get(key);
   if (!url) {
-    url = await freshDatabase(t);
+    url = await migratedDatabase(t);
     dbByDir.set(key, url);
   }
   return { dataDir, db: url };
@@ -83,6 +86,8 @@ const publicUrlByStore = new Map<string, string>();
 export async function startTestServer(t: Test, flags: Flags = {}, dataDir = tempDir(t), options: { clock?: Clock } = {}): Promise<TestServer> {
   // Cost 4 keeps tests fast; the cost is a setting, the code path is the same.
   const store = await storeFlags(t, dataDir);
+  // On SQLite, an empty folder gets a copy of a migrated store (the PostgreSQL database above is one too).
+  if (!(flags.db ?? store.db) && flags.dataDir === undefined) await seedSqliteStore(dataDir);
   const storeKey = String(flags.db || store.db || dataDir);
   const shared = publicUrlByStore.get(storeKey);
   const config = loadConfig({ ...store, port: 0, bcryptCost: 4, ...(shared ? { publicUrl: shared } : {}), ...flags }, {});
