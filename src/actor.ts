@@ -4,7 +4,7 @@
  */
 import { OPERATOR, Principal } from './permission/check';
 
-export type Via = 'http' | 'cli' | 'ldap' | 'scim' | 'config';
+export type Via = 'http' | 'cli' | 'ldap' | 'scim' | 'config' | 'source';
 
 export interface Actor {
   readonly principal: Principal;
@@ -26,6 +26,9 @@ export const SHELL: Actor = Object.freeze({ principal: OPERATOR, via: 'cli', cli
 
 /** A configuration file being applied (`gatehouse config apply`, `serve --config`): the operator, and the one writer of what the file manages. */
 export const CONFIG: Actor = Object.freeze({ principal: OPERATOR, via: 'config', client: null, userAgent: null, session: null });
+
+/** A running server's scheduled sync of a directory source: the operator, as the shell's `source sync` is. */
+export const SOURCE_SYNC: Actor = Object.freeze({ principal: OPERATOR, via: 'source', client: null, userAgent: null, session: null });
 
 /** A request as the core sees it: the bearer token it carries (never a raw header) and where it came from. */
 export interface Caller {

@@ -98,5 +98,9 @@ export const AUDIT_EVENTS = [
   'scim_target_added',
   'scim_target_removed',
   'scim_target_synced',
+  'source_added',
+  'source_removed',
+  'source_synced',
+  'source_sync_failed',
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];

@@ -3,7 +3,8 @@
  * reference_id, the front end (`via`) and the client. Callers pass only identifiers and reasons,
  * never a password, token or code. A failed audit write is logged and never fails the action it
  * describes. The webhook messages an event makes (deliveries/events.ts) are written in the same
- * transaction as its audit row: an endpoint hears of exactly what the audit log holds.
+ * transaction as its audit row: an endpoint hears of exactly what the audit log holds. Many
+ * events (an import's) are recorded by recordAll, the same path a chunk at a time.
  */
 import type { Actor } from './actor';
 import type { AuditEvent } from './audit-events';
@@ -11,11 +12,23 @@ import type { LogFields, Logger } from './log';
 import type { Clock } from './clock';
 import type { Store } from './store/connection';
 import { appendAudit, AuditFilter, AuditRow, readAudit } from './store/audit';
-import { enqueue } from './store/deliveries';
-import { eventMessages } from './deliveries/queue';
+import { enqueue, type NewDelivery } from './store/deliveries';
+import { eventMessages, eventReads } from './deliveries/queue';
 import type { AccountFacts } from './deliveries/events';
 
 export type AuditFields = LogFields & { account: string | null };
+
+/** One event of those an actor records together (recordAll): what record() takes, less the actor. */
+export interface AuditEntry {
+  event: AuditEvent;
+  fields: AuditFields;
+  level?: 'info' | 'warn';
+  /** The account as it was, for an event about an account that is gone. */
+  about?: AccountFacts;
+}
+
+/** Events written together: one insert of their rows and one of their messages, in one transaction. */
+const CHUNK = 500;
 
 export class Audit {
   constructor(
@@ -27,33 +40,53 @@ export class Audit {
   ) {}
 
   /** `about`: the account as it was, for an event about an account that is gone. */
-  async record(event: AuditEvent, actor: Actor, fields: AuditFields, level: 'info' | 'warn' = 'info', about?: AccountFacts): Promise<void> {
+  record(event: AuditEvent, actor: Actor, fields: AuditFields, level: 'info' | 'warn' = 'info', about?: AccountFacts): Promise<void> {
+    return this.recordAll(actor, [{ event, fields, level, about }]);
+  }
+
+  /**
+   * Many events of one actor (an import's thousands), each logged, stored and fanned out to
+   * webhooks and SCIM targets exactly as record() does it alone (record is this with one), in
+   * their order; written CHUNK at a time, so a large batch is a few statements, not one per event.
+   */
+  async recordAll(actor: Actor, entries: readonly AuditEntry[]): Promise<void> {
+    for (let i = 0; i < entries.length; i += CHUNK) await this.write(actor, entries.slice(i, i + CHUNK));
+  }
+
+  private async write(actor: Actor, entries: readonly AuditEntry[]): Promise<void> {
     const by = actor.principal.referenceId;
-    const line: LogFields = {
-      ...fields,
-      via: actor.via,
-      client: actor.client ?? undefined,
-      by: by !== null && by !== fields.account ? by : undefined,
-      scim_token: actor.scimToken,
-    };
-    this.logger[level](event, line);
-    const { account, client, ...rest } = line;
-    const row = {
-      event,
-      account: (account as string | null) ?? null,
-      client: (client as string | undefined) ?? null,
-      details: Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)),
-    };
+    const rows = entries.map(({ event, fields, level = 'info' }) => {
+      const line: LogFields = {
+        ...fields,
+        via: actor.via,
+        client: actor.client ?? undefined,
+        by: by !== null && by !== fields.account ? by : undefined,
+        scim_token: actor.scimToken,
+      };
+      this.logger[level](event, line);
+      const { account, client, ...rest } = line;
+      return {
+        event,
+        account: (account as string | null) ?? null,
+        client: (client as string | undefined) ?? null,
+        details: Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)),
+      };
+    });
     try {
-      const messages = await eventMessages(this.store, this.clock, event, actor, fields, about);
-      if (messages.length === 0) return await appendAudit(this.store.root, row);
+      // The endpoints and targets are read once for the chunk; each event makes its own messages.
+      const reads = eventReads(this.store);
+      const messages: NewDelivery[] = [];
+      for (const { event, fields, about } of entries) messages.push(...(await eventMessages(reads, this.clock, event, actor, fields, about)));
+      if (messages.length === 0) return await appendAudit(this.store.root, rows);
       await this.store.transaction(async (tx) => {
-        await appendAudit(tx, row);
+        await appendAudit(tx, rows);
         await enqueue(tx, messages);
       });
       this.queued();
     } catch (err) {
-      this.logger.error('audit_write_failed', { event, error: (err as { code?: string }).code ?? 'error' });
+      // What fails here is the store (a read or the one transaction): every event of the chunk
+      // is then unwritten, and each is logged as such, as it would have been alone.
+      for (const { event } of entries) this.logger.error('audit_write_failed', { event, error: (err as { code?: string }).code ?? 'error' });
     }
   }
 

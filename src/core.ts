@@ -36,6 +36,7 @@ import { directoryOperations, type DirectoryOperations } from './directory/opera
 import { samlOperations, type SamlOperations } from './saml/operations';
 import { scimOperations, type ScimOperations } from './scim/operations';
 import { importerOperations, type ImporterOperations } from './import/operations';
+import { sourceOperations, type SourceOperations } from './sources/operations';
 import { targetPolicy } from './runtime/targets';
 import { Sender } from './runtime/sender';
 import { push } from './deliveries/scim-push';
@@ -89,6 +90,8 @@ export interface Core extends Omit<OperatorOperations, 'audit'> {
   readonly scim: ScimOperations;
   /** Moving in: people and groups from another server's export or a CSV (`gatehouse import`). */
   readonly importer: ImporterOperations;
+  /** Directory sources (LDAP, Active Directory): people and groups synced in. */
+  readonly sources: SourceOperations;
   readonly audit: OperatorOperations['audit'];
   /** The actions and record types the HTTP API serves, with their attributes. */
   catalog(): ApiCatalog;
@@ -182,6 +185,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     saml: samlOperations(s),
     scim: scimOperations(s),
     importer: importerOperations(s),
+    sources: sourceOperations(s),
     directory: directoryOperations(s),
     ...operatorOperations(s),
     catalog: () => ({ actions: describeActions(), records: describeRecordTypes() }),
@@ -212,6 +216,7 @@ export { CONFIG_SCHEMA } from './config-file/schema';
 
 export { migrateStore } from './store/copy';
 export { IMPORT_FORMATS, type ImportFormat, type ImportReport } from './import/operations';
+export type { SourceView, SyncReport } from './sources/operations';
 
 /** `migrate status`: the store's migrations beside this executable's, read without migrating (a newer store too). */
 export async function readSchemaStatus(config: Config): Promise<SchemaStatus> {

@@ -12,6 +12,8 @@ import { CONFIG } from './actor';
 import { startServer, type RunningServer } from './http/server';
 
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
+/** How often a running server looks for directory sources whose sync is due. */
+const SOURCE_TICK_MS = 15 * 1000;
 
 /** The data directory held for the server's life, and whether another server held it already. */
 async function holdDataDirFor(config: Config) {
@@ -95,18 +97,32 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
   // Old counters (failed emails and addresses) and long-expired tokens would otherwise pile up.
   const pruner = setInterval(() => core.prune().catch((err: unknown) => logger.warn('prune_failed', { code: codeOf(err) })), PRUNE_EVERY_MS);
   pruner.unref();
+  // Directory sources synced on their schedule (of several instances, one runs each due sync).
+  let syncing: Promise<void> | null = null;
+  const syncDue = () => {
+    syncing ??= core.sources
+      .syncDue()
+      .catch((err: unknown) => logger.warn('source_schedule_failed', { code: codeOf(err) }))
+      .finally(() => (syncing = null));
+  };
+  const syncer = setInterval(syncDue, SOURCE_TICK_MS);
+  syncer.unref();
+  setTimeout(syncDue, 1000).unref();
 
   // A shutdown that fails (the store gone while closing) is said and exits non-zero, not as a clean stop.
   // Installed before anything else is awaited: a SIGTERM right after the listening line stops cleanly.
   const stopped = new Promise<void>((resolve, reject) => {
     const stop = (signal: string) => {
       clearInterval(pruner);
+      clearInterval(syncer);
       process.off('SIGTERM', onTerm);
       process.off('SIGINT', onInt);
       logger.info('shutting_down', { signal });
       running!
         .close()
         .then(() => ldap?.close())
+        // A sync under way finishes (its transaction commits or rolls back) before the store closes.
+        .then(() => syncing)
         .then(() => core.close())
         .then(release)
         .then(

@@ -23,6 +23,8 @@ export async function accountStats(s: Services) {
     disabled: c.disabled,
     locked,
     groups: c.groups,
+    /** People by where they came from: `local` (made here), or the import that made them. */
+    by_origin: c.byOrigin,
   };
 }
 
@@ -49,6 +51,7 @@ export async function storeStats(s: Services) {
     unverified: accounts.unverified,
     disabled: accounts.disabled,
     locked: accounts.locked,
+    by_origin: accounts.by_origin,
     signup: { open: signup.open, closed_by: signup.closedBy },
     store: { dialect: s.store.dialect, location: s.store.location, bytes, schema_version: version.current, schema_latest: version.latest },
   };

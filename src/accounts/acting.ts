@@ -8,6 +8,7 @@ import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { type AccountRow, findAccountById } from '../store/accounts';
 import { passwordFailure } from './failures';
+import { checkPassword } from './password-check';
 
 export interface Acting {
   s: Services;
@@ -29,7 +30,7 @@ export async function callerAccount({ s, actor }: Acting): Promise<AccountRow> {
  */
 export async function confirmPassword({ s, actor }: Acting, account: AccountRow, password: string): Promise<void> {
   await s.limiter.assertSigninAllowed(account.email_key, actor);
-  const check = await s.passwords.verify(password, account.password);
+  const check = await checkPassword(s, account, password);
   if (!check.ok) {
     await passwordFailure(s, actor, account.email_key, account.reference_id, 'password_check_failed');
     throw new AppError('invalid_credentials', 'the password is wrong');

@@ -14,6 +14,7 @@ import type { Services } from '../services';
 import { type AccountRow, NO_PASSWORD } from '../store/accounts';
 import { accountForBind } from './app-passwords';
 import { signIn } from './signin';
+import { checkPassword, noteSourceSignin } from './password-check';
 import { USERNAME } from './usernames';
 
 const refused = () => new AppError('invalid_credentials', 'invalid credentials');
@@ -27,6 +28,7 @@ export interface Bound {
 export async function directoryBind(s: Services, actor: Actor, username: string, secret: string): Promise<Bound> {
   const name = username.toLowerCase();
   let appPasswordId: number | null = null;
+  let source: string | undefined;
   try {
     const { account } = await signIn(s, actor, {
       method: 'ldap',
@@ -45,11 +47,16 @@ export async function directoryBind(s: Services, actor: Actor, username: string,
         // An app password was matched with the account's read: no hashing.
         if (appPasswordId !== null) return null;
         // The password alone would skip the second factor; without one set, there is none to check.
-        if (account.totp_enabled || account.password === NO_PASSWORD) {
+        if (account.totp_enabled) {
           await s.passwords.dummyVerify(secret);
           return 'app_password_required';
         }
-        return (await s.passwords.verify(secret, account.password)).ok ? null : 'wrong_password';
+        // A directory source's person binds with the directory's password; an account with no
+        // password of its own (passkeys only) needs an app password.
+        const check = await checkPassword(s, account, secret);
+        source = check.source;
+        if (check.source === undefined && account.password === NO_PASSWORD) return 'app_password_required';
+        return check.ok ? null : 'wrong_password';
       },
       equalWork: () => s.passwords.dummyVerify(secret),
       refusal: refused,
@@ -57,6 +64,7 @@ export async function directoryBind(s: Services, actor: Actor, username: string,
       secondFactor: 'proved',
       session: false,
     });
+    if (source !== undefined) await noteSourceSignin(s, actor, account, source);
     return { account, appPasswordId };
   } catch (err) {
     // Every refusal alike, a lockout and a disabled or unconfirmed account included; the store being down is said.

@@ -21,6 +21,7 @@ import {
   usernameInUse,
 } from '../store/accounts';
 import { disableTotp } from '../store/totp';
+import { assertNotSourceManaged } from '../store/sources';
 import { assertNotLastAdministrator, makeAdministrator, removeAdministrator } from './administrators';
 import { normalizeEmail } from './validate';
 import { parseUsername } from './usernames';
@@ -71,6 +72,7 @@ export async function setUsername(s: Services, actor: Actor, email: string, raw:
     await lockAccounts(tx);
     const found = await findAccountByEmail(s, email, tx);
     if (found.username === username) return { account: found, changed: false };
+    await assertNotSourceManaged(tx, found.id, 'username');
     if (await usernameInUse(tx, username, found.id)) throw new AppError('name_taken', `the username ${username} is taken`);
     await updateAccount(tx, found.id, { username });
     return { account: { ...found, username }, changed: true };

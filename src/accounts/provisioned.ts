@@ -27,6 +27,7 @@ import { waysIn } from './ways-in';
 import { queueMail } from '../deliveries/queue';
 import { emailMovedMessage } from '../mail/messages';
 import type { Tx } from '../store/connection';
+import { assertNotSourceManaged } from '../store/sources';
 import type { AccountFacts } from '../deliveries/events';
 
 /** Already validated by the caller (parseUsername, normalizeEmail, validateName). */
@@ -110,6 +111,8 @@ export async function changeProvisionedIn(
     events.push('name_changed');
   }
   if (changes.externalId !== undefined && changes.externalId !== found.external_id) columns.external_id = changes.externalId;
+  // A directory source's person: their name, email and username are the directory's.
+  if (Object.keys(columns).length > 0) await assertNotSourceManaged(tx, found.id, 'profile');
   if (Object.keys(columns).length > 0) await updateAccount(tx, found.id, columns);
   // Disabling ends every session, refresh token and API key at once (the auth version moves).
   if (changes.active !== undefined && (await applyDisabled(tx, found, !changes.active))) events.push(changes.active ? 'account_enabled' : 'account_disabled');
@@ -124,6 +127,7 @@ export async function changeProvisionedIn(
  */
 export async function deleteAccountIn(tx: Tx, account: Pick<AccountRow, 'id' | 'reference_id' | 'email' | 'name'>): Promise<AccountFacts> {
   await assertNotLastAdministrator(tx, account.id, 'deleted');
+  await assertNotSourceManaged(tx, account.id, 'deletion');
   await deleteAccount(tx, account.id);
   return { id: account.reference_id, email: account.email, name: account.name };
 }

@@ -10,6 +10,7 @@ import type { Services } from '../services';
 import type { Tx } from '../store/connection';
 import { AccountRow, bumpAuthVersion } from '../store/accounts';
 import { validatePassword } from './validate';
+import { assertNotSourceManaged } from '../store/sources';
 
 /**
  * A new password's hash, after the rules every new password meets (length, not common, not the
@@ -33,6 +34,8 @@ export async function replacePassword(
   alongside?: (tx: Tx) => Promise<void>,
 ): Promise<void> {
   await s.store.transaction(async (tx) => {
+    // A directory source's person changes the password in the directory.
+    await assertNotSourceManaged(tx, account.id, 'password');
     await bumpAuthVersion(tx, account.id, { password: hash });
     if (alongside) await alongside(tx);
   });

@@ -50,6 +50,8 @@ export const SIGNIN_FAILURES = [
   'account_gone',
   'disabled',
   'unverified',
+  /** A directory source's person, while that directory cannot be reached (no lockout counts it). */
+  'directory_unavailable',
 ] as const;
 export type SigninFailure = (typeof SIGNIN_FAILURES)[number];
 
@@ -167,7 +169,8 @@ export async function signIn(s: Services, actor: Actor, way: WayIn): Promise<Sig
   const failure = await way.prove(account);
   if (failure !== null || account === null) {
     const reason = failure ?? 'unknown_email';
-    await signinFailed(s, actor, way, reason, account, limitKey);
+    // A directory that is down is no wrong guess: audited, never counted toward a lockout.
+    await signinFailed(s, actor, way, reason, account, limitKey, reason !== 'directory_unavailable');
     throw way.refusal(reason);
   }
   return signInProved(s, actor, account, way);

@@ -12,6 +12,7 @@ import { callerAccount, confirmPassword } from '../accounts/acting';
 import { sendVerification } from '../accounts/mailed-links';
 import { assertRecentSignin } from '../accounts/recent-signin';
 import { ActionDef, said } from './types';
+import { assertNotSourceManaged } from '../store/sources';
 
 export const changePassword: ActionDef = {
   onType: 'user_account',
@@ -44,6 +45,7 @@ export const changeEmail: ActionDef = {
     if (key === account.email_key && email === account.email) return said('the email address is unchanged');
     await s.store.transaction(async (tx) => {
       await lockAccounts(tx);
+      await assertNotSourceManaged(tx, account.id, 'email');
       const other = await findAccountByEmailKey(tx, key);
       if (other && other.id !== account.id) throw new AppError('email_taken', 'an account with this email already exists');
       if (await emailIsUsername(tx, key, account.id)) throw new AppError('email_taken', 'this email is the username of another account');

@@ -6,6 +6,7 @@ import { newPasswordHash, replacePassword } from '../accounts/replace-password';
 import { AppError } from '../errors';
 import { emailKeyOrNull, stringField } from '../accounts/validate';
 import { findAccountByEmailKey } from '../store/accounts';
+import { sourceOfAccount } from '../store/sources';
 import { tokenAccountEmailKey, voidTokens } from '../store/account-tokens';
 import { checkTokenShape, mailToken, redeemToken } from '../accounts/one-time-tokens';
 import { mailLink, resetMessage } from '../mail/messages';
@@ -24,6 +25,8 @@ export const resetPasswordRequest: ActionDef = {
       s.tasks.run('reset_mail_failed', { account: null }, async () => {
         const account = await findAccountByEmailKey(s.store.root, key);
         if (!account || account.disabled) return;
+        // A directory source's person changes the password in the directory: no link that could only be refused.
+        if ((await sourceOfAccount(s.store.root, account.id)) !== null) return;
         if (!(await s.limiter.resetRequest(account.reference_id))) {
           await s.audit.record('reset_request_limited', actor, { account: account.reference_id });
           return;

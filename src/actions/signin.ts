@@ -10,6 +10,8 @@ import { emailKeyOrNull, stringField } from '../accounts/validate';
 import { findAccountByEmailKey, updateAccount } from '../store/accounts';
 import { sessionOf } from './account-helpers';
 import { signIn } from '../accounts/signin';
+import { checkPassword, noteSourceSignin } from '../accounts/password-check';
+import { isAppError } from '../errors';
 import type { ActionDef } from './types';
 
 /** argon2, sha512-crypt or PBKDF2: hashes only an import stores (Gatehouse makes bcrypt). */
@@ -31,6 +33,8 @@ export const signin: ActionDef = {
     let needsRehash = false;
     /** The kind of a hash another server made (an import), checked now for the first time. */
     let imported: string | null = null;
+    /** The directory source that checked the password, for a synced person. */
+    let source: string | undefined;
     const { account, session } = await signIn(s, actor, {
       method: 'password',
       limitKey: key,
@@ -40,15 +44,26 @@ export const signin: ActionDef = {
           await s.passwords.dummyVerify(password);
           return 'unknown_email';
         }
-        const check = await s.passwords.verify(password, account.password);
+        let check;
+        try {
+          check = await checkPassword(s, account, password);
+        } catch (err) {
+          if (isAppError(err) && err.code === 'unavailable') return 'directory_unavailable';
+          throw err;
+        }
         needsRehash = check.needsRehash;
+        source = check.source;
         if (check.ok) imported = importedKind(account.password);
         return check.ok ? null : 'wrong_password';
       },
-      refusal: () => new AppError('invalid_credentials', 'wrong email or password'),
+      refusal: (reason) =>
+        reason === 'directory_unavailable'
+          ? new AppError('unavailable', 'your directory cannot be reached now: try again in a moment')
+          : new AppError('invalid_credentials', 'wrong email or password'),
       secondFactor: { check: attributes },
       session: true,
     });
+    if (source !== undefined) await noteSourceSignin(s, actor, account, source);
     if (needsRehash) {
       // Upgrade imported argon2id or old-cost hashes; a failure here must not fail the signin.
       try {

@@ -23,6 +23,12 @@ export interface VerifyResult {
 
 export class PasswordHasher {
   private readonly gate: Semaphore;
+  /**
+   * Imported hashes (argon2, sha512-crypt, PBKDF2) are checked one at a time, beside bcrypt's gate:
+   * however many such checks a stranger sets off, one core at most does them, and sign-ins with
+   * Gatehouse's own hashes do not wait behind them.
+   */
+  private readonly importedGate = new Semaphore(1);
   private readonly workers: HashWorkers;
   private readonly dummy: string;
 
@@ -58,14 +64,14 @@ export class PasswordHasher {
       // Loaded on first use: only accounts imported with argon2id hashes need it.
       const argon2 = await import('@node-rs/argon2');
       // A malformed imported hash verifies nothing: a wrong password, not a 500.
-      const ok = await this.gate.run(() => argon2.verify(stored, password).catch(() => false)); // reason: a malformed stored hash matches no password
+      const ok = checkImportedHash(stored).ok && (await this.importedGate.run(() => argon2.verify(stored, password).catch(() => false))); // reason: a malformed stored hash matches no password
       return { ok: ok && !tooLong, needsRehash: true };
     }
     if (stored.startsWith('$6$') || stored.startsWith('$pbkdf2')) {
       // Imported (sha512-crypt from Authelia or /etc/shadow, PBKDF2 from Keycloak): checked within
       // the import's ceilings again, so a hash that slipped in another way cannot run for ever.
       if (checkImportedHash(stored).ok) {
-        const ok = await this.gate.run(() => verifyImported(password, stored));
+        const ok = await this.importedGate.run(() => verifyImported(password, stored));
         return { ok: ok && !tooLong, needsRehash: true };
       }
     }

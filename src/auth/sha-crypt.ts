@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 
-export const MAX_SHA_CRYPT_ROUNDS = 1_000_000;
+export const MAX_SHA_CRYPT_ROUNDS = 100_000;
 const DEFAULT_ROUNDS = 5000;
 const ALPHABET = './0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const YIELD_EVERY = 2000;

@@ -27,6 +27,28 @@ function human(r: ImportReport): string {
   return (rows.length > 0 ? table(rows) : '') + total;
 }
 
+/** At most this much: 100,000 people are about 20 MB of CSV, or 100 MB of a Keycloak realm. */
+const MAX_IMPORT_BYTES = 512 * 1024 * 1024;
+
+/** A regular file, judged by what was opened (a FIFO would block, a device never end), within the cap. */
+function readImportFile(file: string): string {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw code === 'ENOENT' ? new AppError('not_found', `no file ${file}`) : new AppError('invalid_input', `cannot read ${file} (${code ?? 'error'})`);
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw new AppError('invalid_input', `${file} is not a regular file`);
+    if (stat.size > MAX_IMPORT_BYTES) throw new AppError('invalid_input', `${file} is larger than ${MAX_IMPORT_BYTES / 1048576} MiB: split it`);
+    return fs.readFileSync(fd, 'utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 export function registerImport(program: Command, io: Io): void {
   program
     .command('import')
@@ -36,13 +58,7 @@ export function registerImport(program: Command, io: Io): void {
     .option('--dry-run', 'report what would happen, write nothing')
     .option('--overwrite', 'also bring the file’s name, password and groups to accounts that already exist (never administrators)')
     .action(async (file: string, o: { from: ImportFormat; dryRun?: boolean; overwrite?: boolean }, c: Command) => {
-      let text: string;
-      try {
-        text = fs.readFileSync(file, 'utf8');
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        throw code === 'ENOENT' ? new AppError('not_found', `no file ${file}`) : new AppError('invalid_input', `cannot read ${file} (${code ?? 'error'})`);
-      }
+      const text = readImportFile(file);
       await withCore(c, io, async (core) => {
         const report = await core.importer.run(core.shell, { format: o.from, text, dryRun: o.dryRun === true, overwrite: o.overwrite === true });
         emit(io, wantsJson(c), report, () => human(report));

@@ -13,6 +13,7 @@ import { registerKeys } from './keys';
 import { registerClient } from './client';
 import { registerApp } from './app';
 import { registerProvider } from './provider';
+import { registerSource } from './source';
 import { registerSaml } from './saml';
 import { registerScim } from './scim';
 import { globalFlags } from './context';
@@ -73,6 +74,7 @@ export function buildProgram(io: Io, servers: Servers): Command {
   registerClient(program, io);
   registerApp(program, io);
   registerProvider(program, io);
+  registerSource(program, io);
   registerSaml(program, io);
   registerScim(program, io);
   registerWebhook(program, io);

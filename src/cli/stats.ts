@@ -22,6 +22,13 @@ export function registerStats(program: Command, io: Io): void {
             ['unverified', s.unverified],
             ['disabled', s.disabled],
             ['locked', s.locked],
+            // Made here always; another origin once someone came from it.
+            [
+              'by origin',
+              Object.entries(s.by_origin)
+                .flatMap(([origin, n]) => (origin === 'local' || n > 0 ? [`${origin} ${n}`] : []))
+                .join(', '),
+            ],
             ['guest signup', s.signup.open ? 'open' : `closed (by ${s.signup.closed_by})`],
             ['store', `${s.store.dialect} ${s.store.location}`],
             ['store size', `${(s.store.bytes / 1024).toFixed(0)} KiB`],

@@ -10,9 +10,9 @@ import type { Clock } from '../clock';
 import type { MailMessage } from '../mail/mailer';
 import type { Store, Tx } from '../store/connection';
 import { findAccountByReference } from '../store/accounts';
-import { enqueue, listWebhooks, type NewDelivery } from '../store/deliveries';
+import { enqueue, listWebhooks, type NewDelivery, type WebhookRow } from '../store/deliveries';
 import { type AccountFacts, eventBody, eventTypeOf, subscribes } from './events';
-import { pushMessages } from './scim-push';
+import { pushMessages, pushReads, type PushReads } from './scim-push';
 
 /** The kinds of mail, as the queue lists them. */
 export type MailTopic = 'verification' | 'reset' | 'unlock' | 'invitation' | 'email_moved';
@@ -21,23 +21,36 @@ export async function queueMail(tx: Tx, message: MailMessage, topic: MailTopic):
   await enqueue(tx, [{ kind: 'mail', topic, payload: JSON.stringify(message) }]);
 }
 
+/** The endpoints and targets events' messages are made for: read once for all the events audited together (Audit.recordAll). */
+export interface EventReads {
+  store: Store;
+  webhooks(): Promise<WebhookRow[]>;
+  push: PushReads;
+}
+
+export function eventReads(store: Store): EventReads {
+  let webhooks: Promise<WebhookRow[]> | undefined;
+  return { store, webhooks: () => (webhooks ??= listWebhooks(store.root)), push: pushReads(store) };
+}
+
 /**
  * The messages an audited event makes: a webhook message per endpoint that subscribes to it, and
  * a SCIM push message per target it can concern (scim-push.ts); none when there are neither (two
  * small reads, no write: the common case costs a signup nothing more).
  */
 export async function eventMessages(
-  store: Store,
+  reads: EventReads,
   clock: Clock,
   auditEvent: AuditEvent,
   actor: Actor,
   fields: Readonly<Record<string, unknown>> & { account: string | null },
   about?: AccountFacts,
 ): Promise<NewDelivery[]> {
-  const pushes = await pushMessages(store, auditEvent, fields);
+  const store = reads.store;
+  const pushes = await pushMessages(reads.push, auditEvent, fields);
   const type = eventTypeOf(auditEvent);
   if (type === null) return pushes;
-  const hooks = (await listWebhooks(store.root)).filter((w) => subscribes(JSON.parse(w.events) as string[], type));
+  const hooks = (await reads.webhooks()).filter((w) => subscribes(JSON.parse(w.events) as string[], type));
   if (hooks.length === 0) return pushes;
   let account: AccountFacts | { id: string } | null = about ?? null;
   if (!account && fields.account !== null) {

@@ -49,6 +49,8 @@ export interface PushMessage {
 /** The audited events that change what a target holds, and what each names. */
 const USER_EVENTS: ReadonlySet<AuditEvent> = new Set([
   'signup',
+  // An imported person is pushed as one who signed up (the import's group_member_added follow).
+  'account_imported',
   'email_changed',
   'name_changed',
   'username_changed',
@@ -73,21 +75,48 @@ const NESTING_EVENTS: ReadonlySet<AuditEvent> = new Set(['group_nested', 'group_
 const MEMBER_EVENTS: ReadonlySet<AuditEvent> = new Set(['group_member_added', 'group_member_removed', 'group_nested', 'group_unnested']);
 
 /**
+ * The reads the push messages of events take, each made once however many events ask (the
+ * audit of a batch: Audit.recordAll). Events of one batch are audited after its writes, so the
+ * answers are the same for each of them.
+ */
+export interface PushReads {
+  targets(): Promise<ScimTargetRow[]>;
+  groupsAbove(group: string): Promise<string[]>;
+  peopleBelow(group: string): Promise<string[]>;
+}
+
+export function pushReads(store: Store): PushReads {
+  let targets: Promise<ScimTargetRow[]> | undefined;
+  const above = new Map<string, Promise<string[]>>();
+  const below = new Map<string, Promise<string[]>>();
+  const once = (m: Map<string, Promise<string[]>>, key: string, read: () => Promise<string[]>) => {
+    let p = m.get(key);
+    if (!p) m.set(key, (p = read()));
+    return p;
+  };
+  return {
+    targets: () => (targets ??= listScimTargets(store.root)),
+    groupsAbove: (group) => once(above, group, () => groupsAbove(store.root, group)),
+    peopleBelow: (group) => once(below, group, () => peopleBelow(store.root, group)),
+  };
+}
+
+/**
  * The push messages an audited event makes: one per target it can concern (none without targets:
  * one indexed read). A few fixed reads for nesting, whatever the depth (the store keeps the closure).
  */
-export async function pushMessages(store: Store, event: AuditEvent, fields: Readonly<Record<string, unknown>>): Promise<NewDelivery[]> {
+export async function pushMessages(reads: PushReads, event: AuditEvent, fields: Readonly<Record<string, unknown>>): Promise<NewDelivery[]> {
   const user = USER_EVENTS.has(event) && typeof fields.account === 'string' ? fields.account : null;
   const group = GROUP_EVENTS.has(event) && typeof fields.group === 'string' ? fields.group : null;
   if (user === null && group === null) return [];
-  const targets = await listScimTargets(store.root);
+  const targets = await reads.targets();
   if (targets.length === 0) return [];
   // The group and every group above it: their flattened members are what changed.
-  const groups = group === null ? [] : MEMBER_EVENTS.has(event) ? [group, ...(await groupsAbove(store.root, group))] : [group];
+  const groups = group === null ? [] : MEMBER_EVENTS.has(event) ? [group, ...(await reads.groupsAbove(group))] : [group];
   const inner = NESTING_EVENTS.has(event) && typeof fields.member_group === 'string' ? fields.member_group : null;
   const scoped = targets.some((t) => (JSON.parse(t.groups) as string[]).length > 0);
   // Only a target scoped to groups can see the inner group's people come or go.
-  const people = inner !== null && scoped ? await peopleBelow(store.root, inner) : [];
+  const people = inner !== null && scoped ? await reads.peopleBelow(inner) : [];
   const out: NewDelivery[] = [];
   for (const target of targets) {
     const scope = JSON.parse(target.groups) as string[];

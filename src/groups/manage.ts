@@ -29,6 +29,7 @@ import { validateName } from '../accounts/validate';
 import { isReference } from '../store/reference';
 import { assertGroupNameFree, groupNameKey, type GroupNameIndex } from './names';
 import { assertNotFileManaged } from '../store/config-managed';
+import { assertGroupNotSourceManaged } from '../store/sources';
 
 const RESERVED_GROUP_NAMES = new Set(['administrators', 'users']);
 
@@ -103,6 +104,8 @@ export async function deleteGroupIn(tx: Tx, referenceId: string, via = 'cli'): P
   if (!found) throw new AppError('not_found', 'no such group');
   assertNotSystemGroup(found, 'delete');
   await assertNotFileManaged(tx, via, 'group', found.name);
+  // A directory source's group is removed by its sync (the directory no longer has it), by no one else.
+  if (via !== 'source') await assertGroupNotSourceManaged(tx, found.id, 'name and existence');
   await deleteRow(tx, 'usergroup', found.id);
   return found;
 }
@@ -128,6 +131,8 @@ export async function renameGroupIn(tx: Tx, actor: Actor, referenceId: string, n
   if (found.name === name) return { group: found, changed: false };
   await lockAccounts(tx);
   await assertNotFileManaged(tx, actor.via, 'group', found.name);
+  // A directory source's group has the directory's name: only its sync renames it.
+  if (actor.via !== 'source') await assertGroupNotSourceManaged(tx, found.id, 'name and existence');
   await assertGroupNameFree(tx, name, found.id);
   await updateRow(tx, 'usergroup', found.id, { name });
   return { group: (await findGroupByReference(tx, referenceId))!, changed: true };

@@ -8,6 +8,7 @@
  */
 import { AppError, denied } from '../errors';
 import type { Actor } from '../actor';
+import type { AuditEntry } from '../audit';
 import type { Services } from '../services';
 import { can, isGuest, type Principal } from '../permission/check';
 import type { Tx } from '../store/connection';
@@ -16,6 +17,7 @@ import { isMember, membersOf, type GroupRow, type MemberRow } from '../store/gro
 import { readGuarded, readWorld, type GuardedRow } from '../store/guarded-rows';
 import { makeAdministrator, removeAdministrator } from '../accounts/administrators';
 import { isReference } from '../store/reference';
+import { assertGroupNotSourceManaged } from '../store/sources';
 
 export type MemberChange = 'add' | 'remove';
 
@@ -81,6 +83,8 @@ export async function changeMembersIn(
 ): Promise<{ group: GroupRow; changed: string[] }> {
   const group = await readableGroup(tx, actor.principal, groupReference);
   await assertMayChangeMembers(tx, actor.principal, group);
+  // A directory source's group has the directory's members (a change here would be undone by the next sync).
+  if (actor.via !== 'source') await assertGroupNotSourceManaged(tx, group.row.id, 'members');
   // Who administers is never a provisioning service's to change (no SCIM token makes or ends an administrator).
   if (group.row.system_role === 'administrators' && actor.via === 'scim') {
     throw new AppError('forbidden', 'SCIM does not change who administers (use the shell or the console)');
@@ -96,6 +100,11 @@ export async function changeMembersIn(
 
 /** One audit row per account whose membership changed (administrator_added/removed for administrators). */
 export async function auditMembers(s: Services, actor: Actor, group: GroupRow, changed: readonly string[], change: MemberChange): Promise<void> {
+  await s.audit.recordAll(actor, memberEvents(group, changed, change));
+}
+
+/** The events auditMembers records, for a caller that records them with others (an import). */
+export function memberEvents(group: GroupRow, changed: readonly string[], change: MemberChange): AuditEntry[] {
   const administrators = group.system_role === 'administrators';
   const event = administrators
     ? change === 'add'
@@ -104,7 +113,7 @@ export async function auditMembers(s: Services, actor: Actor, group: GroupRow, c
     : change === 'add'
       ? 'group_member_added'
       : 'group_member_removed';
-  for (const account of changed) await s.audit.record(event, actor, { account, group: group.reference_id, group_name: group.name });
+  return changed.map((account) => ({ event, fields: { account, group: group.reference_id, group_name: group.name } }));
 }
 
 async function applyChange(tx: Tx, group: GroupRow, accountId: number, change: MemberChange, permission: number): Promise<boolean> {

@@ -15,6 +15,7 @@ import { lockAccounts } from '../store/accounts';
 import { findGroupByReference, isManagedGroup, type GroupRow } from '../store/groups';
 import { isReference } from '../store/reference';
 import { assertNotFileManaged } from '../store/config-managed';
+import { assertGroupNotSourceManaged } from '../store/sources';
 import { addNesting, removeNestings } from '../store/nesting';
 import { assertMayChangeMembers, readableGroup, type MemberChange } from './members';
 
@@ -45,6 +46,9 @@ export async function changeNestingIn(
   const parent = await readableGroup(tx, actor.principal, parentReference);
   // A group a configuration file manages has the groups inside it the file says.
   await assertNotFileManaged(tx, actor.via, 'group', parent.row.name);
+  // So does a directory source's group (the groups inside it are the directory's nesting). A
+  // source's group may still go inside a group made here: that is the outer group's change.
+  if (actor.via !== 'source') await assertGroupNotSourceManaged(tx, parent.row.id, 'inner groups');
   if (change === 'add' && parent.row.system_role === 'administrators') {
     throw new AppError('forbidden', 'no group goes inside administrators: it holds named people only');
   }

@@ -145,7 +145,15 @@ export function openApiDocument(catalog: ApiCatalog, publicUrl: string): Schema 
             properties: {
               web: { type: 'object' },
               db: { type: 'object' },
-              accounts: { type: 'object' },
+              accounts: {
+                type: 'object',
+                required: ['total', 'by_origin'],
+                properties: {
+                  total: { type: 'integer' },
+                  // People by where they came from: local (made here), or the import format that made them.
+                  by_origin: { type: 'object', required: ['local'], additionalProperties: { type: 'integer', minimum: 0 } },
+                },
+              },
               auth: { type: 'object' },
               process: { type: 'object' },
             },

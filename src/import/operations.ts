@@ -4,7 +4,9 @@
  * the groups in one transaction, the people in transactions of BATCH; a batch that fails as a
  * whole (a race with a signup, a store error) is written again one person at a time, so a bad row
  * never takes others with it. A dry run does the same work in one transaction and rolls it back.
- * Audited after each commit: account_imported per account made, and the groups' own events.
+ * Audited after each commit: account_imported per account made, and the groups' own events, the
+ * batch's together (Audit.recordAll: a few inserts per batch, each event still its own row,
+ * webhook message and SCIM push). An account made records the format as its origin (write.ts).
  */
 import { isAppError } from '../errors';
 import type { Actor } from '../actor';
@@ -14,14 +16,15 @@ import { lockAccounts } from '../store/accounts';
 import type { GroupRow } from '../store/groups';
 import { auditGroupCreated } from '../groups/manage';
 import { auditNesting } from '../groups/nesting';
-import { auditMembers } from '../groups/members';
+import { memberEvents } from '../groups/members';
+import type { AuditEntry } from '../audit';
 import { readCsv } from './csv';
 import { readAuthelia } from './authelia';
 import { readAuth0 } from './auth0';
 import { readKeycloak } from './keycloak';
 import { checkPeople, type PlannedPerson } from './plan';
 import type { ImportFormat, Source } from './source';
-import { readDefaults, writeGroups, writePerson, type GroupMap, type GroupOutcome, type PersonOutcome } from './write';
+import { readDefaults, writeGroups, writePerson, type GroupMap, type GroupOutcome, type PersonOutcome, type RunOptions } from './write';
 
 export { IMPORT_FORMATS, type ImportFormat } from './source';
 
@@ -85,12 +88,12 @@ interface Written {
 }
 
 export function importerOperations(s: Services): ImporterOperations {
-  const writeBatch = async (actor: Actor, batch: Array<{ index: number; person: PlannedPerson }>, groups: GroupMap, overwrite: boolean) => {
+  const writeBatch = async (actor: Actor, batch: Array<{ index: number; person: PlannedPerson }>, groups: GroupMap, run: RunOptions) => {
     const written = await s.store.transaction(async (tx) => {
       await lockAccounts(tx);
       const d = await readDefaults(tx);
       const out: Written[] = [];
-      for (const { index, person } of batch) out.push({ index, result: await writePerson(tx, person, groups, d, overwrite) });
+      for (const { index, person } of batch) out.push({ index, result: await writePerson(tx, person, groups, d, run) });
       return out;
     });
     await auditWritten(actor, written);
@@ -98,16 +101,19 @@ export function importerOperations(s: Services): ImporterOperations {
   };
 
   const auditWritten = async (actor: Actor, written: readonly Written[]) => {
+    // The order one event at a time had: the accounts made, then each group's new members.
+    const events: AuditEntry[] = [];
     const joins = new Map<number, { group: GroupRow; accounts: string[] }>();
     for (const { result } of written) {
-      if (result.outcome === 'created') await s.audit.record('account_imported', actor, { account: result.account! });
+      if (result.outcome === 'created') events.push({ event: 'account_imported', fields: { account: result.account! } });
       for (const g of result.joined) {
         const entry = joins.get(g.id) ?? { group: g, accounts: [] };
         entry.accounts.push(result.account!);
         joins.set(g.id, entry);
       }
     }
-    for (const { group, accounts } of joins.values()) await auditMembers(s, actor, group, accounts, 'add');
+    for (const { group, accounts } of joins.values()) events.push(...memberEvents(group, accounts, 'add'));
+    await s.audit.recordAll(actor, events);
   };
 
   return {
@@ -124,7 +130,7 @@ export function importerOperations(s: Services): ImporterOperations {
       const used = new Set(todo.flatMap((t) => t.person.groups));
       for (const g of [...source.groups].reverse()) if (used.has(g.key) && g.parent !== null) used.add(g.parent);
       const groups = source.groups.filter((g) => used.has(g.key));
-      const overwrite = options.overwrite === true;
+      const run: RunOptions = { format, overwrite: options.overwrite === true };
       const apply = (written: readonly Written[]) => {
         for (const { index, result } of written) Object.assign(people[index], { outcome: result.outcome, reason: result.reason, account: result.account });
       };
@@ -138,7 +144,7 @@ export function importerOperations(s: Services): ImporterOperations {
             const g = await writeGroups(tx, actor, groups);
             const d = await readDefaults(tx);
             const out: Written[] = [];
-            for (const { index, person } of todo) out.push({ index, result: await writePerson(tx, person, g.map, d, overwrite) });
+            for (const { index, person } of todo) out.push({ index, result: await writePerson(tx, person, g.map, d, run) });
             throw new DryRun({ outcomes: g.outcomes, out });
           })
           .catch((err: unknown) => {
@@ -158,14 +164,14 @@ export function importerOperations(s: Services): ImporterOperations {
         for (let i = 0; i < todo.length; i += BATCH) {
           const batch = todo.slice(i, i + BATCH);
           try {
-            apply(await writeBatch(actor, batch, g.map, overwrite));
+            apply(await writeBatch(actor, batch, g.map, run));
           } catch (err) {
             // A store that is down fails every person alike: say so once.
             if (isAppError(err) && err.code === 'unavailable') throw err;
             // One person spoiled the batch: each again on its own, and only that one is skipped.
             for (const one of batch) {
               try {
-                apply(await writeBatch(actor, [one], g.map, overwrite));
+                apply(await writeBatch(actor, [one], g.map, run));
               } catch (err) {
                 people[one.index].reason = `not written: ${(err as { message?: string }).message?.slice(0, 120) ?? 'a store error'}`;
               }

@@ -4,8 +4,10 @@
  * (addresses, names, hashes, duplicates) are applied once, in plan.ts.
  */
 import { AppError } from '../errors';
+import type { AccountOrigin } from '../store/accounts';
 
-export const IMPORT_FORMATS = ['keycloak', 'authelia', 'auth0', 'csv'] as const;
+/** Each format is also the origin of the accounts it makes (store/accounts.ts ACCOUNT_ORIGINS). */
+export const IMPORT_FORMATS = ['keycloak', 'authelia', 'auth0', 'csv'] as const satisfies readonly AccountOrigin[];
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 
 export interface SourcePerson {

@@ -29,10 +29,11 @@ import { findGroupsByName, isMember, type GroupRow } from '../store/groups';
 import { addNesting } from '../store/nesting';
 import { readWorld } from '../store/guarded-rows';
 import { assertNotFileManaged } from '../store/config-managed';
+import { assertGroupNotSourceManaged, sourceOfAccount } from '../store/sources';
 import { createGroupIn, parseGroupName } from '../groups/manage';
 import { applyDisabled } from '../accounts/lifecycle';
 import { usernameFor } from '../accounts/usernames';
-import type { SourceGroup } from './source';
+import type { ImportFormat, SourceGroup } from './source';
 import { shown, type PlannedPerson } from './plan';
 
 export interface GroupOutcome {
@@ -74,6 +75,8 @@ export async function writeGroups(
       const existing = (await findGroupsByName(tx, name)).find(managed);
       if (existing) {
         await assertNotFileManaged(tx, actor.via, 'group', existing.name);
+        // A directory source's group: its members are the directory's (a sync would take them out again).
+        await assertGroupNotSourceManaged(tx, existing.id, 'members');
         map.set(g.key, existing);
         outcomes.push({ name: existing.name, outcome: 'existing' });
       } else {
@@ -133,8 +136,19 @@ async function join(tx: Tx, accountId: number, person: PlannedPerson, groups: Gr
   return joined;
 }
 
-/** One person: created, brought up to date, or left alone (with the reason). */
-export async function writePerson(tx: Tx, person: PlannedPerson, groups: GroupMap, d: Defaults, overwrite: boolean): Promise<PersonOutcome> {
+/** How this run writes: the file's format (the origin of the accounts it makes) and --overwrite. */
+export interface RunOptions {
+  format: ImportFormat;
+  overwrite: boolean;
+}
+
+/**
+ * One person: created, brought up to date, or left alone (with the reason). An account made here
+ * records the file's format as its origin; one that was already there keeps its own (null when it
+ * was made here), --overwrite or not: origin says what made the account, not who last wrote it.
+ */
+export async function writePerson(tx: Tx, person: PlannedPerson, groups: GroupMap, d: Defaults, run: RunOptions): Promise<PersonOutcome> {
+  const overwrite = run.overwrite;
   const skipped = (reason: string): PersonOutcome => ({ outcome: 'skipped', reason, joined: [] });
   const found = await findAccountByEmailKey(tx, person.emailKey);
   if (!found) {
@@ -155,6 +169,7 @@ export async function writePerson(tx: Tx, person: PlannedPerson, groups: GroupMa
       permission: d.account,
       // As a provisioning service's: never the first administrator, may start disabled.
       provisioned: { externalId: null, disabled: person.disabled },
+      origin: run.format,
     });
     if (!person.emailVerified) await updateAccount(tx, account.id, { email_verified: false });
     const home = await insertGroup(tx, { name: `Home group of ${person.name}`.slice(0, 100), ownerId: account.id, permission: d.group });
@@ -165,6 +180,9 @@ export async function writePerson(tx: Tx, person: PlannedPerson, groups: GroupMa
   }
   // Operators are never reached by a source of people, --overwrite or not.
   if (await isAdministrator(tx, found.id)) return skipped('an administrator: an import never changes administrators');
+  // A directory source's person: name and password are the directory's, --overwrite or not.
+  const source = await sourceOfAccount(tx, found.id);
+  if (source !== null) return skipped(`from the directory source ${source.name}: an import never changes its people`);
   const ours = person.passwordHash !== null && found.password === person.passwordHash;
   if (!ours && !overwrite) return skipped('an account with this email already exists ({--overwrite} brings the file’s name, password and groups to it)');
   const changes: AccountChanges = {};

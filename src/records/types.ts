@@ -6,6 +6,7 @@
  * lists is ever read from a request or serialized.
  */
 import { assertNotFileManaged } from '../store/config-managed';
+import { assertGroupNotSourceManaged, assertNotSourceManaged } from '../store/sources';
 import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { AuditEvent } from '../audit-events';
@@ -124,6 +125,9 @@ const userAccount: RecordType = {
   async update(tx, row, changes) {
     const { disabled, ...columns } = changes;
     const events: WriteEvent[] = [];
+    // Name and username are a directory source's, for the people it brought.
+    if (columns.username !== undefined || columns.name !== undefined)
+      await assertNotSourceManaged(tx, Number(row.id), columns.name !== undefined ? 'name' : 'username');
     // Unique: checked under the accounts' lock this update holds (locksAccounts).
     if (columns.username !== undefined && columns.username !== row.username) {
       if (await usernameInUse(tx, String(columns.username), Number(row.id)))
@@ -173,6 +177,8 @@ const usergroup: RecordType = {
   async update(tx, row, changes) {
     // A group a configuration file manages is the file's to change.
     await assertNotFileManaged(tx, 'http', 'group', String(row.name));
+    // A directory source's group has the directory's name.
+    if (changes.name !== undefined) await assertGroupNotSourceManaged(tx, row.id, 'name and existence');
     // A rename (a dedicated group's too) may not take a managed group's name or a look-alike of it.
     if (typeof changes.name === 'string') await assertGroupNameFree(tx, changes.name, row.id);
     await updateRow(tx, 'usergroup', row.id, changes);
@@ -184,6 +190,7 @@ const usergroup: RecordType = {
   },
   async remove(tx, row) {
     await assertNotFileManaged(tx, 'http', 'group', String(row.name));
+    await assertGroupNotSourceManaged(tx, row.id, 'name and existence');
     await deleteRow(tx, 'usergroup', row.id);
     return [{ event: 'group_deleted', account: null, details: { group: row.reference_id, group_name: String(row.name) } }];
   },

@@ -12,6 +12,14 @@ export type SystemRole = 'administrators' | 'users';
 /** The password column of an account without a password (passkeys or providers only): no hash matches it. */
 export const NO_PASSWORD = '';
 
+/**
+ * Where an account came from when it was not made here (the `origin` column; null: made here).
+ * An import's format names the people it made, `ldap` those a directory source synced. A new way
+ * people arrive is one line here.
+ */
+export const ACCOUNT_ORIGINS = ['keycloak', 'authelia', 'auth0', 'csv', 'ldap'] as const;
+export type AccountOrigin = (typeof ACCOUNT_ORIGINS)[number];
+
 export interface AccountRow {
   id: number;
   reference_id: string;
@@ -31,12 +39,14 @@ export interface AccountRow {
   totp_last_step: number | null;
   /** The id a provisioning service (SCIM) gave the account, kept as given; null otherwise. */
   external_id: string | null;
+  /** What made it elsewhere (set when it is made, never changed after); null: made here. */
+  origin: AccountOrigin | null;
   created_at: number;
   updated_at: number;
 }
 
-/** Columns an account update may set (never its ids). */
-export type AccountChanges = Partial<Omit<AccountRow, 'id' | 'reference_id' | 'user_account_id' | 'created_at' | 'updated_at' | 'auth_version'>>;
+/** Columns an account update may set (never its ids, nor where it came from). */
+export type AccountChanges = Partial<Omit<AccountRow, 'id' | 'reference_id' | 'user_account_id' | 'created_at' | 'updated_at' | 'auth_version' | 'origin'>>;
 
 const emailTaken = () => new AppError('email_taken', 'an account with this email already exists');
 const usernameTaken = () => new AppError('name_taken', 'this username is taken');
@@ -77,6 +87,8 @@ export const insertAccount = op(
       referenceId?: string;
       /** A provisioned account: its email is vouched for, it may start disabled, its externalId is kept. */
       provisioned?: { externalId: string | null; disabled: boolean };
+      /** Made elsewhere (an import's format); absent: made here. */
+      origin?: AccountOrigin;
     },
   ): Promise<{ id: number; referenceId: string }> => {
     const now = h.clock.now();
@@ -93,6 +105,7 @@ export const insertAccount = op(
         password: fields.passwordHash,
         permission: fields.permission,
         ...(fields.provisioned ? { email_verified: true, external_id: fields.provisioned.externalId, disabled: fields.provisioned.disabled } : {}),
+        ...(fields.origin ? { origin: fields.origin } : {}),
         created_at: now,
         updated_at: now,
       });

@@ -53,6 +53,8 @@ export const COPIED_TABLES: readonly TableName[] = [
   'known_signin',
   'recovery_code',
   'config_managed',
+  'directory_source',
+  'source_entry',
   'audit_event',
 ];
 

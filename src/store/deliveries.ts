@@ -5,7 +5,7 @@
  * records the outcome. A sender that dies mid-try leaves the claim to run out: at least once.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { atomically, op, rawRows } from './handle';
+import { atomically, op, rawRows, type Handle } from './handle';
 import { decodeRow } from './schema';
 
 export type DeliveryKind = 'mail' | 'webhook' | 'scim' | 'logout';
@@ -52,10 +52,16 @@ export interface NewDelivery {
   payload: string;
 }
 
-/** Queues messages, due now, in the caller's transaction (or on their own). */
+/** Rows of one insert: knex writes SQLite's as a compound SELECT, of at most 500 terms (and 6,500 bound values). */
+const ROWS_PER_INSERT = 500;
+
+/** Queues messages, due now, in the caller's transaction (or on their own): ROWS_PER_INSERT to an insert. */
 export const enqueue = op(async (h, messages: readonly NewDelivery[]): Promise<void> => {
-  if (messages.length === 0) return;
   const now = h.clock.now();
+  for (let i = 0; i < messages.length; i += ROWS_PER_INSERT) await insertDeliveries(h, messages.slice(i, i + ROWS_PER_INSERT), now);
+});
+
+async function insertDeliveries(h: Handle, messages: readonly NewDelivery[], now: number): Promise<void> {
   await h.k('delivery').insert(
     messages.map((m) => ({
       message_id: newMessageId(),
@@ -73,7 +79,7 @@ export const enqueue = op(async (h, messages: readonly NewDelivery[]): Promise<v
       done_at: null,
     })),
   );
-});
+}
 
 /** Which messages a sender's lane takes: one kind, and for webhooks and SCIM pushes not the endpoints it is already sending to. */
 export interface Lane {

@@ -40,6 +40,11 @@ export const findGroupByReference = op(async (h, referenceId: string): Promise<G
   return rows.length === 0 ? undefined : decodeRow<GroupRow>('usergroup', rows[0]);
 });
 
+export const findGroupById = op(async (h, id: number): Promise<GroupRow | undefined> => {
+  const rows = await h.all('SELECT * FROM usergroup WHERE id = ?', [id]);
+  return rows.length === 0 ? undefined : decodeRow<GroupRow>('usergroup', rows[0]);
+});
+
 /** Every group with its owner's email and how many members it has, oldest first. */
 /** Every group with its owner's email and member count; `managedOnly`: the managed ones (see managedGroupSql). */
 export const listGroups = op(async (h, managedOnly = false): Promise<GroupSummary[]> => {

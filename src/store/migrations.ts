@@ -31,6 +31,8 @@ import * as samlLogout from '../../migrations/20261208000000_saml_logout';
 import * as signinStrength from '../../migrations/20261209000000_signin_strength';
 import * as nestedGroups from '../../migrations/20261210000000_nested_groups';
 import * as configManaged from '../../migrations/20261211000000_config_managed';
+import * as accountOrigin from '../../migrations/20261212000000_account_origin';
+import * as directorySources from '../../migrations/20261212000100_directory_sources';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -66,6 +68,8 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261209000000_signin_strength', signinStrength],
   ['20261210000000_nested_groups', nestedGroups],
   ['20261211000000_config_managed', configManaged],
+  ['20261212000000_account_origin', accountOrigin],
+  ['20261212000100_directory_sources', directorySources],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -2,14 +2,14 @@
 import fs from 'node:fs';
 import type { Knex } from 'knex';
 import { op } from './handle';
-import { NO_PASSWORD } from './accounts';
+import { ACCOUNT_ORIGINS, NO_PASSWORD, type AccountOrigin } from './accounts';
 import { internalsOf, SQLITE_FILE, Store } from './connection';
 
 const count = async (q: Knex.QueryBuilder): Promise<number> => Number((await q.count({ n: '*' }).first())?.n ?? 0);
 
 export const accountCounts = op(async (h) => {
   const k = h.k;
-  const [total, administrators, withTotp, unverified, disabled, groups, withPasskeys, withoutPassword] = await Promise.all([
+  const [total, administrators, withTotp, unverified, disabled, groups, withPasskeys, withoutPassword, origins] = await Promise.all([
     count(k('user_account')),
     count(k('membership as m').join('usergroup as g', 'g.id', 'm.usergroup_id').where('g.system_role', 'administrators')),
     count(k('user_account').where({ totp_enabled: true })),
@@ -19,8 +19,16 @@ export const accountCounts = op(async (h) => {
     count(k('user_account').whereIn('id', k('passkey').distinct('account_id'))),
     // Passkey-only accounts: their password column is empty (no hash matches it).
     count(k('user_account').where({ password: NO_PASSWORD })),
+    k('user_account').select('origin').count({ n: '*' }).groupBy('origin') as Promise<Array<{ origin: string | null; n: number | string }>>,
   ]);
-  return { total, administrators, withTotp, unverified, disabled, groups, withPasskeys, withoutPassword };
+  // Every origin named, 0 when nobody came from it ('local': made here); a value this version
+  // does not know (written by a newer one) is left out rather than shown under a name from the store.
+  const byOrigin = Object.fromEntries(['local', ...ACCOUNT_ORIGINS].map((o) => [o, 0])) as Record<'local' | AccountOrigin, number>;
+  for (const { origin, n } of origins) {
+    if (origin === null) byOrigin.local += Number(n);
+    else if ((ACCOUNT_ORIGINS as readonly string[]).includes(origin)) byOrigin[origin as AccountOrigin] += Number(n);
+  }
+  return { total, administrators, withTotp, unverified, disabled, groups, withPasskeys, withoutPassword, byOrigin };
 });
 
 /** The cheapest statement that still reads the store (readiness checks): one row of a small table. */

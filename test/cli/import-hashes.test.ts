@@ -43,8 +43,8 @@ t.test('the hasher checks imported hashes, marks them for re-hashing, and refuse
     t.same(await hasher.verify('not mine', stored), { ok: false, needsRehash: true }, `${stored.slice(0, 16)}: another`);
   }
   const endless = `$6$rounds=999999999$abc$${'a'.repeat(86)}`;
-  t.match(checkImportedHash(endless), { ok: false, reason: /exceed 1000000/ });
-  t.match(checkImportedHash(`$pbkdf2-sha256$i=999999999$${'A'.repeat(22)}$${'A'.repeat(43)}`), { ok: false, reason: /outside 1 to 10000000/ });
+  t.match(checkImportedHash(endless), { ok: false, reason: /exceed 100000/ });
+  t.match(checkImportedHash(`$pbkdf2-sha256$i=999999999$${'A'.repeat(22)}$${'A'.repeat(43)}`), { ok: false, reason: /outside 1 to 1000000/ });
   t.match(checkImportedHash('$argon2id$v=19$m=4194304,t=3,p=4$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo'), { ok: false, reason: /exceed/ });
   t.match(checkImportedHash('$2b$20$' + 'a'.repeat(53)), { ok: false, reason: /cost 20/ });
   t.match(checkImportedHash('$pbkdf2-sha256$i=10$!!!$???'), { ok: false, reason: 'malformed PBKDF2 hash' });

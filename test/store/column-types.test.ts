@@ -5,7 +5,7 @@ import path from 'node:path';
 import t from 'tap';
 import { generate } from 'otplib';
 import { decodeRow, SCHEMA, TABLES } from '../../src/store/schema';
-import { PASSWORD, setSignup, tokenOf, withAdmin } from '../helpers/server';
+import { PASSWORD, setSignup, tempDir, tokenOf, withAdmin } from '../helpers/server';
 import { manualClock } from '../helpers/clock';
 import { cli } from '../helpers/cli';
 
@@ -21,6 +21,10 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
     0,
   );
   await setSignup(s, s.adminToken, 2097057);
+  // A person an import made (origin).
+  const people = path.join(tempDir(t), 'people.csv');
+  fs.writeFileSync(people, 'email,name\nimported@example.com,Imported\n');
+  t.equal((await cli(s.dataDir, ['import', '--from', 'csv', people])).code, 0);
   // An app password, used once (last_used_at).
   const app = await cli(s.dataDir, ['--json', 'user', 'app-password', 'add', 'admin@example.com', '--name', 'NAS']);
   await s.core.directory.bind({ token: null, client: '127.0.0.1', userAgent: null }, 'admin', app.json.secret, []);
@@ -124,6 +128,41 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
   );
   t.equal(target.code, 0, target.err);
   await s.db('scim_pushed').insert({ target_id: (await s.db('scim_target').first('id')).id, reference_id: kimRef, kind: 'User', remote_id: 'r-1' });
+  // A directory source and the entry that ties a person to it, every column set (written directly:
+  // adding one through the shell needs a directory that answers).
+  const [source] = await s
+    .db('directory_source')
+    .insert({
+      name: 'corp',
+      url: 'ldaps://ldap.example.com',
+      start_tls: true,
+      ca_certificate: '-----BEGIN CERTIFICATE-----',
+      bind_dn: 'cn=reader,dc=example,dc=com',
+      bind_password: 'bind-secret',
+      base_dn: 'dc=example,dc=com',
+      user_filter: '(objectClass=inetOrgPerson)',
+      group_filter: '(objectClass=groupOfNames)',
+      uid_attribute: 'uid',
+      id_attribute: 'entryUUID',
+      every_seconds: 3600,
+      keep_passwords: true,
+      next_sync_at: clock.now(),
+      last_sync_at: clock.now(),
+      last_status: 'ok',
+      last_result: '{}',
+      created_at: clock.now(),
+    })
+    .returning('id');
+  await s.db('source_entry').insert({
+    source_id: typeof source === 'object' ? source.id : source,
+    kind: 'person',
+    entry_id: 'a1cb4f58-7f07-1041-9dc8-b186a7c6d4d7',
+    dn: 'uid=kim,ou=people,dc=example,dc=com',
+    account_id: kimId,
+    usergroup_id: (await s.db('usergroup').where({ name: 'team' }).first('id')).id,
+    gone_at: clock.now(),
+    first_signin_at: clock.now(),
+  });
   // A SAML service provider, its signing key and next key, and a sign-in in progress (answered).
   t.equal((await cli(s.dataDir, ['saml', 'sp', 'add', '--entity-id', 'https://sp.example.com', '--acs-url', 'https://sp.example.com/acs'])).code, 0);
   t.equal((await cli(s.dataDir, ['saml', 'cert', 'rotate'])).code, 0);

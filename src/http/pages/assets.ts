@@ -78,6 +78,14 @@ td.actions { min-width: 8rem; }
 td.actions form { display: block; margin: 0 0 .5rem; max-width: 18rem; }
 td.actions form:last-child { margin-bottom: 0; }
 td.actions .check { font-size: .85rem; align-items: flex-start; margin-bottom: .35rem; }
+/* A row's button keeps its words on one line (a squeezed column broke "Sync now" in two). */
+td.actions button { white-space: nowrap; }
+/* A state that went wrong (a directory source's last sync), in the error colour beside its reason. */
+.failed { color: var(--error); }
+/* A date and time in a table cell: one line. */
+.when { white-space: nowrap; }
+/* A shell command shown one option a line: a little smaller, so a line fits a phone. */
+p.command { font-size: .9rem; }
 td code { overflow-wrap: anywhere; }
 /* Long values wrap instead of pushing the page sideways. */
 td, .notice h2 { overflow-wrap: anywhere; }

@@ -104,6 +104,8 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
     const appPasswords = await core.accounts.appPasswords.list(a.actor, v.email);
     const apiKeys = await core.accounts.apiKeys.list(a.actor, v.email);
     const groups = await managedGroupsOf(a, v.reference_id);
+    // An account a directory source brought: its name, email, username and password are the directory's (the core refuses them here).
+    const fromSource = await core.sources.ofAccount(a.actor, v.reference_id);
     const base = `/admin/accounts/${v.reference_id}`;
     const csrf = a.csrf;
     const actions: Html[] = [
@@ -124,6 +126,18 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
       html`${o.top ?? ''}
         <section aria-labelledby="h-details">
           <h2 id="h-details">Details</h2>
+          ${
+            fromSource === null
+              ? ''
+              : html`<p class="notice info" id="account-source">
+                  From the directory source <a href="/admin/sources">${fromSource.source}</a>: change it there.
+                  ${
+                    fromSource.gone
+                      ? 'The directory no longer has this person, so the account is disabled here.'
+                      : 'Its name, email address, username and password are the directory’s.'
+                  }
+                </p>`
+          }
           <dl>
             <dt>Name</dt>
             <dd>${v.name}</dd>
@@ -158,11 +172,15 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
             <dd><code>${v.reference_id}</code></dd>
           </dl>
           <div class="links">${actions}</div>
-          <form method="post" action="${base}/username">
-            <input type="hidden" name="csrf" value="${csrf}" />
-            ${field('username', 'New username', { autocomplete: 'off', maxlength: 128 })}
-            <button type="submit" class="secondary">Change username</button>
-          </form>
+          ${
+            fromSource !== null
+              ? ''
+              : html`<form method="post" action="${base}/username">
+                  <input type="hidden" name="csrf" value="${csrf}" />
+                  ${field('username', 'New username', { autocomplete: 'off', maxlength: 128 })}
+                  <button type="submit" class="secondary">Change username</button>
+                </form>`
+          }
         </section>
         <section aria-labelledby="h-sessions">
           <h2 id="h-sessions">Sessions</h2>

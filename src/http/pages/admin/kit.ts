@@ -19,6 +19,7 @@ export const SECTIONS = [
   ['clients', 'OIDC clients'],
   ['saml', 'SAML apps'],
   ['provisioning', 'Provisioning'],
+  ['sources', 'Directory sources'],
   ['apps', 'Apps'],
   ['webhooks', 'Webhooks'],
   ['signup', 'Signup'],

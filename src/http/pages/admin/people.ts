@@ -168,8 +168,9 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
    * the groups it is inside. The choice leaves out only what cannot be meant (this group, `users`,
    * the ones already inside); a cycle or a chain too deep is the core's to refuse, and its answer
    * shows on this page. administrators takes no group (the core refuses it): no form, one line why.
+   * `fixed`: a configuration file or a directory source says which groups are inside it (no form, no Remove).
    */
-  const nestedSection = async (a: Admin, g: GroupDetail, base: string, managedBy: string | null): Promise<Html> => {
+  const nestedSection = async (a: Admin, g: GroupDetail, base: string, fixed: boolean): Promise<Html> => {
     const links = (list: GroupDetail['member_of']) => list.map((x, i) => html`${i > 0 ? ', ' : ''}<a href="/admin/groups/${x.reference_id}">${x.name}</a>`);
     const insideOf = html`<section aria-labelledby="h-inside-of">
       <h2 id="h-inside-of">Inside of</h2>
@@ -194,44 +195,41 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
     const choices = (await core.groups.managed(a.actor)).filter(
       (x) => x.reference_id !== g.reference_id && x.system_role !== 'users' && !inside.has(x.reference_id),
     );
+    // Fixed: the list alone (no empty Remove column).
     const list =
       g.groups.length === 0
         ? html`<p>No groups inside.</p>`
         : dataTable(
-            ['Group', { label: 'Remove', quiet: true }],
+            fixed ? ['Group'] : ['Group', { label: 'Remove', quiet: true }],
             g.groups.map(
               (x) =>
                 html`<tr>
                   <td><a href="/admin/groups/${x.reference_id}">${x.name}</a></td>
-                  <td class="actions">
-                    ${
-                      managedBy !== null
-                        ? ''
-                        : actionButton(a.csrf, `${base}/groups/remove`, 'Remove', {
-                            hidden: { group: x.reference_id },
-                            aria: `Take ${x.name} out of ${g.name}`,
-                          })
-                    }
-                  </td>
+                  ${
+                    fixed
+                      ? ''
+                      : html`<td class="actions">
+                          ${actionButton(a.csrf, `${base}/groups/remove`, 'Remove', { hidden: { group: x.reference_id }, aria: `Take ${x.name} out of ${g.name}` })}
+                        </td>`
+                  }
                 </tr>`,
             ),
           );
-    const add =
-      managedBy !== null
-        ? ''
-        : choices.length === 0
-          ? html`<p class="meta">No other managed group to put inside this one (<a href="/admin/groups">make one</a>).</p>`
-          : html`<form method="post" action="${base}/groups/add">
-              <input type="hidden" name="csrf" value="${a.csrf}" />
-              <div class="field">
-                <label for="f-child">Put a group inside this one</label>
-                <select id="f-child" name="group" required>
-                  <option value="">Choose a group</option>
-                  ${choices.map((x) => html`<option value="${x.reference_id}">${x.name}</option>`)}
-                </select>
-              </div>
-              <button type="submit">Add group</button>
-            </form>`;
+    const add = fixed
+      ? ''
+      : choices.length === 0
+        ? html`<p class="meta">No other managed group to put inside this one (<a href="/admin/groups">make one</a>).</p>`
+        : html`<form method="post" action="${base}/groups/add">
+            <input type="hidden" name="csrf" value="${a.csrf}" />
+            <div class="field">
+              <label for="f-child">Put a group inside this one</label>
+              <select id="f-child" name="group" required>
+                <option value="">Choose a group</option>
+                ${choices.map((x) => html`<option value="${x.reference_id}">${x.name}</option>`)}
+              </select>
+            </div>
+            <button type="submit">Add group</button>
+          </form>`;
     return html`<section aria-labelledby="h-nested">
         <h2 id="h-nested">Groups inside</h2>
         <p>The members of a group inside ${g.name} are members of ${g.name} too, for every app and permission.</p>
@@ -243,6 +241,8 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
   const groupPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string } = {}) => {
     const g = await core.groups.show(a.actor, ctx.params.id);
     const managedBy = (await core.configFile.managedBy(a.actor)).of('group', g.name);
+    // A directory source's group: its name, members and inner groups are the directory's (the core refuses them here).
+    const fromSource = await core.sources.ofGroup(a.actor, g.reference_id);
     const base = `/admin/groups/${g.reference_id}`;
     c.show(
       ctx,
@@ -255,34 +255,49 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
             : html`<p class="notice info" id="group-managed-by">
                 Set by ${managedBy}: the groups inside it, and whether it exists, are changed there. Its members are changed here.
               </p>`
+        }${
+          fromSource === null
+            ? ''
+            : html`<p class="notice info" id="group-source">
+                From the directory source <a href="/admin/sources">${fromSource}</a>: change it there. Its name, its members and the groups inside it are the
+                directory&rsquo;s.
+              </p>`
         }
         <section aria-labelledby="h-members">
           <h2 id="h-members">Members</h2>
           ${
             g.members.length === 0
               ? html`<p>No members yet.</p>`
-              : html`${dataTable(
-                  ['Email', 'Name', { label: 'Remove', quiet: true }],
+              : dataTable(
+                  fromSource !== null ? ['Email', 'Name'] : ['Email', 'Name', { label: 'Remove', quiet: true }],
                   g.members.map(
                     (m) =>
                       html`<tr>
                         <td><a href="/admin/accounts/${m.reference_id}">${m.email}</a></td>
                         <td>${m.name}</td>
-                        <td class="actions">
-                          ${actionButton(a.csrf, `${base}/members/remove`, 'Remove', { hidden: { email: m.email }, aria: `Remove ${m.email} from the group` })}
-                        </td>
+                        ${
+                          fromSource !== null
+                            ? ''
+                            : html`<td class="actions">
+                                ${actionButton(a.csrf, `${base}/members/remove`, 'Remove', { hidden: { email: m.email }, aria: `Remove ${m.email} from the group` })}
+                              </td>`
+                        }
                       </tr>`,
                   ),
-                )}`
+                )
           }
-          <form method="post" action="${base}/members/add">
-            <input type="hidden" name="csrf" value="${a.csrf}" />${field('email', 'Add an account by email', { type: 'email', autocomplete: 'off' })}
-            <button type="submit">Add member</button>
-          </form>
+          ${
+            fromSource !== null
+              ? ''
+              : html`<form method="post" action="${base}/members/add">
+                  <input type="hidden" name="csrf" value="${a.csrf}" />${field('email', 'Add an account by email', { type: 'email', autocomplete: 'off' })}
+                  <button type="submit">Add member</button>
+                </form>`
+          }
         </section>
-        ${await nestedSection(a, g, base, managedBy)}
+        ${await nestedSection(a, g, base, managedBy !== null || fromSource !== null)}
         ${
-          managedBy !== null
+          managedBy !== null || fromSource !== null
             ? ''
             : g.system_role
               ? ''

@@ -9,6 +9,7 @@ import { registerConsoleSettings } from './settings';
 import { registerConsoleWebhooks } from './webhooks';
 import { registerConsoleSaml } from './saml';
 import { registerConsoleScim } from './scim';
+import { registerConsoleSources } from './sources';
 
 export function registerConsole(kit: PageKit): void {
   const c = consoleKit(kit);
@@ -17,6 +18,7 @@ export function registerConsole(kit: PageKit): void {
   registerConsoleServices(kit, c);
   registerConsoleSaml(kit, c);
   registerConsoleScim(kit, c);
+  registerConsoleSources(kit, c);
   registerConsoleWebhooks(kit, c);
   registerConsoleSettings(kit, c);
   // Any other address under /admin: the same 404 for everyone (administrators see the page-not-found page too).

@@ -1,0 +1,256 @@
+// Directory sources at once, on one store (SQLite: two instances of one data folder; PostgreSQL:
+// `node scripts/test-pg.mjs` runs this file with two instances over one database): two syncs of
+// one source leave one account per person and one group per group; of two instances whose timers
+// find a sync due at the same moment, one runs it; a person's first sign-in, four at once, is
+// audited once.
+import net from 'node:net';
+import t, { type Test } from 'tap';
+import { cli } from '../helpers/cli';
+import { startTestServer, tempDir, type TestServer } from '../helpers/server';
+import { ADMIN_DN, ADMIN_PASSWORD, groupDn, groupLdif, personDn, personLdif, startSlapd, SUFFIX } from '../helpers/slapd';
+
+/**
+ * A TCP relay in front of the directory that can hold its answers: a sync that has found its
+ * source and connected waits there, at a moment the test chooses.
+ */
+async function relay(t: Test, target: string) {
+  const { hostname, port } = new URL(target);
+  let held = false;
+  const waiting: Array<() => void> = [];
+  let connections = 0;
+  const server = net.createServer((client) => {
+    connections++;
+    const upstream = net.connect(Number(port), hostname);
+    client.on('data', (d) => upstream.write(d));
+    upstream.on('data', (d) => {
+      if (!held) return void client.write(d);
+      upstream.pause();
+      waiting.push(() => (client.write(d), upstream.resume()));
+    });
+    const end = () => (client.destroy(), upstream.destroy());
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  return {
+    url: `ldap://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    hold: () => void (held = true),
+    release: () => {
+      held = false;
+      for (const go of waiting.splice(0)) go();
+    },
+    connected: async (n: number) => {
+      for (let i = 0; i < 200 && connections < n; i++) await new Promise((r) => setTimeout(r, 25));
+      return connections >= n;
+    },
+  };
+}
+
+const PEOPLE = ['alice', 'bob', 'carol', 'dan', 'erin', 'frank'];
+
+async function directory(t: Test) {
+  const slapd = await startSlapd(t);
+  await slapd.add(
+    PEOPLE.map((u) => personLdif(u, { cn: `${u} person`, password: `${u}-directory-pw` })).join('') +
+      groupLdif('engineers', [personDn('alice'), personDn('bob'), personDn('carol')]) +
+      groupLdif('staff', [personDn('dan'), groupDn('engineers')]) +
+      groupLdif('sales', [personDn('erin'), personDn('frank')]),
+  );
+  return slapd;
+}
+
+/** Two instances over one store, and a source added from the shell. */
+async function twoInstances(t: Test, extra: string[] = []) {
+  const slapd = await directory(t);
+  const dir = tempDir(t);
+  const one = await startTestServer(t, {}, dir);
+  const two = await startTestServer(t, {}, dir);
+  const added = await cli(
+    dir,
+    [
+      '--json',
+      'source',
+      'add',
+      'ldap',
+      '--name',
+      'corp',
+      '--url',
+      slapd.url,
+      '--bind-dn',
+      ADMIN_DN,
+      '--bind-password-env',
+      'BINDPW',
+      '--base-dn',
+      SUFFIX,
+      ...extra,
+    ],
+    { env: { BINDPW: ADMIN_PASSWORD } },
+  );
+  t.equal(added.code, 0, added.err);
+  return { slapd, dir, one, two };
+}
+
+const events = async (s: TestServer, name: string) => {
+  await s.core.settle();
+  const list = (await cli(s.dataDir, ['--json', 'audit', '--limit', '1000'])).json.events as Array<{ event: string }>;
+  return list.filter((e) => e.event === name).length;
+};
+
+/** One account per person, one group per group, each tied to one entry, no membership twice. */
+async function onceEach(t: Test, s: TestServer, morePeople: string[] = [], moreGroups: string[] = []) {
+  for (const u of [...PEOPLE, ...morePeople]) {
+    const n = await s
+      .db('user_account')
+      .where({ email_key: `${u}@example.org` })
+      .count({ n: '*' })
+      .first();
+    t.equal(Number(n!.n), 1, `one account for ${u}`);
+  }
+  for (const g of ['engineers', 'staff', 'sales', ...moreGroups]) {
+    const n = await s.db('usergroup').where({ name: g }).count({ n: '*' }).first();
+    t.equal(Number(n!.n), 1, `one group ${g}`);
+  }
+  const entries = (await s.db('source_entry').select('kind').count({ n: '*' }).groupBy('kind')) as Array<{ kind: string; n: number | string }>;
+  t.same(
+    Object.fromEntries(entries.map((e) => [e.kind, Number(e.n)])),
+    { group: 3 + moreGroups.length, person: PEOPLE.length + morePeople.length },
+    'one entry per person and per group',
+  );
+  const twice = await s
+    .db('membership')
+    .select('user_account_id', 'usergroup_id')
+    .count({ n: '*' })
+    .groupBy('user_account_id', 'usergroup_id')
+    .having(s.db.raw('count(*) > 1'));
+  t.same(twice, [], 'no membership twice');
+  const nestings = await s.db('usergroup_nesting').count({ n: '*' }).first();
+  t.equal(Number(nestings!.n), 1, 'engineers inside staff, once');
+  const engineers = await s.db('usergroup').where({ name: 'engineers' }).first();
+  const members = await s.db('membership').where({ usergroup_id: engineers.id }).count({ n: '*' }).first();
+  t.equal(Number(members!.n), 3, 'engineers: alice, bob, carol');
+}
+
+const clean = (t: Test, r: { code: number; err: string; json: any }, what: string) => {
+  if (r.code === 0) return t.pass(`${what}: ok`);
+  t.notMatch(r.err, /"internal"|unexpected error/, `${what}: a clean error, if any (${r.err.trim()})`);
+};
+
+t.test('two `source sync` of one source at once: one account per person, one group per group', async (t) => {
+  const { slapd, dir, one, two } = await twoInstances(t);
+  const [a, b] = await Promise.all([cli(dir, ['--json', 'source', 'sync', 'corp']), cli(dir, ['--json', 'source', 'sync', 'corp'])]);
+  clean(t, a, 'the first');
+  clean(t, b, 'the second');
+  t.ok(a.code === 0 || b.code === 0, 'at least one ran');
+  const created = [a, b].filter((r) => r.code === 0).reduce((n, r) => n + r.json.people.created, 0);
+  t.equal(created, PEOPLE.length, 'each person made once, by one of them');
+  await onceEach(t, one);
+  t.equal(await events(one, 'account_imported'), PEOPLE.length, 'account_imported once per person');
+  t.equal(await events(one, 'group_created'), 3, 'group_created once per group');
+
+  // And on the two instances' own cores, four at once, after a change in the directory.
+  await slapd.add(personLdif('gina', { cn: 'Gina' }) + groupLdif('ops', [personDn('gina'), personDn('alice')]));
+  const syncs = await Promise.allSettled([
+    one.core.sources.sync(one.core.shell, 'corp'),
+    two.core.sources.sync(two.core.shell, 'corp'),
+    one.core.sources.sync(one.core.shell, 'corp'),
+    two.core.sources.sync(two.core.shell, 'corp'),
+  ]);
+  for (const r of syncs) t.equal(r.status, 'fulfilled', r.status === 'rejected' ? String(r.reason) : 'a sync on an instance');
+  await onceEach(t, one, ['gina'], ['ops']);
+  t.equal(await events(one, 'account_imported'), PEOPLE.length + 1, 'gina imported once, nobody again');
+  t.equal(await events(one, 'group_created'), 4, 'ops created once');
+  const ops = await one.db('usergroup').where({ name: 'ops' }).first();
+  t.equal(Number((await one.db('membership').where({ usergroup_id: ops.id }).count({ n: '*' }).first())!.n), 2, 'ops: gina and alice, once each');
+});
+
+t.test('two instances find a sync due at once: exactly one runs it', async (t) => {
+  const { one, two } = await twoInstances(t, ['--every', '1m']);
+  const shown = await cli(one.dataDir, ['--json', 'source', 'show', 'corp']);
+  t.equal(shown.json.every, '1m');
+  t.ok(shown.json.next_sync_at !== null, 'the first sync is due at once');
+
+  await Promise.all([one.core.sources.syncDue(), two.core.sources.syncDue()]);
+  t.equal(await events(one, 'source_synced'), 1, 'one source_synced: one instance ran it');
+  await onceEach(t, one);
+  const after = await cli(one.dataDir, ['--json', 'source', 'show', 'corp']);
+  t.equal(after.json.last_status, 'ok');
+  t.ok(Date.parse(after.json.next_sync_at) > Date.now() + 30_000, 'the next one a period away');
+
+  // Not due: neither runs it.
+  await Promise.all([one.core.sources.syncDue(), two.core.sources.syncDue()]);
+  t.equal(await events(one, 'source_synced'), 1, 'nothing due, nothing run');
+
+  // Due again, several times, each time both at once (four calls): one sync per time it falls due.
+  for (let round = 2; round <= 5; round++) {
+    await one
+      .db('directory_source')
+      .where({ name: 'corp' })
+      .update({ next_sync_at: Date.now() - 1000 });
+    await Promise.all([one.core.sources.syncDue(), two.core.sources.syncDue(), one.core.sources.syncDue(), two.core.sources.syncDue()]);
+    t.equal(await events(one, 'source_synced'), round, `round ${round}: exactly one more sync`);
+  }
+  await onceEach(t, one);
+});
+
+t.test("a person's first sign-in, four at once over two instances: imported_signin once", async (t) => {
+  const { dir, one, two } = await twoInstances(t);
+  const synced = await cli(dir, ['--json', 'source', 'sync', 'corp']);
+  t.equal(synced.code, 0, synced.err);
+  const signin = (s: TestServer) => s.action('user_account', 'signin', { email: 'alice@example.org', password: 'alice-directory-pw' });
+  const replies = await Promise.all([signin(one), signin(two), signin(one), signin(two)]);
+  t.same(
+    replies.map((r) => r.status),
+    [200, 200, 200, 200],
+    'each one signs in',
+  );
+  await two.core.settle();
+  t.equal(await events(one, 'imported_signin'), 1, 'the first sign-in audited once');
+  t.equal(await events(one, 'signin_ok'), 4);
+  const entry = await one
+    .db('source_entry')
+    .join('user_account', 'user_account.id', 'source_entry.account_id')
+    .where({ email_key: 'alice@example.org' })
+    .first();
+  t.ok(entry.first_signin_at, 'its first sign-in is marked');
+
+  // Another person, first sign-in four times at once on one instance.
+  const bob = await Promise.all([1, 2, 3, 4].map(() => one.action('user_account', 'signin', { email: 'bob@example.org', password: 'bob-directory-pw' })));
+  t.same(
+    bob.map((r) => r.status),
+    [200, 200, 200, 200],
+  );
+  t.equal(await events(one, 'imported_signin'), 2, "bob's once too");
+});
+
+t.test('a source removed while its sync reads the directory: nothing half-written, and the sync says so', async (t) => {
+  const slapd = await directory(t);
+  const dir = tempDir(t);
+  const one = await startTestServer(t, {}, dir);
+  const r = await relay(t, slapd.url);
+  const added = await cli(
+    dir,
+    ['source', 'add', 'ldap', '--name', 'corp', '--url', r.url, '--bind-dn', ADMIN_DN, '--bind-password-env', 'BINDPW', '--base-dn', SUFFIX],
+    { env: { BINDPW: ADMIN_PASSWORD } },
+  );
+  t.equal(added.code, 0, added.err);
+  r.hold();
+  const syncing = cli(dir, ['--json', 'source', 'sync', 'corp']);
+  t.ok(await r.connected(2), 'the sync found its source and is waiting on the directory');
+  const removed = await cli(dir, ['source', 'remove', 'corp']);
+  t.equal(removed.code, 0, removed.err);
+  r.release();
+  const synced = await syncing;
+  const accounts = await one.db('user_account').pluck('email');
+  const orphans = await one
+    .db('user_account')
+    .leftJoin('source_entry', 'source_entry.account_id', 'user_account.id')
+    .whereNull('source_entry.id')
+    .where({ password: '' })
+    .pluck('email');
+  t.same(orphans, [], 'no account left with neither a password nor a source');
+  t.same(accounts, [], `the removed source brings nobody (${accounts.length} accounts written)`);
+  t.same(await one.db('usergroup').whereIn('name', ['engineers', 'staff', 'sales']).pluck('name'), [], 'nor its groups');
+  t.not(synced.code, 0, `the sync says its source is gone rather than succeeding: ${synced.code} ${JSON.stringify(synced.json?.people ?? synced.err)}`);
+  clean(t, synced, 'the sync');
+});
