@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { exeFolder, runExe } from '../helpers/exe';
+import { docSteps, exeFolder, runExe } from '../helpers/exe';
 import { PasswordHasher } from '../../src/auth/passwords';
 
 const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'moving-in.md'), 'utf8');
@@ -34,12 +34,7 @@ t.test("docs/moving-in.md's commands work as written", async (t) => {
     (await runExe(exe, ['bootstrap-admin', '--email', 'admin@example.com', '--password-stdin'], { env, cwd: dir, stdin: 'a long admin password' })).code,
     0,
   );
-  const block = /<!-- import-commands:[^\n]*-->\n```sh\n([\s\S]*?)\n```/.exec(doc)![1].split('\n');
-  const steps: Array<{ line: string; said: string[] }> = [];
-  for (const line of block) {
-    if (line.startsWith('#')) steps[steps.length - 1].said.push(line.replace(/^#\s+/, ''));
-    else steps.push({ line, said: [] });
-  }
+  const steps = docSteps(doc, 'import-commands');
   t.ok(steps.length >= 7, 'the block has its steps');
   for (const { line, said } of steps) {
     const r = await runExe(exe, line.replace(/^gatehouse /, '').split(' '), { env, cwd: dir });

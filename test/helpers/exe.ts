@@ -17,6 +17,21 @@ export function exeFolder(t: Test): { dir: string; exe: string; env: NodeJS.Proc
   return { dir, exe, env: { HOME: dir, PATH: '/nonexistent', LANG: 'C.UTF-8' } };
 }
 
+/**
+ * The commands of a doc's shell block marked `<!-- MARKER: … -->`, each with the `#   ` lines after
+ * it: what running it prints (the docs' recipes are run as written).
+ */
+export function docSteps(doc: string, marker: string): Array<{ line: string; said: string[] }> {
+  const block = new RegExp(`<!-- ${marker}:[^\\n]*-->\\n\`\`\`sh\\n([\\s\\S]*?)\\n\`\`\``).exec(doc);
+  if (!block) throw new Error(`no <!-- ${marker}: --> shell block`);
+  const steps: Array<{ line: string; said: string[] }> = [];
+  for (const line of block[1].split('\n')) {
+    if (line.startsWith('#')) steps[steps.length - 1].said.push(line.replace(/^#\s+/, ''));
+    else steps.push({ line, said: [] });
+  }
+  return steps;
+}
+
 export interface ExeResult {
   code: number | null;
   stdout: string;

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { exeFolder, runExe } from '../helpers/exe';
+import { docSteps, exeFolder, runExe } from '../helpers/exe';
 import { ADMIN_PASSWORD, groupDn, groupLdif, personDn, personLdif, startSlapd } from '../helpers/slapd';
 
 const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'directory-sources.md'), 'utf8');
@@ -24,12 +24,7 @@ t.test("docs/directory-sources.md's commands work as written", async (t) => {
     (await runExe(exe, ['bootstrap-admin', '--email', 'admin@example.com', '--password-stdin'], { env, cwd: dir, stdin: 'a long admin password' })).code,
     0,
   );
-  const block = /<!-- source-commands:[^\n]*-->\n```sh\n([\s\S]*?)\n```/.exec(doc)![1].split('\n');
-  const steps: Array<{ line: string; said: string[] }> = [];
-  for (const line of block) {
-    if (line.startsWith('#')) steps[steps.length - 1].said.push(line.replace(/^#\s+/, ''));
-    else steps.push({ line, said: [] });
-  }
+  const steps = docSteps(doc, 'source-commands');
   t.ok(steps.length >= 6, 'the block has its steps');
   for (const { line, said } of steps) {
     const r = await runExe('/bin/bash', ['-c', line], { env: shellEnv, cwd: dir });
