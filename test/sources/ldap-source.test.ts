@@ -77,6 +77,11 @@ t.test('a sync brings people and groups, nesting kept; people sign in with the d
     401,
     'an empty password is refused (never an anonymous bind)',
   );
+  t.equal(
+    (await s.action('user_account', 'signin', { email: 'alice@example.org', password: '\u0000' })).status,
+    401,
+    'nor a password a C string reads as empty (found by an outside review)',
+  );
   await s.action('user_account', 'signin', { email: 'alice@example.org', password: 'alice-directory-pw' });
   await s.core.settle();
   const events = (await cli(s.dataDir, ['--json', 'audit', '--limit', '300'])).json.events as Array<{ event: string; details?: Record<string, unknown> }>;
