@@ -52,27 +52,24 @@ const nested = (r: Record<string, unknown>): NestedGroup => ({
   system_role: r.system_role === null || r.system_role === undefined ? null : String(r.system_role),
 });
 
-/** The groups directly inside `groupId` (its member groups), by name. */
-export const childGroups = op(async (h, groupId: number): Promise<NestedGroup[]> =>
-  (
-    await h.all(
-      `SELECT g.id, g.reference_id, g.name, g.system_role FROM usergroup_nesting n JOIN usergroup g ON g.id = n.child_id
-       WHERE n.parent_id = ? ORDER BY g.name, g.id`,
+/** The groups one step from `groupId`, by name: inside it (`child`) or holding it (`parent`). */
+const nextGroups = (h: Handle, groupId: number, toward: 'child' | 'parent'): Promise<NestedGroup[]> => {
+  // Two fixed statements (no column name comes from a caller).
+  const [join, where] = toward === 'child' ? ['n.child_id', 'n.parent_id'] : ['n.parent_id', 'n.child_id'];
+  return h
+    .all(
+      `SELECT g.id, g.reference_id, g.name, g.system_role FROM usergroup_nesting n JOIN usergroup g ON g.id = ${join}
+       WHERE ${where} = ? ORDER BY g.name, g.id`,
       [groupId],
     )
-  ).map(nested),
-);
+    .then((rows) => rows.map(nested));
+};
+
+/** The groups directly inside `groupId` (its member groups), by name. */
+export const childGroups = op((h, groupId: number) => nextGroups(h, groupId, 'child'));
 
 /** The groups `groupId` is directly inside, by name. */
-export const parentGroups = op(async (h, groupId: number): Promise<NestedGroup[]> =>
-  (
-    await h.all(
-      `SELECT g.id, g.reference_id, g.name, g.system_role FROM usergroup_nesting n JOIN usergroup g ON g.id = n.parent_id
-       WHERE n.child_id = ? ORDER BY g.name, g.id`,
-      [groupId],
-    )
-  ).map(nested),
-);
+export const parentGroups = op((h, groupId: number) => nextGroups(h, groupId, 'parent'));
 
 /** Every group `groupId` is inside, at any depth (its ancestors). */
 export const ancestorIds = op(async (h, groupId: number): Promise<number[]> =>
