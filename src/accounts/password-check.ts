@@ -21,7 +21,8 @@ export interface PasswordCheck extends VerifyResult {
 }
 
 export async function checkPassword(s: Services, account: AccountRow, password: string): Promise<PasswordCheck> {
-  const managed = await entryOfAccount(s.store.root, account.id);
+  // Only a person a source brought (origin ldap) may be one: the others cost no read here.
+  const managed = account.origin === 'ldap' ? await entryOfAccount(s.store.root, account.id) : undefined;
   // A synced person's own hash (kept passwords) or none, which pays the dummy's work.
   const local = await s.passwords.verify(password, account.password);
   if (!managed) return local;
