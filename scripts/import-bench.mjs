@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import bcrypt from 'bcrypt';
+import { measureCommand } from './process.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, fallback) => {
@@ -62,55 +63,8 @@ function prefix(file, size, dir) {
   return out;
 }
 
-const statusKiB = (pid, field) => {
-  try {
-    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0; // gone already
-  }
-};
-
-const TICK = 100; // USER_HZ on Linux: /proc/<pid>/stat counts CPU time in 1/100 s
-/** User + system CPU seconds a process has used so far (0 once it is gone). */
-const cpuSeconds = (pid) => {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICK;
-  } catch {
-    return 0;
-  }
-};
-
-/**
- * Runs the executable: its wall time, peak RSS (VmHWM) and CPU time (both read every 20 ms while it
- * runs: the last reading is at most 20 ms before it exits), and its output. CPU time says what
- * the import costs on a machine that is busy with other work, where wall time says less.
- */
-function run(args) {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(EXE, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const out = [];
-    let err = '';
-    let peak = 0;
-    let cpu = 0;
-    const poll = setInterval(() => {
-      peak = Math.max(peak, statusKiB(child.pid, 'VmHWM'));
-      cpu = Math.max(cpu, cpuSeconds(child.pid));
-    }, 20);
-    child.stdout.on('data', (d) => out.push(d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearInterval(poll);
-      const ms = performance.now() - t0;
-      const stdout = Buffer.concat(out).toString('utf8');
-      if (code !== 0) reject(new Error(`gatehouse ${args.join(' ')}: exit ${code}\n${err.slice(0, 2000)}`));
-      else resolve({ ms, peakKiB: peak, cpu, stdout });
-    });
-  });
-}
+/** Runs the executable: its wall time, peak RSS, CPU time and output (scripts/process.mjs). */
+const run = (args) => measureCommand(EXE, args);
 
 async function freshStore(size) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `gatehouse-import-bench-${size}-`));

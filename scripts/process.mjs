@@ -97,3 +97,52 @@ export async function bcryptCeiling(password, cost, seconds = 5) {
   );
   return done / seconds;
 }
+
+const statusKiB = (pid, field) => {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0; // gone already
+  }
+};
+
+/** User + system CPU seconds a process has used so far, all its threads (0 once it is gone). */
+const cpuSeconds = (pid) => {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks of 1/100 s
+  } catch {
+    return 0;
+  }
+};
+
+/**
+ * Runs a command to its end: its wall time (ms), peak RSS (VmHWM, KiB) and CPU seconds (both read
+ * every 20 ms while it runs: the last reading is at most 20 ms before it exits), and its output.
+ * CPU time says what a command costs on a machine busy with other work, where wall time says less.
+ */
+export function measureCommand(cmd, args, env = process.env) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+    const out = [];
+    let err = '';
+    let peak = 0;
+    let cpu = 0;
+    const poll = setInterval(() => {
+      peak = Math.max(peak, statusKiB(child.pid, 'VmHWM'));
+      cpu = Math.max(cpu, cpuSeconds(child.pid));
+    }, 20);
+    child.stdout.on('data', (d) => out.push(d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      clearInterval(poll);
+      const ms = performance.now() - t0;
+      const stdout = Buffer.concat(out).toString('utf8');
+      if (code !== 0) reject(new Error(`${path.basename(cmd)} ${args.join(' ')}: exit ${code}\n${err.slice(0, 2000)}`));
+      else resolve({ ms, peakKiB: peak, cpu, stdout });
+    });
+  });
+}

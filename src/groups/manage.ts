@@ -15,6 +15,7 @@ import {
   findGroupsByName,
   listGroups,
   managedGroups,
+  isManagedGroup,
   memberOfManaged,
   membersOf,
   type GroupRow,
@@ -186,7 +187,7 @@ export async function resolveGateGroup(tx: Tx, nameOrId: string): Promise<GroupR
     throw new AppError('invalid_input', `${nameOrId.trim()}: this gate's group was deleted before the file was exported; name the group that may pass`);
   }
   const group = await resolveGroup(tx, nameOrId);
-  if (!(await managedGroups(tx)).some((g) => g.id === group.id)) {
+  if (!(await isManagedGroup(tx, group.id))) {
     throw new AppError(
       'invalid_input',
       `the group ${group.name} is managed by an account that is not an administrator; only groups made from the shell or by administrators can grant access`,
