@@ -1,10 +1,10 @@
-// The benchmark's baseline: a bare Koa server that verifies the same JWT (RS256 with the store's
-// signing key, a KeyObject made once, no cache) and reads auth_version with one prepared
-// statement through the same SQLite driver, no query builder: what any backend checking a
-// Gatehouse token against the store would do at least.
+// The benchmark's baseline, the minimal server: node:http alone, verifying the same JWT (RS256 with
+// the store's signing key, a KeyObject made once, no cache) and reading auth_version with one
+// prepared statement through the same SQLite driver, no framework, no query builder: what any
+// backend checking a Gatehouse token against the store would do at least.
 // Usage: node scripts/baseline-server.mjs <sqlite file>. Prints {"url": …} once listening.
 import { createPrivateKey, createPublicKey } from 'node:crypto';
-import Koa from 'koa';
+import http from 'node:http';
 import jwt from 'jsonwebtoken';
 import sqlite3 from 'sqlite3';
 
@@ -16,21 +16,29 @@ const key = createPublicKey(createPrivateKey(keyRow.private_key));
 const stmt = db.prepare('SELECT auth_version FROM user_account WHERE reference_id = ?');
 const authVersion = (ref) => new Promise((res, rej) => stmt.get([ref], (e, r) => (e ? rej(e) : res(r?.auth_version))));
 
-const app = new Koa();
-app.use(async (ctx) => {
-  const m = /^Bearer (.+)$/.exec(ctx.get('authorization'));
-  if (!m) return void (ctx.status = 401);
+const send = (res, status, body) => {
+  const text = body === undefined ? '' : JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+};
+const server = http.createServer(async (req, res) => {
+  const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
+  if (!m) return send(res, 401);
   let claims;
   try {
     claims = jwt.verify(m[1], key, { algorithms: [keyRow.alg] });
   } catch {
-    return void (ctx.status = 401);
+    return send(res, 401);
   }
-  const version = await authVersion(claims.sub);
-  if (version !== claims.auth_version) return void (ctx.status = 401);
-  ctx.body = { ok: true, sub: claims.sub };
+  try {
+    const version = await authVersion(claims.sub);
+    if (version !== claims.auth_version) return send(res, 401);
+    send(res, 200, { ok: true, sub: claims.sub });
+  } catch {
+    send(res, 500);
+  }
 });
-const server = app.listen(0, '127.0.0.1', () => {
+server.listen(0, '127.0.0.1', () => {
   console.log(JSON.stringify({ url: `http://127.0.0.1:${server.address().port}` }));
 });
 process.on('SIGTERM', () => server.close(() => db.close(() => process.exit(0))));

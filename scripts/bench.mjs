@@ -2,7 +2,8 @@
 // each as a ratio measured in the same run:
 //   signin/s and signup/s as a fraction of the bcrypt ceiling (hashes/s with all cores busy);
 //   authenticated GET /api/action?filter=signup and GET /api/user_account/<own id> per second and
-//   p99 at 16 connections, beside a bare Koa + sqlite3 baseline (scripts/baseline-server.mjs);
+//   p99 at 16 connections, beside the minimal server (scripts/baseline-server.mjs: node:http, RS256
+//   verify, one prepared read), in alternating turns;
 //   the same reads while 16 signins are in flight, as a fraction of their idle figure;
 //   /ping p99 while 50 signins are in flight; the OIDC token endpoint (code exchange, refresh);
 //   RSS idle and peak.
@@ -82,6 +83,31 @@ async function tokenCheckCost(n = 3000) {
   return { verify, hit };
 }
 
+/**
+ * What a request scope (AsyncLocalStorage, which the token endpoint uses) costs everything else on
+ * this Node: the same promise-heavy work before any scope was entered and after one was. On Node 20
+ * entering one installed promise hooks that slowed every later await; Node 24 keeps the scope in
+ * the async context frame instead.
+ */
+async function asyncContextCost(rounds = 2000) {
+  const { AsyncLocalStorage } = await import('node:async_hooks');
+  const work = async () => {
+    let x = 0;
+    for (let i = 0; i < 100; i++) x += await Promise.resolve(i);
+    return x;
+  };
+  const time = async () => {
+    for (let i = 0; i < 200; i++) await work();
+    const t0 = performance.now();
+    for (let i = 0; i < rounds; i++) await work();
+    return performance.now() - t0;
+  };
+  const before = Math.min(await time(), await time());
+  await new AsyncLocalStorage().run({}, work);
+  const after = Math.min(await time(), await time());
+  return after / before;
+}
+
 async function json(url, method, body, token) {
   const res = await fetch(url, {
     method,
@@ -109,7 +135,15 @@ async function load(opts) {
   if (urls.length === 1 || !opts.url.startsWith(base)) return loadOne(opts);
   const connections = Math.max(1, Math.round((opts.connections ?? CONNECTIONS) / urls.length));
   const parts = await Promise.all(urls.map((u) => loadOne({ ...opts, connections, url: u + opts.url.slice(base.length) })));
-  return parts.reduce((a, b) => ({ rps: a.rps + b.rps, p99: Math.max(a.p99, b.p99), non2xx: a.non2xx + b.non2xx, errors: a.errors + b.errors }));
+  return parts.reduce((a, b) => ({ rps: a.rps + b.rps, n: a.n + b.n, p99: Math.max(a.p99, b.p99), non2xx: a.non2xx + b.non2xx, errors: a.errors + b.errors }));
+}
+
+/** Two turns of one load as one figure: requests over time, the worse p99, CPU per request over both. */
+function joinTurns(a, b) {
+  const n = a.n + b.n;
+  const joined = { rps: (a.rps + b.rps) / 2, n, p99: Math.max(a.p99, b.p99), non2xx: a.non2xx + b.non2xx, errors: a.errors + b.errors, turns: [a.rps, b.rps] };
+  if (a.cpu && b.cpu) joined.cpu = { main: (a.cpu.main * a.n + b.cpu.main * b.n) / n, others: (a.cpu.others * a.n + b.cpu.others * b.n) / n };
+  return joined;
 }
 
 /** `run`'s figures with the CPU that process `pid` spent per request: its main thread, its other threads. */
@@ -144,6 +178,8 @@ async function main() {
   console.log(
     `token check: RS256 signature ${check.verify.toFixed(1)} µs, verified-token cache hit ${check.hit.toFixed(2)} µs (the store checks run either way)`,
   );
+
+  console.log(`request scope (AsyncLocalStorage): awaits after one was entered / before: ${(await asyncContextCost()).toFixed(2)}`);
 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
   let pgDb = null;
@@ -189,26 +225,37 @@ async function main() {
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, ...servers.map((s) => rssOf(s.child.pid)))), 200);
 
     // The baseline reads SQLite; in PostgreSQL mode it is left out (the ratios are then to SQLite's run).
-    let base = null;
+    // Turns alternate (baseline, list, get, then get, list, baseline) so that the machine's drift
+    // weighs on both alike; each figure is the sum of its two turns.
+    let baseUrl = null;
     if (!pgDb) {
       baseline = spawnJsonLine(
         process.execPath,
         [path.join(root, 'scripts', 'baseline-server.mjs'), path.join(dataDir, 'gatehouse.sqlite')],
         /"url":"([^"]+)"/,
       );
-      const baseUrl = await baseline.ready;
+      baseUrl = await baseline.ready;
       // Each server gets a second of the same load first (JIT warm-up), not counted: a 3-second
       // run would otherwise weigh Gatehouse's far larger code's compilation against it.
       await loadOne({ url: `${baseUrl}/`, headers: auth, duration: 1 });
-      base = await withCpu(baseline.child.pid, () => loadOne({ url: `${baseUrl}/`, headers: auth }));
-      await stop(baseline.child);
     }
     // CPU per request is measured with one instance (with two, the load is split between them).
     const measured = (run) => (servers.length === 1 ? withCpu(server.child.pid, run) : run());
+    const baseTurn = () => (baseUrl ? withCpu(baseline.child.pid, () => loadOne({ url: `${baseUrl}/`, headers: auth })) : null);
+    const listTurn = () => measured(() => load({ url: `${url}/api/action?filter=signup`, headers: auth }));
+    const getTurn = () => measured(() => load({ url: `${url}/api/user_account/${me}`, headers: auth }));
     await load({ url: `${url}/api/action?filter=signup`, headers: auth, duration: 1 });
-    const listIdle = await measured(() => load({ url: `${url}/api/action?filter=signup`, headers: auth }));
     await load({ url: `${url}/api/user_account/${me}`, headers: auth, duration: 1 });
-    const getIdle = await measured(() => load({ url: `${url}/api/user_account/${me}`, headers: auth }));
+    const base1 = await baseTurn();
+    const list1 = await listTurn();
+    const get1 = await getTurn();
+    const get2 = await getTurn();
+    const list2 = await listTurn();
+    const base2 = await baseTurn();
+    if (baseline) await stop(baseline.child);
+    const base = base1 && joinTurns(base1, base2);
+    const listIdle = joinTurns(list1, list2);
+    const getIdle = joinTurns(get1, get2);
     // The same get with an API key instead of the JWT: a SHA-256 and an indexed read, no signature.
     const shell = (...args) =>
       JSON.parse(execFileSync(exe, ['--json', '--data-dir', dataDir, ...(pgDb ? ['--db', pgDb.url] : []), ...args], { encoding: 'utf8' }));
@@ -309,7 +356,7 @@ async function main() {
 
     console.log('');
     const ofBase = (r) => (base ? `  = ${(r.rps / base.rps).toFixed(2)} of baseline` : '');
-    if (base) row('baseline: bare Koa + JWT + 1 prepared read', base, cpuText(base));
+    if (base) row('baseline: node:http + JWT + 1 prepared read', base, cpuText(base));
     row('GET /api/action?filter=signup', listIdle, ofBase(listIdle) + cpuText(listIdle));
     row('GET /api/user_account/<own id>', getIdle, ofBase(getIdle) + cpuText(getIdle));
     row('  the same get with an API key', getKey, `  = ${(getKey.rps / getIdle.rps).toFixed(2)} of the JWT's${cpuText(getKey)}`);
@@ -414,8 +461,15 @@ async function extras() {
       'SCIM lookups beside the /api get (scripts/scim-bench.mjs)',
       ['--import', 'tsx', 'scripts/scim-bench.mjs', '--accounts', '1000', '--no-push', '--duration', String(Math.min(DURATION, 5))],
     ],
+    [
+      'Nested groups beside flat ones: 1,000 groups, 100 chains of 10 (scripts/nesting-bench.mjs)',
+      ['scripts/nesting-bench.mjs', '--duration', String(Math.min(DURATION, 4)), '--turns', '2'],
+    ],
     // Two sizes show whether it is linear; `node scripts/import-bench.mjs` alone adds 100,000.
     ['Importing people from a CSV (scripts/import-bench.mjs)', ['scripts/import-bench.mjs', '--sizes', '10000,50000', ...(PG ? ['--pg', PG] : [])]],
+    ['Applying a configuration file (scripts/config-bench.mjs)', ['scripts/config-bench.mjs', '--sizes', '500,1000,2000']],
+    // From Debian's slapd, when it is installed (the script says so when it is not).
+    ['Syncing people from an LDAP directory (scripts/source-bench.mjs)', ['scripts/source-bench.mjs', '--sizes', '1000,10000']],
   ]) {
     console.log(`\n${title}:`);
     const run = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });

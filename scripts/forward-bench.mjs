@@ -1,6 +1,6 @@
 // Forward authentication's cost (figures, never pass/fail), in one run:
 //   GET /auth/request with a valid session, per second at 16 connections, beside the bare
-//   baseline server (scripts/baseline-server.mjs: Koa + JWT + one prepared read);
+//   baseline server (scripts/baseline-server.mjs: node:http + JWT + one prepared read);
 //   nginx in front of a small backend, with and without auth_request to Gatehouse: what a user
 //   pays per request for the check.
 // Usage: node scripts/forward-bench.mjs [--duration 10 --connections 16]   (npm run bench runs it too)

@@ -14,7 +14,9 @@ import {
   findClient,
   findGrantWithFacts,
   findPayload,
+  findPayloadWithGrant,
   type OidcClientRow,
+  type OidcPayloadRow,
   revokeGrant,
   revokeReusedGrant,
   upsertPayload,
@@ -60,6 +62,8 @@ interface TokenRequest {
   grantOf: Map<string, string>;
   /** Grants whose code or token this request found used by another request meanwhile. */
   reused: Set<string>;
+  /** Grants read beside the code or refresh token that named them, not yet asked for, by id. */
+  prefetched: Map<string, { grant: OidcPayloadRow; facts: AccountFacts }>;
 }
 
 /** How a token request ended: answered as the provider said, or refused after the fact. */
@@ -89,7 +93,15 @@ const sameClient = (a: OidcClientRow | undefined, b: OidcClientRow | undefined) 
  * this request's too). Either way the request must be refused.
  */
 export async function inTokenRequest(s: Services, fn: () => Promise<void>): Promise<TokenRequestOutcome> {
-  const request: TokenRequest = { served: new Map(), confirmed: new Set(), grants: new Map(), writes: [], grantOf: new Map(), reused: new Set() };
+  const request: TokenRequest = {
+    served: new Map(),
+    confirmed: new Set(),
+    grants: new Map(),
+    writes: [],
+    grantOf: new Map(),
+    reused: new Set(),
+    prefetched: new Map(),
+  };
   await tokenRequests.run(request, fn);
   // Nothing is answered before it is stored: the request's writes (a code consumed, a refresh
   // token rotated, the new tokens) went to the store together and are all durable now, or the
@@ -193,12 +205,22 @@ export function adapterFor(s: Services, model: string): ProviderAdapter {
       // In a token request the grant's statement also reads its account's claims and its client.
       const request = model === 'Grant' ? tokenRequests.getStore() : undefined;
       if (request) {
-        const found = await findGrantWithFacts(s.store.root, id);
+        // Read already beside the code or refresh token this request presented, or read now.
+        const prefetched = request.prefetched.get(id);
+        request.prefetched.delete(id);
+        const found = prefetched ?? (await findGrantWithFacts(s.store.root, id));
         if (found) request.grants.set(id, { account: found.grant.account, clientId: found.grant.client_id, facts: found.facts });
         return live(found?.grant);
       }
-      const found = await findPayload(s.store.root, model, { id }, { expired: model === 'DeviceCode' });
       const reading = USED_ONCE.has(model) ? tokenRequests.getStore() : undefined;
+      if (reading && model !== 'DeviceCode') {
+        // A code or refresh token: its grant (which the provider reads next) in the same statement.
+        const found = await findPayloadWithGrant(s.store.root, model, id);
+        if (found?.payload.grant_id) reading.grantOf.set(`${model}:${id}`, found.payload.grant_id);
+        if (found?.grant) reading.prefetched.set(found.grant.grant.id, found.grant);
+        return live(found?.payload);
+      }
+      const found = await findPayload(s.store.root, model, { id }, { expired: model === 'DeviceCode' });
       if (reading && found?.grant_id) reading.grantOf.set(`${model}:${id}`, found.grant_id);
       return live(found);
     },

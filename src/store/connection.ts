@@ -10,7 +10,7 @@ import type { Config } from '../config';
 import type { Clock } from '../clock';
 import { AppError } from '../errors';
 import { Dialect, Handle, isUnavailable, op, rawRows, rawRun, seal, storeError, transactionHandle, Tx } from './handle';
-import { sqliteBatch } from './sqlite-batch';
+import { finalizeBatchStatements, sqliteBatch, sqliteWriter } from './sqlite-batch';
 import { GroupCommit } from './group-commit';
 import { LATEST_MIGRATION, migrationSource } from './migrations';
 import { damagedSqlite, identify, isNotADatabase, MigrationReport, refuseStranger, report, sqliteFileHasContent } from './identity';
@@ -221,14 +221,15 @@ export async function openStore(config: Config, clock: Clock, o: OpenOptions = {
   }
   const pool = readers;
   const prepared = dialect === 'postgres' ? new PgStatements(knex) : null;
+  const writer = dialect === 'sqlite' ? sqliteWriter(knex) : null;
   const root: Handle = {
     k: knex,
     dialect,
     clock,
     inTransaction: false,
     all: pool ? (sql, params) => pool.all(sql, params) : (sql, params) => prepared!.all(sql, params),
-    run: rawRun(knex),
-    claim: (sql, params) => rawRows(knex, sql, params),
+    run: writer ? writer.run : rawRun(knex),
+    claim: writer ? writer.claim : (sql, params) => rawRows(knex, sql, params),
     batch: (fn) => writes.run(fn),
   };
   const writes = new GroupCommit(root, (fn) =>
@@ -248,6 +249,8 @@ export async function openStore(config: Config, clock: Clock, o: OpenOptions = {
     },
     async close() {
       await pool?.close();
+      // A writer that cannot be reached now (closing after a failure) has nothing left to finalize that matters.
+      if (dialect === 'sqlite') await finalizeBatchStatements(knex).catch(() => {});
       await knex.destroy();
     },
   };

@@ -41,7 +41,7 @@ export interface Handle {
    * decided by their number, never by a read before the write. Always on a writer's connection
    * (in a group-commit batch, the batch's).
    */
-  claim(sql: string, params: readonly unknown[]): Promise<Row[]>;
+  claim(sql: string, params: readonly unknown[], many?: ClaimMany): Promise<Row[]>;
   /**
    * An idempotent write that may share a transaction with others arriving at the same time
    * (group-commit.ts): on the root, batched and resolved once committed; in a transaction, run
@@ -55,6 +55,19 @@ export interface Handle {
    * write whose outcome matters is a `claim`, whose rows say what it changed.
    */
   batch<T>(fn: (h: Handle) => Promise<T>): Promise<T>;
+}
+
+/**
+ * The many-rows form of a claim, for a group-commit batch on SQLite: `sql` makes the claims of
+ * a JSON array of parameter lists (its one parameter) in one statement and returns the rows it
+ * changed; `key` names a changed row and `keyOf` the row a claim's parameters ask for. Of the
+ * batch's claims of one row, the first gets it and the others get nothing, as if each had run
+ * alone in turn.
+ */
+export interface ClaimMany {
+  sql: string;
+  key(row: Row): string;
+  keyOf(params: readonly unknown[]): string;
 }
 
 export const open = (tx: Tx): Handle => tx as unknown as Handle;

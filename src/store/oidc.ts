@@ -1,5 +1,5 @@
 /** The OpenID Connect provider's state and clients. */
-import { type Handle, op, type Tx } from './handle';
+import { type ClaimMany, type Handle, op, type Tx } from './handle';
 import { decodeRow } from './schema';
 import { sharedSecret } from './keys';
 import { managedGroupSql } from './groups';
@@ -62,10 +62,17 @@ const UPSERT_MANY = `INSERT INTO oidc_payload (model, id, payload, grant_id, uid
      ${UPSERT_CONFLICT}`;
 
 /** The condition of findPayload (`p` the payload, `a` its account, LEFT JOINed) and its parameters. */
-function livePayload(h: Handle, model: string, column: 'id' | 'uid' | 'user_code', value: string, expired: boolean): { sql: string; params: unknown[] } {
+function livePayload(
+  h: Handle,
+  model: string,
+  column: 'id' | 'uid' | 'user_code',
+  value: string,
+  expired: boolean,
+  a: 'a' | 'pa' = 'a',
+): { sql: string; params: unknown[] } {
   return {
     sql: `p.model = ? AND p.${column} = ? AND (? OR p.expires_at IS NULL OR p.expires_at > ?)
-       AND (p.account IS NULL OR (a.id IS NOT NULL AND a.disabled = ? AND a.auth_version = p.auth_version))`,
+       AND (p.account IS NULL OR (${a}.id IS NOT NULL AND ${a}.disabled = ? AND ${a}.auth_version = p.auth_version))`,
     params: [model, value, h.dialect === 'postgres' ? expired : expired ? 1 : 0, h.clock.now(), h.dialect === 'postgres' ? false : 0],
   };
 }
@@ -86,6 +93,53 @@ export const findPayload = op(
     const live = livePayload(h, model, column, value, o.expired === true);
     const rows = await h.all(`SELECT p.* FROM oidc_payload p LEFT JOIN user_account a ON a.reference_id = p.account WHERE ${live.sql}`, live.params);
     return rows.length === 0 ? undefined : decodeRow<OidcPayloadRow>('oidc_payload', rows[0]);
+  },
+);
+
+/** The columns of oidc_payload, for reading a second row beside the first (prefixed). */
+const PAYLOAD_COLUMNS = [
+  'model',
+  'id',
+  'payload',
+  'grant_id',
+  'uid',
+  'client_id',
+  'account',
+  'auth_version',
+  'expires_at',
+  'consumed_at',
+  'user_code',
+] as const;
+
+/**
+ * A live code or refresh token (as findPayload finds it) and, in the same statement, its grant as
+ * findGrantWithFacts finds it (with the account's claims and the client's row), or no grant when
+ * that one is not live: a code exchange or refresh reads the one and then asks for the other.
+ */
+export const findPayloadWithGrant = op(
+  async (h, model: string, id: string): Promise<{ payload: OidcPayloadRow; grant: { grant: OidcPayloadRow; facts: AccountFacts } | undefined } | undefined> => {
+    const live = livePayload(h, model, 'id', id, false, 'pa');
+    const no = h.dialect === 'postgres' ? false : 0;
+    const rows = await h.all(
+      `SELECT p.*, ${PAYLOAD_COLUMNS.map((c) => `g.${c} AS g_${c}`).join(', ')},
+         CASE WHEN g.account IS NULL OR (a.id IS NOT NULL AND a.disabled = ? AND a.auth_version = g.auth_version) THEN 1 ELSE 0 END AS g_live,
+         ${FACTS_COLUMNS(h.dialect)}
+       FROM oidc_payload p
+       LEFT JOIN user_account pa ON pa.reference_id = p.account
+       LEFT JOIN oidc_payload g ON g.model = 'Grant' AND g.id = p.grant_id AND (g.expires_at IS NULL OR g.expires_at > ?)
+       LEFT JOIN user_account a ON a.reference_id = g.account LEFT JOIN oidc_client c ON c.client_id = g.client_id
+       WHERE ${live.sql}`,
+      [no, h.clock.now(), ...live.params],
+    );
+    if (rows.length === 0) return undefined;
+    const row = rows[0];
+    const own = (prefix: string) => Object.fromEntries(PAYLOAD_COLUMNS.map((c) => [c, row[`${prefix}${c}`]])) as Record<string, unknown>;
+    const payload = decodeRow<OidcPayloadRow>('oidc_payload', own(''));
+    const grant =
+      row.g_id !== null && row.g_id !== undefined && Number(row.g_live) === 1
+        ? { grant: decodeRow<OidcPayloadRow>('oidc_payload', own('g_')), facts: factsOf(row) }
+        : undefined;
+    return { payload, grant };
   },
 );
 
@@ -110,10 +164,27 @@ export const latestGrant = op(async (h, account: string, clientId: string): Prom
 export const consumePayload = op(async (h, model: string, id: string): Promise<boolean> =>
   h.batch(
     async (b) =>
-      (await b.claim('UPDATE oidc_payload SET consumed_at = ? WHERE model = ? AND id = ? AND consumed_at IS NULL RETURNING id', [b.clock.now(), model, id]))
-        .length === 1,
+      (
+        await b.claim(
+          'UPDATE oidc_payload SET consumed_at = ? WHERE model = ? AND id = ? AND consumed_at IS NULL RETURNING model, id',
+          [b.clock.now(), model, id],
+          CONSUME_MANY,
+        )
+      ).length === 1,
   ),
 );
+
+/**
+ * The consumes of a SQLite batch as one statement: each row is changed once however many of the
+ * batch's requests present it, and the first of them gets it (sqlite-batch.ts).
+ */
+const CONSUME_MANY: ClaimMany = {
+  sql: `UPDATE oidc_payload SET consumed_at = j.value ->> 0 FROM json_each(?) j
+     WHERE oidc_payload.model = j.value ->> 1 AND oidc_payload.id = j.value ->> 2 AND oidc_payload.consumed_at IS NULL
+     RETURNING oidc_payload.model AS model, oidc_payload.id AS id`,
+  key: (row) => `${String(row.model)}\u0000${String(row.id)}`,
+  keyOf: (params) => `${String(params[1])}\u0000${String(params[2])}`,
+};
 
 /**
  * Ends a grant whose code or refresh token was used twice (reuse detection): the grant and every

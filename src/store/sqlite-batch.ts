@@ -11,7 +11,7 @@
  */
 import type { Knex } from 'knex';
 import type sqlite3 from 'sqlite3';
-import type { Handle, Row } from './handle';
+import type { ClaimMany, Handle, Row } from './handle';
 
 const exec = (db: sqlite3.Database, sql: string) => new Promise<void>((resolve, reject) => db.exec(sql, (err) => (err ? reject(err) : resolve())));
 
@@ -21,38 +21,94 @@ const rollback = (db: sqlite3.Database) =>
     if (!/no transaction is active/.test(err.message)) throw err;
   });
 
-/** Runs `fn` (the batch's writes, through the handle's run) in one transaction on the writer connection. */
+/**
+ * The writer's prepared statements of batched writes, per connection: the batch SQL shapes are a
+ * few fixed strings, and a prepared statement is one trip to the pool per use instead of two.
+ */
+const prepared = new WeakMap<sqlite3.Database, Map<string, sqlite3.Statement>>();
+const MAX_PREPARED = 64;
+
+function statementOf(db: sqlite3.Database, sql: string): Promise<sqlite3.Statement> {
+  let cache = prepared.get(db);
+  if (!cache) prepared.set(db, (cache = new Map()));
+  const found = cache.get(sql);
+  if (found) return Promise.resolve(found);
+  return new Promise((resolve, reject) => {
+    const stmt = db.prepare(sql, (err) => {
+      if (err) return reject(err);
+      if (cache.size >= MAX_PREPARED) {
+        const [oldestSql, oldest] = cache.entries().next().value as [string, sqlite3.Statement];
+        cache.delete(oldestSql);
+        oldest.finalize();
+      }
+      cache.set(sql, stmt);
+      resolve(stmt);
+    });
+  });
+}
+
+const allOf = async (db: sqlite3.Database, sql: string, params: readonly unknown[]) => {
+  const stmt = await statementOf(db, sql);
+  return new Promise<Row[]>((resolve, reject) => stmt.all(params as unknown[], (err: Error | null, rows: Row[]) => (err ? reject(err) : resolve(rows))));
+};
+
+const runOf = async (db: sqlite3.Database, sql: string, params: readonly unknown[]) => {
+  const stmt = await statementOf(db, sql);
+  return new Promise<void>((resolve, reject) => stmt.run(params as unknown[], (err: Error | null) => (err ? reject(err) : resolve())));
+};
+
+interface Queued {
+  sql: string;
+  params: readonly unknown[];
+  /** run's many-rows form. */
+  many?: string;
+  /** claim's many-rows form (a claim has `claim` set, with or without it). */
+  claim?: { many?: ClaimMany };
+  done: (err?: unknown, rows?: Row[]) => void;
+}
+
+/** Runs `fn` (the batch's writes, through the handle's run and claim) in one transaction on the writer connection. */
 export async function sqliteBatch(knex: Knex, base: Pick<Handle, 'dialect' | 'clock'>, fn: (h: Handle) => Promise<void>): Promise<void> {
   const db = (await knex.client.acquireConnection()) as sqlite3.Database;
-  const statement = (sql: string, params: readonly unknown[]) =>
-    new Promise<void>((resolve, reject) => db.run(sql, params as unknown[], (err: Error | null) => (err ? reject(err) : resolve())));
   // The batch's writes arrive together (its jobs start in one turn); the same write of several
   // jobs becomes one statement over all their parameters, when the store function says how.
-  // Writes handed over together run in no set order (Handle.batch says so; claims run at once).
-  let queued: Array<{ sql: string; params: readonly unknown[]; many?: string; done: (err?: unknown) => void }> = [];
+  // Writes handed over together run in no set order (Handle.batch says so).
+  let queued: Queued[] = [];
+  const settle = (group: Queued[], work: Promise<Row[]>, share: (rows: Row[]) => Row[][]) =>
+    work.then(
+      (rows) => share(rows).forEach((r, i) => group[i].done(undefined, r)),
+      (err: unknown) => group.forEach((q) => q.done(err ?? new Error('write failed'))),
+    );
   const flush = () => {
-    const groups = new Map<string, typeof queued>();
+    const groups = new Map<string, Queued[]>();
     for (const q of queued) groups.set(q.sql, [...(groups.get(q.sql) ?? []), q]);
     queued = [];
     for (const group of groups.values()) {
-      const many = group[0].many;
+      const many = group[0].claim ? group[0].claim.many : undefined;
       if (group.length > 1 && many !== undefined) {
-        statement(many, [JSON.stringify(group.map((q) => q.params))]).then(
-          () => group.forEach((q) => q.done()),
-          (err: unknown) => group.forEach((q) => q.done(err ?? new Error('write failed'))),
+        // One statement claims every row asked for; of the claims of one row, the first gets it.
+        settle(group, allOf(db, many.sql, [JSON.stringify(group.map((q) => q.params))]), (rows) => {
+          const changed = new Map(rows.map((r) => [many.key(r), r]));
+          return group.map((q) => {
+            const key = many.keyOf(q.params);
+            const row = changed.get(key);
+            changed.delete(key);
+            return row ? [row] : [];
+          });
+        });
+      } else if (group.length > 1 && group[0].many !== undefined && !group[0].claim) {
+        settle(
+          group,
+          runOf(db, group[0].many, [JSON.stringify(group.map((q) => q.params))]).then(() => []),
+          () => group.map(() => []),
         );
-      } else
-        for (const q of group)
-          statement(q.sql, q.params).then(
-            () => q.done(),
-            (err: unknown) => q.done(err ?? new Error('write failed')),
-          );
+      } else for (const q of group) settle([q], q.claim ? allOf(db, q.sql, q.params) : runOf(db, q.sql, q.params).then(() => []), (rows) => [rows]);
     }
   };
-  const run = (sql: string, params: readonly unknown[], many?: string) =>
-    new Promise<void>((resolve, reject) => {
+  const enqueue = (q: Omit<Queued, 'done'>) =>
+    new Promise<Row[]>((resolve, reject) => {
       if (queued.length === 0) queueMicrotask(flush);
-      queued.push({ sql, params, many, done: (err) => (err === undefined ? resolve() : reject(err)) });
+      queued.push({ ...q, done: (err, rows) => (err === undefined ? resolve(rows ?? []) : reject(err)) });
     });
   const h: Handle = {
     get k(): Knex {
@@ -63,9 +119,8 @@ export async function sqliteBatch(knex: Knex, base: Pick<Handle, 'dialect' | 'cl
     clock: base.clock,
     inTransaction: true,
     all: (sql, params) => new Promise<Row[]>((resolve, reject) => db.all(sql, params as unknown[], (err, rows: Row[]) => (err ? reject(err) : resolve(rows)))),
-    run,
-    claim: (sql, params) =>
-      new Promise<Row[]>((resolve, reject) => db.all(sql, params as unknown[], (err, rows: Row[]) => (err ? reject(err) : resolve(rows)))),
+    run: async (sql, params, many) => void (await enqueue({ sql, params, many })),
+    claim: (sql, params, many) => enqueue({ sql, params, claim: { many } }),
     batch: (f) => f(h),
   };
   try {
@@ -83,6 +138,38 @@ export async function sqliteBatch(knex: Knex, base: Pick<Handle, 'dialect' | 'cl
       await rollback(db);
       throw err;
     }
+  } finally {
+    await knex.client.releaseConnection(db);
+  }
+}
+
+/**
+ * A hand-written write alone on the writer connection (its own transaction): a batch of one, and
+ * every root `run` and `claim`. One trip with a prepared statement, where the query builder makes
+ * several (acquire, prepare, run, finalize).
+ */
+export function sqliteWriter(knex: Knex): Pick<Handle, 'run' | 'claim'> {
+  const alone = async <T>(fn: (db: sqlite3.Database) => Promise<T>): Promise<T> => {
+    const db = (await knex.client.acquireConnection()) as sqlite3.Database;
+    try {
+      return await fn(db);
+    } finally {
+      await knex.client.releaseConnection(db);
+    }
+  };
+  return {
+    run: (sql, params) => alone((db) => runOf(db, sql, params)),
+    claim: (sql, params) => alone((db) => allOf(db, sql, params)),
+  };
+}
+
+/** Finalizes the writer's prepared statements (a connection closes only without any). */
+export async function finalizeBatchStatements(knex: Knex): Promise<void> {
+  const db = (await knex.client.acquireConnection()) as sqlite3.Database;
+  try {
+    const cache = prepared.get(db);
+    prepared.delete(db);
+    await Promise.all([...(cache?.values() ?? [])].map((s) => new Promise<void>((resolve) => s.finalize(() => resolve()))));
   } finally {
     await knex.client.releaseConnection(db);
   }

@@ -151,3 +151,19 @@ t.test('a job that awaits its writes in turn keeps their order inside a batch; a
   );
   t.same(claims.sort(), [0, 0, 0, 0, 0, 0, 0, 1], 'one claim changed the row');
 });
+
+t.test('consumes made together are one statement: of those of one row the first wins, each other row once', async (t) => {
+  const { store, db } = await setup(t);
+  const ids = ['r1', 'r2', 'r3', 'r4'];
+  for (const id of ids) await db('oidc_payload').insert({ ...row(id), model: 'RefreshToken' });
+  await db('oidc_payload').where({ model: 'RefreshToken', id: 'r4' }).update({ consumed_at: 5 });
+  // r1 four times, r2 twice, r3 once, r4 (used already) twice, and one that does not exist: all in one turn.
+  const asked = ['r1', 'r2', 'r1', 'r3', 'r4', 'r1', 'r2', 'r4', 'r1', 'gone'];
+  const won = await Promise.all(asked.map((id) => consumePayload(store.root, 'RefreshToken', id)));
+  const wins = (id: string) => won.filter((w, i) => w && asked[i] === id).length;
+  t.same(ids.map(wins), [1, 1, 1, 0], 'each unused row won once, the used one never');
+  t.equal(wins('gone'), 0, 'a missing row is never won');
+  const consumed = await db('oidc_payload').where({ model: 'RefreshToken' }).whereNotNull('consumed_at').orderBy('id').pluck('id');
+  t.same(consumed, ids, 'every row consumed');
+  t.equal(Number((await db('oidc_payload').where({ model: 'RefreshToken', id: 'r4' }).first())?.consumed_at), 5, 'the used one kept its time');
+});
