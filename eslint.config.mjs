@@ -40,6 +40,12 @@ export default tseslint.config(
     },
   },
   {
+    // The executable's main script and the code-cache training run (scripts/code-cache.mjs) are CommonJS.
+    files: ['scripts/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', __filename: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     files: ['src/**/*.ts'],
     ignores: ['src/store/**'],
     rules: { 'no-restricted-imports': ['error', { paths: [{ name: 'knex', message: 'only src/store talks to the database' }] }] },

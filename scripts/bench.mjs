@@ -408,6 +408,7 @@ function summary(f, start, fwd, cmd) {
     ['start to first /ping, fresh store', `${start.fresh.toFixed(0)} ms`, ''],
     ...[
       ['0.3 s', start.idle.early],
+      ['1 s', start.idle.second],
       ['15 s', start.idle.settled],
     ].map(([when, i]) => [
       `idle RSS ${when} after start (anonymous + file-backed) / bare Node`,

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { nodeRuntime } from './node-runtime.mjs';
 import { ensureSqlite3 } from './sqlite3.mjs';
+import { makeCodeCache } from './code-cache.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
@@ -169,19 +170,66 @@ const external = [
   'pg-native',
   'cloudflare:sockets',
 ];
+// Every response's Content-Type goes through mime-types' contentType(), and evaluating mime-types
+// builds its maps of every type (~7 ms of each server start): the types Koa and Gatehouse set are
+// answered from a table made here by mime-types itself, and the module is loaded at the first other
+// call (a lookup by extension, an unusual type).
+const COMMON_TYPES = [
+  ...['json', 'html', 'text', 'bin', 'js', 'css', 'svg', 'xml', 'png', 'form', 'urlencoded'],
+  ...['application/json', 'text/html', 'text/plain', 'application/octet-stream', 'text/javascript', 'text/css', 'image/svg+xml', 'image/png'],
+  ...['application/xml', 'text/xml', 'application/jwk-set+json', 'application/scim+json', 'application/samlmetadata+xml', 'application/vnd.api+json'],
+  ...['application/problem+json', 'application/x-www-form-urlencoded', 'application/javascript'],
+  ...['text/html; charset=utf-8', 'text/plain; charset=utf-8', 'text/css; charset=utf-8', 'text/javascript; charset=utf-8'],
+  'text/plain; version=0.0.4; charset=utf-8', // prom-client's register.contentType
+];
+const mimeShim = async () => {
+  const { default: mime } = await import(nm('mime-types', 'index.js'));
+  const table = Object.fromEntries(COMMON_TYPES.map((t) => [t, mime.contentType(t)]).filter(([, v]) => v !== false));
+  return `let real; const load = () => (real ??= require('mime-types'));
+const known = JSON.parse(${JSON.stringify(JSON.stringify(table))});
+module.exports = {
+  contentType: (t) => (typeof t === 'string' && Object.hasOwn(known, t) ? known[t] : load().contentType(t)),
+  lookup: (p) => load().lookup(p),
+  extension: (t) => load().extension(t),
+  charset: (t) => load().charset(t),
+  get charsets() { return load().charsets; },
+  get extensions() { return load().extensions; },
+  get types() { return load().types; },
+  get _extensionConflicts() { return load()._extensionConflicts; },
+};`;
+};
 // One copy of the MIME tables: koa 3 brings mime-types 3 and, through accepts and type-is, mime-types 2,
 // each with its own mime-db; evaluating both JSON tables and their maps cost ~10 ms of every start.
 // Version 3 keeps version 2's functions (lookup, contentType, extension, charset).
 const oneMimePlugin = {
   name: 'gatehouse-one-mime',
   setup(build) {
-    build.onResolve({ filter: /^mime-types$/ }, () => ({ path: nm('mime-types', 'index.js') }));
+    // The shim's own require of mime-types is the real module; everyone else's is the shim.
+    build.onResolve({ filter: /^mime-types$/ }, (args) =>
+      args.namespace === 'mime-shim' ? { path: nm('mime-types', 'index.js') } : { path: 'mime-types', namespace: 'mime-shim' },
+    );
+    build.onLoad({ filter: /.*/, namespace: 'mime-shim' }, async () => ({ contents: await mimeShim(), resolveDir: root, loader: 'js' }));
     // Only the fields mime-types reads, as JSON.parse of a string: V8 parses JSON text faster
     // than it builds the same object from a literal (about 2,500 types).
     build.onLoad({ filter: /mime-db[\\/]db\.json$/ }, async (args) => {
       const db = JSON.parse(await fs.promises.readFile(args.path, 'utf8'));
       const kept = Object.fromEntries(Object.entries(db).map(([type, { source, charset, extensions }]) => [type, { source, charset, extensions }]));
       return { contents: `module.exports = JSON.parse(${JSON.stringify(JSON.stringify(kept))});`, loader: 'js' };
+    });
+  },
+};
+/**
+ * commander requires node:child_process at its top level for executable subcommands, which
+ * Gatehouse has none of: loaded at the first spawn instead, every start is spared it.
+ */
+const lazyChildProcessPlugin = {
+  name: 'gatehouse-commander-child-process',
+  setup(build) {
+    build.onLoad({ filter: /commander[\\/]lib[\\/]command\.js$/ }, async (args) => {
+      const text = await fs.promises.readFile(args.path, 'utf8');
+      const eager = "const childProcess = require('node:child_process');";
+      if (!text.includes(eager)) throw new Error(`commander no longer requires node:child_process as expected: ${args.path}`);
+      return { contents: text.replace(eager, "const childProcess = { spawn: (...a) => require('node:child_process').spawn(...a) };"), loader: 'js' };
     });
   },
 };
@@ -222,7 +270,7 @@ const main = await esbuild.build({
   // by constructor.name (its token endpoint then fails); stack traces also stay readable.
   minifyWhitespace: true,
   sourcemap: false,
-  plugins: [nativePlugin, asciiPlugin, lazyPlugin, oneMimePlugin, knexDialectsPlugin],
+  plugins: [nativePlugin, asciiPlugin, lazyPlugin, oneMimePlugin, knexDialectsPlugin, lazyChildProcessPlugin],
   define: {
     'process.env.NODE_ENV': '"production"',
     GATEHOUSE_BUILD: JSON.stringify(buildFacts()),
@@ -265,13 +313,24 @@ for (const file of [path.join(dist, 'gatehouse.cjs'), ...lazyFiles.map(([, f]) =
 // relative to the project (node is run there): the blob records the main script's path, and an
 // absolute one would make builds in two folders differ.
 const rel = (file) => path.relative(root, file);
+// The main script is a loader (scripts/sea-main.cjs) that compiles the bundle, an asset, with a code
+// cache made after the bundle ran start-up (scripts/code-cache.mjs): start-up's functions come
+// compiled, where the executable's own code cache holds only the bundle's top level.
+fs.copyFileSync(path.join(root, 'scripts', 'sea-main.cjs'), path.join(dist, 'sea-main.cjs'));
+await makeCodeCache(runtime.bin, path.join(dist, 'gatehouse.cjs'), path.join(dist, 'gatehouse.cache'));
 const seaConfig = {
-  main: rel(path.join(dist, 'gatehouse.cjs')),
+  main: rel(path.join(dist, 'sea-main.cjs')),
   output: rel(path.join(dist, 'sea-prep.blob')),
   disableExperimentalSEAWarning: true,
   useCodeCache: true,
   assets: Object.fromEntries(
-    [...Object.keys(natives).map((n) => [n, path.join(dist, 'native', n)]), ...lazyFiles, ['webauthn-browser.js', browserBundle]].map(([n, f]) => [n, rel(f)]),
+    [
+      ...Object.keys(natives).map((n) => [n, path.join(dist, 'native', n)]),
+      ...lazyFiles,
+      ['webauthn-browser.js', browserBundle],
+      ['gatehouse.cjs', path.join(dist, 'gatehouse.cjs')],
+      ['gatehouse.cache', path.join(dist, 'gatehouse.cache')],
+    ].map(([n, f]) => [n, rel(f)]),
   ),
 };
 fs.writeFileSync(path.join(dist, 'sea-config.json'), JSON.stringify(seaConfig, null, 2));

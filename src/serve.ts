@@ -4,6 +4,8 @@
  * periodically, stop gracefully on SIGTERM/SIGINT. The front ends never import each other.
  */
 import fs from 'node:fs';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { passkeyObstacle, type Config } from './config';
 import { holdDataDir, openCore, othersHoldDataDir, prepareDataDir, type Core } from './core';
 import { createLogger, Logger } from './log';
@@ -12,6 +14,8 @@ import { CONFIG } from './actor';
 import { startServer, type RunningServer } from './http/server';
 
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
+/** When the heap start-up left is compacted (after the listening line). */
+const SETTLE_AFTER_MS = 500;
 /** How often a running server looks for directory sources whose sync is due. */
 const SOURCE_TICK_MS = 15 * 1000;
 
@@ -177,6 +181,7 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
     // Since the process started (Node's own start included).
     started_in_ms: Math.round(performance.now()),
   });
+  settleHeapAfterStart();
   // Only for a person watching: a service's start does no more work than before.
   if (terminal.interactive || core.storeCreated) {
     terminal.say(`Gatehouse is running at ${core.config.publicUrl} (listening on ${running.url}; store ${core.storeLocation}).`);
@@ -191,6 +196,26 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
     );
   }
   await stopped;
+}
+
+/**
+ * Evaluating the bundle and opening the store grow V8's young generation to about 8 MiB (of which
+ * under 1 MiB stays in use), and Node 24's V8 never gives it back to an idle server: its memory
+ * reducer reports "high alloc" at 8 s and 16 s and waits again, though no scavenge runs at idle. One
+ * memory-reducing full collection, half a second after the listening line, returns it and compacts
+ * the old generation (anonymous RSS 34 -> 25 MiB, 1 s after the first /ping; two collections, about 50 ms, once).
+ * Node has no API for it: `gc` is exposed to a throwaway context only.
+ */
+function settleHeapAfterStart(): void {
+  setTimeout(() => {
+    try {
+      v8.setFlagsFromString('--expose-gc');
+      const gc = vm.runInNewContext('gc') as (options: object) => void;
+      gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    } catch {
+      // a runtime without the gc extension: the memory reducer returns it later, or not
+    }
+  }, SETTLE_AFTER_MS).unref();
 }
 
 /** The LDAP directory, when a port is given: loaded only then (it brings the BER codecs). */

@@ -10,7 +10,7 @@
  * the cap ends the connection rather than the server's memory.
  */
 import net from 'node:net';
-import tls from 'node:tls';
+import type tls from 'node:tls';
 import { AppError } from '../errors';
 
 /** What the client needs of a directory source (src/store/sources.ts's SourceRow has it). */
@@ -145,7 +145,9 @@ export class DirectoryConnection {
       ...(url.protocol === 'ldaps:' ? { tlsOptions } : {}),
       strictDN: false,
       createConnection: ((...args: Parameters<typeof net.connect>) => capped(net.connect(...args))) as typeof net.connect,
-      createSecureConnection: ((...args: Parameters<typeof tls.connect>) => capped(tls.connect(...args))) as typeof tls.connect,
+      // node:tls loaded here, not at start: an admin command or a server without directory sources never needs it.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      createSecureConnection: ((...args: Parameters<typeof tls.connect>) => capped((require('node:tls') as typeof tls).connect(...args))) as typeof tls.connect,
     });
     const connection = new DirectoryConnection(client, lib);
     try {

@@ -6,8 +6,7 @@
  * 10 min, 1 h, 6 h, each ±20 %), then failed, kept for the operator.
  */
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
 import net from 'node:net';
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
@@ -374,7 +373,9 @@ function sendTo(
       const kind = refusedKind(literal, targets);
       if (kind !== null) return reject(new TargetRefused(kind, literal));
     }
-    const request = (url.protocol === 'https:' ? https : http).request(url, {
+    // node:http and node:https loaded at the first delivery, not at start (an admin command needs neither).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const request = (require(url.protocol === 'https:' ? 'node:https' : 'node:http') as typeof http).request(url, {
       method,
       headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) },
       lookup: guardedLookup(targets),
