@@ -137,7 +137,7 @@ export function printForward(f) {
     console.log(
       `${name.padEnd(52)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${String(Math.round(r.p99)).padStart(4)} ms${r.non2xx ? `  (${r.non2xx} not 2xx!)` : ''}${extra}`,
     );
-  line('baseline: bare Koa + JWT + 1 prepared read', f.base);
+  line('baseline: node:http + JWT + 1 prepared read', f.base);
   line('GET /auth/request, valid session', f.check, `  = ${(f.check.rps / f.base.rps).toFixed(2)} of baseline`);
   line('nginx → backend', f.plain);
   const cost = 1e6 / f.guarded.rps - 1e6 / f.plain.rps;
