@@ -45,7 +45,11 @@ export async function makeCodeCache(nodeBin, bundle, cacheFile) {
     // A moment for serve to install its signal handlers (they follow the listening socket).
     await new Promise((r) => setTimeout(r, 300));
     child.kill('SIGTERM');
-    if ((await exited) !== 0) throw new Error('code cache: serve did not stop cleanly');
+    // A stop that never ends fails the build rather than hanging it.
+    const late = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const code = await exited;
+    clearTimeout(late);
+    if (code !== 0) throw new Error(`code cache: serve did not stop cleanly (${code === null ? 'killed after 30 s' : `exit ${code}`})`);
     const stats = spawnSync(nodeBin, ['--random-seed=1', '--predictable', runner, bundle, cacheFile, '--data-dir', data, 'stats'], { env, stdio: 'ignore' });
     if (stats.status !== 0) throw new Error('code cache: stats failed');
     // The runs above used flags V8 leaves out of a cache's check; one without them must accept it too
