@@ -34,9 +34,11 @@ export async function replacePassword(
   alongside?: (tx: Tx) => Promise<void>,
 ): Promise<void> {
   await s.store.transaction(async (tx) => {
-    // A directory source's person changes the password in the directory.
-    await assertNotSourceManaged(tx, account.id, 'password');
+    // The write first: on SQLite it takes the write lock (waiting its turn behind a running server's
+    // writes), where a read first would make the write fail busy once the server has committed since.
     await bumpAuthVersion(tx, account.id, { password: hash });
+    // A directory source's person changes the password in the directory (refused: rolled back).
+    await assertNotSourceManaged(tx, account.id, 'password');
     if (alongside) await alongside(tx);
   });
   await s.limiter.passwordReplaced(account.email_key);

@@ -126,7 +126,9 @@ export async function inTokenRequest(s: Services, fn: () => Promise<void>): Prom
  */
 function consume(s: Services, model: string, id: string): Promise<void> {
   const request = tokenRequests.getStore();
-  const decided = consumePayload(s.store.root, model, id).then((won) => {
+  // The grant a lost claim ends with it, in its transaction (ended again after the request, with
+  // whatever this request wrote meanwhile).
+  const decided = consumePayload(s.store.root, model, id, request?.grantOf.get(`${model}:${id}`)).then((won) => {
     if (won) return;
     const grantId = request?.grantOf.get(`${model}:${id}`);
     // No grant to end (outside a token request, or a payload without one): refused as server_error.

@@ -102,11 +102,31 @@ function sqliteKnex(config: Config): Knex {
   } catch (err) {
     throw new AppError('unavailable', `the store file ${filename} is not usable (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
-  return sqliteFileKnex(
-    filename,
-    `PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = ${config.busyTimeout};`,
-    config.busyTimeout,
+  return immediateTransactions(
+    sqliteFileKnex(
+      filename,
+      `PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = ${config.busyTimeout};`,
+      config.busyTimeout,
+    ),
   );
+}
+
+/**
+ * The store's transactions on SQLite begin IMMEDIATE: they take the write lock at BEGIN, waiting
+ * (busy timeout) for another process's writes to end. A deferred transaction that reads first
+ * fails busy at its first write whenever another process (a running server, a shell command)
+ * committed since its read, without waiting; most of ours read before they write.
+ */
+function immediateTransactions(knex: Knex): Knex {
+  type Trx = { begin(conn: unknown): Promise<unknown>; query(conn: unknown, sql: string): Promise<unknown> };
+  const client = knex.client as { transaction(...args: unknown[]): Trx };
+  const make = client.transaction.bind(client);
+  client.transaction = (...args: unknown[]) => {
+    const trx = make(...args);
+    trx.begin = (conn) => trx.query(conn, 'BEGIN IMMEDIATE;');
+    return trx;
+  };
+  return knex;
 }
 
 /**

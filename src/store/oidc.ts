@@ -1,5 +1,5 @@
 /** The OpenID Connect provider's state and clients. */
-import { type ClaimMany, type Handle, op, type Tx } from './handle';
+import { atomically, type ClaimMany, type Handle, op, type Tx } from './handle';
 import { decodeRow } from './schema';
 import { sharedSecret } from './keys';
 import { managedGroupSql } from './groups';
@@ -90,6 +90,7 @@ export const findPayload = op(
         : where.uid !== undefined
           ? (['uid', where.uid] as const)
           : (['user_code', where.userCode!] as const);
+    if (value.includes('\0')) return undefined; // no id holds one (PostgreSQL's text cannot even bind it)
     const live = livePayload(h, model, column, value, o.expired === true);
     const rows = await h.all(`SELECT p.* FROM oidc_payload p LEFT JOIN user_account a ON a.reference_id = p.account WHERE ${live.sql}`, live.params);
     return rows.length === 0 ? undefined : decodeRow<OidcPayloadRow>('oidc_payload', rows[0]);
@@ -118,6 +119,7 @@ const PAYLOAD_COLUMNS = [
  */
 export const findPayloadWithGrant = op(
   async (h, model: string, id: string): Promise<{ payload: OidcPayloadRow; grant: { grant: OidcPayloadRow; facts: AccountFacts } | undefined } | undefined> => {
+    if (id.includes('\0')) return undefined; // as findPayload
     const live = livePayload(h, model, 'id', id, false, 'pa');
     const no = h.dialect === 'postgres' ? false : 0;
     const rows = await h.all(
@@ -159,19 +161,26 @@ export const latestGrant = op(async (h, account: string, clientId: string): Prom
  * Marks a code, refresh token or device code used. One conditional write whose changed rows decide:
  * of the requests presenting the same one at once, on any instance, exactly one gets true. In the
  * group commit with the request's other writes; each its own statement (a batch's count is per
- * caller).
+ * caller). A loser that names the grant (`reusedGrant`) ends it in the same transaction as its lost
+ * claim, so no crash can keep a grant whose code or token was presented twice.
  */
-export const consumePayload = op(async (h, model: string, id: string): Promise<boolean> =>
-  h.batch(
-    async (b) =>
-      (
-        await b.claim(
-          'UPDATE oidc_payload SET consumed_at = ? WHERE model = ? AND id = ? AND consumed_at IS NULL RETURNING model, id',
-          [b.clock.now(), model, id],
-          CONSUME_MANY,
-        )
-      ).length === 1,
-  ),
+export const consumePayload = op(async (h, model: string, id: string, reusedGrant?: string): Promise<boolean> =>
+  h.batch(async (b) => {
+    const decide = async (t: Handle) => {
+      const won =
+        (
+          await t.claim(
+            'UPDATE oidc_payload SET consumed_at = ? WHERE model = ? AND id = ? AND consumed_at IS NULL RETURNING model, id',
+            [t.clock.now(), model, id],
+            CONSUME_MANY,
+          )
+        ).length === 1;
+      if (!won && reusedGrant !== undefined) await t.run(REVOKE_GRANT, [reusedGrant, reusedGrant]);
+      return won;
+    };
+    // A batch is a transaction; a write alone is its own unless it needs a second statement.
+    return b.inTransaction || reusedGrant === undefined ? decide(b) : atomically(b, decide);
+  }),
 );
 
 /**
@@ -191,8 +200,11 @@ const CONSUME_MANY: ClaimMany = {
  * token it issued, whichever request holds them. Its sign-in in progress (an Interaction) stays.
  */
 export const revokeReusedGrant = op(async (h, grantId: string): Promise<void> => {
-  await h.batch((b) => b.run(`DELETE FROM oidc_payload WHERE (grant_id = ? AND model <> 'Interaction') OR (model = 'Grant' AND id = ?)`, [grantId, grantId]));
+  await h.batch((b) => b.run(REVOKE_GRANT, [grantId, grantId]));
 });
+
+/** A grant and every token it issued (its sign-in in progress, an Interaction, stays); bound twice: the grant's id. */
+const REVOKE_GRANT = `DELETE FROM oidc_payload WHERE (grant_id = ? AND model <> 'Interaction') OR (model = 'Grant' AND id = ?)`;
 
 export const destroyPayload = op(async (h, model: string, id: string): Promise<void> => {
   await h.batch((b) => b.run('DELETE FROM oidc_payload WHERE model = ? AND id = ?', [model, id]));
@@ -325,6 +337,7 @@ export const accountFacts = op(async (h, referenceId: string, clientId: string |
  * statement: a code exchange or refresh reads the grant and then asks for both.
  */
 export const findGrantWithFacts = op(async (h, id: string): Promise<{ grant: OidcPayloadRow; facts: AccountFacts } | undefined> => {
+  if (id.includes('\0')) return undefined; // as findPayload
   const live = livePayload(h, 'Grant', 'id', id, false);
   const rows = await h.all(
     `SELECT p.*, ${FACTS_COLUMNS(h.dialect)} FROM oidc_payload p

@@ -167,3 +167,30 @@ t.test('consumes made together are one statement: of those of one row the first 
   t.same(consumed, ids, 'every row consumed');
   t.equal(Number((await db('oidc_payload').where({ model: 'RefreshToken', id: 'r4' }).first())?.consumed_at), 5, 'the used one kept its time');
 });
+
+t.test('a consume that loses ends the grant it names in the same transaction, batched or alone', async (t) => {
+  const { store, db } = await setup(t);
+  const grant = async (g: string) => {
+    await db('oidc_payload').insert({ ...row(g), model: 'Grant' });
+    await db('oidc_payload').insert({ ...row(`${g}-rt`), model: 'RefreshToken', grant_id: g });
+    await db('oidc_payload').insert({ ...row(`${g}-at`), grant_id: g });
+    await db('oidc_payload').insert({ ...row(`${g}-ia`), model: 'Interaction', grant_id: g });
+  };
+  const left = async (g: string) => (await db('oidc_payload').where({ grant_id: g }).orWhere({ model: 'Grant', id: g }).orderBy('id').pluck('id')) as string[];
+  // Together (one batch): one wins; the loser's statement ended the grant before either answered.
+  await grant('g1');
+  const won = await Promise.all([1, 2, 3].map(() => consumePayload(store.root, 'RefreshToken', 'g1-rt', 'g1')));
+  t.same(won.filter(Boolean).length, 1, 'one of three wins');
+  t.same(await left('g1'), ['g1-ia'], 'the grant and its tokens are gone; its sign-in in progress stays');
+  // Alone (a batch of one): used once, then presented again.
+  await grant('g2');
+  t.equal(await consumePayload(store.root, 'RefreshToken', 'g2-rt', 'g2'), true, 'the first use wins');
+  t.same(await left('g2'), ['g2', 'g2-at', 'g2-ia', 'g2-rt'], 'a win ends nothing');
+  t.equal(await consumePayload(store.root, 'RefreshToken', 'g2-rt', 'g2'), false, 'the second loses');
+  t.same(await left('g2'), ['g2-ia'], 'and ended the grant');
+  // Without a grant named, a loss changes nothing else.
+  await grant('g3');
+  await consumePayload(store.root, 'RefreshToken', 'g3-rt');
+  t.equal(await consumePayload(store.root, 'RefreshToken', 'g3-rt'), false);
+  t.same(await left('g3'), ['g3', 'g3-at', 'g3-ia', 'g3-rt'], 'nothing ended');
+});
