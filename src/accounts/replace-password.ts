@@ -34,8 +34,6 @@ export async function replacePassword(
   alongside?: (tx: Tx) => Promise<void>,
 ): Promise<void> {
   await s.store.transaction(async (tx) => {
-    // The write first: on SQLite it takes the write lock (waiting its turn behind a running server's
-    // writes), where a read first would make the write fail busy once the server has committed since.
     await bumpAuthVersion(tx, account.id, { password: hash });
     // A directory source's person changes the password in the directory (refused: rolled back).
     await assertNotSourceManaged(tx, account.id, 'password');
