@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { benchServeArgs, spawnJsonLine, stop } from './process.mjs';
+import { benchServeArgs, freePort, spawnJsonLine, stop } from './process.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PASSWORD = 'benchmark password 1234';
@@ -28,15 +28,6 @@ async function json(url, method, body, token) {
     body: body ? JSON.stringify(body) : undefined,
   });
   return res.json();
-}
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = http.createServer().listen(0, '127.0.0.1', () => {
-      const port = s.address().port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitFor(port) {

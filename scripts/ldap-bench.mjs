@@ -17,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import knexFactory from 'knex';
 import { BerReader, BindRequest, FilterParser, SearchRequest } from 'ldapts';
-import { bcryptCeiling, spawnJsonLine, stop } from './process.mjs';
+import { bcryptCeiling, freePort, spawnJsonLine, stop, waitForPort } from './process.mjs';
 import { seedAccounts } from './scale.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -25,26 +25,6 @@ const PASSWORD = 'benchmark password 1234';
 const BASE = 'dc=example,dc=com';
 const MEDIA = 10;
 const person = (u) => `uid=${u},ou=people,${BASE}`;
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-
-async function waitForPort(port) {
-  for (let i = 0; i < 200; i++) {
-    const open = await new Promise((resolve) => {
-      const c = net.connect(port, '127.0.0.1', () => (c.destroy(), resolve(true)));
-      c.on('error', () => resolve(false));
-    });
-    if (open) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`nothing listens on ${port}`);
-}
 
 /** Gatehouse with `size` accounts (admin + seed1 … seed(size-1)), media = seed1 … seed10, an app password for admin. */
 async function startGatehouse(size) {

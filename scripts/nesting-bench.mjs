@@ -12,13 +12,12 @@
 // Usage: node scripts/nesting-bench.mjs [--exe dist/gatehouse] [--duration 4] [--connections 8] [--turns 2]
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Client } from 'ldapts';
-import { benchServeArgs, spawnJsonLine, stop } from './process.mjs';
+import { benchServeArgs, freePort, spawnJsonLine, stop } from './process.mjs';
 import { authorizationCode, browser, REDIRECT } from './oidc-load.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -34,14 +33,6 @@ const PASSWORD = 'benchmark password 1234';
 const BASE = 'dc=example,dc=com';
 const CHAINS = 100;
 const DEPTH = 10;
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 
 async function api(url, method, body, token) {
   const res = await fetch(url, {

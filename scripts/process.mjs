@@ -2,6 +2,7 @@
 // stop it, read its RSS.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -145,4 +146,26 @@ export function measureCommand(cmd, args, env = process.env) {
       else resolve({ ms, peakKiB: peak, cpu, stdout });
     });
   });
+}
+
+/** A port free on 127.0.0.1 at this moment. */
+export const freePort = () =>
+  new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+
+/** Waits (up to 10 s) until something accepts connections on 127.0.0.1:`port`. */
+export async function waitForPort(port) {
+  for (let i = 0; i < 200; i++) {
+    const open = await new Promise((resolve) => {
+      const c = net.connect(port, '127.0.0.1', () => (c.destroy(), resolve(true)));
+      c.on('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`nothing listens on ${port}`);
 }

@@ -7,10 +7,10 @@
 // Usage: node scripts/source-bench.mjs [--sizes 1000,5000,10000] [--exe dist/gatehouse]
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort, waitForPort } from './process.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const option = (name, fallback) => {
@@ -21,26 +21,6 @@ const SIZES = option('sizes', '1000,5000,10000').split(',').map(Number);
 const EXE = path.resolve(option('exe', path.join(root, 'dist', 'gatehouse')));
 const BASE = 'dc=example,dc=org';
 const ROOT_PW = 'bench-root-secret';
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-
-async function waitForPort(port) {
-  for (let i = 0; i < 200; i++) {
-    const ok = await new Promise((r) => {
-      const c = net.connect(port, '127.0.0.1', () => (c.destroy(), r(true)));
-      c.on('error', () => r(false));
-    });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('slapd did not start');
-}
 
 async function startSlapd(size) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-source-bench-'));

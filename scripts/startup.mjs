@@ -9,22 +9,13 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import net from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { rssPartsOf } from './process.mjs';
+import { freePort, rssPartsOf } from './process.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const exeArg = process.argv.indexOf('--exe');
 const defaultExe = exeArg > 0 ? path.resolve(process.argv[exeArg + 1]) : path.join(root, 'dist', 'gatehouse');
 const runs = Number(/^\d+$/.test(process.argv[2] ?? '') ? process.argv[2] : 5);
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 
 /** Starts `cmd` (a server on `port`) and waits for its first /ping: the child and the milliseconds it took. */
 async function started(cmd, args, port, env = process.env) {
