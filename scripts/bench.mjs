@@ -27,7 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { benchServeArgs, bcryptCeiling, cpuOf, rssOf, rssPartsOf, spawnJsonLine, stop } from './process.mjs';
+import { benchServeArgs, bcryptCeiling, cpuOf, freshPgDatabase, rssOf, rssPartsOf, spawnJsonLine, stop } from './process.mjs';
 import { bareOidcTokenFigures, oidcCredentialsFigures, oidcTokenFigures } from './oidc-load.mjs';
 import { scalingTable } from './scale.mjs';
 import { startupFigures } from './startup.mjs';
@@ -183,18 +183,7 @@ async function main() {
 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
   let pgDb = null;
-  if (PG) {
-    const { default: pg } = await import('pg');
-    const name = `gh_bench_${process.pid}`;
-    const admin = new pg.Client({ connectionString: PG });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${name}`);
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const u = new URL(PG);
-    u.pathname = `/${name}`;
-    pgDb = { name, url: u.toString(), pg };
-  }
+  if (PG) pgDb = await freshPgDatabase(PG, `gh_bench_${process.pid}`);
   console.log(`store: ${pgDb ? 'PostgreSQL' : 'SQLite'}, ${INSTANCES} instance${INSTANCES > 1 ? 's' : ''}`);
   const serveArgs = benchServeArgs(dataDir, COST, ...(pgDb ? ['--db', pgDb.url] : []));
   // The first instance's URL is every instance's issuer: a token from one is good on all (as behind a load balancer).
@@ -382,12 +371,7 @@ async function main() {
     if (baseline) await stop(baseline.child);
     for (const s of servers) await stop(s.child);
     fs.rmSync(dataDir, { recursive: true, force: true });
-    if (pgDb) {
-      const admin = new pgDb.pg.Client({ connectionString: PG });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS ${pgDb.name} WITH (FORCE)`);
-      await admin.end();
-    }
+    if (pgDb) await pgDb.drop();
   }
   return figures;
 }

@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import bcrypt from 'bcrypt';
-import { measureCommand } from './process.mjs';
+import { freshPgDatabase, measureCommand } from './process.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, fallback) => {
@@ -69,23 +69,12 @@ const run = (args) => measureCommand(EXE, args);
 async function freshStore(size) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `gatehouse-import-bench-${size}-`));
   if (!PG) return { dir, flags: ['--data-dir', dir], drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
-  const { default: pg } = await import('pg');
-  const name = `gh_import_bench_${process.pid}_${size}`;
-  const admin = new pg.Client({ connectionString: PG });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(PG);
-  u.pathname = `/${name}`;
+  const db = await freshPgDatabase(PG, `gh_import_bench_${process.pid}_${size}`);
   return {
     dir,
-    flags: ['--data-dir', dir, '--db', u.toString()],
+    flags: ['--data-dir', dir, '--db', db.url],
     drop: async () => {
-      const c = new pg.Client({ connectionString: PG });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
+      await db.drop();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };

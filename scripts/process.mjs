@@ -169,3 +169,25 @@ export async function waitForPort(port) {
   }
   throw new Error(`nothing listens on ${port}`);
 }
+
+/**
+ * A fresh database `name` on the PostgreSQL server of `serverUrl` (made again if left over): its
+ * URL, and `drop` to remove it (connections still open are ended).
+ */
+export async function freshPgDatabase(serverUrl, name) {
+  const { default: pg } = await import('pg');
+  const on = async (sql) => {
+    const c = new pg.Client({ connectionString: serverUrl });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  };
+  await on(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await on(`CREATE DATABASE ${name}`);
+  const u = new URL(serverUrl);
+  u.pathname = `/${name}`;
+  return { url: u.toString(), drop: () => on(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}

@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { benchServeArgs, spawnJsonLine, stop } from './process.mjs';
+import { benchServeArgs, freshPgDatabase, spawnJsonLine, stop } from './process.mjs';
 import { authorizationCode, browser, oidcTokenFigures, REDIRECT } from './oidc-load.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -66,24 +66,13 @@ const cpuSince = (pid, before, n) => {
 async function freshStore(n) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-strength-'));
   if (!PG) return { dataDir, args: [], drop: async () => fs.rmSync(dataDir, { recursive: true, force: true }) };
-  const { default: pg } = await import('pg');
-  const name = `gh_strength_${process.pid}_${n}`;
-  const admin = new pg.Client({ connectionString: PG });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(PG);
-  u.pathname = `/${name}`;
+  const db = await freshPgDatabase(PG, `gh_strength_${process.pid}_${n}`);
   return {
     dataDir,
-    args: ['--db', u.toString()],
+    args: ['--db', db.url],
     drop: async () => {
       fs.rmSync(dataDir, { recursive: true, force: true });
-      const c = new pg.Client({ connectionString: PG });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
+      await db.drop();
     },
   };
 }
