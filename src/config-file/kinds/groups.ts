@@ -3,17 +3,17 @@
  * made by hand is taken over; a group an earlier apply made and the file no longer names is
  * deleted; people's memberships are never the file's.
  */
-import { AppError } from '../../errors';
+import { AppError, isAppError } from '../../errors';
 import { CONFIG } from '../../actor';
 import type { Tx } from '../../store/connection';
 import { managedGroups, type GroupRow } from '../../store/groups';
-import { childGroups } from '../../store/nesting';
+import { childGroups, type NestedGroup } from '../../store/nesting';
 import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
 import { auditGroupCreated, auditGroupDeleted, createGroupIn, deleteGroupIn, parseGroupName } from '../../groups/manage';
 import { auditNesting, changeNestingIn } from '../../groups/nesting';
 import { groupNameIndex } from '../../groups/names';
 import type { ParsedConfig } from '../document';
-import { droppedBy, listed, noResult, takeOverNote, type ConfigKind } from '../kind';
+import { droppedBy, listed, noResult, takeOverNote, type ConfigKind, type PlanLine } from '../kind';
 
 const name = { type: 'string', minLength: 1, maxLength: 100 } as const;
 
@@ -58,6 +58,34 @@ async function managedByName(tx: Tx): Promise<Map<string, GroupRow>> {
   return byName;
 }
 
+/** A managed group whose inner groups the file changes: the edges to take out and to put in (with their entry in its list). */
+interface NestingChange {
+  row: GroupRow;
+  name: string;
+  index: number;
+  inside: string[];
+  before: NestedGroup[];
+  out: NestedGroup[];
+  into: Array<{ child: GroupRow; entry: number }>;
+}
+
+/** What the file changes in each group's inner groups, against the store before any of it is changed. */
+async function nestingChanges(tx: Tx, wanted: ReturnType<typeof wantedGroups>, rows: ReadonlyMap<string, GroupRow>): Promise<NestingChange[]> {
+  const changes: NestingChange[] = [];
+  for (const [key, g] of wanted) {
+    const row = rows.get(key)!;
+    const before = await childGroups(tx, row.id);
+    const want = new Set(g.inside.map(lower));
+    const out = before.filter((c) => !want.has(lower(c.name)));
+    const into = g.inside
+      .map((n, entry) => ({ n, entry }))
+      .filter(({ n }) => !before.some((c) => lower(c.name) === lower(n)))
+      .map(({ n, entry }) => ({ child: rows.get(lower(n))!, entry }));
+    if (out.length > 0 || into.length > 0) changes.push({ row, name: g.name, index: g.index, inside: g.inside, before, out, into });
+  }
+  return changes;
+}
+
 export const groupsKind: ConfigKind = {
   key: 'groups',
   schema: {
@@ -99,43 +127,29 @@ export const groupsKind: ConfigKind = {
       await markManaged(tx, 'group', key, file, made);
       rows.set(key, row);
     }
-    // The groups inside each: out what the file no longer names, then in what it adds.
-    for (const [key, g] of wanted) {
-      const row = rows.get(key)!;
-      const before = await childGroups(tx, row.id);
-      const want = new Set(g.inside.map(lower));
-      const out = before.filter((c) => !want.has(lower(c.name)));
-      const into = g.inside.filter((n) => !before.some((c) => lower(c.name) === lower(n))).map((n) => rows.get(lower(n))!);
-      if (out.length === 0 && into.length === 0) continue;
-      if (out.length > 0) {
-        const r = await changeNestingIn(
-          tx,
-          CONFIG,
-          row.reference_id,
-          out.map((c) => c.reference_id),
-          'remove',
-        );
-        result.audits.push((s, actor) => auditNesting(s, actor, r.group, r.changed, 'remove'));
-      }
-      if (into.length > 0) {
-        const r = await changeNestingIn(
-          tx,
-          CONFIG,
-          row.reference_id,
-          into.map((c) => c.reference_id),
-          'add',
-        ).catch((err: AppError) => {
-          throw new AppError(err.code ?? 'invalid_input', `${parsed.at(['groups', g.index, 'groups'])}: ${err.message}`);
-        });
-        result.audits.push((s, actor) => auditNesting(s, actor, r.group, r.changed, 'add'));
-      }
-      result.changes.push({ sign: '~', kind: 'group', name: g.name, detail: `groups inside: ${listed(g.inside)} (was ${listed(before.map((c) => c.name))})` });
+    // The nesting is checked as the file leaves it, not step by step: every edge the file no longer
+    // wants goes first (for every group), then every group it dropped, and only then are the new
+    // edges added. Each addition then meets a part of the end state, so its cycle, depth and
+    // ancestor checks hold exactly when the end state has none: a file that turns nesting around
+    // (a ⊃ b to b ⊃ a) applies, one whose end state has a cycle is refused at the entry closing it.
+    const nestings = await nestingChanges(tx, wanted, rows);
+    for (const n of nestings) {
+      if (n.out.length === 0) continue;
+      const r = await changeNestingIn(
+        tx,
+        CONFIG,
+        n.row.reference_id,
+        n.out.map((c) => c.reference_id),
+        'remove',
+      );
+      result.audits.push((s, actor) => auditNesting(s, actor, r.group, r.changed, 'remove'));
     }
     // Deleted: what an earlier apply managed and the file no longer names.
+    const dropped: PlanLine[] = [];
     const gone = droppedBy(managedByFile, (key) => wanted.has(key), file);
     for (const key of gone.release) {
       await unmarkManaged(tx, 'group', key);
-      result.changes.push({ sign: '-', kind: 'group', name: existing.get(key)?.name ?? key, detail: 'no longer managed (made by hand: kept)' });
+      dropped.push({ sign: '-', kind: 'group', name: existing.get(key)?.name ?? key, detail: 'no longer managed (made by hand: kept)' });
     }
     for (const key of gone.remove) {
       const row = existing.get(key);
@@ -144,8 +158,24 @@ export const groupsKind: ConfigKind = {
         result.audits.push((s, actor) => auditGroupDeleted(s, actor, deleted));
       }
       await unmarkManaged(tx, 'group', key);
-      result.changes.push({ sign: '-', kind: 'group', name: row?.name ?? key, detail: null });
+      dropped.push({ sign: '-', kind: 'group', name: row?.name ?? key, detail: null });
     }
+    for (const n of nestings) {
+      for (const { child, entry } of n.into) {
+        const r = await changeNestingIn(tx, CONFIG, n.row.reference_id, [child.reference_id], 'add').catch((err: unknown) => {
+          if (!isAppError(err)) throw err;
+          throw new AppError(err.code, `${parsed.at(['groups', n.index, 'groups', entry])}: ${err.message}`);
+        });
+        result.audits.push((s, actor) => auditNesting(s, actor, r.group, r.changed, 'add'));
+      }
+      result.changes.push({
+        sign: '~',
+        kind: 'group',
+        name: n.name,
+        detail: `groups inside: ${listed(n.inside)} (was ${listed(n.before.map((c) => c.name))})`,
+      });
+    }
+    result.changes.push(...dropped);
     result.unmanaged = [...existing.values()]
       .filter((g) => !wanted.has(lower(g.name)) && !managedByFile.has(lower(g.name)))
       .map((g) => ({ kind: 'group', name: g.name }))
