@@ -8,6 +8,7 @@
 import type net from 'node:net';
 import tls from 'node:tls';
 import type { Core, DirectoryIdentity } from '../core';
+import type { Semaphore } from '../auth/semaphore';
 import { isAppError } from '../errors';
 import type { Logger } from '../log';
 import { decode, extended, frame, MAX_FILTER_TERMS, MAX_MESSAGE, OID, OP, result, RESULT, type Request } from './protocol';
@@ -15,7 +16,7 @@ import type { Tree } from './tree';
 import type { LdapOptions } from './options';
 import type { Session } from './session';
 import type { Strangers } from './strangers';
-import { HIGH_WATER, IDLE_MS, MAX_PENDING, MAX_UNBOUND_MESSAGE, MAX_UNREAD, UNBOUND_IDLE_MS } from './limits';
+import { HIGH_WATER, IDLE_MS, MAX_PENDING, MAX_UNBOUND_MESSAGE, MAX_UNREAD, UNBOUND_IDLE_MS, WorkBudget } from './limits';
 import { bind } from './bind';
 import { compare, search } from './search';
 
@@ -26,6 +27,7 @@ export class Connection implements Session {
   /** The TCP socket (or LDAPS's from the start), which every byte passes through. */
   private readonly tcp: net.Socket;
   identity: DirectoryIdentity | null = null;
+  readonly work = new WorkBudget();
   private queue: Promise<void> = Promise.resolve();
   private closed = false;
   /** Requests read and not yet answered. */
@@ -44,6 +46,7 @@ export class Connection implements Session {
     public encrypted: boolean,
     readonly secure: tls.SecureContext | null,
     private readonly strangers: Strangers,
+    readonly searches: Semaphore,
   ) {
     this.socket = socket;
     this.tcp = socket;

@@ -17,3 +17,46 @@ export const MAX_PENDING = 64;
 /** Answers the client has not read yet: past this, reading waits; far past it, the client is dropped. */
 export const HIGH_WATER = 256 * 1024;
 export const MAX_UNREAD = 4 * 1024 * 1024;
+
+/**
+ * A search's work: its filter's cost per entry (match.ts) times the entries in scope. One search
+ * may do this much (about a second of one core at most; an app's filters over a hundred thousand
+ * people need a small share of it); a connection this much a minute, refilled steadily.
+ */
+export const SEARCH_WORK = 5_000_000;
+export const CONNECTION_WORK_PER_MINUTE = 20_000_000;
+/** The longest a search may run, whatever time limit its client sets (RFC 4511 4.5.1.5). */
+export const SEARCH_TIME_MS = 10_000;
+/**
+ * Searches reading and testing entries at once, over every connection: the rest wait their turn,
+ * so a flood of costly searches holds a bounded share of the store's reads and of the thread.
+ */
+export const SEARCHES_AT_ONCE = 2;
+/** A search tests entries for this long at most before letting other work run (every request shares one thread). */
+export const SLICE_MS = 4;
+
+/** Work a connection may still do: a bucket of `capacity` units, refilled at `capacity` a minute. */
+export class WorkBudget {
+  private units: number;
+  private at: number;
+
+  constructor(
+    private readonly capacity: number = CONNECTION_WORK_PER_MINUTE,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.units = capacity;
+    this.at = now();
+  }
+
+  /** Takes `units` when the bucket holds them; else the seconds until it would (nothing taken). */
+  take(units: number): { taken: true } | { taken: false; waitSeconds: number } {
+    const now = this.now();
+    this.units = Math.min(this.capacity, this.units + ((now - this.at) * this.capacity) / 60_000);
+    this.at = now;
+    if (units <= this.units) {
+      this.units -= units;
+      return { taken: true };
+    }
+    return { taken: false, waitSeconds: Math.ceil(((units - this.units) * 60) / this.capacity) };
+  }
+}

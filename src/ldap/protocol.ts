@@ -37,11 +37,13 @@ export const RESULT = {
   success: 0,
   operationsError: 1,
   protocolError: 2,
+  timeLimitExceeded: 3,
   sizeLimitExceeded: 4,
   compareFalse: 5,
   compareTrue: 6,
   authMethodNotSupported: 7,
   strongerAuthRequired: 8,
+  adminLimitExceeded: 11,
   unavailableCriticalExtension: 12,
   confidentialityRequired: 13,
   noSuchObject: 32,
@@ -106,6 +108,8 @@ export interface Search {
   baseDN: string;
   scope: 'base' | 'one' | 'sub';
   sizeLimit: number;
+  /** Seconds the client allows the search (0: no limit of its own; the server's applies). */
+  timeLimit: number;
   typesOnly: boolean;
   /** The filter, or why it was refused (nested too deep). */
   filter: LdapFilter | { refused: string };
@@ -200,7 +204,7 @@ function readSearch(reader: BerReader, maxTerms: number): Search {
   if (!scope) throw new Error('an unknown scope');
   must(reader.readEnumeration()); // aliases: there are none here
   const sizeLimit = must(reader.readInt());
-  must(reader.readInt()); // time limit: every search answers at once
+  const timeLimit = must(reader.readInt());
   const typesOnly = must(reader.readBoolean());
   let filter: Search['filter'];
   const filterStart = reader.offset;
@@ -220,7 +224,7 @@ function readSearch(reader: BerReader, maxTerms: number): Search {
     const end = reader.offset + reader.length;
     while (reader.offset < end) attributes.push(must(reader.readString()).toLowerCase());
   }
-  return { baseDN, scope, sizeLimit, typesOnly, filter, attributes };
+  return { baseDN, scope, sizeLimit, timeLimit, typesOnly, filter, attributes };
 }
 
 export type Request =

@@ -2,10 +2,19 @@
  * Reads (RFC 4511 4.5 search, 4.10 compare): the entries in scope, asked of the core's directory
  * as the bound identity may see them, filtered and answered from the tree; paged results
  * (RFC 2696) and the root DSE. Strangers see the root DSE only.
+ *
+ * Every request shares one thread, so a search never holds it: the filter is compiled once
+ * (match.ts), its work (cost per entry times the entries) must fit the search's and the
+ * connection's budgets (adminLimitExceeded), the entries are tested in slices of a few
+ * milliseconds with other work let in between, and a search that runs past its time limit ends
+ * (timeLimitExceeded).
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { SearchOutcome } from '../core';
 import { entry, OID, OP, pagedDone, result, RESULT, type LdapFilter, type Request } from './protocol';
-import { chainOf, groupsHint, matches, peopleHint, select, type Entry, type Tree } from './tree';
+import { chainOf, groupsHint, peopleHint, select, type Entry, type Tree } from './tree';
+import { compile, matches, type Matcher } from './match';
+import { SEARCH_TIME_MS, SEARCH_WORK, SLICE_MS } from './limits';
 import type { Session } from './session';
 
 export async function search(c: Session, r: Extract<Request, { kind: 'search' }>): Promise<void> {
@@ -27,25 +36,114 @@ export async function search(c: Session, r: Extract<Request, { kind: 'search' }>
   if (at.at === 'unknown') return done(RESULT.noSuchObject, 'no such entry', at.matched);
   if (at.at === 'root') return done(RESULT.noSuchObject, `the directory's base is ${c.tree.base}`);
   if (!c.identity) return done(RESULT.insufficientAccessRights, 'bind first');
-  const entries = await candidates(c, at, search.scope, filter, search.attributes);
-  if (entries === null) return done(RESULT.noSuchObject, 'no such entry', at.at === 'person' ? c.tree.people : c.tree.groups);
-  const found = entries.filter((e) => matches(filter, e));
-  const { start, end, next } = page(r.paged, found.length);
+  // The client's time limit (seconds, 0: none of its own), never past the server's.
+  const seconds = Math.min(search.timeLimit > 0 ? search.timeLimit : Infinity, SEARCH_TIME_MS / 1000);
+  const time = { seconds, deadline: performance.now() + seconds * 1000 };
+  const ending = await c.searches.run(async () => {
+    const outcome = await found(c, at, search, filter, time);
+    return 'code' in outcome ? outcome : answer(c, r, outcome.entries);
+  });
+  done(ending.code, ending.text, ending.matched, ending.controls);
+}
+
+/** How a search ends: its result code and text (and the DN matched, the paged results control). */
+interface Ending {
+  code: number;
+  text: string;
+  matched?: string;
+  controls?: Parameters<typeof result>[5];
+}
+
+/**
+ * Sends the page of entries the search asked for, a slice at a time (each slice's entries leave
+ * in as few packets as they fit), within its size limit.
+ */
+async function answer(c: Session, r: Extract<Request, { kind: 'search' }>, entries: readonly Entry[]): Promise<Ending> {
+  const { search } = r;
+  const { start, end, next } = page(r.paged, entries.length);
+  const shown = entries.slice(start, end);
   const limit = search.sizeLimit > 0 ? search.sizeLimit : Infinity;
-  let sent = 0;
-  // The entries and the result leave in as few packets as they fit.
-  const socket = c.socket;
-  socket.cork();
+  c.socket.cork();
   try {
-    for (const e of found.slice(start, end)) {
-      if (sent >= limit) return done(RESULT.sizeLimitExceeded, `more than ${search.sizeLimit} entries`);
-      c.send(entry(r.id, e.dn, select(e, search.attributes, search.typesOnly)));
-      sent++;
-    }
-    done(RESULT.success, '', '', next ? pagedDone(next) : undefined);
+    await inSlices(shown.slice(0, limit), (e) => c.send(entry(r.id, e.dn, select(e, search.attributes, search.typesOnly))), {
+      before: () => c.socket.uncork(),
+      goOn: () => (c.socket.cork(), !c.socket.destroyed),
+    });
   } finally {
-    socket.uncork();
+    c.socket.uncork();
   }
+  if (shown.length > limit) return { code: RESULT.sizeLimitExceeded, text: `more than ${search.sizeLimit} entries` };
+  return { code: RESULT.success, text: '', controls: next ? pagedDone(next) : undefined };
+}
+
+/**
+ * A search's entries, read and tested within its budgets and time (one of SEARCHES_AT_ONCE), or
+ * the result that ends it instead.
+ */
+async function found(
+  c: Session,
+  at: Exclude<ReturnType<Tree['locate']>, null>,
+  search: Extract<Request, { kind: 'search' }>['search'],
+  filter: LdapFilter,
+  time: { seconds: number; deadline: number },
+): Promise<{ entries: Entry[] } | Ending> {
+  const late = () => ({ code: RESULT.timeLimitExceeded, text: `the search ran past its time limit of ${time.seconds} s: narrow the base or the filter` });
+  if (performance.now() > time.deadline) return late(); // waited its turn for too long
+  const entries = await candidates(c, at, search.scope, filter, search.attributes);
+  if (entries === null) return { code: RESULT.noSuchObject, text: 'no such entry', matched: at.at === 'person' ? c.tree.people : c.tree.groups };
+  const matcher = compile(filter);
+  const work = matcher.cost * entries.length;
+  if (work > SEARCH_WORK)
+    return {
+      code: RESULT.adminLimitExceeded,
+      text: `this filter over ${entries.length} entries is more work than one search may do (${work} units, at most ${SEARCH_WORK}): narrow the base or the filter`,
+    };
+  const budget = c.work.take(work);
+  if (!budget.taken)
+    return {
+      code: RESULT.adminLimitExceeded,
+      text: `this connection has used its share of the directory's work for now: search again in ${budget.waitSeconds} s`,
+    };
+  const passed = await filtered(c, entries, matcher, time.deadline);
+  return passed === null ? late() : { entries: passed };
+}
+
+/**
+ * The entries that pass, tested a slice at a time: after SLICE_MS the search waits its turn behind
+ * whatever else is ready (requests, other searches), so /ping and a sign-in are answered between
+ * slices. Null when the deadline passes first or the connection is gone.
+ */
+async function filtered(c: Session, entries: readonly Entry[], matcher: Matcher, deadline: number): Promise<Entry[] | null> {
+  const found: Entry[] = [];
+  const done = await inSlices(entries, (e) => matcher.test(e) && found.push(e), {
+    goOn: () => !c.socket.destroyed && performance.now() <= deadline,
+  });
+  return done ? found : null;
+}
+
+/**
+ * Calls `each` on every item, letting other work run every SLICE_MS: `before` is called before
+ * each such wait, and after it, `goOn` says whether to go on (false: stopped).
+ */
+async function inSlices<T>(items: readonly T[], each: (item: T) => unknown, between: { before?: () => void; goOn?: () => boolean } = {}): Promise<boolean> {
+  let slice = performance.now();
+  for (let i = 0; i < items.length; i++) {
+    if ((i & 63) === 0 && performance.now() - slice >= SLICE_MS) {
+      between.before?.();
+      await nextTurn();
+      if (between.goOn && !between.goOn()) return false;
+      slice = performance.now();
+    }
+    each(items[i]);
+  }
+  return true;
+}
+
+/** Entries made from rows, a slice at a time (a hundred thousand people take a while to shape). */
+async function shaped<T>(rows: readonly T[], shape: (row: T) => Entry): Promise<Entry[]> {
+  const out: Entry[] = [];
+  await inSlices(rows, (r) => out.push(shape(r)));
+  return out;
 }
 
 /** Paged results (RFC 2696): the cookie is the offset of the next page. Without the control: everything, no cookie. */
@@ -86,8 +184,8 @@ async function candidates(
   const identity = c.identity!;
   const dir = c.core.directory;
   const tree = c.tree;
-  const people = async () => (await dir.people(identity, peopleHint(filter, tree))).map((p) => tree.person(p));
-  const groups = async () => (await dir.groups(identity, groupsHint(filter, attributes, tree))).map((g) => tree.group(g));
+  const people = async () => shaped(await dir.people(identity, peopleHint(filter, tree)), (p) => tree.person(p));
+  const groups = async () => shaped(await dir.groups(identity, groupsHint(filter, attributes, tree)), (g) => tree.group(g));
   switch (at.at) {
     case 'base':
       if (scope === 'base') return [tree.baseEntry()];

@@ -26,7 +26,8 @@ import { extended, OID, RESULT } from './protocol';
 import { Tree } from './tree';
 import { Connection } from './connection';
 import { Strangers } from './strangers';
-import { MAX_CONNECTIONS, PER_ADDRESS } from './limits';
+import { MAX_CONNECTIONS, PER_ADDRESS, SEARCHES_AT_ONCE } from './limits';
+import { Semaphore } from '../auth/semaphore';
 import type { LdapOptions, LdapServer } from './options';
 
 export type { LdapOptions, LdapServer } from './options';
@@ -36,17 +37,19 @@ interface Open {
   readonly sockets: Set<net.Socket>;
   readonly perAddress: Map<string, number>;
   readonly strangers: Strangers;
+  /** Searches reading and testing entries now, over every connection. */
+  readonly searches: Semaphore;
 }
 
 export async function startLdap(core: Core, o: LdapOptions, logger: Logger): Promise<LdapServer> {
   const tree = new Tree(o.baseDn);
   const secure = o.tls ? tls.createSecureContext({ cert: o.tls.cert, key: o.tls.key, minVersion: 'TLSv1.2' }) : null;
   if (o.tlsPort !== null && !secure) throw new Error('LDAPS needs a certificate and key');
-  const open: Open = { sockets: new Set(), perAddress: new Map(), strangers: new Strangers() };
+  const open: Open = { sockets: new Set(), perAddress: new Map(), strangers: new Strangers(), searches: new Semaphore(SEARCHES_AT_ONCE) };
   const accept = (socket: net.Socket, encrypted: boolean) => {
     const address = admit(open, socket);
     if (address === null) return;
-    const connection = new Connection(core, tree, o, logger, socket, address, encrypted, secure, open.strangers);
+    const connection = new Connection(core, tree, o, logger, socket, address, encrypted, secure, open.strangers, open.searches);
     socket.on('close', () => open.strangers.remove(connection));
     connection.start();
   };

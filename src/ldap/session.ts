@@ -5,6 +5,8 @@
 import type net from 'node:net';
 import type tls from 'node:tls';
 import type { Core, DirectoryIdentity } from '../core';
+import type { Semaphore } from '../auth/semaphore';
+import type { WorkBudget } from './limits';
 import type { LdapOptions } from './options';
 import type { Tree } from './tree';
 
@@ -20,6 +22,10 @@ export interface Session {
   readonly secure: tls.SecureContext | null;
   /** The socket answers leave by now (the TLS one after StartTLS). */
   readonly socket: net.Socket;
+  /** Searches at once over every connection (limits.ts: SEARCHES_AT_ONCE). */
+  readonly searches: Semaphore;
+  /** The filtering work this connection may still do (limits.ts). */
+  readonly work: WorkBudget;
   /** Who bound, or null. */
   identity: DirectoryIdentity | null;
   /** Writes an answer (nothing once the connection has ended). */

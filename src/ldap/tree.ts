@@ -68,6 +68,18 @@ export function parseDn(dn: string): Component[] | null {
   return out;
 }
 
+/**
+ * DNs spelled before, and their normal forms: the same group DNs come back in every person's
+ * memberOf and in every search, and building one (escaping, parsing) costs more than the rest of
+ * a filter's test. Bounded: past the limit the cache starts again.
+ */
+const CACHED_DNS = 20_000;
+const normalDns = new Map<string, string>();
+function remember(cache: Map<string, string>, key: string, value: string): void {
+  if (cache.size >= CACHED_DNS) cache.clear();
+  cache.set(key, value);
+}
+
 const rdn = (type: string, value: string) => new DN().addPairRDN(type, value).toString();
 /** A DN in one spelling for comparing: types and values lower case, escapes as RDN writes them. */
 export const normalDn = (components: readonly Component[]) => components.map(([t, v]) => rdn(t, v.toLowerCase())).join(',');
@@ -88,7 +100,12 @@ export class Tree {
   }
 
   personDn = (username: string) => `${rdn('uid', username)},${this.people}`;
-  groupDn = (name: string) => `${rdn('cn', name)},${this.groups}`;
+  private readonly groupDns = new Map<string, string>();
+  groupDn = (name: string) => {
+    let dn = this.groupDns.get(name);
+    if (dn === undefined) remember(this.groupDns, name, (dn = `${rdn('cn', name)},${this.groups}`));
+    return dn;
+  };
 
   /**
    * Where a DN is: the root DSE, the base, an ou, a person or a group (by name), or outside
@@ -199,93 +216,31 @@ const DN_VALUED = new Set(['member', 'uniquemember', 'memberof', 'namingcontexts
 /** Operational attributes: returned when named or with `+`, not with `*`. */
 const OPERATIONAL = new Set(['entryuuid', 'createtimestamp']);
 
-const valuesOf = (e: Entry, type: string) => {
+export const valuesOf = (e: Entry, type: string) => {
   const t = type.toLowerCase();
   return e.attributes.find(([name]) => name.toLowerCase() === t)?.[1] ?? [];
 };
 
-const normalValue = (type: string, v: string) => {
+export const normalValue = (type: string, v: string) => {
   if (!DN_VALUED.has(type.toLowerCase())) return v.toLowerCase();
-  const parts = parseDn(v);
-  return parts ? normalDn(parts) : v.toLowerCase();
+  let n = normalDns.get(v);
+  if (n === undefined) {
+    const parts = parseDn(v);
+    n = parts ? normalDn(parts) : v.toLowerCase();
+    remember(normalDns, v, n);
+  }
+  return n;
 };
 const dnKey = (dn: string) => normalValue('member', dn);
 
-/**
- * An entry's values of one attribute, normalised once per entry and attribute, as a set: a filter
- * of thousands of terms over a person in a thousand groups costs a lookup per term, not a parse of
- * every DN for every term.
- */
-const normalised = new WeakMap<Entry, Map<string, ReadonlySet<string>>>();
-function normalValuesOf(e: Entry, type: string): ReadonlySet<string> {
-  const t = type.toLowerCase();
-  let byType = normalised.get(e);
-  if (!byType) normalised.set(e, (byType = new Map()));
-  let set = byType.get(t);
-  if (!set) byType.set(t, (set = new Set(valuesOf(e, t).map((v) => normalValue(t, v)))));
-  return set;
-}
-/** A filter term's asserted value, normalised once per term (the same filter runs over every entry). */
-const asserted = new WeakMap<object, string>();
-function assertedOf(term: object, attribute: string, value: string): string {
-  let v = asserted.get(term);
-  if (v === undefined) asserted.set(term, (v = normalValue(attribute, value)));
-  return v;
-}
-
-const MEMBER_ATTRIBUTES = new Set(['member', 'uniquemember']);
+export const MEMBER_ATTRIBUTES = new Set(['member', 'uniquemember']);
 
 /** An extensible match with the in-chain rule on an attribute it applies to: which, else null. */
-function inChainOn(x: ExtensibleMatch): 'memberof' | 'member' | null {
+export function inChainOn(x: ExtensibleMatch): 'memberof' | 'member' | null {
   if (x.rule !== OID.inChain || x.attribute === null) return null;
   const a = x.attribute.toLowerCase();
   if (a === 'memberof') return 'memberof';
   return MEMBER_ATTRIBUTES.has(a) ? 'member' : null;
-}
-
-/**
- * An extensible match: only the in-chain rule on memberOf, member or uniqueMember is understood.
- * memberOf already holds every group at any depth, so there it is equality; on member, the
- * group's inChain says who is inside it at any depth. Any other rule or attribute matches
- * nothing, as every extensible match did before nesting.
- */
-function matchesExtensible(x: ExtensibleMatch, e: Entry): boolean {
-  const on = inChainOn(x);
-  if (on === 'memberof') return normalValuesOf(e, 'memberOf').has(assertedOf(x, 'memberOf', x.value));
-  if (on === 'member') return e.inChain?.has(assertedOf(x, 'member', x.value)) ?? false;
-  return false;
-}
-
-/** Whether an entry matches a filter. */
-export function matches(f: LdapFilter, e: Entry): boolean {
-  if ('and' in f) return f.and.every((g) => matches(g, e));
-  if ('or' in f) return f.or.some((g) => matches(g, e));
-  if ('not' in f) return !matches(f.not, e);
-  if ('present' in f) return valuesOf(e, f.present).length > 0;
-  if ('compare' in f) {
-    const value = assertedOf(f, f.attribute, f.value);
-    const have = normalValuesOf(e, f.attribute);
-    if (f.compare === 'ge') return [...have].some((v) => v >= value);
-    if (f.compare === 'le') return [...have].some((v) => v <= value);
-    return have.has(value); // equality, and approximate as equality
-  }
-  if ('substring' in f) {
-    const { attribute, initial, any, final } = f.substring;
-    const [i0, f0, parts] = [initial.toLowerCase(), final.toLowerCase(), any.map((a) => a.toLowerCase())];
-    return valuesOf(e, attribute).some((raw) => {
-      const v = raw.toLowerCase();
-      if (v.length < i0.length + f0.length || !v.startsWith(i0) || !v.endsWith(f0)) return false;
-      let at = i0.length;
-      const end = v.length - f0.length;
-      for (const part of parts) {
-        const found = v.indexOf(part, at);
-        if (found < 0 || found + part.length > end) return false;
-        at = found + part.length;
-      }
-      return true;
-    });
-  }
-  return matchesExtensible(f.extensible, e);
 }
 
 /** Whether the filter asserts anything about an attribute in `names` (lower case), `skip` aside. */
