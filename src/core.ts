@@ -215,6 +215,8 @@ export { readConfigText } from './config-file/document';
 export { CONFIG_SCHEMA } from './config-file/schema';
 
 export { migrateStore } from './store/copy';
+/** Bounds jobs at once (the LDAP front end's searches). */
+export { Semaphore } from './auth/semaphore';
 export { IMPORT_FORMATS, type ImportFormat, type ImportReport } from './import/operations';
 export type { SourceView, SyncReport } from './sources/operations';
 

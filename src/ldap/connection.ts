@@ -8,7 +8,7 @@
 import type net from 'node:net';
 import tls from 'node:tls';
 import type { Core, DirectoryIdentity } from '../core';
-import type { Semaphore } from '../auth/semaphore';
+import type { Semaphore } from '../core';
 import { isAppError } from '../errors';
 import type { Logger } from '../log';
 import { decode, extended, frame, MAX_FILTER_TERMS, MAX_MESSAGE, OID, OP, result, RESULT, type Request } from './protocol';

@@ -27,7 +27,7 @@ import { Tree } from './tree';
 import { Connection } from './connection';
 import { Strangers } from './strangers';
 import { MAX_CONNECTIONS, PER_ADDRESS, SEARCHES_AT_ONCE } from './limits';
-import { Semaphore } from '../auth/semaphore';
+import { Semaphore } from '../core';
 import type { LdapOptions, LdapServer } from './options';
 
 export type { LdapOptions, LdapServer } from './options';

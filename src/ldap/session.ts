@@ -5,7 +5,7 @@
 import type net from 'node:net';
 import type tls from 'node:tls';
 import type { Core, DirectoryIdentity } from '../core';
-import type { Semaphore } from '../auth/semaphore';
+import type { Semaphore } from '../core';
 import type { WorkBudget } from './limits';
 import type { LdapOptions } from './options';
 import type { Tree } from './tree';
