@@ -86,6 +86,7 @@ for (const fixture of manifest.fixtures) {
       t,
       (args) => cli(dir, ['--db', '', ...args]),
       (table) => before.get(table)?.rows.length ?? null,
+      (before.get('invitation')?.rows ?? [{ expires_at: Infinity }]).some((r) => Number(r.expires_at) > Date.now()),
     );
     t.equal((await cli(dir, ['--db', '', 'stats'])).code, 0);
   });

@@ -12,6 +12,14 @@ export const manifest: { password: string; fixtures: Array<{ file: string; schem
 
 export type Row = Record<string, unknown>;
 
+/** Whether a fixture's invitation (if it holds one) has not expired by now. */
+export async function invitationOpenIn(file: string): Promise<boolean> {
+  const tables = await storeTables(file);
+  if (!tables.includes('invitation')) return true;
+  const rows = await query<{ expires_at: number }>(file, 'SELECT expires_at FROM invitation');
+  return rows.some((r) => Number(r.expires_at) > Date.now());
+}
+
 /** One read-only query of a SQLite file. */
 export function query<T = Row>(file: string, sql: string): Promise<T[]> {
   return new Promise((resolve, reject) => {
@@ -34,7 +42,13 @@ export const storeTables = async (file: string): Promise<string[]> =>
  * and its member, and each thing whose table the fixture's schema had (`rows(table)`: how many
  * rows it held, null when the table did not exist yet).
  */
-export async function readsEverything(t: Test, gatehouse: (args: string[]) => Promise<CliResult>, rows: (table: string) => number | null): Promise<void> {
+export async function readsEverything(
+  t: Test,
+  gatehouse: (args: string[]) => Promise<CliResult>,
+  rows: (table: string) => number | null,
+  /** The fixture's invitation is still open today (it was made to last 7 days, from the day the fixture was made). */
+  invitationOpen = true,
+): Promise<void> {
   const has = (table: string) => rows(table) !== null;
   const json = async (args: string[]) => {
     const r = await gatehouse(['--json', ...args]);
@@ -55,7 +69,11 @@ export async function readsEverything(t: Test, gatehouse: (args: string[]) => Pr
   }
   if (has('webhook')) t.match(JSON.stringify(await json(['webhook', 'list'])), 'hooks.example.com', 'the webhook');
   if (has('forward_app')) t.match(JSON.stringify(await json(['app', 'list'])), 'files.example.com', 'the protected app');
-  if (has('invitation')) t.match(JSON.stringify(await json(['user', 'invitations'])), 'dora@example.com', 'the invitation');
+  if (has('invitation')) {
+    const listed = JSON.stringify(await json(['user', 'invitations']));
+    if (invitationOpen) t.match(listed, 'dora@example.com', 'the invitation');
+    else t.notMatch(listed, 'dora@example.com', 'the invitation, expired since the fixture was made, is not listed as open');
+  }
   if (has('upstream_provider')) t.match(JSON.stringify(await json(['provider', 'list'])), '"corp"', 'the provider');
   if (has('scim_target')) t.match(JSON.stringify(await json(['scim', 'target', 'list'])), 'app.example.com', 'the SCIM push target');
   if (has('saml_sp')) t.match(JSON.stringify(await json(['saml', 'sp', 'list'])), 'wiki.example.com', 'the SAML service provider');

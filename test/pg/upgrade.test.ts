@@ -10,7 +10,7 @@ import t from 'tap';
 import { cli } from '../helpers/cli';
 import { freshDatabase, pgReachable } from '../helpers/pg';
 import { tempDir } from '../helpers/server';
-import { FIXTURES, manifest, query, readsEverything, storeTables } from '../helpers/store-fixtures';
+import { FIXTURES, invitationOpenIn, manifest, query, readsEverything, storeTables } from '../helpers/store-fixtures';
 import { MIGRATIONS } from '../../src/store/migrations';
 
 /** The migrations up to `schema` on an empty database, then the fixture's rows copied in (its tables in the order they were made). */
@@ -67,6 +67,6 @@ t.test('each earlier schema on PostgreSQL, with its rows, migrates and keeps eve
     } finally {
       await after.destroy();
     }
-    await readsEverything(t, gatehouse, (table) => counts[table] ?? null);
+    await readsEverything(t, gatehouse, (table) => counts[table] ?? null, await invitationOpenIn(file));
   }
 });
