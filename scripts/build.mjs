@@ -104,6 +104,8 @@ const LAZY = [
   'ajv',
   // CSV for `gatehouse import --from csv` (src/import/csv.ts).
   'csv-parse/sync',
+  // Unicode's confusables (about 100 KB of data) for look-alike addresses (src/accounts/lookalikes.ts).
+  'unhomoglyph',
 ];
 /** A chunk's file (and asset) name: a scoped package's slash would make a folder. */
 const chunk = (pkg) => `${pkg.replace('/', '+')}.cjs`;

@@ -11,7 +11,7 @@ export { browserAsset } from './native/lazy';
 export { describe as describePermission } from './permission/bits';
 export { isApiKey } from './auth/api-keys';
 export { assertPlainJson } from './plain-json';
-export { ACR_MFA, ACR_VALUES, asksForMfa } from './accounts/assurance';
+export { ACR_MFA, ACR_VALUES, asksForMfa, fallsShort } from './accounts/assurance';
 export type { Actor, Caller } from './actor';
 export type { AccountInput } from './accounts/operations';
 export type { MetricsSnapshot } from './operator';

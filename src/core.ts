@@ -213,6 +213,8 @@ export type { SnapshotFacts, RestoreReport } from './store/backup';
 export type { Plan as ConfigPlan, PlanLine as ConfigPlanLine, ManagedLookup } from './config-file/operations';
 export { readConfigText } from './config-file/document';
 export { CONFIG_SCHEMA } from './config-file/schema';
+/** The rule of every address Gatehouse sends requests to (the shell fetches SP metadata by it). */
+export { outboundUrl } from './runtime/targets';
 
 export { migrateStore } from './store/copy';
 /** Bounds jobs at once (the LDAP front end's searches). */

@@ -69,6 +69,17 @@ export function authnContextOf(session: SessionWay): string {
   return 'urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport';
 }
 
+/**
+ * The step-up decision, the one every protocol and every use of a sign-in asks: whether a sign-in
+ * at level `acr` falls short of what is wanted. `twoFactors`: the app needs them (a client's, a
+ * service provider's or a proxied app's two-factor setting, as it stands now) or the request asks
+ * for them (asksForMfa). At an authorization a sign-in that falls short is asked for its second
+ * factor; at a use of a token issued at that level (a code, a refresh token, an access token at
+ * userinfo or introspection) it is refused. A level not known (a token that recorded none) falls
+ * short of two factors.
+ */
+export const fallsShort = (acr: string | undefined, twoFactors: boolean): boolean => twoFactors && acr !== ACR_MFA;
+
 /** Whether an OpenID Connect request asks for two factors: `acr_values` naming REFEDS MFA, or an essential `acr` claim that allows only it. */
 export function asksForMfa(acrValues: unknown, claims: unknown): boolean {
   if (typeof acrValues === 'string' && acrValues.split(' ').includes(ACR_MFA)) return true;

@@ -27,6 +27,7 @@ import { readAction, readWorld } from '../store/guarded-rows';
 import { claimFirstAdministrator } from './administrators';
 import { normalizeEmail, stringField, validateName, validatePassword } from './validate';
 import { parseUsername, usernameFor } from './usernames';
+import { checkedSkeleton, type LookalikeRule } from './lookalikes';
 
 export interface NewAccount {
   email: string;
@@ -93,14 +94,15 @@ async function checkTable(tx: Tx, principal: Principal, table: string, op: Opera
 
 /**
  * `also` runs in the same transaction once the account exists (a passkey-only signup stores its
- * passkey there): if it throws, no row of the attempt remains.
+ * passkey there): if it throws, no row of the attempt remains. An address that looks like another
+ * account's is refused (accounts/lookalikes.ts) unless `lookalike.allow` (the operator's flag).
  */
 export async function createAccount(
   s: Services,
   actor: Actor,
   input: NewAccount,
   also?: (tx: Tx, account: { id: number; referenceId: string }) => Promise<void>,
-  options: { invited?: boolean } = {},
+  options: { invited?: boolean; lookalike?: Pick<LookalikeRule, 'allow' | 'flag'> } = {},
 ): Promise<CreatedAccount> {
   const invited = options.invited === true;
   const { store, passwords } = s;
@@ -115,10 +117,13 @@ export async function createAccount(
     const accountWorld = await checkTable(tx, principal, 'user_account', 'create', invited); // 2
     if (await findAccountByEmailKey(tx, input.emailKey)) throw new AppError('email_taken', 'an account with this email already exists');
     if (await emailIsUsername(tx, input.emailKey)) throw new AppError('email_taken', 'this email is the username of another account');
+    // A guest (signup, an invitation's or a provider's newcomer) is answered as for a taken address, naming nobody.
+    const emailSkeleton = await checkedSkeleton(tx, input.emailKey, { reveal: principal.isAdmin, ...options.lookalike });
     const username = await usernameFor(tx, input.email, input.username);
     const account = await insertAccount(tx, {
       email: input.email,
       emailKey: input.emailKey,
+      emailSkeleton,
       username,
       name: input.name,
       passwordHash,

@@ -23,6 +23,8 @@ export interface AccountInput {
   email: string;
   name?: string;
   password: string;
+  /** Made even when its address looks like another account's (the shell's --allow-lookalike). */
+  allowLookalike?: boolean;
 }
 
 type Changed = Promise<{ account: AccountView; changed: boolean }>;
@@ -77,7 +79,9 @@ export function accountOperations(s: Services): AccountOperations {
     apiKeys: apiKeyOperations(s, (email) => findAccountByEmail(s, email)),
     async create(actor, input) {
       requireAdministrator(actor, 'create accounts from here');
-      const created = await createAccount(s, actor, newAccountFrom(input, s.config.passwordMinLength));
+      const created = await createAccount(s, actor, newAccountFrom(input, s.config.passwordMinLength), undefined, {
+        lookalike: { allow: input.allowLookalike === true, flag: '{--allow-lookalike}' },
+      });
       return view(created.email);
     },
     async list(actor) {

@@ -24,6 +24,7 @@ import {
 import { assertNotLastAdministrator } from './administrators';
 import { applyDisabled } from './lifecycle';
 import { waysIn } from './ways-in';
+import { checkedSkeleton } from './lookalikes';
 import { queueMail } from '../deliveries/queue';
 import { emailMovedMessage } from '../mail/messages';
 import type { Tx } from '../store/connection';
@@ -95,8 +96,9 @@ export async function changeProvisionedIn(
       const holder = await findAccountByEmailKey(tx, changes.email.key);
       if (holder && holder.id !== found.id) throw new AppError('email_taken', 'an account with this email already exists');
       if (await emailIsUsername(tx, changes.email.key, found.id)) throw new AppError('email_taken', 'this email is the username of another account');
+      const emailSkeleton = await checkedSkeleton(tx, changes.email.key, { self: found.id, reveal: actor.principal.isAdmin });
       // The service vouches for the address it sends.
-      Object.assign(columns, { email_key: changes.email.key, email_verified: true });
+      Object.assign(columns, { email_key: changes.email.key, email_skeleton: emailSkeleton, email_verified: true });
     }
     // Another spelling of the same identity (MIKE@ for mıke@) is still another mailbox to a mail
     // server: it is a change like any other. The old address is told, in this transaction, when

@@ -14,15 +14,25 @@
  * - The operator at the shell is not a self-service session: never asked.
  * - An API key (a request without a session) never adds a way in, however recent: a script's key
  *   must not mint lasting credentials that survive its revocation.
+ *
+ * The rule holds at the write. A change made in two requests (passkey options, then the
+ * registration; TOTP's enrolment, then the code that confirms it; a link begun here, finished at
+ * the provider's callback) is checked again by the request that stores the new way in, in the
+ * transaction that stores it, with the session read then: a check at the first step alone would
+ * stretch the window by however long the ceremony may last. A password entered with a first
+ * step counts as entered again (the session's authenticated_at moves), so the second step, made
+ * within the window of that password, passes.
  */
 import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import { actorOf } from '../access/caller';
 import type { CredentialOperations } from './named-credentials';
 import type { Services } from '../services';
+import type { Tx } from '../store/connection';
 import { type AccountRow, findAccountById } from '../store/accounts';
 import { countPasskeys } from '../store/passkeys';
-import { findSession, type SessionRow } from '../store/sessions';
+import { findSession, reauthenticated, type SessionRow } from '../store/sessions';
+import { type Acting, confirmPassword } from './acting';
 import { hasPassword } from './ways-in';
 
 /** Where a caller stands: recent enough, or what it lacks. */
@@ -35,28 +45,35 @@ const MESSAGES: Record<Exclude<Recency, 'recent' | 'sessionless'>, string> = {
 };
 
 /** Whether an account has anything to ask besides its upstream provider: a password, a passkey or TOTP. */
-export async function hasOwnFactor(s: Services, account: AccountRow): Promise<boolean> {
-  return hasPassword(account) || account.totp_enabled || (await countPasskeys(s.store.root, account.id)) > 0;
+export async function hasOwnFactor(s: Services, account: AccountRow, tx: Tx = s.store.root): Promise<boolean> {
+  return hasPassword(account) || account.totp_enabled || (await countPasskeys(tx, account.id)) > 0;
 }
 
 /** Whether this session proved who the person is within the window, by a proof this server checked. */
-export async function sessionRecency(s: Services, session: SessionRow | undefined, account: AccountRow): Promise<Recency> {
+export async function sessionRecency(s: Services, session: SessionRow | undefined, account: AccountRow, tx: Tx = s.store.root): Promise<Recency> {
   const now = s.clock.now();
-  if (!session || session.ended_at !== null || now - session.authenticated_at > s.config.recentSignin * 1000) return 'stale';
+  // A session of another account proves nothing of this one.
+  if (!session || session.account_id !== account.id || session.ended_at !== null) return 'stale';
+  if (now - session.authenticated_at > s.config.recentSignin * 1000) return 'stale';
   if (session.method !== 'provider') return 'recent';
   // A code checked here (at the provider sign-in or since), or anything entered again after the
   // session opened (reauthenticated moves authenticated_at past created_at).
   if (session.two_factor || session.authenticated_at > session.created_at) return 'recent';
-  return (await hasOwnFactor(s, account)) ? 'provider' : 'recent';
+  return (await hasOwnFactor(s, account, tx)) ? 'provider' : 'recent';
+}
+
+/** The standing of one session of an account, both read through `tx` (the transaction of the write, at the write). */
+async function standingOf(s: Services, tx: Tx, accountId: number, sessionId: string | null): Promise<Recency> {
+  const account = await findAccountById(tx, accountId);
+  if (!account) throw new AppError('unauthenticated', 'sign in first');
+  return sessionRecency(s, sessionId === null ? undefined : await findSession(tx, sessionId), account, tx);
 }
 
 /** The caller's standing; `recent` at the shell. */
-export async function recency(s: Services, actor: Actor): Promise<Recency> {
+export async function recency(s: Services, actor: Actor, tx: Tx = s.store.root): Promise<Recency> {
   if (actor.via === 'cli') return 'recent';
   if (actor.session === null || actor.principal.accountId === null) return 'sessionless';
-  const account = await findAccountById(s.store.root, actor.principal.accountId);
-  if (!account) throw new AppError('unauthenticated', 'sign in first');
-  return sessionRecency(s, await findSession(s.store.root, actor.session), account);
+  return standingOf(s, tx, actor.principal.accountId, actor.session);
 }
 
 /**
@@ -64,16 +81,43 @@ export async function recency(s: Services, actor: Actor): Promise<Recency> {
  * `proving`: the request carries the password and the action checks it next (change_email,
  * totp_enroll, passkey_options with a password): that is a password entered again, so only a
  * caller without a session is refused here, before the password is tried.
+ * `tx`: the transaction that writes the change, when the check is made in it (see above).
  */
-export async function assertRecentSignin(s: Services, actor: Actor, o: { proving?: boolean } = {}): Promise<void> {
+export async function assertRecentSignin(s: Services, actor: Actor, o: { proving?: boolean; tx?: Tx } = {}): Promise<void> {
   if (actor.via !== 'cli' && actor.principal.accountId === null) throw new AppError('unauthenticated', 'sign in first');
-  const standing = await recency(s, actor);
+  const standing = await recency(s, actor, o.tx);
   if (standing === 'recent') return;
   if (standing === 'sessionless') {
     throw new AppError('forbidden', 'an API key cannot add a way in or make credentials: sign in (a session) to do this');
   }
   if (o.proving) return;
   throw new AppError('reauthentication_required', MESSAGES[standing]);
+}
+
+/**
+ * The rule at the write of a change begun by an earlier request, for the session that began it
+ * (a provider's callback comes without the session's token: its flow names the session). Read
+ * through `tx`, the transaction that stores the new way in.
+ */
+export async function assertSessionRecent(s: Services, tx: Tx, accountId: number, sessionId: string | null): Promise<void> {
+  const standing = await standingOf(s, tx, accountId, sessionId);
+  if (standing === 'recent') return;
+  throw new AppError('reauthentication_required', MESSAGES[standing === 'provider' ? 'provider' : 'stale']);
+}
+
+/**
+ * A password entered with the first step of a change that adds a way in (passkey options, TOTP's
+ * enrolment): checked now, and then it is a password entered again in this session, as the
+ * reauthenticate action's (authenticated_at moves). The step that writes the change checks the
+ * rule against the session as it then stands, so that step must come within the window of this
+ * password, not of an older sign-in.
+ */
+export async function confirmPasswordAgain(ctx: Acting, account: AccountRow, password: string): Promise<void> {
+  await confirmPassword(ctx, account, password);
+  const sessionId = ctx.actor.session;
+  if (sessionId !== null && !(await reauthenticated(ctx.s.store.root, sessionId, null))) {
+    throw new AppError('unauthenticated', 'this session has ended; sign in again');
+  }
 }
 
 /** Named secrets (API keys, app passwords) made only after a recent sign-in: the caller's own, and an administrator's for any account. */

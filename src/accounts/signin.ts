@@ -104,7 +104,10 @@ function countWay(s: Services, way: Named, ok: boolean): void {
     const outcome = ok ? 'ok' : 'failed';
     binds[outcome] = (binds[outcome] ?? 0) + 1;
   } else if (way.method === 'provider' && way.details?.provider) {
-    const c = (s.counters.providerSignins[way.details.provider] ??= { ok: 0, refused: 0 });
+    // By the counters' own keys: a provider may be named `constructor`, which every object inherits.
+    const counts = s.counters.providerSignins;
+    const name = way.details.provider;
+    const c = Object.hasOwn(counts, name) ? counts[name] : (counts[name] = { ok: 0, refused: 0 });
     c[ok ? 'ok' : 'refused']++;
   }
 }

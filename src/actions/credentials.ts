@@ -11,6 +11,7 @@ import { newSession } from './account-helpers';
 import { callerAccount, confirmPassword } from '../accounts/acting';
 import { sendVerification } from '../accounts/mailed-links';
 import { assertRecentSignin } from '../accounts/recent-signin';
+import { checkedSkeleton } from '../accounts/lookalikes';
 import { ActionDef, said } from './types';
 import { assertNotSourceManaged } from '../store/sources';
 
@@ -49,8 +50,15 @@ export const changeEmail: ActionDef = {
       const other = await findAccountByEmailKey(tx, key);
       if (other && other.id !== account.id) throw new AppError('email_taken', 'an account with this email already exists');
       if (await emailIsUsername(tx, key, account.id)) throw new AppError('email_taken', 'this email is the username of another account');
+      // A look-alike of another account's address is answered as a taken one: a person learns no other account's address.
+      const emailSkeleton = await checkedSkeleton(tx, key, { self: account.id, reveal: ctx.actor.principal.isAdmin });
       // A new address is unverified until its owner confirms it.
-      await bumpAuthVersion(tx, account.id, { email, email_key: key, email_verified: key === account.email_key && account.email_verified });
+      await bumpAuthVersion(tx, account.id, {
+        email,
+        email_key: key,
+        email_skeleton: emailSkeleton,
+        email_verified: key === account.email_key && account.email_verified,
+      });
     });
     await s.audit.record('email_changed', ctx.actor, { account: account.reference_id });
     const fresh = await reloadAccount(s, account.id);

@@ -14,7 +14,7 @@ import { enableTotp, replaceRecoveryCodes } from '../store/totp';
 import { newSession } from './account-helpers';
 import { callerAccount, confirmPassword } from '../accounts/acting';
 import { verifySecondFactor } from '../accounts/second-factor';
-import { assertRecentSignin } from '../accounts/recent-signin';
+import { assertRecentSignin, confirmPasswordAgain } from '../accounts/recent-signin';
 import type { ActionDef } from './types';
 
 export const totpEnroll: ActionDef = {
@@ -24,9 +24,11 @@ export const totpEnroll: ActionDef = {
   async run(ctx) {
     const password = stringField(ctx.attributes, 'password')!;
     const account = await callerAccount(ctx);
-    // A new second factor is a way in: the password given here is the proof (never an API key's).
+    // A new second factor is a way in: the password given here is the proof (never an API key's),
+    // and it counts as entered again in this session: totp_confirm, which turns TOTP on, checks
+    // the rule again, within the window of this password.
     await assertRecentSignin(ctx.s, ctx.actor, { proving: true });
-    await confirmPassword(ctx, account, password);
+    await confirmPasswordAgain(ctx, account, password);
     if (account.totp_enabled) throw new AppError('forbidden', 'TOTP is already on; turn it off first to enrol a new device');
     const secret = newTotpSecret();
     // Pending until totp_confirm: signin does not ask for a code yet.
@@ -47,8 +49,10 @@ export const totpConfirm: ActionDef = {
     const { s } = ctx;
     const otp = stringField(ctx.attributes, 'otp')!.trim();
     const account = await callerAccount(ctx);
-    // The enrolment it confirms was begun with the password; an API key confirms none.
-    await assertRecentSignin(s, ctx.actor, { proving: true });
+    // Turning TOTP on is the write the rule guards: refused early here (an API key confirms none;
+    // a session past the window, its enrolment's password included, is asked to confirm it is
+    // them), and checked again in the transaction that turns it on.
+    await assertRecentSignin(s, ctx.actor);
     if (account.totp_enabled) throw new AppError('forbidden', 'TOTP is already on');
     if (!account.totp_secret) throw new AppError('invalid_input', 'start with totp_enroll');
     await s.limiter.assertTotpAllowed(account.reference_id);
@@ -59,6 +63,7 @@ export const totpConfirm: ActionDef = {
     }
     const codes = newRecoveryCodes();
     const applied = await s.store.transaction(async (tx) => {
+      await assertRecentSignin(s, ctx.actor, { tx });
       // Only the secret that was shown, only once: a concurrent confirm or re-enrol loses.
       if (!(await enableTotp(tx, account.id, account.totp_secret!, step))) return false;
       await replaceRecoveryCodes(tx, account.id, codes.map(hashRecoveryCode));

@@ -1,5 +1,5 @@
 /**
- * `gatehouse import --from keycloak|authelia|auth0|csv FILE [--dry-run] [--overwrite]`: people and
+ * `gatehouse import --from keycloak|authelia|auth0|csv FILE [--dry-run] [--overwrite] [--allow-lookalike]`: people and
  * groups from another server's export or a spreadsheet (docs/moving-in.md). Prints one line per
  * person (created, updated, unchanged, skipped and why) and the totals; the report's text from the
  * file has had its control characters removed in the core, so a hostile cell cannot drive the terminal.
@@ -57,10 +57,17 @@ export function registerImport(program: Command, io: Io): void {
     .argument('<file>', 'the export or CSV file')
     .option('--dry-run', 'report what would happen, write nothing')
     .option('--overwrite', 'also bring the file’s name, password and groups to accounts that already exist (never administrators)')
-    .action(async (file: string, o: { from: ImportFormat; dryRun?: boolean; overwrite?: boolean }, c: Command) => {
+    .option('--allow-lookalike', 'also make people whose address looks like another account’s (otherwise skipped, naming it)')
+    .action(async (file: string, o: { from: ImportFormat; dryRun?: boolean; overwrite?: boolean; allowLookalike?: boolean }, c: Command) => {
       const text = readImportFile(file);
       await withCore(c, io, async (core) => {
-        const report = await core.importer.run(core.shell, { format: o.from, text, dryRun: o.dryRun === true, overwrite: o.overwrite === true });
+        const report = await core.importer.run(core.shell, {
+          format: o.from,
+          text,
+          dryRun: o.dryRun === true,
+          overwrite: o.overwrite === true,
+          allowLookalike: o.allowLookalike === true,
+        });
         emit(io, wantsJson(c), report, () => human(report));
       });
     });

@@ -20,6 +20,12 @@ export function addPasswordOptions(cmd: Command): Command {
     .addOption(new Option('--password-env <var>', 'read the password from an environment variable'));
 }
 
+/**
+ * An environment variable a flag names, or undefined: only the environment's own variables, so
+ * `--password-env constructor` is "not set" rather than what every object inherits.
+ */
+export const envVariable = (io: Io, name: string): string | undefined => (Object.hasOwn(io.env, name) ? io.env[name] : undefined);
+
 /** One trailing newline (from echo or a file) is not part of the password. */
 const chomp = (s: string) => s.replace(/\r?\n$/, '');
 
@@ -34,7 +40,7 @@ export async function readPassword(flags: PasswordFlags, io: Io): Promise<string
       throw new AppError('invalid_input', `cannot read the password file ${flags.passwordFile}`);
     }
   }
-  const value = io.env[flags.passwordEnv!];
+  const value = envVariable(io, flags.passwordEnv!);
   if (value === undefined) throw new AppError('invalid_input', `the environment variable ${flags.passwordEnv} is not set`);
   return value;
 }

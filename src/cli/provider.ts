@@ -5,6 +5,7 @@ import { AppError } from '../errors';
 import type { ProviderView } from '../core';
 import { withCore, wantsJson } from './context';
 import type { Io } from './io';
+import { envVariable } from './password-input';
 import { emit, keyValues, table } from './output';
 
 const collect = (value: string, previous?: string[]) => [...(previous ?? []), value];
@@ -34,7 +35,7 @@ function readSecret(o: { clientSecretFile?: string; clientSecretEnv?: string }, 
       throw new AppError('invalid_input', `cannot read the client secret file ${o.clientSecretFile}`);
     }
   }
-  const value = io.env[o.clientSecretEnv!];
+  const value = envVariable(io, o.clientSecretEnv!);
   if (value === undefined) throw new AppError('invalid_input', `the environment variable ${o.clientSecretEnv} is not set`);
   return value;
 }

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { AppError } from '../errors';
-import type { NameIdKind, SamlCertView, SamlSpView } from '../core';
+import { outboundUrl, type NameIdKind, type SamlCertView, type SamlSpView } from '../core';
 import { withCore, wantsJson } from './context';
 import type { Io } from './io';
 import { emit, keyValues, table } from './output';
@@ -13,9 +13,11 @@ const MAX_METADATA_BYTES = 256 * 1024;
 /** SP metadata from a file, or from a URL (an SP's own metadata endpoint). */
 async function readMetadata(source: string): Promise<string> {
   if (/^https?:\/\//i.test(source)) {
+    // The rule of every address Gatehouse sends to: a password in it would be echoed by the refusals below.
+    const url = outboundUrl(source, '{--metadata}', { example: 'https://app.example.com/saml/metadata' });
     let res: Response;
     try {
-      res = await fetch(source, { signal: AbortSignal.timeout(10_000), redirect: 'follow' });
+      res = await fetch(url, { signal: AbortSignal.timeout(10_000), redirect: 'follow' });
     } catch (err) {
       throw new AppError('invalid_input', `could not fetch the metadata from ${source}: ${(err as Error).message}`);
     }

@@ -63,11 +63,12 @@ export function registerUser(program: Command, io: Io): void {
       .command('create')
       .description('create an account (the first account becomes the administrator)')
       .requiredOption('--email <email>', 'email')
-      .option('--name <name>', 'display name (default: the part of the email before @)'),
-  ).action(async (opts: PasswordFlags & { email: string; name?: string }, c: Command) => {
+      .option('--name <name>', 'display name (default: the part of the email before @)')
+      .option('--allow-lookalike', 'create it even when its address looks like another account’s (letters a reader cannot tell apart)'),
+  ).action(async (opts: PasswordFlags & { email: string; name?: string; allowLookalike?: boolean }, c: Command) => {
     const password = await readPassword(opts, io);
     await withCore(c, io, async (core) => {
-      const view = await core.accounts.create(core.shell, { email: opts.email, name: opts.name, password });
+      const view = await core.accounts.create(core.shell, { email: opts.email, name: opts.name, password, allowLookalike: opts.allowLookalike === true });
       emit(io, wantsJson(c), { account: view }, () => showAccount(view));
     });
   });

@@ -67,11 +67,16 @@ export function readReferencedFile(file: string, where: string, configFile: stri
   }
 }
 
+/** Which form a reference is, by its own key (never one an object inherits). */
+const isEnvRef = (ref: SecretRef): ref is { env: string } => Object.hasOwn(ref, 'env');
+
 export function resolveSecret(ref: SecretRef, where: string, configFile: string, env: NodeJS.ProcessEnv): string {
   let value: string;
-  if ('env' in ref) {
-    const v = env[ref.env];
-    if (v === undefined) throw new AppError('invalid_input', `${where}: the environment variable ${ref.env} is not set`);
+  if (isEnvRef(ref)) {
+    // Only the environment's own variables: `{env: constructor}` (or toString, __proto__…) would
+    // otherwise read what every object inherits, a function and no secret, and fail unexplained.
+    const v = Object.hasOwn(env, ref.env) ? env[ref.env] : undefined;
+    if (typeof v !== 'string') throw new AppError('invalid_input', `${where}: the environment variable ${ref.env} is not set`);
     value = v;
   } else {
     value = readReferencedFile(ref.file, where, configFile, env, MAX_SECRET);

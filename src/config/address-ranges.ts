@@ -73,7 +73,8 @@ export function targetPolicy(entries: readonly string[]): TargetPolicy {
   const allowed = new net.BlockList();
   for (const raw of entries) {
     const entry = raw.trim().toLowerCase();
-    if (RANGES[entry]) {
+    // The table's own names only: `constructor` (a name every object inherits) is no range.
+    if (Object.hasOwn(RANGES, entry)) {
       for (const [address, prefix, type] of RANGES[entry]) allowed.addSubnet(address, prefix, type);
       continue;
     }

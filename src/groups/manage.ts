@@ -26,7 +26,7 @@ import { childGroups, parentGroups } from '../store/nesting';
 import { deleteRow, updateRow } from '../store/records';
 import { setGroupExternalId as setExternalIdOf } from '../store/scim';
 import { findAccountById } from '../store/accounts';
-import { validateName } from '../accounts/validate';
+import { validateName, type NameOrigin } from '../accounts/validate';
 import { isReference } from '../store/reference';
 import { assertGroupNameFree, groupNameKey, type GroupNameIndex } from './names';
 import { assertNotFileManaged } from '../store/config-managed';
@@ -34,10 +34,15 @@ import { assertGroupNotSourceManaged } from '../store/sources';
 
 const RESERVED_GROUP_NAMES = new Set(['administrators', 'users']);
 
-/** A new group's name: 1–100 characters, not a system group's name. */
-export function parseGroupName(value: unknown): string {
+/** A new group's name, as a person typed it: the names' one rule (validateName), not a system group's name. */
+export const parseGroupName = (value: unknown): string => groupName(value, 'typed');
+
+/** A group's name sent by another system (SCIM, a directory, an import file): its hidden characters removed first. */
+export const parseSentGroupName = (value: unknown): string => groupName(value, 'sent');
+
+function groupName(value: unknown, origin: NameOrigin): string {
   if (typeof value !== 'string') throw new AppError('invalid_input', 'name must be a string');
-  const name = validateName(value);
+  const name = validateName(value, origin);
   if (RESERVED_GROUP_NAMES.has(name.toLowerCase())) throw new AppError('invalid_input', `the group name ${name} is reserved`);
   if (DELETED_GATE.test(name)) throw new AppError('invalid_input', `the group name ${name} is reserved (an exported gate whose group was deleted)`);
   return name;

@@ -9,7 +9,7 @@
 import type { Context, Next } from 'koa';
 // Types only: the library (the largest part of the executable) is loaded when /oidc is first used.
 import type { default as Provider, Configuration, KoaContextWithOIDC } from 'oidc-provider';
-import { ACR_MFA, ACR_VALUES, asksForMfa, AUDIENCE_METADATA, type Core } from '../core';
+import { ACR_VALUES, asksForMfa, AUDIENCE_METADATA, type Core, fallsShort } from '../core';
 import { errorPage, html, page, PAGE_CSP, raw } from './pages/html';
 import { clearTokens, cookieNames, guestCaller, pageCaller, readCookie, tokenCaller } from './pages/session';
 import { devicePages } from './pages/device';
@@ -97,9 +97,11 @@ export class OidcProvider {
       new Check('gatehouse_two_factor', 'this application needs a second factor', 'login_required', async (ctx) => {
         const accountId = ctx.oidc.session?.accountId;
         if (!accountId || !ctx.oidc.client) return Check.NO_NEED_TO_PROMPT;
-        if (ctx.oidc.session?.acr === ACR_MFA) return Check.NO_NEED_TO_PROMPT;
+        const acr = ctx.oidc.session?.acr;
+        // A sign-in that meets two factors meets anything asked: the client's row is read only for one that may not.
+        if (!fallsShort(acr, true)) return Check.NO_NEED_TO_PROMPT;
         const wanted = asksForMfa(ctx.oidc.params?.acr_values, ctx.oidc.claims) || (await core.oidc.clientPolicy(ctx.oidc.client.clientId, null)).twoFactor;
-        return wanted ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT;
+        return fallsShort(acr, wanted) ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT;
       }),
     );
     // The client's allowed groups, checked at every authorization (membership can end at any time):
@@ -128,15 +130,24 @@ export class OidcProvider {
       clients: [],
       extraClientMetadata: { properties: [AUDIENCE_METADATA] },
       findAccount: async (ctx, sub, token) => {
-        // Every code exchange, refresh and userinfo call checks the client's allowed groups again:
-        // leaving the group ends the access its grants gave.
+        // Every code exchange, refresh and userinfo call holds the token against the client's
+        // requirements as they stand now (its allowed groups, two factors): leaving the group, or
+        // a client switched to two factors, ends the access a one-factor grant gave. A refusal is
+        // the provider's own: invalid_grant at the token endpoint, 401 invalid_token at userinfo.
         const client = ctx.oidc?.client;
-        const grantId = typeof token?.grantId === 'string' ? token.grantId : undefined;
-        // The level a code or refresh token was issued at (a client may need two factors since).
-        const acr = typeof (token as { acr?: unknown } | undefined)?.acr === 'string' ? (token as { acr: string }).acr : undefined;
-        const claims = client ? await core.oidc.account(sub, client.clientId, grantId, acr) : await core.oidc.claims(sub);
+        const claims = client ? await core.oidc.account(sub, client.clientId, token && tokenUse(token)) : await core.oidc.claims(sub);
         if (!claims) return undefined;
         return { accountId: sub, claims: async () => ({ ...claims }) };
+      },
+      // An access token records the level of the sign-in it was issued for (its code's, refresh
+      // token's or device code's acr), so that userinfo and introspection can hold it against the
+      // client's requirements at each use. Introspection answers it too, as RFC 9470 would have a
+      // resource server read it.
+      extraTokenClaims: async (ctx, token) => {
+        if (token.kind !== 'AccessToken') return undefined;
+        const { AuthorizationCode, RefreshToken, DeviceCode } = ctx.oidc.entities;
+        const acr = (AuthorizationCode ?? RefreshToken ?? DeviceCode)?.acr;
+        return typeof acr === 'string' ? { acr } : undefined;
       },
       // amr and acr ride with openid: how the person signed in (a passkey, a password, with TOTP
       // or not) and at which level (REFEDS single or multi-factor).
@@ -167,8 +178,14 @@ export class OidcProvider {
         devInteractions: { enabled: false },
         revocation: { enabled: true },
         // A token's own client may introspect it, no other: one client must not learn whether
-        // another client's token is live, nor whose it is.
-        introspection: { enabled: true, allowedPolicy: async (ctx, client, token) => token.clientId === client.clientId },
+        // another client's token is live, nor whose it is. And a person's token is live only while
+        // the client's requirements hold (as at userinfo and refresh): else `active: false`.
+        introspection: {
+          enabled: true,
+          allowedPolicy: async (ctx, client, token) =>
+            token.clientId === client.clientId &&
+            (token.kind === 'ClientCredentials' || (await core.oidc.account(token.accountId, token.clientId, tokenUse(token))) !== undefined),
+        },
         rpInitiatedLogout: {
           enabled: true,
           // Gatehouse's own pages, not the library's samples.
@@ -346,6 +363,17 @@ export class OidcProvider {
       await handle(ctx.req, ctx.res);
     };
   }
+}
+
+/**
+ * A token the provider hands to findAccount or introspection, as the core's use of it: its grant,
+ * and the level it recorded of its sign-in (a code's, refresh token's or device code's `acr`; an
+ * access token's, in the extra claims extraTokenClaims gave it).
+ */
+function tokenUse(token: { grantId?: unknown; acr?: unknown; extra?: unknown }): { grantId?: string; acr: string | undefined } {
+  const extra = token.extra as { acr?: unknown } | undefined;
+  const acr = typeof token.acr === 'string' ? token.acr : typeof extra?.acr === 'string' ? extra.acr : undefined;
+  return { ...(typeof token.grantId === 'string' ? { grantId: token.grantId } : {}), acr };
 }
 
 /**

@@ -32,7 +32,8 @@ function passwordOf(credentials: unknown): { hash: string } | { problem: string 
   const secret = json(password.secretData);
   if (!data || !secret) return { problem: 'its password credential is unreadable' };
   const algorithm = typeof data.algorithm === 'string' ? data.algorithm : '';
-  const digest = ALGORITHMS[algorithm];
+  // The table's own names only: an algorithm named `constructor` or `toString` is one Gatehouse cannot check.
+  const digest = Object.hasOwn(ALGORITHMS, algorithm) ? ALGORITHMS[algorithm] : undefined;
   if (!digest) return { problem: `its password uses ${algorithm.slice(0, 30) || 'an unnamed algorithm'}, which Gatehouse cannot check` };
   const iterations = data.hashIterations;
   if (typeof iterations !== 'number' || !Number.isInteger(iterations) || iterations < 1) return { problem: 'its password credential has no iteration count' };

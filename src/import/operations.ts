@@ -36,6 +36,8 @@ export interface ImportOptions {
   text: string;
   dryRun?: boolean;
   overwrite?: boolean;
+  /** Makes people even when their address looks like another account's (--allow-lookalike). */
+  allowLookalike?: boolean;
 }
 
 export interface ImportedPerson {
@@ -130,7 +132,7 @@ export function importerOperations(s: Services): ImporterOperations {
       const used = new Set(todo.flatMap((t) => t.person.groups));
       for (const g of [...source.groups].reverse()) if (used.has(g.key) && g.parent !== null) used.add(g.parent);
       const groups = source.groups.filter((g) => used.has(g.key));
-      const run: RunOptions = { format, overwrite: options.overwrite === true };
+      const run: RunOptions = { format, overwrite: options.overwrite === true, allowLookalike: options.allowLookalike === true };
       const apply = (written: readonly Written[]) => {
         for (const { index, result } of written) Object.assign(people[index], { outcome: result.outcome, reason: result.reason, account: result.account });
       };

@@ -5,7 +5,7 @@
  * go on.
  */
 import { isAppError } from '../errors';
-import { normalizeEmail, validateName } from '../accounts/validate';
+import { normalizeEmail, sentName } from '../accounts/validate';
 import { parseUsername } from '../accounts/usernames';
 import { checkImportedHash } from '../auth/imported-hashes';
 import type { Source, SourcePerson } from './source';
@@ -53,8 +53,8 @@ function checkOne(p: SourcePerson): Checked {
   }
   let name: string;
   try {
-    const given = typeof p.name === 'string' && p.name.trim() !== '' ? p.name : email.email.split('@')[0];
-    name = validateName(given.trim());
+    // Another system's name: its hidden characters are removed, not refused (accounts/validate.ts).
+    name = sentName(typeof p.name === 'string' ? p.name : undefined, email.email.split('@')[0]);
   } catch (err) {
     return fail(`invalid name: ${why(err)}`);
   }

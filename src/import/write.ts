@@ -30,9 +30,10 @@ import { addNesting } from '../store/nesting';
 import { readWorld } from '../store/guarded-rows';
 import { assertNotFileManaged } from '../store/config-managed';
 import { assertGroupNotSourceManaged, sourceOfAccount } from '../store/sources';
-import { createGroupIn, parseGroupName } from '../groups/manage';
+import { createGroupIn, parseSentGroupName } from '../groups/manage';
 import { applyDisabled } from '../accounts/lifecycle';
 import { usernameFor } from '../accounts/usernames';
+import { checkedSkeleton } from '../accounts/lookalikes';
 import type { ImportFormat, SourceGroup } from './source';
 import { shown, type PlannedPerson } from './plan';
 
@@ -71,7 +72,8 @@ export async function writeGroups(
   const nested: Array<[GroupRow, GroupRow]> = [];
   for (const g of groups) {
     try {
-      const name = parseGroupName(g.name);
+      // Another system's names: hidden characters are removed, not refused (accounts/validate.ts).
+      const name = parseSentGroupName(g.name);
       const existing = (await findGroupsByName(tx, name)).find(managed);
       if (existing) {
         await assertNotFileManaged(tx, actor.via, 'group', existing.name);
@@ -136,10 +138,11 @@ async function join(tx: Tx, accountId: number, person: PlannedPerson, groups: Gr
   return joined;
 }
 
-/** How this run writes: the file's format (the origin of the accounts it makes) and --overwrite. */
+/** How this run writes: the file's format (the origin of the accounts it makes), --overwrite and --allow-lookalike. */
 export interface RunOptions {
   format: ImportFormat;
   overwrite: boolean;
+  allowLookalike?: boolean;
 }
 
 /**
@@ -153,6 +156,14 @@ export async function writePerson(tx: Tx, person: PlannedPerson, groups: GroupMa
   const found = await findAccountByEmailKey(tx, person.emailKey);
   if (!found) {
     if (await emailIsUsername(tx, person.emailKey)) return skipped('this email is the username of another account');
+    let emailSkeleton: string;
+    try {
+      // The operator reads the report: it names the account the address looks like.
+      emailSkeleton = await checkedSkeleton(tx, person.emailKey, { reveal: true, allow: run.allowLookalike, flag: '{--allow-lookalike}' });
+    } catch (err) {
+      if (isAppError(err) && err.code === 'email_taken') return skipped(err.message);
+      throw err;
+    }
     let note: string | undefined;
     let asked = person.username;
     if (asked !== undefined && (await usernameInUse(tx, asked))) {
@@ -163,6 +174,7 @@ export async function writePerson(tx: Tx, person: PlannedPerson, groups: GroupMa
     const account = await insertAccount(tx, {
       email: person.email,
       emailKey: person.emailKey,
+      emailSkeleton,
       username,
       name: person.name,
       passwordHash: person.passwordHash ?? '',

@@ -15,6 +15,7 @@ import { requireAdministrator } from '../access/caller';
 import { createAccount, type CreatedAccount, type NewAccount } from '../accounts/create';
 import { makeAdministrator } from '../accounts/administrators';
 import { normalizeEmail } from '../accounts/validate';
+import { checkedSkeleton } from '../accounts/lookalikes';
 import { resolveGateGroup } from '../groups/manage';
 import { addMembership, emailKeyTaken, updateAccount } from '../store/accounts';
 import { findGroupByReference } from '../store/groups';
@@ -95,6 +96,9 @@ export async function invite(s: Services, actor: Actor, input: NewInvitation): P
   }
   if ((input.groups ?? []).length > 50) throw new AppError('invalid_input', 'at most 50 groups per invitation');
   if (await emailKeyTaken(s.store.root, key)) throw new AppError('email_taken', 'an account with this email already exists');
+  // An address that looks like another account's is refused now, naming it, rather than when the
+  // person accepts (where they are told only that the address is taken).
+  await checkedSkeleton(s.store.root, key, { reveal: true });
   // Only managed groups: any account can make a group of any name, and an invitation grants it.
   const groups: string[] = [];
   for (const g of input.groups ?? []) {

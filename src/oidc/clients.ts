@@ -19,7 +19,7 @@ import { deleteClient, findClient, insertClient, listClients, OidcClientRow, set
 import { assertNotFileManaged, unlessFileManaged } from '../store/config-managed';
 import { resolveGateGroup } from '../groups/manage';
 import { findGroupsByReference } from '../store/groups';
-import { checkTargetUrl, targetPolicy } from '../runtime/targets';
+import { checkTargetUrl, outboundUrl, targetPolicy, withoutUserinfo } from '../runtime/targets';
 
 /** What a client may do at the token endpoint, as the shell names it. */
 export type ClientGrant = 'authorization_code' | 'device_code' | 'client_credentials';
@@ -144,7 +144,8 @@ export async function clientView(s: Services, row: OidcClientRow, tx: Tx = s.sto
     allowed_groups: ids.map((id) => names.get(id) ?? `(deleted group ${id})`),
     allowed_group_ids: ids,
     two_factor: row.two_factor,
-    backchannel_logout_uri: m.backchannel_logout_uri ?? null,
+    // One stored before the rule refused a user and password is shown without them (the sender still uses it).
+    backchannel_logout_uri: m.backchannel_logout_uri ? withoutUserinfo(m.backchannel_logout_uri) : null,
     created_at: iso(row.created_at),
   };
 }
@@ -302,15 +303,22 @@ export async function changeClient(s: Services, actor: Actor, clientId: string, 
 }
 
 /**
- * A back-channel logout URI: where a browser's redirect would be allowed to go (https, or http on
- * localhost), no longer than a URL should be, and, as for webhooks, not inside the network unless
- * the operator allows it (the sender checks again at every try).
+ * A back-channel logout URI: the rule of every address Gatehouse sends to (outboundUrl: no user or
+ * password, which `client show` and `config export` would print), where a browser's redirect
+ * would be allowed to go (https, or http on localhost), no longer than a URL should be, and, as
+ * for webhooks, not inside the network unless the operator allows it (the sender checks again at
+ * every try).
  */
 async function logoutUri(s: Services, raw: string): Promise<string> {
-  if (raw.length > 500) throw new AppError('invalid_input', '{--backchannel-logout-uri} must be at most 500 characters');
+  const field = '{--backchannel-logout-uri}';
+  if (raw.length > 500) throw new AppError('invalid_input', `${field} must be at most 500 characters`);
   // Kept as a URL parser writes it (a space becomes %20): what is shown is what is dialled.
-  const uri = new URL(redirectUri(raw.trim(), '{--backchannel-logout-uri}')).href;
-  await checkTargetUrl(new URL(uri), targetPolicy(s.config.webhookAllowPrivate), '{--backchannel-logout-uri}');
+  const uri = outboundUrl(raw.trim(), field, {
+    example: 'https://app.example.com/backchannel-logout',
+    proof: "the app checks the logout token's signature instead",
+  }).href;
+  redirectUri(uri, field);
+  await checkTargetUrl(new URL(uri), targetPolicy(s.config.webhookAllowPrivate), field);
   return uri;
 }
 

@@ -20,6 +20,7 @@ import {
   pageSessionOf,
   ProviderAdapter,
   type TokenRequestOutcome,
+  type TokenUse,
 } from './support';
 
 /** Relying parties of the OpenID Connect provider, managed from the shell. */
@@ -37,12 +38,13 @@ export interface OidcOperations {
   adapter(model: string): ProviderAdapter;
   claims(sub: string): Promise<OidcClaims | undefined>;
   /**
-   * What tokens for `clientId` may say of `sub` (undefined: the account is disabled or gone, the
-   * client is gone or changed, the account is outside its allowed groups, or the client needs two
-   * factors and `acr`, the level the code or refresh token was issued at, is one). `grantId`: the
-   * grant the provider has just read in this request.
+   * What tokens for `clientId` may say of `sub`, checked against the client's requirements as they
+   * stand now at every use of its tokens (undefined: the account is disabled or gone, the client
+   * is gone or changed, the account is outside its allowed groups, or the client needs two factors
+   * and the token was issued at one). `use`: the token (its grant, the level it was issued at);
+   * none at an authorization, whose interaction asks for a second factor instead.
    */
-  account(sub: string, clientId: string, grantId?: string, acr?: string): Promise<OidcClaims | undefined>;
+  account(sub: string, clientId: string, use?: TokenUse): Promise<OidcClaims | undefined>;
   /**
    * Runs the provider's handling of one token request, serving clients from memory.
    * `stale_client`: a client it was served has since been removed or changed (the answer must be
@@ -102,7 +104,7 @@ export function oidcOperations(s: Services): OidcOperations {
   return {
     adapter: (model) => adapterFor(s, model),
     claims: (sub) => claimsOf(s, sub),
-    account: (sub, clientId, grantId, acr) => accountFor(s, sub, clientId, grantId, acr),
+    account: (sub, clientId, use) => accountFor(s, sub, clientId, use),
     tokenRequest: (fn) => inTokenRequest(s, fn),
     clientPolicy: (clientId, sub) => clientPolicy(s, clientId, sub),
     hasSecondFactor: (sub) => hasSecondFactor(s, sub),

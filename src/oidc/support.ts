@@ -29,7 +29,7 @@ import type { Actor } from '../actor';
 import { AppError } from '../errors';
 import { metadataOf, rowsOf } from './clients';
 import { type AccountClaims, claimsFrom } from '../accounts/claims';
-import { ACR_MFA, acrOf, amrOf } from '../accounts/assurance';
+import { acrOf, amrOf, fallsShort } from '../accounts/assurance';
 
 export interface ProviderAdapter {
   upsert(id: string, payload: Record<string, unknown>, expiresIn: number): Promise<void>;
@@ -246,23 +246,37 @@ export function adapterFor(s: Services, model: string): ProviderAdapter {
 export type OidcClaims = AccountClaims;
 
 /**
- * What an ID token, userinfo or a new access token may say of `sub` for a client: its claims when
- * the account is enabled and passes the client's allowed groups (checked at every code exchange,
- * refresh and userinfo call: leaving the group ends the access its grants gave), else undefined.
- * In a token request the grant's statement has read the account and the client already; the
- * client's row must still be the one that authenticated the request.
+ * One use of a client's token: the grant the provider has just read in this request (if it did),
+ * and the level (`acr`) the token recorded of the sign-in it was issued for (undefined: none).
  */
-export async function accountFor(s: Services, sub: string, clientId: string, grantId?: string, acr?: string): Promise<OidcClaims | undefined> {
+export interface TokenUse {
+  grantId?: string;
+  acr: string | undefined;
+}
+
+/**
+ * The client's requirements, as they stand now, against one use of its tokens: what a token of
+ * `clientId` may say of `sub` (its claims), or undefined when the client no longer takes it. The
+ * one routine of every use (a code exchange, a refresh, userinfo, introspection), so that a
+ * requirement that changes ends the access a grant gave at once, everywhere:
+ * - the client is still registered (in a token request, with the row that authenticated it);
+ * - the account is enabled;
+ * - it is a member of the client's allowed groups;
+ * - the sign-in the token was issued at is strong enough for the client (the step-up decision,
+ *   fallsShort): a client switched to two factors since takes no token of a one-factor sign-in.
+ * `use` absent: an authorization, not a token; its interaction asks for the second factor.
+ * In a token request the grant's statement has read the account and the client already.
+ */
+export async function accountFor(s: Services, sub: string, clientId: string, use?: TokenUse): Promise<OidcClaims | undefined> {
   const request = tokenRequests.getStore();
-  const read = grantId ? request?.grants.get(grantId) : undefined;
+  const read = use?.grantId ? request?.grants.get(use.grantId) : undefined;
   const facts = read && read.account === sub && read.clientId === clientId ? read.facts : await accountFacts(s.store.root, sub, clientId);
   // confirm() is false whenever the client's row is gone; the check below only narrows the type.
   if (!confirm(s, request, clientId, facts.client) || !facts.client) return undefined;
   const claims = claimsFrom(sub, facts.claims);
-  if (!claims || !(await passesGate(s.store.root, sub, JSON.parse(facts.client.allowed_groups) as string[]))) return undefined;
-  // A client that needs two factors (now: it may have been switched on since) takes no code or
-  // refresh token of a one-factor sign-in: the grant ends as one outside its groups does.
-  if (facts.client.two_factor && acr !== undefined && acr !== ACR_MFA) return undefined;
+  if (!claims) return undefined;
+  if (use && fallsShort(use.acr, facts.client.two_factor)) return undefined;
+  if (!(await passesGate(s.store.root, sub, JSON.parse(facts.client.allowed_groups) as string[]))) return undefined;
   return claims;
 }
 

@@ -7,9 +7,9 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError } from '../errors';
-import { type Acting, callerAccount, confirmPassword } from '../accounts/acting';
+import { type Acting, callerAccount } from '../accounts/acting';
 import { confirmAgain, signIn, signInProved, type SigninFailure } from '../accounts/signin';
-import { assertRecentSignin } from '../accounts/recent-signin';
+import { assertRecentSignin, confirmPasswordAgain } from '../accounts/recent-signin';
 import { assertSignupOpen, createAccount } from '../accounts/create';
 import { normalizeEmail, validateName } from '../accounts/validate';
 import { emailKeyTaken, findAccountById, type AccountRow } from '../store/accounts';
@@ -146,10 +146,12 @@ export async function beginCeremony(ctx: Acting, input: OptionsInput): Promise<C
 /**
  * Adding a passkey is a new way in: a recent sign-in (accounts/recent-signin.ts), or the password
  * given with the options (checked now, as a password entered again). An API key never adds one.
+ * Asked here so that a stale session is sent to confirm it is them before the ceremony; the
+ * registration asks again, when it stores the passkey.
  */
 async function assertRecent(ctx: Acting, account: AccountRow, password: string | undefined): Promise<void> {
   await assertRecentSignin(ctx.s, ctx.actor, { proving: password !== undefined });
-  if (password !== undefined) await confirmPassword(ctx, account, password);
+  if (password !== undefined) await confirmPasswordAgain(ctx, account, password);
 }
 
 const transportsOf = (json: string): Array<'usb' | 'nfc' | 'ble' | 'internal' | 'hybrid' | 'cable' | 'smart-card'> => {
@@ -211,7 +213,12 @@ export async function finishRegistration(ctx: Acting, rawResponse: unknown, rawN
     backed_up: info.credentialBackedUp,
   };
   if (signedIn) {
-    const added = await insertPasskey(s.store.root, { ...row, account_id: challenge.account_id! });
+    // The rule holds when the passkey is stored, not only when its options were asked for (up to
+    // CHALLENGE_TTL_MS before): the session's sign-in is read again, in the same transaction.
+    const added = await s.store.transaction(async (tx) => {
+      await assertRecentSignin(s, actor, { tx });
+      return insertPasskey(tx, { ...row, account_id: challenge.account_id! });
+    });
     await s.audit.record('passkey_added', actor, { account: actor.principal.referenceId, passkey: added.reference_id });
     return { passkey: viewPasskey(added) };
   }

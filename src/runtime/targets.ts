@@ -1,12 +1,14 @@
 /**
- * Where Gatehouse may send a request of its own: webhook URLs and SCIM push targets. A target
- * inside the network (loopback, private, link-local, unique-local, unspecified, multicast or
- * reserved, and IPv6 that carries such an IPv4 address: config/address-ranges.ts classifies them
- * all) is refused unless the operator names it in the webhook-allow-private setting (`loopback`,
- * `private`, `link-local`, `unique-local`, an address or a CIDR block). The rule is checked twice:
- * when a URL is added (its literal address, or every address its name resolves to), and on the
- * address a socket actually dials, so a name that resolves elsewhere later (DNS rebinding) is
- * still refused.
+ * Where Gatehouse may send a request of its own. Every such address (webhook URLs, SCIM push
+ * targets, back-channel logout URIs, upstream issuers, directory sources, SP metadata the shell
+ * fetches) passes outboundUrl: no user or password in it. Webhooks, SCIM push targets and
+ * back-channel logout URIs are also held to the network rule: a target inside the network
+ * (loopback, private, link-local, unique-local, unspecified, multicast or reserved, and IPv6 that
+ * carries such an IPv4 address: config/address-ranges.ts classifies them all) is refused unless
+ * the operator names it with --webhook-allow-private (`loopback`, `private`, `link-local`,
+ * `unique-local`, an address or a CIDR block). That rule is checked twice: when a URL is added
+ * (its literal address, or every address its name resolves to), and on the address a socket
+ * actually dials, so a name that resolves elsewhere later (DNS rebinding) is still refused.
  */
 import dns from 'node:dns';
 import net from 'node:net';
@@ -15,14 +17,33 @@ import { refusedKind, type TargetPolicy } from '../config/address-ranges';
 
 export { targetPolicy, type TargetPolicy } from '../config/address-ranges';
 
+/**
+ * How an operator allows what is refused: the setting's flag and its environment variable, written
+ * out in every front end (a setting is no field of the form or file that named the address, so it
+ * is never a {--mark} the front end would word as one of its own).
+ */
+const ALLOW = (value: string) => `(--webhook-allow-private ${value}, or GATEHOUSE_WEBHOOK_ALLOW_PRIVATE=${value})`;
+
 /** A refused target, as a delivery's last error says it. */
 export class TargetRefused extends Error {
   constructor(
     readonly kind: string,
     readonly address: string,
   ) {
-    super(`refused: ${address} is a ${kind} address (allowed only by the webhook-allow-private setting)`);
+    super(`refused: ${address} is a ${kind} address (allowed only by --webhook-allow-private, or GATEHOUSE_WEBHOOK_ALLOW_PRIVATE)`);
   }
+}
+
+/**
+ * The refusal of an address inside the network: `subject` (a field's {--mark}, or a file's
+ * position and the host) is or resolves to `address`, of `kind`; how to allow exactly that.
+ */
+export function insideNetwork(subject: string, host: string, address: string, kind: string): AppError {
+  const allow = kind === 'unique-local' || kind === 'reserved' || kind === 'unspecified' ? address : kind;
+  return new AppError(
+    'invalid_input',
+    `${subject} ${host === address ? 'is' : `resolves to ${address},`} ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} address: Gatehouse does not send requests inside the network unless the operator allows it ${ALLOW(allow)}`,
+  );
 }
 
 /** Names that are loopback by definition (RFC 6761: `localhost` and every name under it), resolved or not. */
@@ -48,11 +69,7 @@ export async function checkTargetUrl(url: URL, policy: TargetPolicy, flag: strin
   }
   for (const address of addresses) {
     const kind = refusedKind(address, policy);
-    if (kind !== null)
-      throw new AppError(
-        'invalid_input',
-        `${flag} ${host === address ? 'is' : `resolves to ${address},`} ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} address: Gatehouse does not send requests inside the network unless the operator allows it ({--webhook-allow-private} ${kind === 'unique-local' || kind === 'reserved' || kind === 'unspecified' ? address : kind})`,
-      );
+    if (kind !== null) throw insideNetwork(flag, host, address, kind);
   }
 }
 
@@ -84,25 +101,81 @@ export function guardedLookup(policy: TargetPolicy, resolve: Resolve = dns.looku
   };
 }
 
-/** Only http(s), no credentials in the URL (the signature or token proves who sends), at most 2,000 characters. */
-export function parseWebhookUrl(raw: string): string {
-  const value = raw.trim();
+/** What an entry point accepts beyond the one rule. */
+export interface OutboundRule {
+  /** Its schemes, in the order a refusal lists them (default: http and https). */
+  protocols?: readonly string[];
+  /** A URL it takes, for the refusal of what is not one. */
+  example?: string;
+  /** What proves who is asking instead of a user and password (said when one is refused). */
+  proof?: string;
+}
+
+/** `http:`, `https:` → "http(s)"; other lists joined with "or". */
+const schemeWords = (protocols: readonly string[]) => {
+  const names = protocols.map((p) => p.replace(/:$/, ''));
+  return names.length === 2 && names[1] === `${names[0]}s` ? `${names[0]}(s)` : names.join(' or ');
+};
+
+/**
+ * THE rule of every address Gatehouse sends requests to: an absolute URL of one of the entry
+ * point's schemes, with no user or password and no #fragment. An address is stored, listed,
+ * shown in the console and written by `config export` as it is, so a password in it would be
+ * printed wherever the address is; each of these targets has its own proof of who is asking (a
+ * signature, a token, a secret setting). The raw value is never echoed: it may hold that password.
+ * `field` is the entry point's {--mark} (or words such as "the URL").
+ */
+export function outboundUrl(raw: string, field: string, rule: OutboundRule = {}): URL {
+  const protocols = rule.protocols ?? ['http:', 'https:'];
   let u: URL;
   try {
-    u = new URL(value);
+    u = new URL(raw);
   } catch {
-    throw new AppError('invalid_input', '{--url} must be an absolute http(s) URL such as https://hooks.example.com/gatehouse');
+    throw new AppError(
+      'invalid_input',
+      `${field} must be an absolute ${schemeWords(protocols)} URL such as ${rule.example ?? `${protocols.at(-1)}//app.example.com/…`}`,
+    );
   }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:')
-    throw new AppError('invalid_input', `{--url} must be http or https, not ${u.protocol.replace(':', '')}`);
-  if (u.username || u.password) throw new AppError('invalid_input', '{--url} must carry no user or password: the receiver checks the signature instead');
-  if (u.hash) throw new AppError('invalid_input', '{--url} must have no #fragment');
+  if (!protocols.includes(u.protocol))
+    throw new AppError('invalid_input', `${field} must be ${protocols.map((p) => p.replace(/:$/, '')).join(' or ')}, not ${u.protocol.replace(/:$/, '')}`);
+  if (u.username || u.password) {
+    throw new AppError(
+      'invalid_input',
+      `${field} must carry no user or password (user:password@ before the host): the address is stored and shown as written${rule.proof ? `; ${rule.proof}` : ''}`,
+    );
+  }
+  if (u.hash) throw new AppError('invalid_input', `${field} must have no #fragment`);
+  return u;
+}
+
+/** A webhook's or SCIM push target's URL: the one rule, at most 2,000 characters. */
+export function parseWebhookUrl(raw: string): string {
+  const value = raw.trim();
+  const u = outboundUrl(value, '{--url}', { example: 'https://hooks.example.com/gatehouse', proof: 'the receiver checks the signature or token instead' });
   if (value.length > 2000) throw new AppError('invalid_input', '{--url} is at most 2,000 characters');
   return u.toString();
 }
 
+/**
+ * An address as it may be shown when it was stored by a version that let a user or password
+ * through: both replaced by `***` (a user name may be a token too). Applied again as written
+ * (an exported file), `***@` is refused by outboundUrl like any other user.
+ */
+export function withoutUserinfo(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return url;
+  }
+  if (!u.username && !u.password) return url;
+  u.username = '***';
+  u.password = '';
+  return u.href;
+}
+
 /** A URL as it is shown: query values hidden (they are often keys). */
 export function shownUrl(url: string): string {
-  const u = new URL(url);
+  const u = new URL(withoutUserinfo(url));
   return u.search ? `${u.origin}${u.pathname}?${[...u.searchParams.keys()].map((k) => `${k}=…`).join('&')}` : u.toString();
 }

@@ -24,7 +24,7 @@ import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { passesGate } from '../groups/manage';
 import { claimsOf } from '../accounts/claims';
-import { ACR_MFA, authnContextOf, isMultiFactor } from '../accounts/assurance';
+import { ACR_MFA, acrOf, authnContextOf, fallsShort } from '../accounts/assurance';
 import type { Counted } from '../runtime/limiter';
 import { findSession } from '../store/sessions';
 import { findAccountById } from '../store/accounts';
@@ -351,7 +351,7 @@ export async function continueSignin(s: Services, actor: Actor, handle: string):
   }
   // Asked on every visit of the handle, until the session stands on two factors: going back to
   // it, or opening it again, never skips the step.
-  if ((sp.twoFactor || handleAsksForMfa(handle)) && !isMultiFactor(session)) {
+  if (fallsShort(acrOf(session), sp.twoFactor || handleAsksForMfa(handle))) {
     if (await accountHasSecondFactor(s, session.account_id)) {
       const back = `/saml/continue/${handle}`;
       return { kind: 'second_factor', spName: sp.name, url: `/signin/confirm?return=${encodeURIComponent(back)}&need=second-factor` };

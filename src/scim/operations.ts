@@ -98,7 +98,8 @@ export function scimOperations(s: Services): ScimOperations {
   const versionOf = (resource: Json) => String((resource.meta as Json).version);
   /**
    * The members split into people and groups by what the store holds (checked before anything is
-   * written): an id that is neither a User nor a SCIM Group, or whose type says otherwise, is refused.
+   * written): an id that is neither a User nor a SCIM Group is refused, and so is one whose `$ref`
+   * names the other type. A member's `type` label plays no part (scim/writes.ts).
    */
   const resolveMembers = async (tx: Tx, input: GroupInput): Promise<{ people: string[]; groups: string[] }> => {
     const out = { people: [] as string[], groups: [] as string[] };
@@ -107,11 +108,12 @@ export function scimOperations(s: Services): ScimOperations {
       tx,
       input.members.map((m) => m.id),
     );
+    const refused = (message: string) => new AppError('invalid_input', `members: ${message}`, { reason: 'invalidValue' });
     for (const m of input.members) {
-      const kind = people.has(m.id) ? 'User' : groups.has(m.id) ? 'Group' : null;
-      if (kind === null || (m.type !== null && m.type !== kind)) {
-        throw new AppError('invalid_input', `no ${m.type ?? 'User or Group'} ${m.id}`, { reason: 'invalidValue' });
-      }
+      const kinds = (['User', 'Group'] as const).filter((k) => (k === 'User' ? people : groups).has(m.id));
+      const kind = m.ref ?? kinds[0];
+      if (kind === undefined) throw refused(`no User or Group ${m.id}`);
+      if (!kinds.includes(kind)) throw refused(kinds.length === 0 ? `no ${kind} ${m.id}` : `${m.id} is a ${kinds[0]}, but its $ref names a ${kind}`);
       (kind === 'User' ? out.people : out.groups).push(m.id);
     }
     return out;

@@ -7,9 +7,9 @@
  */
 /* eslint-disable @typescript-eslint/no-require-imports */
 import { AppError } from '../errors';
-import { normalizeEmail, validateName } from '../accounts/validate';
+import { normalizeEmail, showsSomething, validateName } from '../accounts/validate';
 import { parseUsername } from '../accounts/usernames';
-import { parseGroupName } from '../groups/manage';
+import { parseSentGroupName } from '../groups/manage';
 import { type Json, SCHEMAS } from './resources';
 import { isPrototypeKey } from '../plain-json';
 
@@ -147,14 +147,13 @@ function nameOf(body: Json, username: string, current?: string): string {
   const joined = [optionalString(get(n, 'givenName'), 'name.givenName', 100), optionalString(get(n, 'familyName'), 'name.familyName', 100)]
     .filter(Boolean)
     .join(' ');
-  const candidates = [
-    optionalString(get(body, 'displayName'), 'displayName', 100),
-    optionalString(get(n, 'formatted'), 'name.formatted', 100),
-    joined || undefined,
-  ].filter((c): c is string => c !== undefined);
-  const chosen = current === undefined ? (candidates[0] ?? username.split('@')[0].slice(0, 100)) : (candidates.find((c) => c !== current) ?? current);
+  const given = [optionalString(get(body, 'displayName'), 'displayName', 100), optionalString(get(n, 'formatted'), 'name.formatted', 100), joined || undefined];
   try {
-    return validateName(chosen);
+    // Names another system sends lose their hidden characters (bidi overrides, zero-width
+    // spaces) rather than failing the provisioning of the person: accounts/validate.ts.
+    const candidates = given.filter((c): c is string => c !== undefined && showsSomething(c)).map((c) => validateName(c, 'sent'));
+    const chosen = current === undefined ? (candidates[0] ?? username.split('@')[0].slice(0, 100)) : (candidates.find((c) => c !== current) ?? current);
+    return validateName(chosen, 'sent');
   } catch (err) {
     throw invalid(`name: ${(err as Error).message}`);
   }
@@ -181,10 +180,15 @@ export function parseUser(body: Json, currentName?: string): UserInput {
   };
 }
 
-/** A member as a body names it: a reference id, and the type it claims (null: none given; the store tells). */
+/**
+ * A member as a body names it: an id, and the resource type its `$ref` names (null: no `$ref`; the
+ * store tells). Its `type` is not kept: RFC 7643 section 4.2 calls it "a label indicating the type
+ * of resource", and clients label carelessly (python-scim's tester picks User or Group at random
+ * for a member whose `$ref` is a User), so the id and the `$ref` decide.
+ */
 export interface MemberInput {
   id: string;
-  type: 'User' | 'Group' | null;
+  ref: 'User' | 'Group' | null;
 }
 
 /** What Gatehouse keeps of a Group: its name and its members (people and groups) by reference id. */
@@ -194,11 +198,52 @@ export interface GroupInput {
   externalId: string | null;
 }
 
+const MEMBER_ID = 64;
+/** A member's `$ref`, absolute or relative: its path ends in /Users/<id> or /Groups/<id>. */
+const REF_PATH = /\/(Users|Groups)\/([^/]+)\/?$/i;
+
+/** The resource a member's `$ref` names, or null when it has none. */
+function refOf(raw: unknown, i: number): { kind: 'User' | 'Group'; id: string } | null {
+  if (raw === undefined || raw === null || raw === '') return null;
+  const refused = () => invalid(`members[${i}].$ref must be a URL ending in /Users/<id> or /Groups/<id>`);
+  if (typeof raw !== 'string' || raw.length > 2048) throw refused();
+  let match: RegExpExecArray | null;
+  let id: string;
+  try {
+    // The base only lets a relative $ref (Users/<id>) parse; the path is all that is read.
+    match = REF_PATH.exec(new URL(raw, 'http://relative.invalid/').pathname);
+    id = decodeURIComponent(match?.[2] ?? '');
+  } catch {
+    throw refused();
+  }
+  if (!match || id === '' || id.length > MEMBER_ID) throw refused();
+  return { kind: match[1].toLowerCase() === 'users' ? 'User' : 'Group', id: id.toLowerCase() };
+}
+
+/** One member of a body: its id from `value`, else from `$ref`; the two must name the same id. */
+function memberOf(m: unknown, i: number): MemberInput {
+  if (m === null || typeof m !== 'object' || Array.isArray(m)) throw invalid(`members[${i}] must be an object`);
+  const type = get(m as Json, 'type');
+  if (type !== undefined && type !== null && (typeof type !== 'string' || !/^(user|group)$/i.test(type))) {
+    throw invalid(`members[${i}].type is User or Group`);
+  }
+  const ref = refOf(get(m as Json, '$ref'), i);
+  const value = get(m as Json, 'value');
+  if (value === undefined || value === null) {
+    if (ref === null) throw invalid(`members[${i}] names no member: give its value (a User or Group id) or its $ref`);
+    return { id: ref.id, ref: ref.kind };
+  }
+  if (typeof value !== 'string' || value === '' || value.length > MEMBER_ID) throw invalid(`members[${i}].value must be a User or Group id`);
+  const id = value.toLowerCase();
+  if (ref !== null && ref.id !== id) throw invalid(`members[${i}]: its $ref names the ${ref.kind} ${ref.id} but its value is ${value}`);
+  return { id, ref: ref?.kind ?? null };
+}
+
 export function parseGroup(body: Json): GroupInput {
   checkBody(body, GROUP);
   let name: string;
   try {
-    name = parseGroupName(get(body, 'displayName'));
+    name = parseSentGroupName(get(body, 'displayName'));
   } catch (err) {
     throw invalid(`displayName: ${(err as Error).message.replace(/^name /, '')}`);
   }
@@ -206,18 +251,10 @@ export function parseGroup(body: Json): GroupInput {
   if (!Array.isArray(members)) throw invalid('members must be an array');
   const byId = new Map<string, MemberInput>();
   for (const [i, m] of members.entries()) {
-    if (m === null || typeof m !== 'object' || Array.isArray(m)) throw invalid(`members[${i}] must be an object`);
-    const rawType = get(m as Json, 'type');
-    if (rawType !== undefined && rawType !== null && (typeof rawType !== 'string' || !/^(user|group)$/i.test(rawType))) {
-      throw invalid(`members[${i}].type is User or Group`);
-    }
-    const type = typeof rawType === 'string' ? (rawType.toLowerCase() === 'group' ? 'Group' : 'User') : null;
-    const value = get(m as Json, 'value');
-    if (typeof value !== 'string' || value === '' || value.length > 64) throw invalid(`members[${i}].value must be a User or Group id`);
-    const id = value.toLowerCase();
-    const seen = byId.get(id);
-    if (seen && seen.type !== null && type !== null && seen.type !== type) throw invalid(`members: ${value.slice(0, 64)} is named both a User and a Group`);
-    byId.set(id, { id, type: seen?.type ?? type });
+    const member = memberOf(m, i);
+    const seen = byId.get(member.id);
+    if (seen?.ref && member.ref && seen.ref !== member.ref) throw invalid(`members: the $refs name ${member.id} both a User and a Group`);
+    byId.set(member.id, { id: member.id, ref: seen?.ref ?? member.ref });
   }
   return { name, members: [...byId.values()], externalId: optionalString(get(body, 'externalId'), 'externalId', 256) ?? null };
 }
@@ -306,9 +343,10 @@ function operationsOf(body: Json, shape: Shape, resource: Json): Operation[] {
       if (root === 'active' && op !== 'remove') value = bool(value, 'active');
       // Entra ID removes members by listing them: each becomes a remove by value filter.
       if (op === 'remove' && root === 'members' && path.trim().toLowerCase() === 'members' && Array.isArray(value)) {
-        for (const m of value) {
-          const id = m && typeof m === 'object' ? get(m as Json, 'value') : undefined;
-          if (typeof id !== 'string' || !/^[\w.@+-]{1,64}$/.test(id)) throw invalid(`Operations[${i}].value lists members by their User or Group id`);
+        for (const [j, m] of value.entries()) {
+          // Named as in a body (value, or $ref), so a $ref that names another id is refused here too.
+          const { id } = memberOf(m, j);
+          if (!/^[\w.@+-]{1,64}$/.test(id)) throw invalid(`Operations[${i}].value lists members by their User or Group id`);
           out.push({ op: 'remove', path: `members[value eq "${id}"]` });
         }
         continue;

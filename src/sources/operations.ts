@@ -32,6 +32,7 @@ import { auditGroupCreated, auditGroupDeleted, auditGroupRenamed } from '../grou
 import { auditMembers } from '../groups/members';
 import { auditNesting } from '../groups/nesting';
 import { CONTROL, DirectoryConnection, parseSourceUrl } from '../auth/directory-client';
+import { outboundUrl } from '../runtime/targets';
 import { readDirectory, writeSnapshot, type Snapshot, type SyncEvents, type SyncReport } from './sync';
 
 export type { SyncReport } from './sync';
@@ -151,6 +152,12 @@ function parseDn(raw: string, flag: string): string {
 export function newSource(input: SourceInput): NewSource {
   if (!NAME.test(input.name)) throw invalid('{--name} is 1 to 40 lower-case letters, digits and dashes');
   const startTls = input.startTls === true;
+  // The rule of every address Gatehouse sends to first (no user or password), then a directory's own.
+  outboundUrl(input.url, '{--url}', {
+    protocols: ['ldaps:', 'ldap:'],
+    example: 'ldaps://ldap.example.com',
+    proof: '{--bind-dn} and its password say who connects',
+  });
   const url = parseSourceUrl(input.url, startTls);
   const uid = input.uidAttribute ?? 'uid';
   if (!ATTRIBUTE.test(uid)) throw invalid('{--uid-attribute} is an attribute name such as uid or sAMAccountName');

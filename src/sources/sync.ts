@@ -31,10 +31,11 @@ import { findGroupById, findGroupByReference, membersOf, type GroupRow } from '.
 import { addNesting, childGroups, removeNestings } from '../store/nesting';
 import { readWorld } from '../store/guarded-rows';
 import { accountsOfSource, deleteEntry, insertEntry, sourceEntries, updateEntry, type EntryRow, type SourceRow } from '../store/sources';
-import { normalizeEmail, validateName } from '../accounts/validate';
+import { normalizeEmail, sentName } from '../accounts/validate';
+import { checkedSkeleton } from '../accounts/lookalikes';
 import { parseUsername } from '../accounts/usernames';
 import { applyDisabled } from '../accounts/lifecycle';
-import { createGroupIn, deleteGroupIn, parseGroupName, renameGroupIn } from '../groups/manage';
+import { createGroupIn, deleteGroupIn, parseSentGroupName, renameGroupIn } from '../groups/manage';
 import { CONTROL, DirectoryConnection, entryIdOf, type DirectoryEntry } from '../auth/directory-client';
 
 export interface SourcePerson {
@@ -197,7 +198,8 @@ export async function readDirectory(source: SourceRow): Promise<Snapshot> {
       const username = parseUsername(uid);
       const { email, key } = normalizeEmail(mail);
       const given = [text(e, 'givenName'), text(e, 'sn')].filter((v) => v !== undefined).join(' ');
-      const name = validateName((text(e, 'displayName') ?? text(e, 'cn') ?? given) || username);
+      // The directory's name, its hidden characters (bidi overrides, zero-width spaces) removed: accounts/validate.ts.
+      const name = sentName(text(e, 'displayName'), text(e, 'cn'), given, username);
       people.push({ entryId, dn: e.dn, username, email, emailKey: key, name });
     } catch (err) {
       skip(why(err).replace('{--username}', source.uid_attribute));
@@ -222,7 +224,7 @@ export async function readDirectory(source: SourceRow): Promise<Snapshot> {
     }
     groupIds.add(entryId);
     try {
-      const name = parseGroupName(text(e, 'cn') ?? '');
+      const name = parseSentGroupName(text(e, 'cn') ?? '');
       const raw = [...(e.values.get('member') ?? []), ...(e.values.get('uniquemember') ?? [])];
       // uniqueMember may carry an optional UID after '#' (RFC 4519): the DN is before it.
       const members = raw.map((v) => dnKey((Buffer.isBuffer(v) ? v.toString('utf8') : v).replace(/#'[01]*'B$/, '')));
@@ -445,9 +447,12 @@ async function createPerson(
     throw new AppError('email_taken', 'an account with this mail exists already (made here, or for another directory entry): it is left alone');
   if (await emailIsUsername(tx, p.emailKey)) throw new AppError('email_taken', 'this mail is the username of another account');
   if (await usernameInUse(tx, p.username)) throw new AppError('name_taken', `the username ${p.username} is taken by an account made here`);
+  // The report is the operator's: it names the account the mail looks like.
+  const emailSkeleton = await checkedSkeleton(tx, p.emailKey, { reveal: true });
   const made = await insertAccount(tx, {
     email: p.email,
     emailKey: p.emailKey,
+    emailSkeleton,
     username: p.username,
     name: p.name,
     // The password is the directory's (a bind per sign-in), unless --keep-passwords keeps a hash after one.
@@ -479,7 +484,8 @@ async function updatePerson(
     if ((other && other.id !== account.id) || (await emailIsUsername(tx, p.emailKey, account.id))) {
       throw new AppError('email_taken', 'its new mail belongs to another account: left as it was');
     }
-    Object.assign(changes, { email: p.email, email_key: p.emailKey, email_verified: true });
+    const emailSkeleton = await checkedSkeleton(tx, p.emailKey, { self: account.id, reveal: true });
+    Object.assign(changes, { email: p.email, email_key: p.emailKey, email_skeleton: emailSkeleton, email_verified: true });
     events.changed.push({ event: 'email_changed', account: account.reference_id });
   } else if (account.email !== p.email) changes.email = p.email;
   if (account.username !== p.username) {

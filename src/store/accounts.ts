@@ -25,6 +25,12 @@ export interface AccountRow {
   reference_id: string;
   email: string;
   email_key: string;
+  /**
+   * The address's confusable skeleton (accounts/lookalikes.ts): addresses that look alike share
+   * one. Indexed, not unique (an operator may let a look-alike in); null only for a row written
+   * around the accounts' code.
+   */
+  email_skeleton: string | null;
   /** Unique, lower case: the LDAP uid and OIDC's preferred_username. */
   username: string;
   name: string;
@@ -80,6 +86,7 @@ export const insertAccount = op(
     fields: {
       email: string;
       emailKey: string;
+      emailSkeleton: string;
       username: string;
       name: string;
       passwordHash: string;
@@ -100,6 +107,7 @@ export const insertAccount = op(
         reference_id: referenceId,
         email: fields.email,
         email_key: fields.emailKey,
+        email_skeleton: fields.emailSkeleton,
         username: fields.username,
         name: fields.name,
         password: fields.passwordHash,
@@ -222,8 +230,14 @@ export const searchAccounts = op(async (h, o: { q?: string; beforeId?: number; l
   });
 });
 
+/** An address and its skeleton change together, or the look-alike check would compare against a stale one. */
+function assertSkeletonWithKey(fields: AccountChanges): void {
+  if (fields.email_key !== undefined && fields.email_skeleton === undefined) throw new Error('an email_key change without its email_skeleton');
+}
+
 /** Sets columns; an email change that collides with another account is email_taken. */
 export const updateAccount = op(async (h, id: number, fields: AccountChanges): Promise<void> => {
+  assertSkeletonWithKey(fields);
   try {
     await h
       .k('user_account')
@@ -238,6 +252,7 @@ export const updateAccount = op(async (h, id: number, fields: AccountChanges): P
 /** Sets columns and invalidates every token issued so far for the account. */
 export const bumpAuthVersion = op((root, id: number, fields: AccountChanges = {}): Promise<void> =>
   atomically(root, async (h) => {
+    assertSkeletonWithKey(fields);
     try {
       await h
         .k('user_account')
@@ -338,6 +353,12 @@ export const otherAdministrator = op(async (h, accountId: number): Promise<numbe
 export const usernameInUse = op(async (h, username: string, exceptId?: number): Promise<boolean> => {
   const rows: Array<{ id: number }> = await h.k('user_account').where({ username }).orWhere({ email_key: username }).select('id');
   return rows.some((r) => Number(r.id) !== exceptId);
+});
+
+/** The oldest account other than `exceptId` whose address has this skeleton (an indexed lookup), if any. */
+export const accountWithSkeleton = op(async (h, skeleton: string, exceptId: number | null): Promise<{ id: number; email: string } | undefined> => {
+  const [row] = await h.all('SELECT id, email FROM user_account WHERE email_skeleton = ? AND id <> ? ORDER BY id LIMIT 1', [skeleton, exceptId ?? 0]);
+  return row ? { id: Number(row.id), email: String(row.email) } : undefined;
 });
 
 /** Whether an email (its key) is the username of an account other than `exceptId`. */

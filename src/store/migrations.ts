@@ -33,6 +33,7 @@ import * as nestedGroups from '../../migrations/20261210000000_nested_groups';
 import * as configManaged from '../../migrations/20261211000000_config_managed';
 import * as accountOrigin from '../../migrations/20261212000000_account_origin';
 import * as directorySources from '../../migrations/20261212000100_directory_sources';
+import * as emailSkeletons from '../../migrations/20261213000000_email_skeletons';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -70,6 +71,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261211000000_config_managed', configManaged],
   ['20261212000000_account_origin', accountOrigin],
   ['20261212000100_directory_sources', directorySources],
+  ['20261213000000_email_skeletons', emailSkeletons],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

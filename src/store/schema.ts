@@ -16,6 +16,7 @@ export const SCHEMA = {
     email: 'text',
     username: 'text',
     email_key: 'text',
+    email_skeleton: 'text',
     name: 'text',
     password: 'text',
     auth_version: 'int',

@@ -10,14 +10,14 @@
  * bound to the browser that began it (a cookie whose hash the flow keeps) and spent at its
  * callback, so a forged, replayed or carried-over state finds nothing.
  */
-import { assertRecentSignin } from '../accounts/recent-signin';
+import { assertRecentSignin, assertSessionRecent } from '../accounts/recent-signin';
 import { createHash, randomBytes } from 'node:crypto';
 import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import type { Tx } from '../store/connection';
 import { assertSignupOpen, createAccount } from '../accounts/create';
-import { normalizeEmail, validateName } from '../accounts/validate';
+import { normalizeEmail, sentName } from '../accounts/validate';
 import { signIn, signinFailed, signInWithSecondFactor, type SigninFailure } from '../accounts/signin';
 import { acceptInvitation, openInvitation } from '../invitations/invitations';
 import { type AccountRow, findAccountByEmailKey, findAccountById, updateAccount } from '../store/accounts';
@@ -52,6 +52,9 @@ export interface Carry {
 
 /** A TOTP step's flow carries the provider's amr beside where the sign-in goes. */
 type StepCarry = Carry & { upstreamAmr?: readonly string[] };
+
+/** A link's flow carries the session that began it: the callback checks its recent sign-in again. */
+type LinkCarry = Carry & { session?: string };
 
 export type Finished =
   | { kind: 'signed_in'; session: { token: string; refreshToken: string }; carry: Carry }
@@ -95,8 +98,9 @@ export async function beginUpstream(
   if ((await countLiveFlows(s.store.root)) >= MAX_LIVE_FLOWS) {
     throw new AppError('rate_limited', 'too many sign-ins are in progress; try again in a minute', { retryAfter: 60 });
   }
-  const carry: Carry = { ...o.carry };
+  const carry: LinkCarry = { ...o.carry };
   if (o.inviteToken) carry.inviteId = (await openInvitation(s, { token: o.inviteToken })).reference_id;
+  if (o.purpose === 'link' && actor.session !== null) carry.session = actor.session;
   const now = s.clock.now();
   const begun = await authorizationUrl(provider, `${s.config.publicUrl}${callbackPath(provider.name)}`, now);
   await insertFlow(s.store.root, {
@@ -149,7 +153,7 @@ export async function finishUpstream(s: Services, actor: Actor, providerName: st
   );
   if ('refused' in result) throw await refuse('upstream_answer', `${provider.display_name}'s answer did not check out, so you are not signed in; start again`);
   const identity = result.identity;
-  const carry = JSON.parse(flow.carry) as Carry;
+  const { session: linkingSession, ...carry } = JSON.parse(flow.carry) as LinkCarry;
   const linked = await findIdentity(s.store.root, provider.id, identity.subject);
 
   if (flow.purpose === 'link') {
@@ -157,7 +161,7 @@ export async function finishUpstream(s: Services, actor: Actor, providerName: st
     if (linked && linked.account_id !== accountId) {
       throw await refuse('linked_elsewhere', `this ${provider.display_name} account is linked to another account here`, 'forbidden');
     }
-    if (!linked) await link(s, actor, provider, accountId, identity, 'account_page');
+    if (!linked) await linkFromAccountPage(s, actor, provider, accountId, identity, linkingSession ?? null);
     return { kind: 'linked', carry };
   }
 
@@ -185,6 +189,14 @@ export async function finishUpstream(s: Services, actor: Actor, providerName: st
       account = existing;
     } else {
       account = await newAccount(s, actor, provider, identity, carry).catch(async (err: unknown) => {
+        // An address that looks like an existing account's is answered as one that is taken, naming nobody.
+        if (err instanceof AppError && err.code === 'email_taken') {
+          throw await refuse(
+            'email_not_trusted',
+            `An account with this email address exists here. Sign in to it first (with its password or passkey), then link ${provider.display_name} from your account page.`,
+            'forbidden',
+          );
+        }
         if (err instanceof AppError && (err.code === 'signup_closed' || err.code === 'invalid_input')) {
           throw await refuse(
             err.code === 'signup_closed' ? 'signup_closed' : 'invalid_identity',
@@ -217,9 +229,31 @@ async function link(s: Services, actor: Actor, provider: ProviderRow, accountId:
   }
 }
 
+/**
+ * A link the account page began: stored only if the session that began it still signed in
+ * recently, read in the transaction that stores it. The check when the link began is not enough:
+ * the provider's answer may come up to FLOW_TTL_MS later.
+ */
+async function linkFromAccountPage(
+  s: Services,
+  actor: Actor,
+  provider: ProviderRow,
+  accountId: number,
+  identity: UpstreamIdentity,
+  sessionId: string | null,
+): Promise<void> {
+  await s.store.transaction(async (tx) => {
+    await assertSessionRecent(s, tx, accountId, sessionId);
+    await link(s, actor, provider, accountId, identity, 'account_page', tx);
+  });
+  const account = await findAccountById(s.store.root, accountId);
+  await s.audit.record('identity_linked', actor, { account: account?.reference_id ?? null, provider: provider.name, how: 'account_page' });
+}
+
 /** A new person: through their invitation, or guest signup while it is open. Linked in the same transaction. */
 async function newAccount(s: Services, actor: Actor, provider: ProviderRow, identity: UpstreamIdentity, carry: Carry): Promise<AccountRow | undefined> {
-  const name = validateName((identity.name ?? identity.email?.split('@')[0] ?? provider.display_name).slice(0, 100) || 'New account');
+  // The provider's name for the person, its hidden characters (bidi overrides, zero-width spaces) removed: accounts/validate.ts.
+  const name = sentName(identity.name?.slice(0, 100), identity.email?.split('@')[0].slice(0, 100), provider.display_name.slice(0, 100), 'New account');
   const store = (tx: Tx, account: { id: number }) => link(s, actor, provider, account.id, identity, 'new_account', tx);
   let created;
   if (carry.inviteId) {

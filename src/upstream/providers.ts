@@ -11,6 +11,7 @@ import type { Services } from '../services';
 import { requireAdministrator } from '../access/caller';
 import { unlessFileManaged } from '../store/config-managed';
 import { countIdentitiesOf, deleteProvider, findProvider, insertProvider, listProviders, type ProviderRow, stranded } from '../store/upstream';
+import { outboundUrl } from '../runtime/targets';
 
 export interface NewProvider {
   name: string;
@@ -54,15 +55,10 @@ export async function viewProvider(s: Services, p: ProviderRow): Promise<Provide
   };
 }
 
+/** The issuer: the rule of every address Gatehouse sends to (outboundUrl), and no query (discovery appends a path). */
 function parseIssuer(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    throw new AppError('invalid_input', "{--issuer} must be the provider's issuer URL (https://accounts.google.com)");
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new AppError('invalid_input', '{--issuer} must be an https URL');
-  if (url.username || url.password || url.search || url.hash) throw new AppError('invalid_input', '{--issuer} must have no user, query or fragment');
+  const url = outboundUrl(raw.trim(), '{--issuer}', { example: 'https://accounts.google.com', proof: 'the client secret proves who asks instead' });
+  if (url.search) throw new AppError('invalid_input', '{--issuer} must have no query');
   return url.href.replace(/\/$/, '');
 }
 

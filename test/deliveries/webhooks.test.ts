@@ -188,7 +188,8 @@ t.test('issue 46, item 4: the address actually dialled is checked when the messa
   const listed = await cli(s.dataDir, ['--json', 'deliveries']);
   const errors = listed.json.deliveries.filter((d: { kind: string }) => d.kind === 'webhook').map((d: { last_error: string }) => d.last_error);
   t.ok(errors.length >= 2);
-  for (const e of errors) t.match(e, /^refused: (127\.0\.0\.1|::1) is a loopback address \(allowed only by the webhook-allow-private setting\)$/, e);
+  for (const e of errors)
+    t.match(e, /^refused: (127\.0\.0\.1|::1) is a loopback address \(allowed only by --webhook-allow-private, or GATEHOUSE_WEBHOOK_ALLOW_PRIVATE\)$/, e);
 });
 
 t.test('issue 46, item 5: a reset mail arrives while ten webhook endpoints hang; a healthy endpoint is not held either', async (t) => {

@@ -29,6 +29,8 @@ export interface Hostile {
   email: string;
   emailVerified: boolean;
   sub: string;
+  /** The name claim of the next ID token. */
+  name: string;
 }
 
 export async function startHostileUpstream(t: Test, clientId: string): Promise<Hostile> {
@@ -37,7 +39,7 @@ export async function startHostileUpstream(t: Test, clientId: string): Promise<H
   const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
   const codes = new Map<string, { nonce: string; redirect: string }>();
   const hanging = new Set<http.ServerResponse>();
-  const state: Hostile = { issuer: '', mode: 'good', email: 'mallory@example.com', emailVerified: true, sub: 'sub-1' };
+  const state: Hostile = { issuer: '', mode: 'good', email: 'mallory@example.com', emailVerified: true, sub: 'sub-1', name: 'Mallory' };
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', state.issuer);
     const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -84,7 +86,7 @@ export async function startHostileUpstream(t: Test, clientId: string): Promise<H
         nonce: state.mode === 'wrong_nonce' ? 'another-nonce' : grant.nonce,
         email: state.email,
         email_verified: state.emailVerified,
-        name: 'Mallory',
+        name: state.name,
       })
         .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
         .setIssuer(state.mode === 'wrong_iss' ? 'https://evil.example' : state.issuer)

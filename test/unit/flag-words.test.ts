@@ -35,8 +35,15 @@ t.test('no --flag in a string outside src/cli/ (but as a {--field} mark)', async
         // CSS custom properties (var(--fg)) are not flags; a whole command line shown as one
         // (`gatehouse action set-permission signup --guest on`) is the shell's own words.
         const text = node.text.replace(/var\(--[a-z-]+\)|--[a-z-]+:/g, '').replace(/gatehouse [a-z][^<`]*/g, '');
+        // A server setting named with its environment variable beside it (`--webhook-allow-private
+        // loopback, or GATEHOUSE_WEBHOOK_ALLOW_PRIVATE=loopback`) is the operator's words in every
+        // front end: it is no field of the form or file at hand.
+        let whole: ts.Node = node;
+        while (whole.parent && !ts.isTemplateExpression(whole) && (ts.isTemplateSpan(whole.parent) || ts.isTemplateExpression(whole.parent)))
+          whole = whole.parent;
+        const setting = (flag: string) => whole.getText().includes(`GATEHOUSE_${flag.slice(2).toUpperCase().replace(/-/g, '_')}`);
         for (const m of text.matchAll(/(?<![{\w-])--[a-z][a-z-]+/g))
-          found.push(`${path.relative(SRC, file)}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1} ${m[0]}`);
+          if (!setting(m[0])) found.push(`${path.relative(SRC, file)}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1} ${m[0]}`);
       }
       ts.forEachChild(node, visit);
     };

@@ -5,14 +5,14 @@
 import net from 'node:net';
 import { AppError, isAppError } from '../../errors';
 import { refusedKind } from '../../config/address-ranges';
-import { targetPolicy } from '../../runtime/targets';
+import { insideNetwork, targetPolicy } from '../../runtime/targets';
 import type { ParsedConfig } from '../document';
 
 /** Names that are loopback by definition (RFC 6761: `localhost` and every name under it), as runtime/targets.ts reads them. */
 const LOOPBACK_NAME = /^(?:(?:[^.]+\.)*localhost|localhost\.localdomain)\.?$/i;
 
 /**
- * A target URL's host against the webhook-allow-private setting, without DNS: a literal address
+ * A target URL's host against --webhook-allow-private, without DNS: a literal address
  * (the URL parser has already read 2130706433 and 0x7f.1 as 127.0.0.1) or a loopback name. A name
  * is not resolved here: an apply runs in a transaction that holds the accounts lock, and a slow
  * resolver would hold it too. Nothing is lost: the sender checks every address a name resolves to
@@ -23,13 +23,8 @@ export function checkLiteralTarget(url: URL, allowPrivate: readonly string[], wh
   const address = net.isIP(host) ? host : LOOPBACK_NAME.test(host) ? '127.0.0.1' : null;
   if (address === null) return;
   const kind = refusedKind(address, targetPolicy(allowPrivate));
-  if (kind !== null) {
-    const allow = kind === 'unique-local' || kind === 'reserved' || kind === 'unspecified' ? address : kind;
-    throw new AppError(
-      'invalid_input',
-      `${where}: ${host} is ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} address: Gatehouse does not send requests inside the network unless the operator allows it (webhook-allow-private ${allow})`,
-    );
-  }
+  // Said of the host as written (`localhost is a loopback address`): no name was resolved.
+  if (kind !== null) throw insideNetwork(`${where}: ${host}`, address, address, kind);
 }
 
 /** A core refusal at the entry's key (its message's {--flag} worded as that key). */

@@ -278,6 +278,8 @@ export function registerAccount(kit: PageKit): AccountPages {
     try {
       result = await run(caller, 'totp_confirm', { otp: str(body, 'otp').trim() });
     } catch (err) {
+      // Too long since the password was entered: to the page that confirms it is you (accountPost).
+      if (needsConfirming(err)) throw err;
       // A mistyped code keeps the enrolment in progress: the same QR code and key, not a new secret.
       const pending = await core.accounts.pendingTotp(caller);
       return { ...refusal(err), ...(pending ? { enrolment: pending } : {}) };

@@ -52,8 +52,11 @@ export const refusal = (err: unknown, labels?: Readonly<Record<string, string>>)
   status: STATUS[(err as AppError).code],
 });
 
-/** Fixed success messages by name (redirects carry only the name: no reflected text). */
-export const DONE: Record<string, string> = {
+/**
+ * Fixed success messages by name (redirects carry only the name: no reflected text). Read by the
+ * query's `done`, so the table has no prototype: `?done=constructor` names no message.
+ */
+export const DONE: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, {
   welcome: 'Your account is ready.',
   username: 'Username changed: apps that sign you in by username (LDAP) use the new one from now on.',
   password: 'Password changed. Other sessions are signed out.',
@@ -71,7 +74,7 @@ export const DONE: Record<string, string> = {
   unlinked: 'The sign-in is unlinked.',
   app_password_revoked: 'The app password is revoked: the app it was for can no longer sign in with it.',
   api_key_revoked: 'The API key is revoked: a script using it is refused from its next request.',
-};
+});
 
 /** The sign-in form as other pages show it (the OIDC login, signup's "account created"). */
 export type SigninPage = (

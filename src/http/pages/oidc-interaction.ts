@@ -10,14 +10,15 @@ import { form, html, page } from './html';
 import { type PageKit, see, send, type SigninPage } from './kit';
 import { csrfToken, pageCaller } from './session';
 import { NOT_ALLOWED } from './oidc-words';
-import { ACR_MFA, asksForMfa } from '../../core';
-const SCOPE_TEXT: Record<string, string> = {
+import { asksForMfa, fallsShort } from '../../core';
+/** What each scope lets an app do. Read by the request's scope names: no prototype, so `constructor` is no scope. */
+const SCOPE_TEXT: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, {
   openid: 'know who you are on this server (a stable id)',
   email: 'see your email address and whether it is confirmed',
   profile: 'see your name',
   groups: 'see the names of your groups',
   offline_access: 'stay signed in when you are away (a refresh token)',
-};
+});
 
 /** The request's claims parameter (JSON text), or nothing when it is not an object. */
 function claimsParameter(raw: unknown): unknown {
@@ -104,7 +105,7 @@ export function registerInteractions(kit: PageKit, oidc: OidcProvider, signinPag
       if (!policy.allowed) return denied(ctx);
       // Step-up: the client or the request wants two factors and this session has one.
       const asked = asksForMfa(details.params.acr_values, claimsParameter(details.params.claims));
-      if ((policy.twoFactor || asked) && session.acr !== ACR_MFA) {
+      if (fallsShort(session.acr, policy.twoFactor || asked)) {
         if (await core.oidc.hasSecondFactor(session.sub)) {
           return t.see(ctx, `/signin/confirm?return=${encodeURIComponent(`/oidc/interaction/${details.uid}`)}&need=second-factor`);
         }

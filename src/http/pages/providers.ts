@@ -13,6 +13,7 @@ import { type PageKit, refusal, see, send, str } from './kit';
 import { csrfToken, endPrevious, guestCaller, pageCaller, readCookie, setPageCookie, storeTokens } from './session';
 import { INTERACTION_PATH } from '../oidc';
 import type { AccountPages } from './account';
+import { confirmAddress, needsConfirming } from './confirm-return';
 
 const FLOW_COOKIE_S = 15 * 60;
 const RANDOM = /^[A-Za-z0-9_-]{43}$/;
@@ -103,6 +104,8 @@ export function registerProviders(kit: PageKit, account: AccountPages): void {
       see(ctx, after(done.carry));
     } catch (err) {
       if (!isAppError(err)) throw err;
+      // A link whose session is no longer recent when the provider answers: confirm it is you, then link again.
+      if (needsConfirming(err)) return see(ctx, confirmAddress('/account'));
       refusedPage(ctx, err);
     }
   });

@@ -63,8 +63,11 @@ export function onOff(value: string): boolean {
   return value === 'on';
 }
 
-/** Fixed words after a change (the redirect carries only the name: no reflected text). */
-const DONE: Record<string, string> = {
+/**
+ * Fixed words after a change (the redirect carries only the name: no reflected text). Read by the
+ * query's `done`, so the table has no prototype: `?done=constructor` names no words.
+ */
+const DONE: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, {
   disabled: 'The account is disabled; its sessions have ended.',
   enabled: 'The account is enabled.',
   promoted: 'The account is now an administrator.',
@@ -101,7 +104,7 @@ const DONE: Record<string, string> = {
   username_changed: 'The username is changed.',
   webhook_removed: 'The webhook is removed; its waiting messages are dropped.',
   key_rotated: 'A new signing key signs from now on; the old one verifies until its tokens expire.',
-};
+});
 
 export interface Admin {
   caller: Caller;

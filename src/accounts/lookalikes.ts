@@ -1,0 +1,66 @@
+/**
+ * Addresses that look alike: `a@exаmple.com` (a Cyrillic а) beside `a@example.com`. identityKey
+ * (validate.ts) already makes one account of the spellings a mail server treats as one mailbox in
+ * practice (case, fullwidth letters, NFD); these are other mailboxes, which a person still cannot
+ * tell apart in a list, an audit line or a mail. Every account keeps its address's confusable
+ * skeleton (Unicode Technical Standard #39, section 4), and a new address whose skeleton is another
+ * account's is refused on every way in, in the transaction that writes it (under lockAccounts),
+ * unless the operator lets it in on purpose.
+ */
+import { AppError } from '../errors';
+import type { Tx } from '../store/connection';
+import { accountWithSkeleton } from '../store/accounts';
+
+const IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
+
+type Prototypes = (text: string) => string;
+let loading: Promise<Prototypes> | undefined;
+
+/**
+ * unhomoglyph replaces each character by its prototype from Unicode's confusables.txt (its data
+ * is that file's mapping, version 13.0; about 100 KB), loaded at the first address that needs it.
+ */
+const prototypes = (): Promise<Prototypes> => (loading ??= import('unhomoglyph').then((m) => m.default));
+
+/**
+ * The skeleton of an address's identity key, as UTS #39 defines it: NFD, without the
+ * default-ignorable characters, each character replaced by its prototype, NFD again. Two keys
+ * that look alike have one skeleton. It is for comparing, never for showing: `m` becomes `rn`.
+ * (migrations/20261213000000_email_skeletons.ts computes the same for the accounts it found.)
+ */
+export async function emailSkeleton(emailKey: string): Promise<string> {
+  const toPrototypes = await prototypes();
+  return toPrototypes(emailKey.normalize('NFD').replace(IGNORABLE, '')).normalize('NFD');
+}
+
+export interface LookalikeRule {
+  /** The account the address is for, when it changes one's: its own skeleton is no clash. */
+  self?: number;
+  /**
+   * Whether the caller may learn the other account's address: administrators, the shell, a
+   * provisioning service. Anyone else (a guest signing up, a person changing their own address)
+   * gets the answer a taken address gets, which names nobody.
+   */
+  reveal: boolean;
+  /** The operator let this one in (`--allow-lookalike`): the skeleton is kept, nothing is refused. */
+  allow?: boolean;
+  /** The flag that would let it in, named in the refusal where the caller has it. */
+  flag?: string;
+}
+
+export const emailTaken = () => new AppError('email_taken', 'an account with this email already exists');
+
+/**
+ * The skeleton to store with `emailKey`, once no other account's address looks like it. Call it
+ * inside the transaction that writes the address, after lockAccounts: the check and the write
+ * are one.
+ */
+export async function checkedSkeleton(tx: Tx, emailKey: string, rule: LookalikeRule): Promise<string> {
+  const skeleton = await emailSkeleton(emailKey);
+  if (rule.allow === true) return skeleton;
+  const other = await accountWithSkeleton(tx, skeleton, rule.self ?? null);
+  if (!other) return skeleton;
+  if (!rule.reveal) throw emailTaken();
+  const letIn = rule.flag ? ` (${rule.flag} lets it in)` : '';
+  throw new AppError('email_taken', `the address looks like an existing account's address ${other.email}${letIn}`);
+}
