@@ -15,7 +15,7 @@ import t, { type Test } from 'tap';
 import { cli } from '../helpers/cli';
 import { countRows, errorCode, PASSWORD, setSignup, tempDir, TEST_STORE, withAdmin, type TestServer } from '../helpers/server';
 import { freshDatabase } from '../helpers/pg';
-import { startHostileUpstream } from '../helpers/hostile-upstream';
+import { startHostileUpstream, upstreamJar } from '../helpers/hostile-upstream';
 import { ADMIN_DN, ADMIN_PASSWORD, personDn, startSlapd, SUFFIX } from '../helpers/slapd';
 import { MIGRATIONS } from '../../src/store/migrations';
 import { emailSkeleton } from '../../src/accounts/lookalikes';
@@ -61,33 +61,12 @@ function csvFile(t: Test, text: string): string {
   return file;
 }
 
-/** A browser without a browser: cookies kept, redirects followed by hand (as test/upstream/attacks.test.ts). */
+/** "Continue with …", through the upstream, and back at Gatehouse's callback. */
 function browser(s: TestServer) {
-  const cookies = new Map<string, string>();
-  const go = async (url: string, init: RequestInit & { headers?: Record<string, string> } = {}) => {
-    const own = url.startsWith(s.url);
-    const res = await fetch(url, {
-      ...init,
-      redirect: 'manual',
-      headers: { ...(init.headers ?? {}), ...(own ? { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {}) },
-    });
-    if (own)
-      for (const c of res.headers.getSetCookie()) {
-        const [pair] = c.split(';');
-        cookies.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
-      }
-    return { status: res.status, location: res.headers.get('location'), text: await res.text() };
-  };
-  /** "Continue with …", through the upstream, and back at Gatehouse's callback. */
+  const jar = upstreamJar(s);
   const signIn = async (provider: string) => {
-    await go(`${s.url}/signin`);
-    const started = await go(`${s.url}/signin/provider/${provider}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: s.url },
-      body: new URLSearchParams({ csrf: cookies.get('gatehouse_csrf') ?? '' }).toString(),
-    });
-    const back = await go(started.location!);
-    return go(back.location!.replace(s.config.publicUrl, s.url));
+    const { callback } = await jar.throughUpstream(provider);
+    return jar.go(callback!.replace(s.config.publicUrl, s.url));
   };
   return { signIn };
 }

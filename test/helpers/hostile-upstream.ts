@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import type { Test } from 'tap';
+import type { TestServer } from './server';
 
 export type Mode =
   | 'good'
@@ -110,4 +111,40 @@ export async function startHostileUpstream(t: Test, clientId: string): Promise<H
       }),
   );
   return state;
+}
+
+/** A browser without a browser for sign-ins through an upstream: a cookie jar, redirects followed by hand. */
+export function upstreamJar(s: TestServer) {
+  const cookies = new Map<string, string>();
+  const go = async (url: string, init: RequestInit & { headers?: Record<string, string> } = {}) => {
+    const own = url.startsWith(s.url);
+    const res = await fetch(url, {
+      ...init,
+      redirect: 'manual',
+      headers: { ...(init.headers ?? {}), ...(own ? { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {}) },
+    });
+    if (own)
+      for (const c of res.headers.getSetCookie()) {
+        const [pair] = c.split(';');
+        cookies.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
+      }
+    return { status: res.status, location: res.headers.get('location'), text: await res.text() };
+  };
+  /** Presses "Continue with …": Gatehouse's redirect to the upstream, the upstream's back to the callback. */
+  const begin = async (provider: string) => {
+    await go(`${s.url}/signin`);
+    const started = await go(`${s.url}/signin/provider/${provider}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: s.url },
+      body: new URLSearchParams({ csrf: cookies.get('gatehouse_csrf') ?? '' }).toString(),
+    });
+    return started;
+  };
+  const throughUpstream = async (provider: string) => {
+    const started = await begin(provider);
+    if (started.status !== 303) return { callback: null, started };
+    const back = await go(started.location!);
+    return { callback: back.location, started };
+  };
+  return { go, begin, throughUpstream, cookies };
 }

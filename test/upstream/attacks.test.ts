@@ -4,44 +4,8 @@
 // another browser. Each is refused with a clear page; nothing is linked and nothing is created.
 import t from 'tap';
 import { cli } from '../helpers/cli';
-import { countRows, setSignup, startTestServer, type TestServer } from '../helpers/server';
-import { type Mode, startHostileUpstream } from '../helpers/hostile-upstream';
-
-/** A browser without a browser: a cookie jar, redirects followed by hand. */
-function jar(s: TestServer) {
-  const cookies = new Map<string, string>();
-  const go = async (url: string, init: RequestInit & { headers?: Record<string, string> } = {}) => {
-    const own = url.startsWith(s.url);
-    const res = await fetch(url, {
-      ...init,
-      redirect: 'manual',
-      headers: { ...(init.headers ?? {}), ...(own ? { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {}) },
-    });
-    if (own)
-      for (const c of res.headers.getSetCookie()) {
-        const [pair] = c.split(';');
-        cookies.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
-      }
-    return { status: res.status, location: res.headers.get('location'), text: await res.text() };
-  };
-  /** Presses "Continue with …": Gatehouse's redirect to the upstream, the upstream's back to the callback. */
-  const begin = async (provider: string) => {
-    await go(`${s.url}/signin`);
-    const started = await go(`${s.url}/signin/provider/${provider}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: s.url },
-      body: new URLSearchParams({ csrf: cookies.get('gatehouse_csrf') ?? '' }).toString(),
-    });
-    return started;
-  };
-  const throughUpstream = async (provider: string) => {
-    const started = await begin(provider);
-    if (started.status !== 303) return { callback: null, started };
-    const back = await go(started.location!);
-    return { callback: back.location, started };
-  };
-  return { go, begin, throughUpstream, cookies };
-}
+import { countRows, setSignup, startTestServer } from '../helpers/server';
+import { type Mode, startHostileUpstream, upstreamJar } from '../helpers/hostile-upstream';
 
 t.test('a hostile upstream: every lie refused with a clear page, nothing linked or created', async (t) => {
   const s = await startTestServer(t);
@@ -82,7 +46,7 @@ t.test('a hostile upstream: every lie refused with a clear page, nothing linked 
   ];
   for (const [mode, words] of lies) {
     evil.mode = mode;
-    const b = jar(s);
+    const b = upstreamJar(s);
     const { callback } = await b.throughUpstream('evil');
     t.ok(callback?.startsWith(`${s.config.publicUrl}/signin/provider/evil/callback`), `${mode}: back at the callback`);
     const landed = await b.go(callback!.replace(s.config.publicUrl, s.url));
@@ -94,7 +58,7 @@ t.test('a hostile upstream: every lie refused with a clear page, nothing linked 
 
   // The harness itself is honest: the same upstream telling the truth signs a new person up.
   evil.mode = 'good';
-  const honest = jar(s);
+  const honest = upstreamJar(s);
   const { callback } = await honest.throughUpstream('evil');
   const signedIn = await honest.go(callback!.replace(s.config.publicUrl, s.url));
   t.equal(signedIn.status, 303, 'a truthful answer signs in');
@@ -105,13 +69,13 @@ t.test('a hostile upstream: every lie refused with a clear page, nothing linked 
   t.equal(replay.status, 400);
   t.match(replay.text, /start again/);
   // A forged state, and a state carried to another browser (no flow cookie there).
-  const forged = await jar(s).go(`${s.url}/signin/provider/evil/callback?code=x&state=forged`);
+  const forged = await upstreamJar(s).go(`${s.url}/signin/provider/evil/callback?code=x&state=forged`);
   t.equal(forged.status, 400);
   evil.mode = 'good';
   evil.sub = 'sub-2';
-  const victim = jar(s);
+  const victim = upstreamJar(s);
   const carried = await victim.throughUpstream('evil');
-  const attacker = jar(s);
+  const attacker = upstreamJar(s);
   await attacker.go(`${s.url}/signin`);
   const stolen = await attacker.go(carried.callback!.replace(s.config.publicUrl, s.url));
   t.equal(stolen.status, 400, "another browser's callback finds no flow");
@@ -148,13 +112,13 @@ t.test('an upstream that is down, hangs or answers junk: a clear page, no hung r
     ['evil', 'hang_discovery'],
   ] as const) {
     evil.mode = mode;
-    const started = await jar(s).begin(name);
+    const started = await upstreamJar(s).begin(name);
     t.equal(started.status, 503, `${name} ${mode}: 503`);
     t.match(started.text, /did not answer as a sign-in provider should/);
   }
   // Discovery answers, the token endpoint hangs: the callback gives up with a clear page.
   evil.mode = 'good';
-  const b = jar(s);
+  const b = upstreamJar(s);
   const { callback } = await b.throughUpstream('evil');
   evil.mode = 'hang_token';
   const landed = await b.go(callback!.replace(s.config.publicUrl, s.url));
@@ -184,7 +148,7 @@ t.test(
     up.email = 'victor@example.com';
     up.emailVerified = true;
     up.sub = 'victor-at-corp';
-    const victor = jar(s);
+    const victor = upstreamJar(s);
     const { callback } = await victor.throughUpstream('corp');
     const landed = await victor.go(callback!.replace(s.config.publicUrl, s.url));
     t.equal(landed.status, 403, 'refused: not linked to the account Mallory made');
@@ -194,7 +158,7 @@ t.test(
 
     // Once the address is proved here (a reset link, the verification link), the trusted email links.
     await s.db('user_account').where({ email_key: 'victor@example.com' }).update({ email_verified: true });
-    const again = jar(s);
+    const again = upstreamJar(s);
     const second = await again.throughUpstream('corp');
     const linked = await again.go(second.callback!.replace(s.config.publicUrl, s.url));
     t.equal(linked.status, 303, linked.text);
@@ -217,13 +181,13 @@ t.test('issue 35: a disabled account signing in through a provider is a failed s
   );
   up.email = 'nina@example.com';
   up.sub = 'nina-at-corp';
-  const first = jar(s);
+  const first = upstreamJar(s);
   const made = await first.go((await first.throughUpstream('corp')).callback!.replace(s.config.publicUrl, s.url));
   t.equal(made.status, 303, 'a new account through the provider');
   t.equal((await cli(s.dataDir, ['user', 'disable', 'nina@example.com'])).code, 0);
   const metrics = () => s.core.metrics({ token: null, client: '127.0.0.1', userAgent: null });
   const before = (await metrics()).signinsFailed;
-  const again = jar(s);
+  const again = upstreamJar(s);
   const refused = await again.go((await again.throughUpstream('corp')).callback!.replace(s.config.publicUrl, s.url));
   t.equal(refused.status, 403);
   t.match(refused.text, /this account is disabled/i);
