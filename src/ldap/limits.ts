@@ -19,11 +19,14 @@ export const HIGH_WATER = 256 * 1024;
 export const MAX_UNREAD = 4 * 1024 * 1024;
 
 /**
- * A search's work: its filter's cost per entry (match.ts) times the entries in scope. One search
- * may do this much (about a second of one core at most; an app's filters over a hundred thousand
- * people need a small share of it); a connection this much a minute, refilled steadily.
+ * A search's work: the values its filter's terms look at, over the entries in scope (match.ts).
+ * One search may do this much (a fraction of a second of one core; an app's filters over a
+ * hundred thousand people need a small share of it); a connection this much a minute, refilled
+ * steadily.
  */
 export const SEARCH_WORK = 5_000_000;
+/** One entry's test runs without a pause, so it may do this much at most (a few milliseconds). */
+export const ENTRY_WORK = 200_000;
 export const CONNECTION_WORK_PER_MINUTE = 20_000_000;
 /** The longest a search may run, whatever time limit its client sets (RFC 4511 4.5.1.5). */
 export const SEARCH_TIME_MS = 10_000;
@@ -58,5 +61,10 @@ export class WorkBudget {
       return { taken: true };
     }
     return { taken: false, waitSeconds: Math.ceil(((units - this.units) * 60) / this.capacity) };
+  }
+
+  /** Takes what was spent beyond an estimate already taken, whether or not the bucket holds it (it refills from below zero). */
+  charge(units: number): void {
+    if (units > 0) this.units = Math.max(-this.capacity, this.units - units);
   }
 }

@@ -1,35 +1,73 @@
 /**
- * A search filter compiled once per search into a test of an entry, with what the test costs.
- * Everything that does not depend on the entry is done at compile time: attribute names lower
- * case, asserted values normalised (DNs as DNs). An OR of equality terms on one attribute (and of
- * in-chain terms, which on memberOf are equality: memberOf already holds every group at any
- * depth) becomes one set, tested against the entry's values: a filter naming 4,000 groups costs
- * one intersection per entry, not 4,000 term evaluations. `cost` is the work units of one entry's
- * test, which the search's budget counts (search.ts).
+ * A search filter compiled once per search into a test of an entry, and a meter of the work the
+ * tests do. Everything that does not depend on the entry is done at compile time: attribute names
+ * lower case, asserted values normalised (DNs as DNs). An OR of equality terms on one attribute
+ * (and of in-chain terms, which on memberOf are equality: memberOf already holds every group at
+ * any depth) becomes one set, tested against the entry's values: a filter naming 4,000 groups
+ * costs one intersection per entry, not 4,000 term evaluations.
+ *
+ * Work is counted as the tests go, by the values they look at (a substring term over a group of
+ * 5,000 members costs 5,000 times its pieces, not one): past the meter's limit, a test stops in the
+ * middle (OverBudget), so no single entry can hold the thread for long.
  */
 import type { ExtensibleMatch, LdapFilter } from './protocol';
 import { inChainOn, normalValue, valuesOf, type Entry } from './tree';
 
+/**
+ * A search's work so far, in units (one value looked at by one term): past `limit` in all, or past
+ * `perEntry` on one entry's test (which runs without a pause: one entry may not hold the thread
+ * for more than a few milliseconds), OverBudget.
+ */
+export class Meter {
+  units = 0;
+  private entryStart = 0;
+  constructor(
+    readonly limit: number = Infinity,
+    readonly perEntry: number = Infinity,
+  ) {}
+
+  /** The next entry's test begins. */
+  entry(): void {
+    this.entryStart = this.units;
+  }
+
+  spend(n: number): void {
+    this.units += n;
+    if (this.units > this.limit) throw new OverBudget('search');
+    if (this.units - this.entryStart > this.perEntry) throw new OverBudget('entry');
+  }
+}
+
+export class OverBudget extends Error {
+  constructor(readonly over: 'search' | 'entry') {
+    super(`over the ${over}'s budget`);
+  }
+}
+
 export interface Matcher {
   test(e: Entry): boolean;
-  /** Work units of one entry's test: one per term, a set counting as a few. */
+  /** The least work one entry's test costs (a unit per term, a few per set): an estimate before any is tested. */
   cost: number;
 }
 
-/** What a set of asserted values costs per entry: an intersection, cheaper than its terms. */
+/** What a set of asserted values costs per entry at least: an intersection, cheaper than its terms. */
 const SET_COST = 4;
 
 /**
  * An entry's values of one attribute, normalised once per entry and attribute, as a set: a
  * filter's many terms over a person in a thousand groups cost a lookup each, not a parse of every
- * DN for every term.
+ * DN for every term. Normalising is work too, a unit per value, the first time.
  */
 const normalised = new WeakMap<Entry, Map<string, ReadonlySet<string>>>();
-function normalValuesOf(e: Entry, type: string): ReadonlySet<string> {
+function normalValuesOf(e: Entry, type: string, meter: Meter): ReadonlySet<string> {
   let byType = normalised.get(e);
   if (!byType) normalised.set(e, (byType = new Map()));
   let set = byType.get(type);
-  if (!set) byType.set(type, (set = new Set(valuesOf(e, type).map((v) => normalValue(type, v)))));
+  if (!set) {
+    const values = valuesOf(e, type);
+    meter.spend(values.length);
+    byType.set(type, (set = new Set(values.map((v) => normalValue(type, v)))));
+  }
   return set;
 }
 
@@ -47,9 +85,10 @@ function pooled(f: LdapFilter): { key: string; value: string } | null {
   return null;
 }
 
-/** Whether two sets share a value, walking the smaller. */
-function meets(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+/** Whether two sets share a value, walking the smaller (a unit per value walked). */
+function meets(a: ReadonlySet<string>, b: ReadonlySet<string>, meter: Meter): boolean {
   const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+  meter.spend(1 + small.size);
   for (const v of small) if (large.has(v)) return true;
   return false;
 }
@@ -57,43 +96,49 @@ function meets(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
 const none: ReadonlySet<string> = new Set();
 
 /** A set of values pooled from an OR's terms: true when the entry holds any of them. */
-function anyOf(key: string, values: ReadonlySet<string>): Matcher {
-  if (key === 'chain') return { test: (e) => meets(e.inChain ?? none, values), cost: SET_COST };
+function anyOf(key: string, values: ReadonlySet<string>, meter: Meter): Matcher {
+  if (key === 'chain') return { test: (e) => meets(e.inChain ?? none, values, meter), cost: SET_COST };
   const type = key.slice(1);
-  return { test: (e) => meets(normalValuesOf(e, type), values), cost: SET_COST };
+  return { test: (e) => meets(normalValuesOf(e, type, meter), values, meter), cost: SET_COST };
 }
 
 /** Compiles a filter (RFC 4511 4.5.1.7) into a test of an entry. */
-export function compile(f: LdapFilter): Matcher {
+export function compile(f: LdapFilter, meter: Meter = new Meter()): Matcher {
   if ('and' in f) {
-    const parts = f.and.map(compile);
-    return { test: (e) => parts.every((p) => p.test(e)), cost: 1 + sum(parts) };
+    const parts = f.and.map((g) => compile(g, meter));
+    return { test: (e) => (meter.spend(1), parts.every((p) => p.test(e))), cost: 1 + sum(parts) };
   }
   if ('or' in f) {
     const pools = new Map<string, Set<string>>();
     const rest: Matcher[] = [];
     for (const g of f.or) {
       const p = pooled(g);
-      if (p === null) rest.push(compile(g));
+      if (p === null) rest.push(compile(g, meter));
       else pools.set(p.key, (pools.get(p.key) ?? new Set()).add(p.value));
     }
-    const parts = [...[...pools].map(([key, values]) => anyOf(key, values)), ...rest];
-    return { test: (e) => parts.some((p) => p.test(e)), cost: 1 + sum(parts) };
+    const parts = [...[...pools].map(([key, values]) => anyOf(key, values, meter)), ...rest];
+    return { test: (e) => (meter.spend(1), parts.some((p) => p.test(e))), cost: 1 + sum(parts) };
   }
   if ('not' in f) {
-    const inner = compile(f.not);
-    return { test: (e) => !inner.test(e), cost: 1 + inner.cost };
+    const inner = compile(f.not, meter);
+    return { test: (e) => (meter.spend(1), !inner.test(e)), cost: 1 + inner.cost };
   }
   if ('present' in f) {
     const type = f.present.toLowerCase();
-    return { test: (e) => valuesOf(e, type).length > 0, cost: 1 };
+    return { test: (e) => (meter.spend(1), valuesOf(e, type).length > 0), cost: 1 };
   }
   if ('compare' in f) {
     const type = f.attribute.toLowerCase();
     const value = normalValue(type, f.value);
-    if (f.compare === 'ge') return { test: (e) => [...normalValuesOf(e, type)].some((v) => v >= value), cost: 2 };
-    if (f.compare === 'le') return { test: (e) => [...normalValuesOf(e, type)].some((v) => v <= value), cost: 2 };
-    return { test: (e) => normalValuesOf(e, type).has(value), cost: 1 }; // equality, and approximate as equality
+    const ordered = (e: Entry) => {
+      const have = normalValuesOf(e, type, meter);
+      meter.spend(1 + have.size);
+      return [...have];
+    };
+    if (f.compare === 'ge') return { test: (e) => ordered(e).some((v) => v >= value), cost: 2 };
+    if (f.compare === 'le') return { test: (e) => ordered(e).some((v) => v <= value), cost: 2 };
+    // Equality, and approximate as equality.
+    return { test: (e) => (meter.spend(1), normalValuesOf(e, type, meter).has(value)), cost: 1 };
   }
   if ('substring' in f) {
     const { attribute, initial, any, final } = f.substring;
@@ -111,9 +156,16 @@ export function compile(f: LdapFilter): Matcher {
       }
       return true;
     };
-    return { test: (e) => valuesOf(e, type).some(test), cost: 2 + parts.length };
+    return {
+      test: (e) => {
+        const values = valuesOf(e, type);
+        meter.spend(1 + values.length * (1 + parts.length));
+        return values.some(test);
+      },
+      cost: 2 + parts.length,
+    };
   }
-  return extensible(f.extensible);
+  return extensible(f.extensible, meter);
 }
 
 /**
@@ -122,20 +174,20 @@ export function compile(f: LdapFilter): Matcher {
  * group's inChain says who is inside it at any depth. Any other rule or attribute matches
  * nothing, as every extensible match did before nesting.
  */
-function extensible(x: ExtensibleMatch): Matcher {
+function extensible(x: ExtensibleMatch, meter: Meter): Matcher {
   const on = inChainOn(x);
   if (on === 'memberof') {
     const value = normalValue('memberof', x.value);
-    return { test: (e) => normalValuesOf(e, 'memberof').has(value), cost: 1 };
+    return { test: (e) => (meter.spend(1), normalValuesOf(e, 'memberof', meter).has(value)), cost: 1 };
   }
   if (on === 'member') {
     const value = normalValue('member', x.value);
-    return { test: (e) => e.inChain?.has(value) ?? false, cost: 1 };
+    return { test: (e) => (meter.spend(1), e.inChain?.has(value) ?? false), cost: 1 };
   }
-  return { test: () => false, cost: 1 };
+  return { test: () => (meter.spend(1), false), cost: 1 };
 }
 
 const sum = (parts: readonly Matcher[]) => parts.reduce((n, p) => n + p.cost, 0);
 
-/** Whether an entry matches a filter (compiled for this one entry: a search compiles once for all). */
+/** Whether an entry matches a filter (compiled for this one entry, unmetered: a search compiles once for all). */
 export const matches = (f: LdapFilter, e: Entry): boolean => compile(f).test(e);

@@ -13,8 +13,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { SearchOutcome } from '../core';
 import { entry, OID, OP, pagedDone, result, RESULT, type LdapFilter, type Request } from './protocol';
 import { chainOf, groupsHint, peopleHint, select, type Entry, type Tree } from './tree';
-import { compile, matches, type Matcher } from './match';
-import { SEARCH_TIME_MS, SEARCH_WORK, SLICE_MS } from './limits';
+import { compile, matches, Meter, OverBudget, type Matcher } from './match';
+import { ENTRY_WORK, SEARCH_TIME_MS, SEARCH_WORK, SLICE_MS } from './limits';
 import type { Session } from './session';
 
 export async function search(c: Session, r: Extract<Request, { kind: 'search' }>): Promise<void> {
@@ -91,21 +91,35 @@ async function found(
   if (performance.now() > time.deadline) return late(); // waited its turn for too long
   const entries = await candidates(c, at, search.scope, filter, search.attributes);
   if (entries === null) return { code: RESULT.noSuchObject, text: 'no such entry', matched: at.at === 'person' ? c.tree.people : c.tree.groups };
-  const matcher = compile(filter);
-  const work = matcher.cost * entries.length;
-  if (work > SEARCH_WORK)
-    return {
-      code: RESULT.adminLimitExceeded,
-      text: `this filter over ${entries.length} entries is more work than one search may do (${work} units, at most ${SEARCH_WORK}): narrow the base or the filter`,
-    };
-  const budget = c.work.take(work);
+  const meter = new Meter(SEARCH_WORK, ENTRY_WORK);
+  const matcher = compile(filter, meter);
+  const tooMuch = (units: number) => ({
+    code: RESULT.adminLimitExceeded,
+    text: `this filter over ${entries.length} entries is more work than one search may do (${units > SEARCH_WORK ? 'over ' : ''}${units} units, at most ${SEARCH_WORK}): narrow the base or the filter`,
+  });
+  // The least it will cost, before any entry is tested; what it really cost is charged after.
+  const estimate = matcher.cost * entries.length;
+  if (estimate > SEARCH_WORK) return tooMuch(estimate);
+  const budget = c.work.take(estimate);
   if (!budget.taken)
     return {
       code: RESULT.adminLimitExceeded,
       text: `this connection has used its share of the directory's work for now: search again in ${budget.waitSeconds} s`,
     };
-  const passed = await filtered(c, entries, matcher, time.deadline);
-  return passed === null ? late() : { entries: passed };
+  try {
+    const passed = await filtered(c, entries, matcher, meter, time.deadline);
+    return passed === null ? late() : { entries: passed };
+  } catch (err) {
+    if (err instanceof OverBudget && err.over === 'entry')
+      return {
+        code: RESULT.adminLimitExceeded,
+        text: `this filter is more work than one entry's test may do (over ${ENTRY_WORK} units: many terms over an attribute of many values): narrow the filter`,
+      };
+    if (err instanceof OverBudget) return tooMuch(meter.units);
+    throw err;
+  } finally {
+    c.work.charge(meter.units - estimate);
+  }
 }
 
 /**
@@ -113,9 +127,9 @@ async function found(
  * whatever else is ready (requests, other searches), so /ping and a sign-in are answered between
  * slices. Null when the deadline passes first or the connection is gone.
  */
-async function filtered(c: Session, entries: readonly Entry[], matcher: Matcher, deadline: number): Promise<Entry[] | null> {
+async function filtered(c: Session, entries: readonly Entry[], matcher: Matcher, meter: Meter, deadline: number): Promise<Entry[] | null> {
   const found: Entry[] = [];
-  const done = await inSlices(entries, (e) => matcher.test(e) && found.push(e), {
+  const done = await inSlices(entries, (e) => (meter.entry(), matcher.test(e) && found.push(e)), {
     goOn: () => !c.socket.destroyed && performance.now() <= deadline,
   });
   return done ? found : null;
@@ -128,7 +142,7 @@ async function filtered(c: Session, entries: readonly Entry[], matcher: Matcher,
 async function inSlices<T>(items: readonly T[], each: (item: T) => unknown, between: { before?: () => void; goOn?: () => boolean } = {}): Promise<boolean> {
   let slice = performance.now();
   for (let i = 0; i < items.length; i++) {
-    if ((i & 63) === 0 && performance.now() - slice >= SLICE_MS) {
+    if (performance.now() - slice >= SLICE_MS) {
       between.before?.();
       await nextTurn();
       if (between.goOn && !between.goOn()) return false;

@@ -99,7 +99,12 @@ export class Tree {
     this.groups = `ou=groups,${this.base}`;
   }
 
-  personDn = (username: string) => `${rdn('uid', username)},${this.people}`;
+  private readonly personDns = new Map<string, string>();
+  personDn = (username: string) => {
+    let dn = this.personDns.get(username);
+    if (dn === undefined) remember(this.personDns, username, (dn = `${rdn('uid', username)},${this.people}`));
+    return dn;
+  };
   private readonly groupDns = new Map<string, string>();
   groupDn = (name: string) => {
     let dn = this.groupDns.get(name);
