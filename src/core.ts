@@ -214,7 +214,7 @@ export type { Plan as ConfigPlan, PlanLine as ConfigPlanLine, ManagedLookup } fr
 export { readConfigText } from './config-file/document';
 export { CONFIG_SCHEMA } from './config-file/schema';
 /** The rule of every address Gatehouse sends requests to (the shell fetches SP metadata by it). */
-export { outboundUrl } from './runtime/targets';
+export { outboundUrl, shownUrl } from './runtime/targets';
 
 export { migrateStore } from './store/copy';
 /** Bounds jobs at once (the LDAP front end's searches). */

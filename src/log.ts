@@ -23,10 +23,12 @@ let exitHooked = false;
 let stdoutBroken = false;
 let stdoutWatched = false;
 /**
- * Writes to stdout until its reader goes away (`serve | head -1`): the EPIPE then ends the log,
- * never the server (an 'error' event with no listener would kill the process).
+ * Writes to stdout until its reader goes away (`serve | head -1`, `gatehouse group list | head
+ * -5`): the EPIPE then ends what is written, never the process (an 'error' event with no
+ * listener would kill it with a stack trace). The log and the shell's output (cli/io.ts) both
+ * write through here.
  */
-function writeStdout(text: string): void {
+export function writeStdout(text: string): void {
   if (!stdoutWatched) {
     stdoutWatched = true;
     process.stdout.on('error', () => {

@@ -7,6 +7,7 @@
  * account's is refused on every way in, in the transaction that writes it (under lockAccounts),
  * unless the operator lets it in on purpose.
  */
+import { domainToUnicode } from 'node:url';
 import { AppError } from '../errors';
 import type { Tx } from '../store/connection';
 import { accountWithSkeleton } from '../store/accounts';
@@ -23,14 +24,42 @@ let loading: Promise<Prototypes> | undefined;
 const prototypes = (): Promise<Prototypes> => (loading ??= import('unhomoglyph').then((m) => m.default));
 
 /**
- * The skeleton of an address's identity key, as UTS #39 defines it: NFD, without the
- * default-ignorable characters, each character replaced by its prototype, NFD again. Two keys
- * that look alike have one skeleton. It is for comparing, never for showing: `m` becomes `rn`.
- * (migrations/20261213000000_email_skeletons.ts computes the same for the accounts it found.)
+ * The domain as a reader sees it: each IDNA A-label (`xn--exmple-4nf`, the form a mail client
+ * may show and a person may type) decoded to the letters it stands for (`exаmple`, a Cyrillic а),
+ * so an address cannot escape its skeleton by being written in ASCII. A label that is not valid
+ * punycode stays as it is.
+ */
+function readableDomain(emailKey: string): string {
+  const at = emailKey.lastIndexOf('@');
+  if (at < 0) return emailKey;
+  const labels = emailKey
+    .slice(at + 1)
+    .split('.')
+    .map((label) => (/^xn--/i.test(label) ? domainToUnicode(label) || label : label));
+  return `${emailKey.slice(0, at + 1)}${labels.join('.')}`;
+}
+
+/**
+ * Beyond UTS #39: its table sends the shapes of a thin upright stroke to two prototypes, `l` (for
+ * `I`, `1`, `|`, Cyrillic `Ӏ`) and `i` (for `ı`, `ι`, Cyrillic `ӏ` and `і`), yet in the fonts
+ * addresses are read in (a mail client, a URL bar, a console table) Cyrillic `ӏ` is an `l`, and
+ * `examp1e`, `exampie` and `exampӏe` pass for one another. The skeleton therefore writes both as
+ * one (`l`): a few addresses that differ only there (`bill@…` and `biil@…`) count as look-alikes,
+ * which is the side to err on.
+ */
+const foldStrokes = (skeleton: string) => skeleton.replace(/i/g, 'l');
+
+/**
+ * The skeleton of an address's identity key, as UTS #39 defines it (with its domain's A-labels
+ * decoded first): NFD, without the default-ignorable characters, each character replaced by its
+ * prototype, NFD again; then `i` and `l` folded into one (foldStrokes). Two keys that look alike
+ * have one skeleton. It is for comparing, never for showing: `m` becomes `rn`.
+ * (migrations/20261214000000_email_skeletons_idna.ts computes the same for the accounts it found;
+ * change both together, in a new migration.)
  */
 export async function emailSkeleton(emailKey: string): Promise<string> {
   const toPrototypes = await prototypes();
-  return toPrototypes(emailKey.normalize('NFD').replace(IGNORABLE, '')).normalize('NFD');
+  return foldStrokes(toPrototypes(readableDomain(emailKey).normalize('NFD').replace(IGNORABLE, '')).normalize('NFD'));
 }
 
 export interface LookalikeRule {

@@ -14,6 +14,8 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 const WHITESPACE = /\s/u;
 /** Invisible format characters (zero-width space and joiners, BOM, soft hyphen, bidi marks). */
 const INVISIBLE = /\p{Cf}/u;
+/** Half of a UTF-16 pair without its other half: not a character at all (ill-formed text). */
+const LONE_SURROGATE = /\p{Cs}/u;
 
 export interface NormalizedEmail {
   /** As the user typed it, trimmed and NFC-normalized: what mail is sent to. */
@@ -45,6 +47,7 @@ export function normalizeEmail(raw: string): NormalizedEmail {
     WHITESPACE.test(email) ||
     CONTROL.test(email) ||
     INVISIBLE.test(email) ||
+    LONE_SURROGATE.test(email) ||
     // Mail syntax that names another mailbox or a list: a display name (<>), a comment (()),
     // a second address (, ;), quoting and routes. "ceo<mallory@evil.example>" is not an address.
     /[<>()[\]\\,;:"]/.test(email) ||
@@ -167,16 +170,29 @@ export function sentName(...candidates: ReadonlyArray<string | null | undefined>
   throw new AppError('invalid_input', 'name is required');
 }
 
+/**
+ * Characters that show as empty space and that trim() leaves: the Braille pattern with no dots
+ * (U+2800) and the musical null notehead (U+1D159), beside the spaces themselves. (The Hangul
+ * fillers U+115F, U+1160, U+3164 and U+FFA0 are default-ignorable: HIDDEN has them.)
+ */
+const BLANK = /[\s\p{Z}\u2800\u{1d159}]/u;
+/** Whether a name shows anything: one character that is neither blank nor hidden. */
+const hasShape = (name: string): boolean => [...name].some((c) => !BLANK.test(c) && !HIDDEN.test(c));
+
 /** Whether another system's name has anything left once cleaned (one too long to read counts: validateName refuses it). */
-export const showsSomething = (raw: string): boolean => raw.length > MAX_RAW_NAME_LENGTH || cleaned(raw).trim() !== '';
+export const showsSomething = (raw: string): boolean => raw.length > MAX_RAW_NAME_LENGTH || hasShape(cleaned(raw));
 
 /**
- * The one rule for the names of accounts and groups, on every way in: trimmed, NFC, 1 to 100
- * characters, no control character, and nothing hidden that would make it read as another name.
+ * The one rule for the names of accounts and groups, on every way in: well-formed text (no lone
+ * surrogate), trimmed, NFC, 1 to 100 characters, no control character, nothing hidden that would
+ * make it read as another name, and something that shows (not only blanks such as U+2800).
  */
 export function validateName(raw: string, origin: NameOrigin = 'typed'): string {
   // Far past any name with its hidden characters: not worth reading character by character.
   if (raw.length > MAX_RAW_NAME_LENGTH) throw new AppError('invalid_input', `name must be at most ${MAX_NAME_LENGTH} characters`);
+  // A lone surrogate is refused from any origin, as a control character is: the record is broken.
+  const lone = LONE_SURROGATE.exec(raw);
+  if (lone) throw new AppError('invalid_input', `name is not well-formed text (a lone surrogate, ${codePoint(lone[0])})`);
   const name = (origin === 'sent' ? cleaned(raw) : raw).trim().normalize('NFC');
   if (name.length === 0) throw new AppError('invalid_input', 'name is required');
   if ([...name].length > MAX_NAME_LENGTH) throw new AppError('invalid_input', `name must be at most ${MAX_NAME_LENGTH} characters`);
@@ -189,6 +205,8 @@ export function validateName(raw: string, origin: NameOrigin = 'typed'): string 
       `name must not contain invisible or direction-changing characters (${codePoint(chars[first])} at character ${first + 1})`,
     );
   }
+  // `\u2800\u2800` (Braille blanks) survives trim() and shows as nothing: a name no one can read.
+  if (!hasShape(name)) throw new AppError('invalid_input', `name shows nothing: it has only blank characters (${codePoint(chars[0])})`);
   return name;
 }
 

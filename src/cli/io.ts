@@ -1,3 +1,5 @@
+import { writeStdout } from '../log';
+
 /** What a command may touch of the outside world: injectable, so tests run commands in-process. */
 export interface Io {
   out: (text: string) => void;
@@ -8,7 +10,9 @@ export interface Io {
 }
 
 export const processIo: Io = {
-  out: (t) => void process.stdout.write(t),
+  // A reader that has gone (`gatehouse group list | head -5`) ends the output quietly: the command
+  // still finishes, with its own exit code, and no EPIPE stack trace.
+  out: (t) => writeStdout(t),
   err: (t) => void process.stderr.write(t),
   env: process.env,
   readStdin: async () => {

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { AppError } from '../errors';
-import { outboundUrl, type NameIdKind, type SamlCertView, type SamlSpView } from '../core';
+import { outboundUrl, shownUrl, type NameIdKind, type SamlCertView, type SamlSpView } from '../core';
 import { withCore, wantsJson } from './context';
 import type { Io } from './io';
 import { emit, keyValues, table } from './output';
@@ -10,18 +10,28 @@ import { emit, keyValues, table } from './output';
 const collect = (value: string, previous?: string[]) => [...(previous ?? []), value];
 const MAX_METADATA_BYTES = 256 * 1024;
 
+/**
+ * Whether `source` is an attempt at a URL (a scheme, or `://` anywhere): it is then judged as one
+ * (and refused as one), never read as a file whose name the refusal would echo with whatever
+ * password it holds. A file whose name has a colon is given as ./name.
+ */
+const looksLikeUrl = (source: string) => source.includes('://') || /^[a-z][a-z0-9+.-]*:/i.test(source);
+
 /** SP metadata from a file, or from a URL (an SP's own metadata endpoint). */
-async function readMetadata(source: string): Promise<string> {
-  if (/^https?:\/\//i.test(source)) {
-    // The rule of every address Gatehouse sends to: a password in it would be echoed by the refusals below.
+async function readMetadata(given: string): Promise<string> {
+  const source = given.trim();
+  if (looksLikeUrl(source)) {
+    // The rule of every address Gatehouse sends to: no user or password, nothing unseen inside.
     const url = outboundUrl(source, '{--metadata}', { example: 'https://app.example.com/saml/metadata' });
+    // Said with its query values hidden (they are often keys), as webhooks are shown.
+    const shown = shownUrl(url.href);
     let res: Response;
     try {
       res = await fetch(url, { signal: AbortSignal.timeout(10_000), redirect: 'follow' });
     } catch (err) {
-      throw new AppError('invalid_input', `could not fetch the metadata from ${source}: ${(err as Error).message}`);
+      throw new AppError('invalid_input', `could not fetch the metadata from ${shown}: ${(err as Error).message}`);
     }
-    if (!res.ok) throw new AppError('invalid_input', `could not fetch the metadata from ${source}: HTTP ${res.status}`);
+    if (!res.ok) throw new AppError('invalid_input', `could not fetch the metadata from ${shown}: HTTP ${res.status}`);
     const text = await res.text();
     if (Buffer.byteLength(text) > MAX_METADATA_BYTES) throw new AppError('invalid_input', 'the metadata is larger than 256 KiB');
     return text;
@@ -31,7 +41,10 @@ async function readMetadata(source: string): Promise<string> {
     return fs.readFileSync(source, 'utf8');
   } catch (err) {
     if (err instanceof AppError) throw err;
-    throw new AppError('invalid_input', `cannot read the metadata file ${source}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+    throw new AppError(
+      'invalid_input',
+      `cannot read the metadata file ${JSON.stringify(source.slice(0, 200))}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+    );
   }
 }
 

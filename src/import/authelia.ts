@@ -3,7 +3,6 @@
  * groups: [...], disabled}}`. Its hashes are argon2id (the default), sha512-crypt, PBKDF2 (passlib's
  * form) or bcrypt, all kept as they are. Read with the `yaml` package, loaded on first use.
  */
-import { isPrototypeKey } from '../plain-json';
 import { badFile, flag, flatGroups, isRecord, type Source, type SourcePerson } from './source';
 
 export async function readAuthelia(text: string): Promise<Source> {
@@ -17,9 +16,11 @@ export async function readAuthelia(text: string): Promise<Source> {
   }
   if (!isRecord(doc) || !isRecord(doc.users)) throw badFile('authelia', 'it has no users: mapping');
   const people: SourcePerson[] = [];
+  // Own keys only (Object.entries): a user named `constructor` is a user like any other, and
+  // `__proto__` (an own key as yaml reads it) is judged by the username rule like any name.
   for (const [username, entry] of Object.entries(doc.users)) {
     const at = `user ${username}`;
-    if (isPrototypeKey(username) || !isRecord(entry)) {
+    if (!isRecord(entry)) {
       people.push({ at, email: undefined, groups: [], disabled: false, emailVerified: false, problem: 'not a user entry' });
       continue;
     }

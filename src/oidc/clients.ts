@@ -312,7 +312,7 @@ export async function changeClient(s: Services, actor: Actor, clientId: string, 
 async function logoutUri(s: Services, raw: string): Promise<string> {
   const field = '{--backchannel-logout-uri}';
   if (raw.length > 500) throw new AppError('invalid_input', `${field} must be at most 500 characters`);
-  // Kept as a URL parser writes it (a space becomes %20): what is shown is what is dialled.
+  // Kept as a URL parser writes it: what is shown is what is dialled.
   const uri = outboundUrl(raw.trim(), field, {
     example: 'https://app.example.com/backchannel-logout',
     proof: "the app checks the logout token's signature instead",

@@ -1,7 +1,9 @@
 /**
  * Where Gatehouse may send a request of its own. Every such address (webhook URLs, SCIM push
  * targets, back-channel logout URIs, upstream issuers, directory sources, SP metadata the shell
- * fetches) passes outboundUrl: no user or password in it. Webhooks, SCIM push targets and
+ * fetches), and every address it sends a browser to with a message (a SAML service provider's ACS
+ * and logout URLs: browserUrl), passes outboundUrl: no user or password in it, in any spelling,
+ * nothing unseen inside. Webhooks, SCIM push targets and
  * back-channel logout URIs are also held to the network rule: a target inside the network
  * (loopback, private, link-local, unique-local, unspecified, multicast or reserved, and IPv6 that
  * carries such an IPv4 address: config/address-ranges.ts classifies them all) is refused unless
@@ -117,35 +119,73 @@ const schemeWords = (protocols: readonly string[]) => {
   return names.length === 2 && names[1] === `${names[0]}s` ? `${names[0]}(s)` : names.join(' or ');
 };
 
+/** Characters no address shows: controls (a URL parser deletes tab and newline), format characters (zero-width, bidi) and spaces. */
+const UNSEEN = /[\p{Cc}\p{Cf}\p{Z}]/u;
+/** The form every address is written in: `scheme://host…` (not `https:host`, `https:\\host` or `https:///host`, which parsers read as one). */
+const WRITTEN_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/\\]/i;
+
 /**
- * THE rule of every address Gatehouse sends requests to: an absolute URL of one of the entry
- * point's schemes, with no user or password and no #fragment. An address is stored, listed,
- * shown in the console and written by `config export` as it is, so a password in it would be
- * printed wherever the address is; each of these targets has its own proof of who is asking (a
- * signature, a token, a secret setting). The raw value is never echoed: it may hold that password.
+ * The authority as a URL parser finds it however the address is spelt (after the scheme, past
+ * any `/` or `\`, up to the path, query or fragment): an `@` there, even with nothing before it
+ * (`user@`, `:@`), is a user and password.
+ */
+function writtenAuthority(raw: string): string {
+  const rest = raw.replace(/^[a-z][a-z0-9+.-]*:/i, '').replace(/^[/\\]+/, '');
+  return /^[^/\\?#]*/.exec(rest)![0];
+}
+
+/**
+ * THE rule of every address Gatehouse sends requests to, and of those it sends browsers to with
+ * a message (a SAML service provider's ACS and logout URLs: samlEndpointUrl): an absolute URL of
+ * one of the entry point's schemes, written `scheme://host…`, with no user or password in any
+ * spelling (`user:pw@`, `user@`, `:@`, after `https:\\` or `https:`), no control character,
+ * invisible character or space (a parser silently drops a tab or a newline, so what is stored
+ * would not be what is used), and no #fragment. An address is stored, listed, shown in the
+ * console and written by `config export` as it is, so a password in it would be printed wherever
+ * the address is; each of these targets has its own proof of who is asking (a signature, a
+ * token, a secret setting). The raw value is never echoed: it may hold that password.
  * `field` is the entry point's {--mark} (or words such as "the URL").
  */
 export function outboundUrl(raw: string, field: string, rule: OutboundRule = {}): URL {
   const protocols = rule.protocols ?? ['http:', 'https:'];
+  const example = rule.example ?? `${protocols.at(-1)}//app.example.com/…`;
+  if (UNSEEN.test(raw)) throw new AppError('invalid_input', `${field} must not contain spaces, control or invisible characters`);
   let u: URL;
   try {
     u = new URL(raw);
   } catch {
-    throw new AppError(
-      'invalid_input',
-      `${field} must be an absolute ${schemeWords(protocols)} URL such as ${rule.example ?? `${protocols.at(-1)}//app.example.com/…`}`,
-    );
+    throw new AppError('invalid_input', `${field} must be an absolute ${schemeWords(protocols)} URL such as ${example}`);
   }
   if (!protocols.includes(u.protocol))
     throw new AppError('invalid_input', `${field} must be ${protocols.map((p) => p.replace(/:$/, '')).join(' or ')}, not ${u.protocol.replace(/:$/, '')}`);
-  if (u.username || u.password) {
+  if (u.username || u.password || writtenAuthority(raw).includes('@')) {
     throw new AppError(
       'invalid_input',
       `${field} must carry no user or password (user:password@ before the host): the address is stored and shown as written${rule.proof ? `; ${rule.proof}` : ''}`,
     );
   }
-  if (u.hash) throw new AppError('invalid_input', `${field} must have no #fragment`);
+  if (!WRITTEN_FORM.test(raw)) throw new AppError('invalid_input', `${field} must be written ${u.protocol}//host/…, such as ${example}`);
+  if (u.hash) throw new AppError('invalid_input', `${field} must not have a #fragment`);
   return u;
+}
+
+/** Hosts a browser reaches on the machine it runs on: plain http is allowed there. */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * An address Gatehouse sends a person's browser to with a message (a SAML service provider's
+ * Assertion Consumer Service and logout URLs): the one rule above, https (http only on a
+ * loopback host, or when `plainHttp`: Gatehouse itself is served over http), at most 1,000
+ * characters, and returned as written (the SP compares it exactly with the one it asks for). The
+ * network rule does not apply: the browser connects, not Gatehouse, and an app on an internal
+ * host is an ordinary case.
+ */
+export function browserUrl(raw: string, field: string, rule: OutboundRule & { plainHttp?: boolean } = {}): string {
+  if (raw.length > 1000) throw new AppError('invalid_input', `${field} must be at most 1000 characters`);
+  const u = outboundUrl(raw, field, { ...rule, protocols: ['http:', 'https:'] });
+  if (u.protocol !== 'https:' && !LOOPBACK_HOSTS.has(u.hostname) && rule.plainHttp !== true)
+    throw new AppError('invalid_input', `${field} must be https (http only for localhost)`);
+  return raw;
 }
 
 /** A webhook's or SCIM push target's URL: the one rule, at most 2,000 characters. */
@@ -174,8 +214,11 @@ export function withoutUserinfo(url: string): string {
   return u.href;
 }
 
+/** A query parameter's name as it may be shown: a plain name, else hidden too (`?secret-token` has no value, only a name). */
+const shownKey = (key: string) => (/^[\w.-]{1,40}$/.test(key) ? key : '…');
+
 /** A URL as it is shown: query values hidden (they are often keys). */
 export function shownUrl(url: string): string {
   const u = new URL(withoutUserinfo(url));
-  return u.search ? `${u.origin}${u.pathname}?${[...u.searchParams.keys()].map((k) => `${k}=…`).join('&')}` : u.toString();
+  return u.search ? `${u.origin}${u.pathname}?${[...u.searchParams.keys()].map((k) => `${shownKey(k)}=…`).join('&')}` : u.toString();
 }

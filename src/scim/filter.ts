@@ -84,6 +84,8 @@ function toPredicate<C extends string>(f: Filter, attributes: Record<string, C>,
       } else if (typeof value !== 'string') {
         throw invalid(`${f.attrPath} is compared with a string`);
       }
+      // Ids are made in lower case; one given in upper case names the same resource (as in a URL or a member's value).
+      if (column === ('id' as C) && typeof value === 'string') value = value.toLowerCase();
       // An address's eq is its identity key's: the unique index answers, and look-alikes match as on signin.
       if (column === ('email' as C) && (f.op === 'eq' || f.op === 'ne') && typeof value === 'string')
         return { kind: 'compare', column: 'email_key' as C, op: f.op, value: identityKey(value) };

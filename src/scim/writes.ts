@@ -45,7 +45,12 @@ interface Shape {
   readOnly: ReadonlySet<string>;
   /** The sub-attributes a PATCH path may name, by complex attribute; a kept attribute not here has none. */
   subs: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Each name a resource is answered with (attributes, sub-attributes), by its lower case. */
+  spelling: ReadonlyMap<string, string>;
 }
+
+/** Names as resources spell them, by their lower case. */
+const spelled = (...names: string[]): ReadonlyMap<string, string> => new Map(names.map((n) => [n.toLowerCase(), n]));
 
 const USER: Shape = {
   schemas: [SCHEMAS.user, SCHEMAS.enterprise],
@@ -56,6 +61,10 @@ const USER: Shape = {
     ['name', new Set(['formatted', 'familyname', 'givenname', 'middlename', 'honorificprefix', 'honorificsuffix'])],
     ['emails', new Set(['value', 'type', 'primary', 'display'])],
   ]),
+  spelling: spelled(
+    ...['userName', 'name', 'displayName', 'emails', 'active', 'externalId', 'id', 'meta', 'groups', 'schemas'],
+    ...['formatted', 'familyName', 'givenName', 'middleName', 'honorificPrefix', 'honorificSuffix', 'value', 'type', 'primary', 'display'],
+  ),
 };
 
 const GROUP: Shape = {
@@ -64,6 +73,7 @@ const GROUP: Shape = {
   ignored: new Set(),
   readOnly: new Set(['id', 'meta', 'schemas']),
   subs: new Map([['members', new Set(['value', 'display', 'type', '$ref'])]]),
+  spelling: spelled('displayName', 'members', 'externalId', 'id', 'meta', 'schemas', 'value', 'display', 'type', '$ref'),
 };
 
 /** A body's top-level keys checked against the shape: the URN of a schema it does not know is refused. */
@@ -75,6 +85,7 @@ function checkBody(body: Json, shape: Shape): void {
       if (!shape.schemas.some((known) => known.toLowerCase() === urn.toLowerCase())) throw invalid(`unknown schema ${urn.slice(0, 100)}`);
     }
   }
+  oneKeyEach(body, 'the body');
   for (const key of Object.keys(body)) {
     const k = key.toLowerCase();
     if (k.startsWith('urn:')) {
@@ -85,11 +96,31 @@ function checkBody(body: Json, shape: Shape): void {
   }
 }
 
-/** An attribute by name, whatever its case (scim/search.ts reads a SearchRequest with it too). */
+/**
+ * An attribute by name, whatever its case (scim/search.ts reads a SearchRequest with it too). Two
+ * keys that differ only by case (`value` and `VALUE`) name one attribute twice: which one counts
+ * would be a guess, so the body is refused.
+ */
 export function get(body: Json, name: string): unknown {
   const lower = name.toLowerCase();
-  for (const [key, value] of Object.entries(body)) if (key.toLowerCase() === lower) return value;
-  return undefined;
+  let found: [string, unknown] | undefined;
+  for (const [key, value] of Object.entries(body)) {
+    if (key.toLowerCase() !== lower) continue;
+    if (found) throw invalid(`${found[0].slice(0, 60)} and ${key.slice(0, 60)} name the same attribute (names are case-insensitive): give it once`);
+    found = [key, value];
+  }
+  return found?.[1];
+}
+
+/** Refuses an object whose keys name one attribute twice, differing only by case (`where` names the object). */
+function oneKeyEach(object: Json, where: string): void {
+  const seen = new Map<string, string>();
+  for (const key of Object.keys(object)) {
+    const twin = seen.get(key.toLowerCase());
+    if (twin !== undefined)
+      throw invalid(`${where}: ${twin.slice(0, 60)} and ${key.slice(0, 60)} name the same attribute (names are case-insensitive): give it once`);
+    seen.set(key.toLowerCase(), key);
+  }
 }
 
 /** A boolean as clients send it: true/false, or Entra ID's "True"/"False". */
@@ -220,9 +251,21 @@ function refOf(raw: unknown, i: number): { kind: 'User' | 'Group'; id: string } 
   return { kind: match[1].toLowerCase() === 'users' ? 'User' : 'Group', id: id.toLowerCase() };
 }
 
-/** One member of a body: its id from `value`, else from `$ref`; the two must name the same id. */
+/** What a member may say (RFC 7643 section 4.2), in any case. */
+const MEMBER_KEYS = GROUP.subs.get('members')!;
+
+/**
+ * One member of a body: its id from `value`, else from `$ref`; the two must name the same id. A
+ * key it cannot have (`bogus`, `"value "`) or one given twice in two cases is refused: a member
+ * must not read as one id to Gatehouse and another to whoever wrote it.
+ */
 function memberOf(m: unknown, i: number): MemberInput {
   if (m === null || typeof m !== 'object' || Array.isArray(m)) throw invalid(`members[${i}] must be an object`);
+  oneKeyEach(m as Json, `members[${i}]`);
+  for (const key of Object.keys(m)) {
+    if (!MEMBER_KEYS.has(key.toLowerCase()))
+      throw invalid(`members[${i}] has no sub-attribute ${JSON.stringify(key.slice(0, 60))}: a member has value, $ref, type and display`);
+  }
   const type = get(m as Json, 'type');
   if (type !== undefined && type !== null && (typeof type !== 'string' || !/^(user|group)$/i.test(type))) {
     throw invalid(`members[${i}].type is User or Group`);
@@ -293,6 +336,18 @@ function pathRoot(path: string, shape: Shape): string | null {
   return root;
 }
 
+/**
+ * Ids compare without case, as everywhere in SCIM here (a member's `value` and a URL's id are
+ * read in lower case, the case Gatehouse makes them in): the quoted values a members path
+ * compares with `value` (`members[value eq "ABC…"]`) are lower-cased before scim-patch, which
+ * compares exactly, reads them. Other sub-attributes' values (display) are left as given.
+ */
+function lowerMemberValues(path: string): string {
+  // Odd parts are the quoted strings; each is lower-cased when the text before it ends in `value <op>`.
+  const parts = path.split(/("(?:[^"\\]|\\.)*")/);
+  return parts.map((part, i) => (i % 2 === 1 && /(?:^|[\s[(.])value\s+[a-z]{2}\s*$/i.test(parts[i - 1]) ? part.toLowerCase() : part)).join('');
+}
+
 /** Dotted keys of a path-less value (`"name.givenName": "Ann"`, as Entra ID sends them) as nested objects. */
 function nest(value: Json): Json {
   const out: Json = {};
@@ -308,6 +363,30 @@ function nest(value: Json): Json {
     out[head] = inner;
   }
   return out;
+}
+
+/**
+ * A PATCH's names spelt as the resource spells them. Names are case-insensitive, but scim-patch
+ * matches them exactly: `"path": "Members"` would make a second attribute beside `members`, read
+ * by no one. So every name outside quotes in a path, and every key of a value (at any depth), is
+ * written in the resource's case first; a value holding one name twice in two cases is refused
+ * before the two could become one.
+ */
+function spelledPath(path: string, shape: Shape): string {
+  const parts = path.split(/("(?:[^"\\]|\\.)*")/);
+  return parts.map((part, i) => (i % 2 === 1 ? part : part.replace(/[A-Za-z$][\w$]*/g, (w) => shape.spelling.get(w.toLowerCase()) ?? w))).join('');
+}
+
+function spelledValue(value: unknown, shape: Shape, where: string): unknown {
+  if (Array.isArray(value)) return value.map((v, i) => spelledValue(v, shape, `${where}[${i}]`));
+  if (value === null || typeof value !== 'object') return value;
+  oneKeyEach(value as Json, where);
+  return Object.fromEntries(
+    Object.entries(value).map(([key, v]) => [
+      key.toLowerCase().startsWith('urn:') ? key : (shape.spelling.get(key.toLowerCase()) ?? key),
+      spelledValue(v, shape, where),
+    ]),
+  );
 }
 
 /** A PatchOp operation as scim-patch takes it. */
@@ -333,7 +412,7 @@ function operationsOf(body: Json, shape: Shape, resource: Json): Operation[] {
     const op = typeof get(o, 'op') === 'string' ? String(get(o, 'op')).toLowerCase() : '';
     if (!PATCH_OPS.has(op)) throw invalid(`Operations[${i}].op must be add, remove or replace`);
     const path = get(o, 'path');
-    let value = get(o, 'value');
+    let value = spelledValue(get(o, 'value'), shape, `Operations[${i}].value`);
     if (path !== undefined && path !== null && path !== '') {
       if (typeof path !== 'string' || path.length > 500) throw invalid(`Operations[${i}].path must be an attribute path`, 'invalidPath');
       const root = pathRoot(path, shape);
@@ -351,13 +430,14 @@ function operationsOf(body: Json, shape: Shape, resource: Json): Operation[] {
         }
         continue;
       }
-      out.push({ op: op as Operation['op'], path, ...(op === 'remove' && value === undefined ? {} : { value }) });
+      const target = spelledPath(root === 'members' ? lowerMemberValues(path) : path, shape);
+      out.push({ op: op as Operation['op'], path: target, ...(op === 'remove' && value === undefined ? {} : { value }) });
       continue;
     }
     if (op === 'remove') throw invalid(`Operations[${i}]: remove needs a path`, 'noTarget');
     if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalid(`Operations[${i}].value must be an object when there is no path`);
     const kept: Json = {};
-    for (const [key, v] of Object.entries(nest(value as Json))) {
+    for (const [key, v] of Object.entries(spelledValue(nest(value as Json), shape, `Operations[${i}].value`) as Json)) {
       const k = key.toLowerCase();
       if (k.startsWith('urn:') || shape.ignored.has(k)) {
         if (k.startsWith('urn:') && !shape.schemas.some((u) => u.toLowerCase() === k)) throw invalid(`unknown schema ${key.slice(0, 100)}`);

@@ -10,6 +10,7 @@ import { newShellSafeId } from '../../auth/ids';
 import { deletedGateName, resolveGateGroup } from '../../groups/manage';
 import { spOf, spRowFor, type NameIdKind, type SpEndpoints, BINDING } from '../../saml/providers';
 import { MAX_METADATA } from '../../saml/xml';
+import { withoutUserinfo } from '../../runtime/targets';
 import { findGroupsByReference } from '../../store/groups';
 import { deleteSamlSp, insertSamlSp, listSamlSps, type SamlSpRow, updateSamlSp } from '../../store/saml';
 import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
@@ -62,7 +63,7 @@ function differences(was: SamlSpRow, now: Omit<SamlSpRow, 'id' | 'created_at'>, 
   const out: string[] = [];
   if (was.name !== now.name) out.push(`name: ${now.name} (was ${was.name})`);
   if (was.nameid !== now.nameid) out.push(`nameid: ${now.nameid} (was ${was.nameid})`);
-  const urls = (json: string) => (JSON.parse(json) as Array<{ location: string }>).map((a) => a.location);
+  const urls = (json: string) => (JSON.parse(json) as Array<{ location: string }>).map((a) => withoutUserinfo(a.location));
   // An index left out (metadata may) is its position: the same endpoints, however numbered.
   const acs = (json: string) =>
     JSON.stringify(
@@ -233,17 +234,19 @@ export const samlSpsKind: ConfigKind = {
       out.push({
         entity_id: sp.entityId,
         ...(sp.name !== sp.entityId ? { name: sp.name } : {}),
+        // An endpoint stored by an earlier version with a user or password is written with them as
+        // `***`: the file is refused at that line until it is set anew, and holds no password.
         acs: sp.acs.map((a, i) => ({
-          url: a.location,
+          url: withoutUserinfo(a.location),
           ...(a.index !== null && a.index !== i ? { index: a.index } : {}),
           ...(a.is_default !== (i === 0) ? { default: a.is_default } : {}),
         })),
         ...(sp.slo.length > 0
           ? {
               slo: sp.slo.map((x) => ({
-                url: x.location,
+                url: withoutUserinfo(x.location),
                 binding: binding(x.binding),
-                ...(x.response_location !== undefined ? { response_url: x.response_location } : {}),
+                ...(x.response_location !== undefined ? { response_url: withoutUserinfo(x.response_location) } : {}),
               })),
             }
           : {}),
