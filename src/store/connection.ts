@@ -159,6 +159,18 @@ function immediateTransactions(knex: Knex): Knex {
 }
 
 /**
+ * One connection to a SQLite file in a thread of its own (the writer's: sqlite-writer.ts), set up
+ * by `pragmas`: its waits for locks (busy timeout) and for the disk happen off the event loop. For
+ * the backup's snapshot and the tests' own connection to a store a server in the same process uses.
+ */
+export function sqliteThreadKnex(filename: string, pragmas: string, busyTimeoutMs: number): Knex {
+  return nodeSqliteKnex(
+    { open: () => WorkerConnection.open(filename, `PRAGMA busy_timeout = ${busyTimeoutMs}; ${pragmas}`) },
+    { log: QUIET, acquireConnectionTimeout: busyTimeoutMs + 10000 },
+  );
+}
+
+/**
  * One connection to a SQLite file on this thread, set up by `pragmas`, for scripts, tests, the
  * backup and the look at a file before the store opens it (the server's writer is a thread of its
  * own: sqlite-writer.ts). Reads through it wait for nothing but SQLite.

@@ -11,6 +11,7 @@
  * are waited out off the loop, by trying again after a pause, up to the store's busy timeout.
  */
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { AppError } from '../errors';
 import { bindAll, blobsAsBuffers, exactNumber, sqliteError } from './sqlite-driver';
 import type { Row } from './handle';
 
@@ -36,6 +37,7 @@ export class ReadPool {
 
   /** Runs `sql` (with ? placeholders); rows with a null prototype (sqlite-driver.ts). */
   all(sql: string, params: readonly unknown[]): Promise<Row[]> {
+    if (!this.db.isOpen) return Promise.reject(new AppError('unavailable', 'the store is closed', { retryAfter: 2 }));
     try {
       return Promise.resolve(this.now(sql, params));
     } catch (err) {
@@ -86,7 +88,7 @@ export class ReadPool {
 
   close(): Promise<void> {
     this.statements.clear();
-    this.db.close();
+    if (this.db.isOpen) this.db.close();
     return Promise.resolve();
   }
 }

@@ -10,12 +10,13 @@ import knexFactory, { Knex } from 'knex';
 import type { Test } from 'tap';
 import { loadConfig, type Config } from '../../src/config';
 import { Clock, systemClock } from '../../src/clock';
-import { openStore, SQLITE_FILE, sqliteFileKnex, Store } from '../../src/store/connection';
+import { openStore, SQLITE_FILE, sqliteThreadKnex, Store } from '../../src/store/connection';
 
 export function inspectionDb(t: Test, config: Config): Knex {
   const db = config.db
     ? knexFactory({ client: 'pg', connection: config.db, pool: { min: 0, max: 2 } })
-    : sqliteFileKnex(path.join(config.dataDir, 'gatehouse.sqlite'), 'PRAGMA foreign_keys = ON;', 10000);
+    : // In a thread of its own, as the server's writer: its waits for the lock never hold the event loop the server shares.
+      sqliteThreadKnex(path.join(config.dataDir, 'gatehouse.sqlite'), 'PRAGMA foreign_keys = ON;', 10000);
   t.teardown(() => db.destroy());
   return db;
 }
