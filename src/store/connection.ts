@@ -258,8 +258,8 @@ export async function openStore(config: Config, clock: Clock, o: OpenOptions = {
     if (dialect === 'postgres') await withAdvisoryLock(knex, async () => void (created = await migrate(knex, dialect, location, o)));
     else created = await migrate(knex, dialect, location, o);
   } catch (err) {
+    await readers?.close();
     // The opening's own error is the one to report, not the pool's on the way out.
-    await readers?.close().catch(() => {});
     await knex.destroy().catch(() => {});
     if (dialect === 'sqlite' && isNotADatabase(err)) throw damagedSqlite(location);
     const code = (err as { code?: string }).code;
