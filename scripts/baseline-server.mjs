@@ -1,20 +1,20 @@
 // The benchmark's baseline, the minimal server: node:http alone, verifying the same JWT (RS256 with
 // the store's signing key, a KeyObject made once, no cache) and reading auth_version with one
-// prepared statement through the same SQLite driver, no framework, no query builder: what any
-// backend checking a Gatehouse token against the store would do at least.
+// prepared statement through the same SQLite driver (node:sqlite, on the event loop, as
+// Gatehouse's reads run), no framework, no query builder: what any backend checking a Gatehouse
+// token against the store would do at least, and so the physical limit of Gatehouse's design.
 // Usage: node scripts/baseline-server.mjs <sqlite file>. Prints {"url": …} once listening.
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import http from 'node:http';
 import jwt from 'jsonwebtoken';
-import sqlite3 from 'sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 
 const file = process.argv[2];
-const db = new sqlite3.Database(file, sqlite3.OPEN_READONLY);
-const get = (sql, params) => new Promise((res, rej) => db.get(sql, params, (e, r) => (e ? rej(e) : res(r))));
-const keyRow = await get(`SELECT private_key, alg FROM signing_key WHERE retired_at IS NULL ORDER BY created_at DESC`, []);
+const db = new DatabaseSync(file, { readOnly: true });
+const keyRow = db.prepare(`SELECT private_key, alg FROM signing_key WHERE retired_at IS NULL ORDER BY created_at DESC`).get();
 const key = createPublicKey(createPrivateKey(keyRow.private_key));
 const stmt = db.prepare('SELECT auth_version FROM user_account WHERE reference_id = ?');
-const authVersion = (ref) => new Promise((res, rej) => stmt.get([ref], (e, r) => (e ? rej(e) : res(r?.auth_version))));
+const authVersion = async (ref) => stmt.get(ref)?.auth_version;
 
 const send = (res, status, body) => {
   const text = body === undefined ? '' : JSON.stringify(body);
@@ -41,4 +41,9 @@ const server = http.createServer(async (req, res) => {
 server.listen(0, '127.0.0.1', () => {
   console.log(JSON.stringify({ url: `http://127.0.0.1:${server.address().port}` }));
 });
-process.on('SIGTERM', () => server.close(() => db.close(() => process.exit(0))));
+process.on('SIGTERM', () =>
+  server.close(() => {
+    db.close();
+    process.exit(0);
+  }),
+);

@@ -11,15 +11,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { nodeRuntime } from './node-runtime.mjs';
-import { ensureSqlite3 } from './sqlite3.mjs';
 import { makeCodeCache } from './code-cache.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
 const nm = (...p) => path.join(root, 'node_modules', ...p);
-/** The Node the executable is made from (and sqlite3 compiled for), not necessarily the one running this script. */
+/** The Node the executable is made from (its node:sqlite is the store's SQLite), not necessarily the one running this script. */
 const runtime = nodeRuntime(root);
-ensureSqlite3(root);
 fs.rmSync(dist, { recursive: true, force: true });
 fs.mkdirSync(path.join(dist, 'native'), { recursive: true });
 fs.mkdirSync(path.join(dist, 'lazy'), { recursive: true });
@@ -41,7 +39,6 @@ function buildFacts() {
 
 const platform = `${process.platform}-${process.arch}`;
 const natives = {
-  'node_sqlite3.node': nm('sqlite3', 'build', 'Release', 'node_sqlite3.node'),
   'bcrypt.glibc.node': nm('bcrypt', 'prebuilds', platform, 'bcrypt.glibc.node'),
   [`argon2.${platform}-gnu.node`]: nm('@node-rs', `argon2-${platform}-gnu`, `argon2.${platform}-gnu.node`),
 };
@@ -51,11 +48,10 @@ for (const [name, file] of Object.entries(natives)) {
 }
 
 const loader = path.join(root, 'src', 'native', 'load.ts').replaceAll('\\', '/');
-/** Replaces the native loading of sqlite3 (bindings), bcrypt (node-gyp-build) and @node-rs/argon2 with loadNative(). */
+/** Replaces the native loading of bcrypt (node-gyp-build) and @node-rs/argon2 with loadNative(). Nothing is compiled: both ship their binaries. */
 const nativePlugin = {
   name: 'gatehouse-native',
   setup(build) {
-    build.onResolve({ filter: /^bindings$/ }, () => ({ path: 'bindings', namespace: 'native-shim' }));
     build.onResolve({ filter: /^node-gyp-build$/ }, () => ({ path: 'node-gyp-build', namespace: 'native-shim' }));
     build.onResolve({ filter: /^@node-rs\/argon2-[a-z0-9-]+$/ }, (args) => {
       const pkg = args.path.slice('@node-rs/'.length);
@@ -68,13 +64,11 @@ const nativePlugin = {
     build.onResolve({ filter: /\.node$/ }, (args) => ({ path: path.basename(args.path), namespace: 'native-shim' }));
     build.onLoad({ filter: /.*/, namespace: 'native-shim' }, (args) => ({
       contents:
-        args.path === 'bindings'
-          ? `const { loadNative } = require(${JSON.stringify(loader)}); module.exports = (name) => loadNative(name);`
-          : args.path === 'node-gyp-build' // only bcrypt uses it: node-gyp-build(dir) returns the addon
-            ? `const { loadNative } = require(${JSON.stringify(loader)}); module.exports = () => loadNative('bcrypt.glibc.node');`
-            : Object.hasOwn(natives, args.path)
-              ? `const { loadNative } = require(${JSON.stringify(loader)}); module.exports = loadNative(${JSON.stringify(args.path)});`
-              : `throw new Error(${JSON.stringify(`${args.path} is not built into this executable`)});`,
+        args.path === 'node-gyp-build' // only bcrypt uses it: node-gyp-build(dir) returns the addon
+          ? `const { loadNative } = require(${JSON.stringify(loader)}); module.exports = () => loadNative('bcrypt.glibc.node');`
+          : Object.hasOwn(natives, args.path)
+            ? `const { loadNative } = require(${JSON.stringify(loader)}); module.exports = loadNative(${JSON.stringify(args.path)});`
+            : `throw new Error(${JSON.stringify(`${args.path} is not built into this executable`)});`,
       resolveDir: root,
       loader: 'js',
     }));
@@ -159,8 +153,10 @@ const knexDialectsPlugin = {
   },
 };
 
-// Drivers knex and pg may load but Gatehouse never uses.
+// Drivers knex and pg may load but Gatehouse never uses. knex's sqlite3 dialect is the store's
+// client (src/store/sqlite-knex.ts), with its driver, the sqlite3 package, replaced by node:sqlite.
 const external = [
+  'sqlite3',
   'mysql',
   'mysql2',
   'mariadb',

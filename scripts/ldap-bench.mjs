@@ -15,7 +15,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import knexFactory from 'knex';
+import { sqliteKnex } from './sqlite-knex.mjs';
 import { BerReader, BindRequest, FilterParser, SearchRequest } from 'ldapts';
 import { bcryptCeiling, freePort, spawnJsonLine, stop, waitForPort } from './process.mjs';
 import { seedAccounts } from './scale.mjs';
@@ -33,7 +33,7 @@ async function startGatehouse(size) {
   const dataDir = path.join(dir, 'data');
   const cli = (...args) => execFileSync(exe, ['--data-dir', dataDir, ...args], { encoding: 'utf8', env: { ...process.env, PW: PASSWORD } });
   cli('bootstrap-admin', '--email', 'admin@example.com', '--password-env', 'PW');
-  const knex = knexFactory({ client: 'sqlite3', connection: { filename: path.join(dataDir, 'gatehouse.sqlite') }, useNullAsDefault: true });
+  const knex = sqliteKnex(path.join(dataDir, 'gatehouse.sqlite'));
   await seedAccounts(knex, 'sqlite', size - 1);
   await knex.destroy();
   cli('group', 'create', 'media');

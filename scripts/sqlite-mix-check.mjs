@@ -7,6 +7,8 @@
 // in one process: POSIX locks are per process, and each copy keeps its own table of them, so
 // neither sees the other's readers or writers (sqlite.org/howtocorrupt.html, 2.2.1).
 // Usage: node scripts/sqlite-mix-check.mjs DIR --mode mixed|same [--seconds 10]
+// (Gatehouse no longer depends on sqlite3: --mode mixed needs it installed beside, for this check
+// only: `npm install --no-save sqlite3@6` and its addon built.)
 import fs from 'node:fs';
 import path from 'node:path';
 import { Worker, isMainThread, workerData, parentPort } from 'node:worker_threads';

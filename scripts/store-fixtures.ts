@@ -16,9 +16,10 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import knexFactory, { Knex } from 'knex';
+import type { Knex } from 'knex';
 import { run } from '../src/cli/main';
 import { MIGRATIONS } from '../src/store/migrations';
+import { sqliteFileKnex } from '../src/store/connection';
 
 const root = path.resolve(__dirname, '..');
 const out = path.join(root, 'test', 'fixtures', 'stores');
@@ -36,7 +37,7 @@ async function gatehouse(dataDir: string, args: string[], stdin = ''): Promise<u
   return stdout ? JSON.parse(stdout) : null;
 }
 
-const sqlite = (file: string): Knex => knexFactory({ client: 'sqlite3', connection: { filename: file }, useNullAsDefault: true, pool: { min: 1, max: 1 } });
+const sqlite = (file: string): Knex => sqliteFileKnex(file, '', 10000);
 
 async function tablesOf(k: Knex): Promise<string[]> {
   const rows = await k.raw(

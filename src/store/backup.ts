@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors';
 import type { Config } from '../config';
 import { MIGRATIONS } from './migrations';
-import { SQLITE_FILE, sqliteFileKnex } from './connection';
+import { SQLITE_FILE, sqliteFileKnex, sqliteThreadKnex } from './connection';
 import { withDataDirExclusive } from './serve-lock';
 
 export interface SnapshotFacts {
@@ -99,7 +99,8 @@ export async function backupStore(config: Config, to: string, force: boolean): P
     throw new AppError('unavailable', `could not write the backup to ${target} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
   const partial = path.join(scratch, 'snapshot.sqlite');
-  const k = openFile(source, config.busyTimeout);
+  // The snapshot runs in a thread of its own: its wait for the store (busy timeout) and its writes never hold the event loop.
+  const k = sqliteThreadKnex(source, '', config.busyTimeout);
   try {
     const umask = process.umask(0o077); // so SQLite creates it 0600 too
     try {
@@ -152,7 +153,7 @@ async function replaceStore(config: Config, snapshot: string, target: string, fa
   try {
     if (fs.existsSync(target)) {
       // Fold the WAL into the main file, so the kept store is whole on its own.
-      const k = openFile(target, config.busyTimeout);
+      const k = sqliteThreadKnex(target, '', config.busyTimeout);
       try {
         await k.raw('PRAGMA wal_checkpoint(TRUNCATE)');
       } finally {

@@ -10,12 +10,16 @@ import type { Config } from '../config';
 import type { Clock } from '../clock';
 import { AppError } from '../errors';
 import { Dialect, Handle, isUnavailable, op, rawRows, rawRun, seal, storeError, transactionHandle, Tx } from './handle';
-import { finalizeBatchStatements, sqliteBatch, sqliteWriter } from './sqlite-batch';
+import { sqliteBatch, sqliteWriter } from './sqlite-batch';
 import { GroupCommit } from './group-commit';
 import { LATEST_MIGRATION, migrationSource } from './migrations';
 import { damagedSqlite, identify, isNotADatabase, MigrationReport, refuseStranger, report, sqliteFileHasContent } from './identity';
 import { ReadPool } from './read-pool';
 import { PgStatements } from './pg-statements';
+import { nodeSqliteKnex, type RootReader } from './sqlite-knex';
+import { DatabaseSync } from 'node:sqlite';
+import { InThreadConnection } from './sqlite-driver';
+import { WorkerConnection } from './sqlite-writer';
 
 export type { Dialect, Tx } from './handle';
 
@@ -30,9 +34,6 @@ export interface Store {
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
-
-/** Read-only SQLite connections beside the writer (WAL lets them read while it writes). */
-const SQLITE_READERS = Number(process.env.GH_READERS ?? 8);
 
 export const SQLITE_FILE = 'gatehouse.sqlite';
 
@@ -94,7 +95,12 @@ export function dataDirWarning(config: Config): string | null {
  */
 const QUIET = { warn() {}, error() {}, deprecate() {}, debug() {} };
 
-function sqliteKnex(config: Config): Knex {
+/** The writer connection's set-up: the busy wait first, so switching to WAL waits for another process's lock too. */
+const writerPragmas = (busyTimeoutMs: number) =>
+  `PRAGMA busy_timeout = ${busyTimeoutMs}; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;`;
+
+/** The store's files, made private, and its main-thread reader (opened first: knex sends root reads to it). */
+function sqliteReader(config: Config): ReadPool {
   prepareDataDir(config.dataDir);
   const filename = path.join(config.dataDir, SQLITE_FILE);
   try {
@@ -102,13 +108,36 @@ function sqliteKnex(config: Config): Knex {
   } catch (err) {
     throw new AppError('unavailable', `the store file ${filename} is not usable (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
-  return immediateTransactions(
-    sqliteFileKnex(
-      filename,
-      `PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = ${config.busyTimeout};`,
-      config.busyTimeout,
-    ),
-  );
+  return ReadPool.open(filename, config.busyTimeout);
+}
+
+/**
+ * The store's knex on SQLite: writes and transactions on the writer's thread, root reads on
+ * `reader`. The thread starts at the first write, so a command that only reads never starts one.
+ */
+function sqliteKnex(config: Config, reader: RootReader, started: () => void): Knex {
+  const filename = path.join(config.dataDir, SQLITE_FILE);
+  const open = () => {
+    started();
+    return WorkerConnection.open(filename, writerPragmas(config.busyTimeout));
+  };
+  return immediateTransactions(nodeSqliteKnex({ open, reader }, { log: QUIET, acquireConnectionTimeout: config.busyTimeout + 10000 }));
+}
+
+/**
+ * The last connection to close folds the log into the file and removes it, unless it is read-only:
+ * a store only read from (its writer never started) is closed last by a read-write connection
+ * opened for that, which never waits (another process still using the store keeps the log).
+ */
+function foldLog(filename: string): void {
+  try {
+    const db = new DatabaseSync(filename, { timeout: 0 });
+    // A connection that never read never opened the log, and would leave it alone.
+    db.prepare('SELECT count(*) FROM sqlite_master').get();
+    db.close();
+  } catch {
+    // busy or gone: the log stays, as it would with another process on the store
+  }
 }
 
 /**
@@ -130,24 +159,27 @@ function immediateTransactions(knex: Knex): Knex {
 }
 
 /**
- * One connection to a SQLite file, set up by `pragmas`: the sqlite3 driver serializes statements
- * per connection anyway, and a single writer avoids lock upgrades between our own connections.
+ * One connection to a SQLite file in a thread of its own (the writer's: sqlite-writer.ts), set up
+ * by `pragmas`: its waits for locks (busy timeout) and for the disk happen off the event loop. For
+ * the backup's snapshot and the tests' own connection to a store a server in the same process uses.
+ */
+export function sqliteThreadKnex(filename: string, pragmas: string, busyTimeoutMs: number): Knex {
+  return nodeSqliteKnex(
+    { open: () => WorkerConnection.open(filename, `PRAGMA busy_timeout = ${busyTimeoutMs}; ${pragmas}`) },
+    { log: QUIET, acquireConnectionTimeout: busyTimeoutMs + 10000 },
+  );
+}
+
+/**
+ * One connection to a SQLite file on this thread, set up by `pragmas`, for scripts, tests, the
+ * backup and the look at a file before the store opens it (the server's writer is a thread of its
+ * own: sqlite-writer.ts). Reads through it wait for nothing but SQLite.
  */
 export function sqliteFileKnex(filename: string, pragmas: string, busyTimeoutMs: number): Knex {
-  return knexFactory({
-    client: 'sqlite3',
-    log: QUIET,
-    connection: { filename },
-    useNullAsDefault: true,
-    pool: {
-      min: 1,
-      max: 1,
-      afterCreate(conn: { exec(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, conn: unknown) => void) {
-        conn.exec(pragmas, (err) => done(err, conn));
-      },
-    },
-    acquireConnectionTimeout: busyTimeoutMs + 10000,
-  });
+  return nodeSqliteKnex(
+    { open: async () => InThreadConnection.open(filename, `PRAGMA busy_timeout = ${busyTimeoutMs}; ${pragmas}`) },
+    { log: QUIET, acquireConnectionTimeout: busyTimeoutMs + 10000 },
+  );
 }
 
 function postgresKnex(config: Config, url: string): Knex {
@@ -217,15 +249,16 @@ async function checkSqliteFile(config: Config, o: OpenOptions): Promise<void> {
 export async function openStore(config: Config, clock: Clock, o: OpenOptions = {}): Promise<Store> {
   const dialect: Dialect = config.db ? 'postgres' : 'sqlite';
   if (dialect === 'sqlite') await checkSqliteFile(config, o);
-  const knex = config.db ? postgresKnex(config, config.db) : sqliteKnex(config);
-  let readers: ReadPool | null = null;
+  const readers: ReadPool | null = config.db ? null : sqliteReader(config);
+  let writerStarted = false;
+  const knex = config.db ? postgresKnex(config, config.db) : sqliteKnex(config, readers!, () => void (writerStarted = true));
   let created = false;
   const location = describeLocation(config);
   try {
     if (dialect === 'postgres') await withAdvisoryLock(knex, async () => void (created = await migrate(knex, dialect, location, o)));
     else created = await migrate(knex, dialect, location, o);
-    if (dialect === 'sqlite') readers = await ReadPool.open(path.join(config.dataDir, SQLITE_FILE), SQLITE_READERS, config.busyTimeout);
   } catch (err) {
+    await readers?.close();
     // The opening's own error is the one to report, not the pool's on the way out.
     await knex.destroy().catch(() => {});
     if (dialect === 'sqlite' && isNotADatabase(err)) throw damagedSqlite(location);
@@ -268,10 +301,10 @@ export async function openStore(config: Config, clock: Clock, o: OpenOptions = {
       }
     },
     async close() {
+      // The reader first: the writer's connection, closing last, folds the log into the file and removes it.
       await pool?.close();
-      // A writer that cannot be reached now (closing after a failure) has nothing left to finalize that matters.
-      if (dialect === 'sqlite') await finalizeBatchStatements(knex).catch(() => {});
       await knex.destroy();
+      if (dialect === 'sqlite' && !writerStarted) foldLog(path.join(config.dataDir, SQLITE_FILE));
     },
   };
   internals.set(store, { knex, root });
@@ -317,9 +350,7 @@ export type SchemaStatus = MigrationReport;
 /** The store's migrations beside this executable's: applied, pending, and unknown (a newer Gatehouse's). */
 export const schemaStatus = op(async (h): Promise<SchemaStatus> => report(await identify(h.k as Knex, h.dialect)));
 
-/** The SQLite library inside this executable and the store schema it writes (`gatehouse version`). */
+/** The SQLite library inside this executable (Node's own, node:sqlite) and the store schema it writes (`gatehouse version`). */
 export async function engineVersions(): Promise<{ sqlite: string; schema: string }> {
-  // A CommonJS module: its exports are the namespace's default when loaded as ESM (tsx), and the namespace itself when bundled.
-  const driver = (await import('sqlite3')) as typeof import('sqlite3') & { default?: typeof import('sqlite3') };
-  return { sqlite: driver.default?.VERSION ?? driver.VERSION, schema: LATEST_MIGRATION };
+  return { sqlite: process.versions.sqlite ?? 'unknown', schema: LATEST_MIGRATION };
 }

@@ -133,6 +133,8 @@ const UNAVAILABLE_CODES = new Set([
   'SQLITE_LOCKED',
   'SQLITE_CANTOPEN',
   'SQLITE_IOERR',
+  'SQLITE_FULL', // the disk (or the quota) is full
+  'SQLITE_READONLY', // the store file (or its folder) cannot be written
   'ECONNREFUSED',
   'ECONNRESET',
   'ETIMEDOUT',
@@ -160,8 +162,16 @@ export function isUniqueViolation(err: unknown): boolean {
   return e.code === '23505' || (e.code === 'SQLITE_CONSTRAINT' && /UNIQUE/.test(e.message ?? ''));
 }
 
+/** Failures an operator can act on, said in words (the rest of "unavailable" is busy or down). */
+const PLAINLY: Record<string, string> = {
+  SQLITE_FULL: "the store's disk is full",
+  SQLITE_READONLY: 'the store file cannot be written (check its owner, its mode and its folder)',
+};
+
 export function storeError(err: unknown, what = 'the request'): unknown {
   if (err instanceof AppError) return err;
+  const plainly = PLAINLY[(err as { code?: string } | null)?.code ?? ''];
+  if (plainly) return new AppError('unavailable', `${what} could not finish: ${plainly}`, { retryAfter: 2, cause: err });
   if (isUnavailable(err)) return new AppError('unavailable', `${what} could not finish: the store is busy or unavailable`, { retryAfter: 2, cause: err });
   return err;
 }

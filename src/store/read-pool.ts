@@ -1,97 +1,94 @@
 /**
- * Reads on the hot path (token checks, record lists and gets) bypass the query builder: a few
- * read-only SQLite connections with cached prepared statements. WAL lets them read while the
- * writer writes, and every statement sees the latest committed data, so nothing here can serve a
- * revoked token or an old permission. Each connection runs one statement at a time (queued in
- * JS), so waiting statements never sit on libuv's pool threads that password hashing also needs.
+ * Reads outside a transaction (token checks, record lists and gets, and every other root read)
+ * run here: one read-only `node:sqlite` connection on the event loop with cached prepared
+ * statements. A statement runs at once on this thread (no hand-off to another thread and back),
+ * and WAL gives it the latest committed data without waiting for the writer, so nothing here can
+ * serve a revoked token or an old permission, and a transaction holding the write lock (ours, in
+ * the writer's thread, or a shell command's) never delays a read.
+ *
+ * The connection never waits on the event loop: its busy timeout is 0. The rare moments a WAL
+ * reader is told "busy" (another connection recovering the log after a crash, or resetting it)
+ * are waited out off the loop, by trying again after a pause, up to the store's busy timeout.
  */
-import sqlite3 from 'sqlite3';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { AppError } from '../errors';
+import { bindAll, blobsAsBuffers, exactNumber, sqliteError } from './sqlite-driver';
+import type { Row } from './handle';
 
-export type Row = Record<string, unknown>;
-
-/** Prepared statements kept per connection (the SQL shapes are few: allow-listed columns). */
+/** Prepared statements kept (the SQL shapes are few: allow-listed columns). */
 const MAX_STATEMENTS = 200;
 
-interface Conn {
-  db: sqlite3.Database;
-  statements: Map<string, sqlite3.Statement>;
-  busy: boolean;
-  queue: Array<() => void>;
-}
-
-function open(filename: string, busyTimeoutMs: number): Promise<sqlite3.Database> {
-  return new Promise((resolve, reject) => {
-    const db = new sqlite3.Database(filename, sqlite3.OPEN_READONLY, (err) => {
-      if (err) return reject(err);
-      db.configure('busyTimeout', busyTimeoutMs);
-      resolve(db);
-    });
-  });
-}
-
 export class ReadPool {
-  private next = 0;
+  private readonly statements = new Map<string, StatementSync>();
 
-  private constructor(private readonly conns: Conn[]) {}
+  private constructor(
+    private readonly db: DatabaseSync,
+    private readonly busyTimeoutMs: number,
+  ) {}
 
-  static async open(filename: string, size: number, busyTimeoutMs: number): Promise<ReadPool> {
-    const dbs = await Promise.all(Array.from({ length: size }, () => open(filename, busyTimeoutMs)));
-    return new ReadPool(dbs.map((db) => ({ db, statements: new Map(), busy: false, queue: [] })));
-  }
-
-  /** Runs `sql` (with ? placeholders) on the least busy connection. */
-  all(sql: string, params: readonly unknown[]): Promise<Row[]> {
-    const conn = this.pick();
-    return new Promise<Row[]>((resolve, reject) => {
-      const run = () => {
-        conn.busy = true;
-        const done = (err: Error | null, rows?: Row[]) => {
-          conn.busy = false;
-          conn.queue.shift()?.();
-          if (err) reject(err);
-          else resolve(rows ?? []);
-        };
-        const exec = (stmt: sqlite3.Statement) => stmt.all(params as unknown[], (err: Error | null, rows: Row[]) => done(err, rows));
-        const cached = conn.statements.get(sql);
-        if (cached) return void exec(cached);
-        const stmt = conn.db.prepare(sql, (err) => {
-          if (err) return done(err);
-          if (conn.statements.size >= MAX_STATEMENTS) {
-            const [oldestSql, oldest] = conn.statements.entries().next().value as [string, sqlite3.Statement];
-            conn.statements.delete(oldestSql);
-            oldest.finalize();
-          }
-          conn.statements.set(sql, stmt);
-          exec(stmt);
-        });
-      };
-      if (conn.busy) conn.queue.push(run);
-      else run();
-    });
-  }
-
-  private pick(): Conn {
-    // Round-robin, preferring an idle connection, else the shortest queue.
-    let best: Conn | null = null;
-    for (let i = 0; i < this.conns.length; i++) {
-      const c = this.conns[(this.next + i) % this.conns.length];
-      if (!c.busy) {
-        best = c;
-        break;
-      }
-      if (!best || c.queue.length < best.queue.length) best = c;
+  static open(filename: string, busyTimeoutMs: number): ReadPool {
+    try {
+      const db = new DatabaseSync(filename, { readOnly: true, timeout: 0 });
+      return new ReadPool(db, busyTimeoutMs);
+    } catch (err) {
+      throw sqliteError(err);
     }
-    this.next = (this.next + 1) % this.conns.length;
-    return best!;
   }
 
-  async close(): Promise<void> {
-    await Promise.all(
-      this.conns.map(async (c) => {
-        while (c.busy || c.queue.length) await new Promise((r) => setTimeout(r, 5));
-        await Promise.all([...c.statements.values()].map((s) => new Promise<void>((r) => s.finalize(() => r()))));
-        await new Promise<void>((r) => c.db.close(() => r()));
-      }),
-    );
+  /** Runs `sql` (with ? placeholders); rows with a null prototype (sqlite-driver.ts). */
+  all(sql: string, params: readonly unknown[]): Promise<Row[]> {
+    if (!this.db.isOpen) return Promise.reject(new AppError('unavailable', 'the store is closed', { retryAfter: 2 }));
+    try {
+      return Promise.resolve(this.now(sql, params));
+    } catch (err) {
+      const e = sqliteError(err) as { code?: string };
+      if (e.code === 'SQLITE_BUSY' || e.code === 'SQLITE_LOCKED') return this.later(sql, params, Date.now() + this.busyTimeoutMs, 1);
+      return Promise.reject(e);
+    }
+  }
+
+  private now(sql: string, params: readonly unknown[]): Row[] {
+    let stmt = this.statements.get(sql);
+    if (stmt === undefined) {
+      if (this.statements.size >= MAX_STATEMENTS) this.statements.delete(this.statements.keys().next().value!);
+      stmt = this.db.prepare(sql);
+      this.statements.set(sql, stmt);
+    }
+    const bound = bindAll(params);
+    let rows: Array<Record<string, unknown>>;
+    try {
+      rows = stmt.all(...bound) as Array<Record<string, unknown>>;
+    } catch (err) {
+      // An integer past 2^53 is refused as a number: read again (a read, so safe to repeat) with BigInts.
+      if ((err as { code?: string }).code !== 'ERR_OUT_OF_RANGE') throw err;
+      stmt.setReadBigInts(true);
+      try {
+        rows = stmt.all(...bound) as Array<Record<string, unknown>>;
+      } finally {
+        stmt.setReadBigInts(false);
+      }
+      for (const row of rows) for (const k in row) row[k] = exactNumber(row[k]);
+    }
+    for (const row of rows) blobsAsBuffers(row);
+    return rows;
+  }
+
+  private async later(sql: string, params: readonly unknown[], until: number, attempt: number): Promise<Row[]> {
+    for (;;) {
+      await new Promise((r) => setTimeout(r, Math.min(2 ** attempt, 50)));
+      try {
+        return this.now(sql, params);
+      } catch (err) {
+        const e = sqliteError(err) as { code?: string };
+        if ((e.code !== 'SQLITE_BUSY' && e.code !== 'SQLITE_LOCKED') || Date.now() >= until) throw e;
+        attempt++;
+      }
+    }
+  }
+
+  close(): Promise<void> {
+    this.statements.clear();
+    if (this.db.isOpen) this.db.close();
+    return Promise.resolve();
   }
 }

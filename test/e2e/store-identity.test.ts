@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import sqlite3 from 'sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import t, { type Test } from 'tap';
 import { cli } from '../helpers/cli';
 import { exeFolder, runExe } from '../helpers/exe';
@@ -19,11 +19,13 @@ const FUTURE = '20991231000000_from_the_future';
 const COMMANDS = [['stats'], ['user', 'list'], ['group', 'list'], ['keys', 'list'], ['migrate'], ['audit']];
 const digest = (file: string) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 
-function exec(file: string, sql: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const db = new sqlite3.Database(file);
-    db.exec(sql, (err) => db.close(() => (err ? reject(err) : resolve())));
-  });
+async function exec(file: string, sql: string): Promise<void> {
+  const db = new DatabaseSync(file);
+  try {
+    db.exec(sql);
+  } finally {
+    db.close();
+  }
 }
 
 /** Every admin command, bootstrap-admin and the executable's serve: exit 6 with `words`, the file unchanged. */
@@ -60,12 +62,9 @@ t.test("another program's SQLite file is refused, never migrated into", async (t
   const file = path.join(dir, 'gatehouse.sqlite');
   await exec(file, `CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('mine');`);
   await refusedEverywhere(t, dir, /is not a Gatehouse store: it holds tables of its own \(notes\) and no Gatehouse migrations/);
-  const tables = await new Promise<string[]>((resolve, reject) => {
-    const db = new sqlite3.Database(file);
-    db.all(`SELECT name FROM sqlite_master WHERE type = 'table'`, (err, rows: Array<{ name: string }>) =>
-      db.close(() => (err ? reject(err) : resolve(rows.map((r) => r.name)))),
-    );
-  });
+  const db = new DatabaseSync(file, { readOnly: true });
+  const tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as Array<{ name: string }>).map((r) => r.name);
+  db.close();
   t.same(tables, ['notes'], 'no Gatehouse table was made in it');
 });
 

@@ -45,6 +45,13 @@ t.test('the systemd unit verifies, is hardened, and its environment serves', asy
   const server = await serveExe(t, exe, ['--bcrypt-cost', '4'], { env: { ...env, ...unitEnv, GATEHOUSE_PORT: '0' }, cwd: dir });
   t.equal((await fetch(`${server.url}/health/ready`)).status, 200);
   t.ok(fs.existsSync(path.join(state, 'gatehouse', 'gatehouse.sqlite')), 'the store is in the state directory');
+  // The first account's password is the first hash: bcrypt's addon is written out then (the store needs none).
+  const signup = await fetch(`${server.url}/action/user_account/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ attributes: { email: 'unit@example.com', name: 'Unit', password: 'a long password 12', passwordConfirm: 'a long password 12' } }),
+  });
+  t.equal(signup.status, 200);
   t.ok(fs.readdirSync(path.join(cache, 'gatehouse')).length > 0, 'the native addons are cached in the cache directory');
   t.equal(await server.stop(), 0, 'SIGTERM (KillSignal) stops it cleanly');
 });

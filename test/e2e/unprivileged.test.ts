@@ -20,8 +20,13 @@ t.test('no writable home: the addons go to a private temporary folder, removed a
   const version = await runExe(exe, ['--version'], { env, cwd: dir });
   t.equal(version.code, 0, version.stderr);
   t.equal(version.stderr, '');
-  // migrate makes the store (stats, like every admin command, refuses a directory without one).
-  t.equal((await runExe(exe, ['migrate', '--data-dir', path.join(dir, 'data')], { env, cwd: dir })).code, 0);
+  // bootstrap-admin makes the store and hashes a password (bcrypt's addon); stats reads it.
+  const boot = await runExe(exe, ['bootstrap-admin', '--data-dir', path.join(dir, 'data'), '--email', 'a@example.com', '--password-stdin'], {
+    env,
+    cwd: dir,
+    stdin: 'a long enough password 1\n',
+  });
+  t.equal(boot.code, 0, boot.stderr);
   const stats = await runExe(exe, ['stats', '--data-dir', path.join(dir, 'data')], { env, cwd: dir });
   t.equal(stats.code, 0, stats.stderr);
   t.match(stats.stdout, /accounts/);
@@ -35,21 +40,29 @@ t.test('no writable home: the addons go to a private temporary folder, removed a
 t.test('a cached addon is loaded only if its hash and owner are right; anything else is replaced', async (t) => {
   const { dir, exe, env } = exeFolder(t);
   const cache = path.join(dir, 'cache');
-  const sqlite = addon('node_sqlite3.node');
-  const digest = digestOf(sqlite);
+  const bcrypt = addon('bcrypt.glibc.node');
+  const digest = digestOf(bcrypt);
   const slot = path.join(cache, 'gatehouse', 'native', digest.slice(0, 32));
   fs.mkdirSync(slot, { recursive: true, mode: 0o700 });
-  const planted = path.join(slot, 'node_sqlite3.node');
+  const planted = path.join(slot, 'bcrypt.glibc.node');
   fs.writeFileSync(planted, 'not the addon: loading this would crash or run foreign code', { mode: 0o500 });
 
-  const r = await runExe(exe, ['migrate', '--data-dir', path.join(dir, 'data')], { env: { ...env, XDG_CACHE_HOME: cache }, cwd: dir });
+  // bootstrap-admin hashes a password: the first use of the addon.
+  const r = await runExe(exe, ['bootstrap-admin', '--data-dir', path.join(dir, 'data'), '--email', 'a@example.com', '--password-stdin'], {
+    env: { ...env, XDG_CACHE_HOME: cache },
+    cwd: dir,
+    stdin: 'a long enough password 1\n',
+  });
   t.equal(r.code, 0, r.stderr);
   t.equal(digestOf(fs.readFileSync(planted)), digest, 'the planted file was replaced by the embedded addon');
 
   if (process.getuid?.() !== 0) return;
   // Right bytes, wrong owner: another user could swap them between our check and dlopen.
   fs.chownSync(planted, 65534, 65534);
-  const again = await runExe(exe, ['stats', '--data-dir', path.join(dir, 'data')], { env: { ...env, XDG_CACHE_HOME: cache }, cwd: dir });
+  const again = await runExe(exe, ['user', 'create', '--data-dir', path.join(dir, 'data'), '--email', 'b@example.com', '--password-env', 'PW'], {
+    env: { ...env, XDG_CACHE_HOME: cache, PW: 'another long password 2' },
+    cwd: dir,
+  });
   t.equal(again.code, 0, again.stderr);
   t.equal(fs.statSync(planted).uid, 0, 'rewritten as our own file');
 });

@@ -10,23 +10,13 @@ import knexFactory, { Knex } from 'knex';
 import type { Test } from 'tap';
 import { loadConfig, type Config } from '../../src/config';
 import { Clock, systemClock } from '../../src/clock';
-import { openStore, SQLITE_FILE, Store } from '../../src/store/connection';
+import { openStore, SQLITE_FILE, sqliteThreadKnex, Store } from '../../src/store/connection';
 
 export function inspectionDb(t: Test, config: Config): Knex {
   const db = config.db
     ? knexFactory({ client: 'pg', connection: config.db, pool: { min: 0, max: 2 } })
-    : knexFactory({
-        client: 'sqlite3',
-        connection: { filename: path.join(config.dataDir, 'gatehouse.sqlite') },
-        useNullAsDefault: true,
-        pool: {
-          min: 1,
-          max: 1,
-          afterCreate(conn: { exec(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, conn: unknown) => void) {
-            conn.exec('PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON;', (err) => done(err, conn));
-          },
-        },
-      });
+    : // In a thread of its own, as the server's writer: its waits for the lock never hold the event loop the server shares.
+      sqliteThreadKnex(path.join(config.dataDir, 'gatehouse.sqlite'), 'PRAGMA foreign_keys = ON;', 10000);
   t.teardown(() => db.destroy());
   return db;
 }
@@ -53,8 +43,9 @@ export function migrationsHash(): string {
     h.update(`${name}\0`);
     h.update(fs.readFileSync(path.join(dir, name)));
   }
-  for (const name of ['migrations.ts', 'connection.ts', 'identity.ts']) h.update(fs.readFileSync(path.join(root, 'src', 'store', name)));
-  for (const pkg of ['knex', 'sqlite3', 'pg']) h.update(`${pkg}@${versionOf(pkg, root)}\0`);
+  for (const name of ['migrations.ts', 'connection.ts', 'identity.ts', 'sqlite-knex.ts']) h.update(fs.readFileSync(path.join(root, 'src', 'store', name)));
+  for (const pkg of ['knex', 'pg']) h.update(`${pkg}@${versionOf(pkg, root)}\0`);
+  h.update(`sqlite@${process.versions.sqlite}\0`);
   return h.digest('hex').slice(0, 16);
 }
 

@@ -1,7 +1,7 @@
 /** The stores of earlier schemas (test/fixtures/stores, made by scripts/store-fixtures.ts) and what every upgrade of one must read back. */
 import fs from 'node:fs';
 import path from 'node:path';
-import sqlite3 from 'sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import type { Test } from 'tap';
 import type { CliResult } from './cli';
 
@@ -21,11 +21,13 @@ export async function invitationOpenIn(file: string): Promise<boolean> {
 }
 
 /** One read-only query of a SQLite file. */
-export function query<T = Row>(file: string, sql: string): Promise<T[]> {
-  return new Promise((resolve, reject) => {
-    const db = new sqlite3.Database(file, sqlite3.OPEN_READONLY);
-    db.all(sql, (err, rows) => db.close(() => (err ? reject(err) : resolve(rows as T[]))));
-  });
+export async function query<T = Row>(file: string, sql: string): Promise<T[]> {
+  const db = new DatabaseSync(file, { readOnly: true });
+  try {
+    return db.prepare(sql).all() as T[];
+  } finally {
+    db.close();
+  }
 }
 
 /** A SQLite store's own tables (not SQLite's, knex's or the full-text index's), in the order they were made. */

@@ -2,7 +2,7 @@
 // every answered write is there, whole. Signups at concurrency 20, password changes, TOTP confirms.
 import path from 'node:path';
 import t, { Test } from 'tap';
-import sqlite3 from 'sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import { exeFolder, runExe, serveExe, ServeHandle } from '../helpers/exe';
 
 const PW = 'crash test password 1';
@@ -19,13 +19,13 @@ const random = () => {
 const rnd = (min: number, max: number) => min + Math.floor(random() * (max - min));
 t.comment(`crash test seed: ${SEED} (GATEHOUSE_TEST_SEED=${SEED} repeats this run)`);
 
-function query(file: string, sql: string): Promise<Array<Record<string, unknown>>> {
-  return new Promise((resolve, reject) => {
-    const db = new sqlite3.Database(file, sqlite3.OPEN_READONLY, (err) => {
-      if (err) return reject(err);
-      db.all(sql, [], (e, rows) => db.close(() => (e ? reject(e) : resolve(rows as Array<Record<string, unknown>>))));
-    });
-  });
+async function query(file: string, sql: string): Promise<Array<Record<string, unknown>>> {
+  const db = new DatabaseSync(file, { readOnly: true });
+  try {
+    return db.prepare(sql).all() as Array<Record<string, unknown>>;
+  } finally {
+    db.close();
+  }
 }
 
 async function post(url: string, attributes: Record<string, unknown>, token?: string) {

@@ -1,5 +1,5 @@
 // A newcomer's `npm ci` runs no package's install script and needs no npm configuration of their
-// own; `npm run build` compiles sqlite3 against the Node headers beside node. No npm command
+// own; nothing is compiled, on install or build (the store's SQLite is Node's own). No npm command
 // warns about the project's configuration (issue 34: "Unknown project config nodedir").
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,9 +26,13 @@ t.test("the project's .npmrc holds only settings npm knows: npm runs no install 
   t.notMatch(fs.readFileSync(path.join(ROOT, '.npmrc'), 'utf8'), /^\s*nodedir/m, 'no nodedir (not an npm setting)');
 });
 
-t.test('the build compiled sqlite3 against the local Node headers, and bcrypt needs no script', async (t) => {
-  t.ok(fs.existsSync(path.join(ROOT, 'node_modules', 'sqlite3', 'build', 'Release', 'node_sqlite3.node')), 'scripts/sqlite3.mjs built it');
-  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { allowScripts: Record<string, boolean> };
+t.test('nothing to compile: no sqlite3 package, and bcrypt needs no script', async (t) => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+    allowScripts: Record<string, boolean>;
+    dependencies: Record<string, string>;
+  };
+  t.notOk('sqlite3' in pkg.dependencies, "the store's SQLite is node:sqlite, not the sqlite3 package");
+  t.notOk(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8').includes('"node_modules/sqlite3"'), 'nor in the lockfile');
   t.equal(pkg.allowScripts.bcrypt, false);
   t.ok(fs.existsSync(path.join(ROOT, 'node_modules', 'bcrypt', 'prebuilds', `${process.platform}-${process.arch}`)));
 });

@@ -4,7 +4,7 @@
 // sign-in; an existing account linked from /account (and no takeover by email); --trust-email on
 // (verified address linked) and off; TOTP still asked; the last way in kept.
 import path from 'node:path';
-import knex from 'knex';
+import { sqliteFileKnex } from '../../src/store/connection';
 import t from 'tap';
 import { manualClock, totpAt } from '../helpers/clock';
 import type { Browser, Page } from 'playwright-core';
@@ -34,7 +34,7 @@ async function upstreamGatehouse(t: Parameters<typeof exeFolder>[0]) {
     await run('user', 'create', '--email', email, '--password-env', 'PW');
   }
   // Carl's address is confirmed upstream (the upstream's own fixture: what its email_verified says).
-  const db = knex({ client: 'sqlite3', connection: { filename: path.join(data, 'gatehouse.sqlite') }, useNullAsDefault: true });
+  const db = sqliteFileKnex(path.join(data, 'gatehouse.sqlite'), '', 5000);
   await db('user_account').where({ email_key: 'carl@example.com' }).update({ email_verified: true });
   await db.destroy();
   const client = async (name: string, redirect: string) =>
