@@ -8,7 +8,6 @@
  * /device) and client credentials (a machine acting as itself, with JWT access tokens for one
  * audience: a resource server's identifier).
  */
-import { randomBytes } from 'node:crypto';
 import { iso } from '../clock';
 import { AppError } from '../errors';
 import type { Actor } from '../actor';
@@ -187,7 +186,8 @@ export async function metadataOf(s: Services, row: OidcClientRow): Promise<Recor
 
 const sameResource = (a: string, b: string) => a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
 
-const newSecret = () => randomBytes(32).toString('base64url');
+/** 256 random bits, base64url, never starting with '-' (a shell, or curl's -u, would read it as an option). */
+export const newClientSecret = (): string => newShellSafeId(32);
 
 /** 96 random bits, base64url, never starting with '-' or '_' (the shell would read it as an option). */
 export const newClientId = (): string => newShellSafeId(12);
@@ -261,7 +261,7 @@ export async function clientRowFor(s: Services, tx: Tx, clientId: string, input:
 }
 
 export async function addClient(s: Services, actor: Actor, input: NewClient): Promise<ClientView & { client_secret?: string }> {
-  const secret = input.public ? null : newSecret();
+  const secret = input.public ? null : newClientSecret();
   const row = await clientRowFor(s, s.store.root, newClientId(), input, secret);
   await insertClient(s.store.root, row);
   await s.audit.record('client_added', actor, { account: null, client_id: row.client_id, name: row.name });
@@ -343,7 +343,7 @@ export async function removeClient(s: Services, actor: Actor, clientId: string):
 export async function rotateClientSecret(s: Services, actor: Actor, clientId: string): Promise<{ client_id: string; client_secret: string }> {
   const view = await showClient(s, clientId);
   if (view.public) throw new AppError('invalid_input', 'a public client has no secret');
-  const secret = newSecret();
+  const secret = newClientSecret();
   await unlessFileManaged(s.store, actor.via, 'oidc_client', clientId, (tx) => setClientSecret(tx, clientId, secret));
   forgetClient(s, clientId);
   await s.audit.record('client_secret_rotated', actor, { account: null, client_id: clientId });
