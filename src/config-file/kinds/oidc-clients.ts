@@ -11,7 +11,7 @@ import type { Tx } from '../../store/connection';
 import { deleteClient, insertClient, listClients, updateClient, type OidcClientRow } from '../../store/oidc';
 import { resolveGateGroup } from '../../groups/manage';
 import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
-import { clientRowFor, clientView, forgetClient, ownAudience, parseClientId, type ClientView, type NewClient } from '../../oidc/clients';
+import { clientRowFor, clientView, forgetClient, ID_TOKEN_CLAIMS, ownAudience, parseClientId, type ClientView, type NewClient } from '../../oidc/clients';
 import type { ParsedConfig } from '../document';
 import { atEntry } from './common';
 import { droppedBy, listed, noResult, noteTakeOver, refChange, type ConfigKind, type KeepSecret } from '../kind';
@@ -31,6 +31,7 @@ interface ConfigClient {
   allowed_groups?: string[];
   first_party?: boolean;
   two_factor?: boolean;
+  id_token_claims?: string[];
 }
 
 /** A secret from a file must be one a machine made: long, and nothing a header would mangle. */
@@ -58,6 +59,7 @@ const FILE_KEYS: Record<string, keyof ConfigClient> = {
   'first-party': 'first_party',
   'allowed-group': 'allowed_groups',
   'two-factor': 'two_factor',
+  'id-token-claims': 'id_token_claims',
 };
 
 function atClient(parsed: ParsedConfig, index: number, entry: object, err: unknown): never {
@@ -77,6 +79,7 @@ const inputOf = (c: ConfigClient): NewClient => ({
   allowedGroups: c.allowed_groups,
   twoFactor: c.two_factor === true,
   backchannelLogoutUri: c.backchannel_logout_uri,
+  idTokenClaims: c.id_token_claims,
 });
 
 const yesNo = (b: boolean) => (b ? 'yes' : 'no');
@@ -101,6 +104,7 @@ function differences(was: ClientView, now: ClientView): Array<{ key: string; tex
   list('allowed_groups', was.allowed_groups, now.allowed_groups);
   one('first_party', yesNo(was.first_party), yesNo(now.first_party));
   one('two_factor', yesNo(was.two_factor), yesNo(now.two_factor));
+  list('id_token_claims', was.id_token_claims, now.id_token_claims);
   return out;
 }
 
@@ -193,6 +197,14 @@ export const oidcClientsKind: ConfigKind = {
         },
         first_party: { type: 'boolean', description: 'Your own app: no consent page.' },
         two_factor: { type: 'boolean', description: 'Sign-ins need a second factor.' },
+        id_token_claims: {
+          type: 'array',
+          maxItems: Object.keys(ID_TOKEN_CLAIMS).length,
+          uniqueItems: true,
+          items: { enum: Object.keys(ID_TOKEN_CLAIMS) },
+          description:
+            'Claims its ID tokens carry as well as userinfo, each when its scope is granted (email also brings email_verified): for apps that read only the ID token.',
+        },
       },
     },
   },
@@ -310,6 +322,7 @@ export const oidcClientsKind: ConfigKind = {
         ...(groups.length > 0 ? { allowed_groups: groups } : {}),
         ...(v.first_party ? { first_party: true } : {}),
         ...(v.two_factor ? { two_factor: true } : {}),
+        ...(v.id_token_claims.length > 0 ? { id_token_claims: v.id_token_claims } : {}),
       });
     }
     return out;
