@@ -37,7 +37,7 @@ export type { ScimTokenView } from './scim/tokens';
 export type { ScimQuery } from './scim/operations';
 export type { NewScimTarget, ScimTargetView } from './scim/targets';
 export type { BoundMessage, BrowserStep, ContinueResult } from './saml/signin';
-export { AUDIENCE_METADATA } from './oidc/clients';
+export { AUDIENCE_METADATA, ID_TOKEN_CLAIMS, ID_TOKEN_CLAIMS_METADATA } from './oidc/clients';
 export type { OidcClaims, ProviderAdapter } from './oidc/support';
 export type { SchemaStatus } from './store/connection';
 export type { AppView, ForwardDecision, NewAppInput } from './apps/operations';

@@ -4,7 +4,8 @@
  * and last use, revoked one by one. An account with a second factor or without a password binds
  * with an app password only (its password alone would skip the second factor). Audited.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { newShellSafeId } from '../auth/ids';
 import type { Services } from '../services';
 import type { AccountRow } from '../store/accounts';
 import { deleteAppPassword, findAccountForBind, insertAppPassword, listAppPasswords, touchAppPassword, type AppPasswordRow } from '../store/app-passwords';
@@ -29,9 +30,12 @@ export const appPasswordView = (r: AppPasswordRow): AppPasswordView => ({
 
 const digest = (secret: string) => createHash('sha256').update(secret, 'utf8').digest('hex');
 
-/** 24 random bytes (192 bits), as 4 groups of 8 base64url characters an app's form takes whole. */
-function newSecret(): string {
-  const raw = randomBytes(24).toString('base64url');
+/**
+ * 24 random bytes (192 bits), as 4 groups of 8 base64url characters an app's form takes whole,
+ * never starting with '-' (a shell would read it as an option).
+ */
+export function newAppPassword(): string {
+  const raw = newShellSafeId(24);
   return raw.match(/.{8}/g)!.join('-');
 }
 
@@ -39,7 +43,7 @@ const appPasswords: CredentialKind<AppPasswordRow, AppPasswordView, { name: stri
   event: 'app_password',
   noun: 'app password',
   async insert(s, account, input) {
-    const secret = newSecret();
+    const secret = newAppPassword();
     return { row: await insertAppPassword(s.store.root, account.id, input.name, digest(secret)), secret };
   },
   list: (s, account) => listAppPasswords(s.store.root, account.id),

@@ -21,6 +21,9 @@ function onOff(value: string | undefined): boolean | undefined {
   throw new AppError('invalid_input', `{--two-factor} must be on or off, got ${value.slice(0, 20)}`);
 }
 
+/** A comma-separated list (groups,email); '' names none. */
+const commaList = (value: string | undefined) => (value === undefined ? undefined : value.split(',').filter((v) => v.trim() !== ''));
+
 const grantsText = (c: ClientView) => c.grants.map((g) => GRANT_WORDS[g]).join(', ');
 
 const showClient = (c: ClientView & { client_secret?: string }) =>
@@ -37,6 +40,7 @@ const showClient = (c: ClientView & { client_secret?: string }) =>
     ['allowed groups', c.allowed_groups.join(', ') || 'everyone'],
     ['two factors', c.two_factor ? 'required' : 'no'],
     ['back-channel logout', c.backchannel_logout_uri],
+    ['ID token claims', c.id_token_claims.join(', ') || 'none (userinfo has them)'],
     ['created', c.created_at],
   ]);
 
@@ -57,6 +61,10 @@ export function registerClient(program: Command, io: Io): void {
     .option('--post-logout-redirect-uri <uri>', 'where to return after signing out (repeatable)', collect)
     .option('--two-factor', 'sign-ins need a second factor: a one-factor session is asked for it first')
     .option('--backchannel-logout-uri <uri>', "where Gatehouse tells the application that a person's session ended (OpenID Connect Back-Channel Logout)")
+    .option(
+      '--id-token-claims <claims>',
+      'claims its ID tokens carry as well as userinfo, comma-separated: email, email_verified, name, preferred_username, groups (each when its scope is granted)',
+    )
     .action(
       async (
         opts: {
@@ -71,6 +79,7 @@ export function registerClient(program: Command, io: Io): void {
           postLogoutRedirectUri?: string[];
           twoFactor?: boolean;
           backchannelLogoutUri?: string;
+          idTokenClaims?: string;
         },
         c: Command,
       ) =>
@@ -87,6 +96,7 @@ export function registerClient(program: Command, io: Io): void {
             postLogoutRedirectUris: opts.postLogoutRedirectUri,
             twoFactor: opts.twoFactor,
             backchannelLogoutUri: opts.backchannelLogoutUri,
+            idTokenClaims: commaList(opts.idTokenClaims),
           });
           emit(io, wantsJson(c), added, () => showClient(added));
         }),
@@ -126,14 +136,16 @@ export function registerClient(program: Command, io: Io): void {
 
   client
     .command('set <client_id>')
-    .description("change an application's second-factor rule or back-channel logout address")
+    .description("change an application's second-factor rule, back-channel logout address or ID token claims")
     .option('--two-factor <on|off>', 'whether sign-ins need a second factor')
     .option('--backchannel-logout-uri <uri>', 'where session ends are told ("" for nowhere)')
-    .action(async (clientId: string, opts: { twoFactor?: string; backchannelLogoutUri?: string }, c: Command) =>
+    .option('--id-token-claims <claims>', 'the claims its ID tokens carry, comma-separated ("" for none: userinfo only)')
+    .action(async (clientId: string, opts: { twoFactor?: string; backchannelLogoutUri?: string; idTokenClaims?: string }, c: Command) =>
       withCore(c, io, async (core) => {
         const view = await core.clients.change(core.shell, clientId, {
           twoFactor: onOff(opts.twoFactor),
           backchannelLogoutUri: opts.backchannelLogoutUri,
+          idTokenClaims: commaList(opts.idTokenClaims),
         });
         emit(io, wantsJson(c), view, () => showClient(view));
       }),

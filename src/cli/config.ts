@@ -18,11 +18,16 @@ import { ExitWith } from './exit-codes';
 /** The file's text, and the name it is recorded by (its absolute path: the same from any folder). */
 const readConfigFile = (file: string) => readConfigText(path.resolve(file));
 
+/**
+ * The plan as lines: its changes (or "nothing to change"), then, indented, what changes nothing:
+ * objects it takes over, secrets kept as stored, objects it leaves alone.
+ */
 const lines = (plan: Plan) =>
   [
-    ...plan.changes.map((c) => `${c.sign} ${c.kind} ${c.name}${c.detail ? `: ${c.detail}` : ''}`),
+    ...(plan.changes.length === 0 ? ['nothing to change'] : plan.changes.map((c) => `${c.sign} ${c.kind} ${c.name}${c.detail ? `: ${c.detail}` : ''}`)),
+    ...plan.notes.map((n) => `  ${n.kind} ${n.name}: ${n.text}`),
     ...plan.unmanaged.map((u) => `  ${u.kind} ${u.name}: ${u.file ? `managed by ${u.file}` : 'made by hand'}, not in the file (left alone)`),
-  ].join('\n') + (plan.changes.length + plan.unmanaged.length > 0 ? '\n' : '');
+  ].join('\n') + '\n';
 
 /**
  * Writes `text` to `file` as a new file of mode 0600: made beside it under a name nobody else can
@@ -98,7 +103,7 @@ export function registerConfig(program: Command, io: Io): void {
         io.err(wantsJson(c) ? JSON.stringify({ error: { code: err.code, message } }) + '\n' : `gatehouse: ${message}\n`);
         throw new ExitWith(1);
       }
-      emit(io, wantsJson(c), plan, () => lines(plan) || 'nothing to change\n');
+      emit(io, wantsJson(c), plan, () => lines(plan));
       if (plan.changes.length > 0) throw new ExitWith(2);
     });
 
@@ -108,7 +113,7 @@ export function registerConfig(program: Command, io: Io): void {
     .action(async (file: string, _o, c: Command) =>
       withCore(c, io, async (core) => {
         const plan = await core.configFile.apply(core.shell, readConfigFile(file), path.resolve(file), io.env);
-        emit(io, wantsJson(c), plan, () => lines(plan) || 'nothing to change\n');
+        emit(io, wantsJson(c), plan, () => lines(plan));
       }),
     );
 }

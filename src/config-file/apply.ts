@@ -13,16 +13,18 @@ import type { Tx } from '../store/connection';
 import { lockAccounts } from '../store/accounts';
 import { parseConfig, type ParsedConfig } from './document';
 import { KINDS } from './kinds';
-import type { KindResult, PlanLine, Unmanaged } from './kind';
+import { mayKeep, type KeepSecret, type KindResult, type Note, type PlanLine, type Unmanaged } from './kind';
 import type { ConfigDocument } from './schema';
-import { readReferencedFile, resolveSecret, type SecretRef } from './secrets';
+import { absentSecret, readReferencedFile, resolveSecret, type SecretRef } from './secrets';
 
-export type { PlanLine } from './kind';
+export type { Note, PlanLine } from './kind';
 
 export interface Plan {
   changes: PlanLine[];
   /** Objects the file does not name, made by hand or managed by another file: never changed or deleted by it. */
   unmanaged: Unmanaged[];
+  /** What changes nothing: objects the file takes over (managed by it from now on), secrets kept as stored. */
+  notes: Note[];
 }
 
 /** A rollback that carries the plan out of a transaction that must not commit. */
@@ -34,19 +36,30 @@ class PlanOnly extends Error {
 
 async function reconcile(s: Services, tx: Tx, parsed: ParsedConfig, file: string, env: NodeJS.ProcessEnv) {
   await lockAccounts(tx);
-  const all: KindResult = { changes: [], unmanaged: [], audits: [] };
+  const all: KindResult = { changes: [], unmanaged: [], notes: [], audits: [] };
+  const kept: Note[] = [];
   const at = (path: ReadonlyArray<string | number>) => {
     let node: unknown = parsed.doc;
     for (const p of path) node = (node as Record<string | number, unknown>)[p];
     return node;
   };
-  const secret = async (path: ReadonlyArray<string | number>) => resolveSecret(at(path) as SecretRef, parsed.at(path), file, env);
+  const secret = async (path: ReadonlyArray<string | number>, keep?: KeepSecret) => {
+    const ref = at(path) as SecretRef;
+    const absent = keep ? absentSecret(ref, file, env) : null;
+    if (keep && absent !== null && mayKeep(ref, keep)) {
+      kept.push({ kind: keep.kind, name: keep.name, text: `${String(path[path.length - 1])}: ${absent}: the stored one is kept` });
+      return keep.current;
+    }
+    return resolveSecret(ref, parsed.at(path), file, env);
+  };
   const referencedFile = async (path: ReadonlyArray<string | number>, max: number, what: string) =>
     readReferencedFile((at(path) as { file: string }).file, parsed.at(path), file, env, max, what);
   for (const kind of KINDS) {
     const r = await kind.reconcile({ s, tx, parsed, file, secret, referencedFile });
     all.changes.push(...r.changes);
     all.unmanaged.push(...r.unmanaged);
+    // Its secrets kept as stored, after its other notes.
+    all.notes.push(...r.notes, ...kept.splice(0));
     all.audits.push(...r.audits);
   }
   return all;
@@ -58,7 +71,7 @@ export async function planConfig(s: Services, text: string, file: string, env: N
   try {
     await s.store.transaction(async (tx) => {
       const r = await reconcile(s, tx, parsed, file, env);
-      throw new PlanOnly({ changes: r.changes, unmanaged: r.unmanaged });
+      throw new PlanOnly({ changes: r.changes, unmanaged: r.unmanaged, notes: r.notes });
     });
   } catch (err) {
     if (err instanceof PlanOnly) return err.plan;
@@ -72,7 +85,7 @@ export async function applyConfig(s: Services, actor: Actor, text: string, file:
   const parsed = await parseConfig(text, file);
   const r = await s.store.transaction((tx) => reconcile(s, tx, parsed, file, env));
   for (const audit of r.audits) await audit(s, actor);
-  return { changes: r.changes, unmanaged: r.unmanaged };
+  return { changes: r.changes, unmanaged: r.unmanaged, notes: r.notes };
 }
 
 /** What an operator configures, as a file (never a secret: references in their place). */

@@ -17,14 +17,39 @@ export interface PlanLine {
   detail: string | null;
 }
 
+/** A line of the plan that changes nothing: an object taken over by the file, a secret kept as stored. */
+export interface Note {
+  kind: string;
+  name: string;
+  text: string;
+}
+
+/**
+ * A secret the store holds, which the file's reference may leave as it is: when the reference is
+ * the one recorded for it (or, none recorded, the variable `config export` names for it) and it
+ * cannot be read here (the variable is not set, the file does not exist), the stored secret is
+ * kept and the plan says so, instead of failing: an export plans as nothing to change where its
+ * secrets are not at hand.
+ */
+export interface KeepSecret {
+  kind: string;
+  name: string;
+  /** The secret the store holds now. */
+  current: string;
+  /** The reference a file applied last (null: none recorded). */
+  stored: unknown;
+  /** The variable `config export` names for it when none is recorded. */
+  placeholder: string;
+}
+
 export interface KindContext {
   readonly s: Services;
   readonly tx: Tx;
   readonly parsed: ParsedConfig;
   /** The file's path, as given: recorded with what it manages and named in refusals. */
   readonly file: string;
-  /** A secret's value from its reference (`{env: NAME}` or `{file: PATH}`) at `path` in the file. */
-  secret(path: ReadonlyArray<string | number>): Promise<string>;
+  /** A secret's value from its reference (`{env: NAME}` or `{file: PATH}`) at `path` in the file; `keep`: the stored one, when it may stand. */
+  secret(path: ReadonlyArray<string | number>, keep?: KeepSecret): Promise<string>;
   /** A file named by `{file: PATH}` at `path` in the file (an SP's metadata): read under a secret file's rules, up to `max` bytes. */
   referencedFile(path: ReadonlyArray<string | number>, max: number, what: string): Promise<string>;
 }
@@ -33,6 +58,8 @@ export interface KindResult {
   changes: PlanLine[];
   /** Objects of this kind the file does not name, made by hand or managed by another file (`file`): listed, never touched. */
   unmanaged: Unmanaged[];
+  /** What changes nothing but is worth saying: objects taken over, secrets kept as stored. */
+  notes: Note[];
   /** Audit rows, written once the transaction has committed. */
   audits: Array<(s: Services, actor: Actor) => Promise<void>>;
 }
@@ -56,9 +83,9 @@ export interface Unmanaged {
 }
 
 /** config_managed's entries of one kind: the file that manages each, and whether an apply made it. */
-export type Managed = ReadonlyMap<string, { file: string; made: boolean }>;
+export type Managed = ReadonlyMap<string, { file: string; made: boolean; refs?: Readonly<Record<string, unknown>> | null }>;
 
-/** The plan's note on an object the file names: null when this file manages it already. */
+/** The plan's note on an object the file names (taking it over changes none of it): null when this file manages it already. */
 export function takeOverNote(managed: Managed, key: string, file: string): string | null {
   const entry = managed.get(key);
   if (entry?.file === file) return null;
@@ -81,5 +108,31 @@ export function droppedBy(managed: Managed, named: (key: string) => boolean, fil
   return out;
 }
 
-export const noResult = (): KindResult => ({ changes: [], unmanaged: [], audits: [] });
+export const noResult = (): KindResult => ({ changes: [], unmanaged: [], notes: [], audits: [] });
+
+/** A note that `file` takes the object over, when it does. */
+export function noteTakeOver(result: KindResult, managed: Managed, key: string, file: string, kind: string, name: string): void {
+  const note = takeOverNote(managed, key, file);
+  if (note !== null) result.notes.push({ kind, name, text: note });
+}
+
+/** A reference as the file writes it: {env: NAME} or {file: PATH}. */
+export const shownRef = (ref: unknown) =>
+  `{${Object.entries(ref as Record<string, string>)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join(', ')}}`;
+
+const sameRef = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** The plan's words when the file reads a secret from another reference than the one recorded (null: the same, or none recorded). */
+export function refChange(key: string, stored: unknown, ref: unknown): string | null {
+  if (stored === null || stored === undefined || sameRef(stored, ref)) return null;
+  return `${key} read from ${shownRef(ref)} (was ${shownRef(stored)})`;
+}
+
+/** Whether a reference may leave the stored secret as it is when it cannot be read (KeepSecret). */
+export function mayKeep(ref: unknown, keep: KeepSecret): boolean {
+  if (keep.stored !== null && keep.stored !== undefined) return sameRef(keep.stored, ref);
+  return sameRef({ env: keep.placeholder }, ref);
+}
 export const listed = (names: readonly string[]) => (names.length === 0 ? 'none' : names.join(', '));

@@ -34,13 +34,32 @@ const HEADER = `# Gatehouse configuration: gatehouse config plan FILE shows what
 # gatehouse config schema prints the JSON Schema editors check it with.
 `;
 
+/** Maps of one key written on one line: a secret's reference, an action's permission. */
+const ONE_LINE = new Set(['env', 'file', 'guest', 'permission']);
+/** The variables `config export` names for secrets it has no reference for (objects made by hand). */
+const NAMED_BY_EXPORT = /^GATEHOUSE_(CLIENT_SECRET|PROVIDER_SECRET|WEBHOOK_SECRET|SCIM_TOKEN)_/;
+
 export function configFileOperations(s: Services): ConfigFileOperations {
   return {
     schema: () => CONFIG_SCHEMA,
     async export(actor) {
       requireAdministrator(actor, 'export the configuration');
-      const { stringify } = await import('yaml');
-      return HEADER + stringify(await exportConfig(s), { lineWidth: 0 });
+      const { Document, visit, isScalar } = await import('yaml');
+      const doc = new Document(await exportConfig(s));
+      // A reference and an action's permission on one line, as the documentation writes them; a
+      // variable the export named (nobody chose it) says what it is for.
+      visit(doc, {
+        Map(_key, node) {
+          const pair = node.items.length === 1 ? node.items[0] : undefined;
+          if (!pair || !isScalar(pair.key) || !isScalar(pair.value) || !ONE_LINE.has(String(pair.key.value))) return;
+          node.flow = true;
+          const named = String(pair.value.value);
+          if (pair.key.value === 'env' && NAMED_BY_EXPORT.test(named)) {
+            node.comment = ` set ${named} to it where this file is applied (unset: the store keeps the one it has)`;
+          }
+        },
+      });
+      return HEADER + doc.toString({ lineWidth: 0 });
     },
     async plan(actor, text, file, env) {
       requireAdministrator(actor, 'plan a configuration');

@@ -70,6 +70,21 @@ export function readReferencedFile(file: string, where: string, configFile: stri
 /** Which form a reference is, by its own key (never one an object inherits). */
 const isEnvRef = (ref: SecretRef): ref is { env: string } => Object.hasOwn(ref, 'env');
 
+/**
+ * Why a reference cannot be read where the file is applied, when it simply is not there (the
+ * variable is not set, the file does not exist), or null. Anything else wrong with it is
+ * resolveSecret's refusal.
+ */
+export function absentSecret(ref: SecretRef, configFile: string, env: NodeJS.ProcessEnv): string | null {
+  if (isEnvRef(ref)) return Object.hasOwn(env, ref.env) && typeof env[ref.env] === 'string' ? null : `the environment variable ${ref.env} is not set`;
+  try {
+    fs.lstatSync(path.resolve(path.dirname(path.resolve(configFile)), ref.file));
+    return null;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? `the file ${ref.file} does not exist` : null;
+  }
+}
+
 export function resolveSecret(ref: SecretRef, where: string, configFile: string, env: NodeJS.ProcessEnv): string {
   let value: string;
   if (isEnvRef(ref)) {

@@ -14,6 +14,7 @@ import {
   findGroupByReference,
   findGroupsByName,
   listGroups,
+  countAllMembers,
   managedGroups,
   isManagedGroup,
   memberOfManaged,
@@ -216,7 +217,10 @@ export interface GroupView {
   system_role: string | null;
   owner: string | null;
   permission: number;
+  /** Accounts directly in it. */
   member_count: number;
+  /** Accounts in it directly or through the groups inside it (at any depth), each once. */
+  all_member_count: number;
   created_at: string;
 }
 
@@ -236,6 +240,7 @@ const view = (g: GroupSummary): GroupView => ({
   owner: g.owner_email,
   permission: g.permission,
   member_count: g.members,
+  all_member_count: g.all_members,
   created_at: new Date(g.created_at).toISOString(),
 });
 
@@ -245,15 +250,16 @@ export async function listGroupViews(s: Services, managedOnly = false): Promise<
 
 export async function showGroup(s: Services, nameOrId: string): Promise<GroupDetail> {
   const group = await resolveGroup(s.store.root, nameOrId);
-  const [members, owner, children, parents] = await Promise.all([
+  const [members, all, owner, children, parents] = await Promise.all([
     membersOf(s.store.root, group.id),
+    countAllMembers(s.store.root, group.id),
     group.user_account_id === null ? undefined : findAccountById(s.store.root, group.user_account_id),
     childGroups(s.store.root, group.id),
     parentGroups(s.store.root, group.id),
   ]);
   const named = (g: { reference_id: string; name: string }) => ({ reference_id: g.reference_id, name: g.name });
   return {
-    ...view({ ...group, owner_email: owner?.email ?? null, members: members.length }),
+    ...view({ ...group, owner_email: owner?.email ?? null, members: members.length, all_members: all }),
     members: members.map((m) => ({ reference_id: m.reference_id, email: m.email, name: m.name })),
     groups: children.map(named),
     member_of: parents.map(named),

@@ -9,7 +9,7 @@
 import type { Context, Next } from 'koa';
 // Types only: the library (the largest part of the executable) is loaded when /oidc is first used.
 import type { default as Provider, Configuration, KoaContextWithOIDC } from 'oidc-provider';
-import { ACR_VALUES, asksForMfa, AUDIENCE_METADATA, type Core, fallsShort } from '../core';
+import { ACR_VALUES, asksForMfa, AUDIENCE_METADATA, type Core, fallsShort, ID_TOKEN_CLAIMS_METADATA } from '../core';
 import { errorPage, html, page, PAGE_CSP, raw } from './pages/html';
 import { clearTokens, cookieNames, guestCaller, pageCaller, readCookie, tokenCaller } from './pages/session';
 import { devicePages } from './pages/device';
@@ -118,6 +118,11 @@ export class OidcProvider {
     // signed with the key that signs everything else.
     const signingAlg = String(keys.keys[0]?.alg ?? 'RS256');
     // The audience rides in the client's metadata (read once with the client), only for this grant.
+    /** The claims a client chose for its ID tokens (extraClientMetadata, read with the client). */
+    const idTokenClaims = (client: { [ID_TOKEN_CLAIMS_METADATA]?: unknown } | undefined): string[] => {
+      const chosen = client?.[ID_TOKEN_CLAIMS_METADATA];
+      return Array.isArray(chosen) ? chosen.filter((c): c is string => typeof c === 'string') : [];
+    };
     const credentialsAudience = (ctx: KoaContextWithOIDC, client: { [AUDIENCE_METADATA]?: unknown }) =>
       ctx.oidc.params?.grant_type === 'client_credentials' && typeof client[AUDIENCE_METADATA] === 'string' ? client[AUDIENCE_METADATA] : null;
     class StoreAdapter {
@@ -128,7 +133,7 @@ export class OidcProvider {
     const configuration: Configuration = {
       adapter: StoreAdapter as never,
       clients: [],
-      extraClientMetadata: { properties: [AUDIENCE_METADATA] },
+      extraClientMetadata: { properties: [AUDIENCE_METADATA, ID_TOKEN_CLAIMS_METADATA] },
       findAccount: async (ctx, sub, token) => {
         // Every code exchange, refresh and userinfo call holds the token against the client's
         // requirements as they stand now (its allowed groups, two factors): leaving the group, or
@@ -137,8 +142,24 @@ export class OidcProvider {
         const client = ctx.oidc?.client;
         const claims = client ? await core.oidc.account(sub, client.clientId, token && tokenUse(token)) : await core.oidc.claims(sub);
         if (!claims) return undefined;
-        return { accountId: sub, claims: async () => ({ ...claims }) };
+        const inIdToken = idTokenClaims(client as { [ID_TOKEN_CLAIMS_METADATA]?: unknown } | undefined);
+        return {
+          accountId: sub,
+          // Userinfo answers every claim the granted scopes allow. An ID token carries sub, the
+          // claims the request's claims parameter asked of it, and those the client chose
+          // (client add --id-token-claims); the provider then keeps only what the granted scopes allow.
+          claims: async (use: string, _scope: string, asked?: Record<string, unknown>) =>
+            use === 'id_token'
+              ? {
+                  sub: claims.sub,
+                  ...Object.fromEntries(Object.entries(claims).filter(([k]) => inIdToken.includes(k) || (asked !== undefined && Object.hasOwn(asked, k)))),
+                }
+              : { ...claims },
+        };
       },
+      // With it on, an ID token issued beside an access token holds nothing its scopes ask for
+      // (those are at userinfo, OIDC Core 5.4) whatever the client chose; findAccount decides instead.
+      conformIdTokenClaims: false,
       // An access token records the level of the sign-in it was issued for (its code's, refresh
       // token's or device code's acr), so that userinfo and introspection can hold it against the
       // client's requirements at each use. Introspection answers it too, as RFC 9470 would have a

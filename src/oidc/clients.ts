@@ -8,7 +8,6 @@
  * /device) and client credentials (a machine acting as itself, with JWT access tokens for one
  * audience: a resource server's identifier).
  */
-import { randomBytes } from 'node:crypto';
 import { iso } from '../clock';
 import { AppError } from '../errors';
 import type { Actor } from '../actor';
@@ -42,6 +41,8 @@ export interface NewClient {
   twoFactor?: boolean;
   /** Where the end of a session that signed in to it is told (OpenID Connect Back-Channel Logout). */
   backchannelLogoutUri?: string;
+  /** Claims its ID tokens carry as well as userinfo (each only when its scope was granted): names from ID_TOKEN_CLAIMS. */
+  idTokenClaims?: readonly string[];
 }
 
 /** What `client set` changes; what is left out stays. */
@@ -49,6 +50,41 @@ export interface ClientChanges {
   twoFactor?: boolean;
   /** '' removes it. */
   backchannelLogoutUri?: string;
+  /** The claims its ID tokens carry (empty: none beyond sub and how the person signed in). */
+  idTokenClaims?: readonly string[];
+}
+
+/**
+ * Claims a client may have in its ID tokens as well as at userinfo, and the scope each needs.
+ * OpenID Connect Core (5.4) puts what a scope asks for at userinfo when an access token is issued,
+ * and Gatehouse follows it; but oauth2-proxy, Kubernetes' API server and others read only the ID
+ * token. `email` brings `email_verified` with it: an app that trusts an address checks it beside it.
+ */
+export const ID_TOKEN_CLAIMS: Readonly<Record<string, 'email' | 'profile' | 'groups'>> = {
+  email: 'email',
+  email_verified: 'email',
+  name: 'profile',
+  preferred_username: 'profile',
+  groups: 'groups',
+};
+
+/** The provider's client metadata property that holds the claims its ID tokens carry. */
+export const ID_TOKEN_CLAIMS_METADATA = 'gatehouse_id_token_claims';
+
+/** The claims an operator named, checked, each once, in ID_TOKEN_CLAIMS' order. */
+export function parseIdTokenClaims(names: readonly string[]): string[] {
+  const given = names.map((n) => n.trim()).filter((n) => n !== '');
+  for (const n of given) {
+    if (!Object.hasOwn(ID_TOKEN_CLAIMS, n)) {
+      throw new AppError('invalid_input', `{--id-token-claims} names claims from: ${Object.keys(ID_TOKEN_CLAIMS).join(', ')} (got ${n.slice(0, 40)})`);
+    }
+  }
+  return Object.keys(ID_TOKEN_CLAIMS).filter((c) => given.includes(c));
+}
+
+/** The claims an ID token of the client carries beyond sub: those chosen, and email_verified with email. */
+export function idTokenClaimsOf(chosen: readonly string[]): string[] {
+  return chosen.includes('email') && !chosen.includes('email_verified') ? [...chosen, 'email_verified'] : [...chosen];
 }
 
 export interface ClientView {
@@ -66,6 +102,8 @@ export interface ClientView {
   allowed_group_ids: string[];
   two_factor: boolean;
   backchannel_logout_uri: string | null;
+  /** Claims its ID tokens carry as well as userinfo (when their scope was granted). */
+  id_token_claims: string[];
   created_at: string;
 }
 
@@ -77,6 +115,8 @@ interface Metadata {
   grants?: ClientGrant[];
   audience?: string;
   backchannel_logout_uri?: string;
+  /** Absent: none (userinfo only). */
+  id_token_claims?: string[];
 }
 
 const DEVICE_CODE = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -146,6 +186,7 @@ export async function clientView(s: Services, row: OidcClientRow, tx: Tx = s.sto
     two_factor: row.two_factor,
     // One stored before the rule refused a user and password is shown without them (the sender still uses it).
     backchannel_logout_uri: m.backchannel_logout_uri ? withoutUserinfo(m.backchannel_logout_uri) : null,
+    id_token_claims: m.id_token_claims ?? [],
     created_at: iso(row.created_at),
   };
 }
@@ -182,12 +223,15 @@ export async function metadataOf(s: Services, row: OidcClientRow): Promise<Recor
     ...(grantsOf(m).includes('client_credentials') ? { [AUDIENCE_METADATA]: m.audience ?? ownAudience(row.client_id) } : {}),
     // Its logout tokens name the session (sid), which its ID tokens carry too.
     ...(m.backchannel_logout_uri ? { backchannel_logout_uri: m.backchannel_logout_uri, backchannel_logout_session_required: true } : {}),
+    // The claims its ID tokens carry (extraClientMetadata), read with the client as the audience is.
+    ...(m.id_token_claims?.length ? { [ID_TOKEN_CLAIMS_METADATA]: idTokenClaimsOf(m.id_token_claims) } : {}),
   };
 }
 
 const sameResource = (a: string, b: string) => a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
 
-const newSecret = () => randomBytes(32).toString('base64url');
+/** 256 random bits, base64url, never starting with '-' (a shell, or curl's -u, would read it as an option). */
+export const newClientSecret = (): string => newShellSafeId(32);
 
 /** 96 random bits, base64url, never starting with '-' or '_' (the shell would read it as an option). */
 export const newClientId = (): string => newShellSafeId(12);
@@ -232,6 +276,10 @@ export async function clientRowFor(s: Services, tx: Tx, clientId: string, input:
   if (input.twoFactor && !grants.includes('authorization_code')) {
     throw new AppError('invalid_input', '{--two-factor} needs {--redirect-uri}: only a browser sign-in can be asked for a second factor');
   }
+  const idTokenClaims = parseIdTokenClaims(input.idTokenClaims ?? []);
+  if (idTokenClaims.length > 0 && !grants.includes('authorization_code') && !grants.includes('device_code')) {
+    throw new AppError('invalid_input', '{--id-token-claims} needs {--redirect-uri} or {--device}: only a person signing in gets an ID token');
+  }
   const audience = input.audience === undefined ? undefined : audienceOf(input.audience.trim());
   const logoutTo = input.backchannelLogoutUri === undefined ? undefined : await logoutUri(s, input.backchannelLogoutUri);
   // Gatehouse's own access tokens carry its public URL as their audience: a client's tokens for
@@ -246,6 +294,7 @@ export async function clientRowFor(s: Services, tx: Tx, clientId: string, input:
     grants,
     ...(audience === undefined ? {} : { audience }),
     ...(logoutTo === undefined ? {} : { backchannel_logout_uri: logoutTo }),
+    ...(idTokenClaims.length === 0 ? {} : { id_token_claims: idTokenClaims }),
   };
   const groups: string[] = [];
   for (const g of input.allowedGroups ?? []) groups.push((await resolveGateGroup(tx, g)).reference_id);
@@ -261,7 +310,7 @@ export async function clientRowFor(s: Services, tx: Tx, clientId: string, input:
 }
 
 export async function addClient(s: Services, actor: Actor, input: NewClient): Promise<ClientView & { client_secret?: string }> {
-  const secret = input.public ? null : newSecret();
+  const secret = input.public ? null : newClientSecret();
   const row = await clientRowFor(s, s.store.root, newClientId(), input, secret);
   await insertClient(s.store.root, row);
   await s.audit.record('client_added', actor, { account: null, client_id: row.client_id, name: row.name });
@@ -274,20 +323,31 @@ export async function changeClient(s: Services, actor: Actor, clientId: string, 
   const row = await findClient(s.store.root, clientId);
   if (!row) throw new AppError('not_found', `no client ${clientId.slice(0, 64)}`);
   await assertNotFileManaged(s.store.root, actor.via, 'oidc_client', clientId);
-  if (changes.twoFactor === undefined && changes.backchannelLogoutUri === undefined) {
-    throw new AppError('invalid_input', 'say what to change: {--two-factor} on|off, {--backchannel-logout-uri} URL (or "")');
+  if (changes.twoFactor === undefined && changes.backchannelLogoutUri === undefined && changes.idTokenClaims === undefined) {
+    throw new AppError(
+      'invalid_input',
+      'say what to change: {--two-factor} on|off, {--backchannel-logout-uri} URL (or ""), {--id-token-claims} CLAIM,… (or "")',
+    );
   }
   const m = JSON.parse(row.metadata) as Metadata;
   const browser = grantsOf(m).includes('authorization_code');
   if (!browser && (changes.twoFactor || changes.backchannelLogoutUri)) {
     throw new AppError('invalid_input', 'this client has no browser sign-in ({--redirect-uri}): it has no session to ask more of or to end');
   }
-  let metadata: string | undefined;
-  if (changes.backchannelLogoutUri !== undefined) {
-    const { backchannel_logout_uri: _old, ...rest } = m;
-    const next: Metadata = changes.backchannelLogoutUri === '' ? rest : { ...rest, backchannel_logout_uri: await logoutUri(s, changes.backchannelLogoutUri) };
-    metadata = JSON.stringify(next);
+  const idTokenClaims = changes.idTokenClaims === undefined ? undefined : parseIdTokenClaims(changes.idTokenClaims);
+  if (idTokenClaims?.length && !browser && !grantsOf(m).includes('device_code')) {
+    throw new AppError('invalid_input', 'this client has no browser or device sign-in: it gets no ID token to put claims in');
   }
+  let next: Metadata = m;
+  if (changes.backchannelLogoutUri !== undefined) {
+    const { backchannel_logout_uri: _old, ...rest } = next;
+    next = changes.backchannelLogoutUri === '' ? rest : { ...rest, backchannel_logout_uri: await logoutUri(s, changes.backchannelLogoutUri) };
+  }
+  if (idTokenClaims !== undefined) {
+    const { id_token_claims: _old, ...rest } = next;
+    next = idTokenClaims.length === 0 ? rest : { ...rest, id_token_claims: idTokenClaims };
+  }
+  const metadata = next === m ? undefined : JSON.stringify(next);
   await unlessFileManaged(s.store, actor.via, 'oidc_client', clientId, async (tx) => {
     if (metadata !== undefined) await updateClient(tx, clientId, { metadata });
     if (changes.twoFactor !== undefined) await updateClient(tx, clientId, { two_factor: changes.twoFactor });
@@ -298,6 +358,7 @@ export async function changeClient(s: Services, actor: Actor, clientId: string, 
     client_id: clientId,
     ...(changes.twoFactor === undefined ? {} : { two_factor: changes.twoFactor ? 'on' : 'off' }),
     ...(changes.backchannelLogoutUri === undefined ? {} : { backchannel_logout: changes.backchannelLogoutUri === '' ? 'off' : 'on' }),
+    ...(idTokenClaims === undefined ? {} : { id_token_claims: idTokenClaims.join(',') || 'none' }),
   });
   return showClient(s, clientId);
 }
@@ -343,7 +404,7 @@ export async function removeClient(s: Services, actor: Actor, clientId: string):
 export async function rotateClientSecret(s: Services, actor: Actor, clientId: string): Promise<{ client_id: string; client_secret: string }> {
   const view = await showClient(s, clientId);
   if (view.public) throw new AppError('invalid_input', 'a public client has no secret');
-  const secret = newSecret();
+  const secret = newClientSecret();
   await unlessFileManaged(s.store, actor.via, 'oidc_client', clientId, (tx) => setClientSecret(tx, clientId, secret));
   forgetClient(s, clientId);
   await s.audit.record('client_secret_rotated', actor, { account: null, client_id: clientId });

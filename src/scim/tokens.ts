@@ -32,9 +32,12 @@ const view = (r: ScimTokenRow): ScimTokenView => ({
   revoked_at: iso(r.revoked_at),
 });
 
+/** A new token: the prefix and 24 random bytes as base64url (the prefix keeps a dash from its start). */
+export const newScimToken = (): string => PREFIX + randomBytes(24).toString('base64url');
+
 export async function addToken(s: Services, actor: Actor, name: string): Promise<ScimTokenView & { token: string }> {
   const trimmed = scimName(name);
-  const token = PREFIX + randomBytes(24).toString('base64url');
+  const token = newScimToken();
   const id = newShellSafeId(9);
   if (!(await insertScimToken(s.store.root, { id, name: trimmed, token_hash: digest(token) }))) {
     throw new AppError('conflict', `a SCIM token named ${trimmed} exists already (revoked ones keep their names)`);

@@ -11,10 +11,27 @@ const CASE_KEPT: ReadonlySet<ManagedKind> = new Set(['saml_sp', 'webhook']);
 /** config_managed's key of an object of a kind. */
 export const managedKey = (kind: ManagedKind, name: string): string => (CASE_KEPT.has(kind) ? name : name.toLowerCase());
 
-/** The managed names of a kind, with the file each came from and whether an apply made it (or took it over). */
-export const managedNames = op(async (h, kind: ManagedKind): Promise<Map<string, { file: string; made: boolean }>> => {
-  const rows = await h.all('SELECT name, file, made FROM config_managed WHERE kind = ?', [kind]);
-  return new Map(rows.map((r) => [String(r.name), { file: String(r.file), made: r.made === true || Number(r.made) === 1 }]));
+/** What config_managed holds of one object: its file, whether an apply made it, the references the file gave it. */
+export interface ManagedEntry {
+  file: string;
+  made: boolean;
+  /** The secret references the file gave, by the entry's key (`{env: NAME}` or `{file: PATH}`); null: none recorded. */
+  refs: Readonly<Record<string, unknown>> | null;
+}
+
+/** The managed names of a kind, with the file each came from, whether an apply made it (or took it over), and its references. */
+export const managedNames = op(async (h, kind: ManagedKind): Promise<Map<string, ManagedEntry>> => {
+  const rows = await h.all('SELECT name, file, made, refs FROM config_managed WHERE kind = ?', [kind]);
+  return new Map(
+    rows.map((r) => [
+      String(r.name),
+      {
+        file: String(r.file),
+        made: r.made === true || Number(r.made) === 1,
+        refs: r.refs === null || r.refs === undefined ? null : (JSON.parse(String(r.refs)) as Record<string, unknown>),
+      },
+    ]),
+  );
 });
 
 /** Every managed object: kind, key and file (the console labels them). */
@@ -32,14 +49,20 @@ export const managingFile = op(async (h, kind: ManagedKind, name: string): Promi
   return rows.length === 0 ? null : String(rows[0].file);
 });
 
-/** Records that `file` manages an object; `made`: an apply made it (kept as first recorded when the row exists). */
-export const markManaged = op(async (h, kind: ManagedKind, name: string, file: string, made: boolean): Promise<void> => {
-  await h
-    .k('config_managed')
-    .insert({ kind, name, file, applied_at: h.clock.now(), made })
-    .onConflict(['kind', 'name'])
-    .merge({ file, applied_at: h.clock.now() });
-});
+/**
+ * Records that `file` manages an object; `made`: an apply made it (kept as first recorded when the
+ * row exists); `refs`: the secret references the file gave it (replacing those recorded).
+ */
+export const markManaged = op(
+  async (h, kind: ManagedKind, name: string, file: string, made: boolean, refs: Readonly<Record<string, unknown>> | null = null): Promise<void> => {
+    const json = refs === null ? null : JSON.stringify(refs);
+    await h
+      .k('config_managed')
+      .insert({ kind, name, file, applied_at: h.clock.now(), made, refs: json })
+      .onConflict(['kind', 'name'])
+      .merge({ file, applied_at: h.clock.now(), refs: json });
+  },
+);
 
 export const unmarkManaged = op(async (h, kind: ManagedKind, name: string): Promise<void> => {
   await h.k('config_managed').where({ kind, name }).del();

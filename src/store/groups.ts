@@ -26,8 +26,16 @@ export interface MemberRow {
 
 export interface GroupSummary extends GroupRow {
   owner_email: string | null;
+  /** Accounts directly in it. */
   members: number;
+  /** Accounts in it directly or through the groups inside it, at any depth, each once. */
+  all_members: number;
 }
+
+/** How many accounts group `groupSql` (a column or `?`, bound twice) holds directly or through the groups inside it, each once: an SQL subquery. */
+const allMembersSql = (groupSql: string) =>
+  `(SELECT COUNT(DISTINCT am.account_id) FROM membership am WHERE am.usergroup_id = ${groupSql}
+     OR am.usergroup_id IN (SELECT ac.descendant_id FROM usergroup_closure ac WHERE ac.ancestor_id = ${groupSql}))`;
 
 /** Groups whose name is `name`, ignoring case (names are not unique: every account may have a "team"). */
 export const findGroupsByName = op(async (h, name: string): Promise<GroupRow[]> => {
@@ -45,19 +53,28 @@ export const findGroupById = op(async (h, id: number): Promise<GroupRow | undefi
   return rows.length === 0 ? undefined : decodeRow<GroupRow>('usergroup', rows[0]);
 });
 
-/** Every group with its owner's email and how many members it has, oldest first. */
-/** Every group with its owner's email and member count; `managedOnly`: the managed ones (see managedGroupSql). */
+/**
+ * Every group with its owner's email and member counts (direct, and with the groups inside it),
+ * oldest first; `managedOnly`: the managed ones (see managedGroupSql).
+ */
 export const listGroups = op(async (h, managedOnly = false): Promise<GroupSummary[]> => {
   const rows = await h.all(
-    `SELECT g.*, a.email AS owner_email, (SELECT COUNT(*) FROM membership m WHERE m.usergroup_id = g.id) AS members
+    `SELECT g.*, a.email AS owner_email, (SELECT COUNT(*) FROM membership m WHERE m.usergroup_id = g.id) AS members, ${allMembersSql('g.id')} AS all_members
      FROM usergroup g LEFT JOIN user_account a ON a.id = g.user_account_id ${managedOnly ? `WHERE ${managedGroupSql('g')}` : ''} ORDER BY g.id`,
     [],
   );
-  return rows.map(({ owner_email, members, ...g }) => ({
+  return rows.map(({ owner_email, members, all_members, ...g }) => ({
     ...decodeRow<GroupRow>('usergroup', g),
     owner_email: owner_email === null || owner_email === undefined ? null : String(owner_email),
     members: Number(members),
+    all_members: Number(all_members),
   }));
+});
+
+/** How many accounts a group holds directly or through the groups inside it, each once. */
+export const countAllMembers = op(async (h, groupId: number): Promise<number> => {
+  const rows = await h.all(`SELECT ${allMembersSql('?')} AS n`, [groupId, groupId]);
+  return Number(rows[0].n);
 });
 
 /** The members of a group, by email. */

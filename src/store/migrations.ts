@@ -35,6 +35,7 @@ import * as accountOrigin from '../../migrations/20261212000000_account_origin';
 import * as directorySources from '../../migrations/20261212000100_directory_sources';
 import * as emailSkeletons from '../../migrations/20261213000000_email_skeletons';
 import * as emailSkeletonsIdna from '../../migrations/20261214000000_email_skeletons_idna';
+import * as configRefs from '../../migrations/20261214000100_config_refs';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -74,6 +75,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261212000100_directory_sources', directorySources],
   ['20261213000000_email_skeletons', emailSkeletons],
   ['20261214000000_email_skeletons_idna', emailSkeletonsIdna],
+  ['20261214000100_config_refs', configRefs],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -32,7 +32,7 @@ export const SCHEMA = {
   membership: { ...RECORD, account_id: 'int', usergroup_id: 'int' },
   usergroup_nesting: { parent_id: 'int', child_id: 'int', created_at: 'time' },
   usergroup_closure: { ancestor_id: 'int', descendant_id: 'int' },
-  config_managed: { kind: 'text', name: 'text', file: 'text', applied_at: 'time', made: 'bool' },
+  config_managed: { kind: 'text', name: 'text', file: 'text', applied_at: 'time', made: 'bool', refs: 'text' },
   world: { ...RECORD, table_name: 'text', default_permission: 'int' },
   action: { ...RECORD, on_type: 'text', action_name: 'text', label: 'text' },
   record_usergroup: { id: 'int', record_type: 'text', record_id: 'int', usergroup_id: 'int' },

@@ -51,3 +51,37 @@ t.test('a client added with two factors and a back-channel logout URI; two facto
   const audit = (await cli(s.dataDir, ['--json', 'audit'])).json;
   t.equal(JSON.stringify(audit).match(/"client_changed"/g)?.length, 2, 'each change is audited');
 });
+
+t.test('ID token claims: chosen when a client is added, changed on its row (Chromium, phone and desktop)', async (t) => {
+  const s = await providerWith(t);
+  const base = s.config.publicUrl;
+  const browser = await launch(t);
+  const admin = await (await browser.newContext()).newPage();
+  await admin.goto(`${base}/signin`);
+  await fillSignin(admin, 'admin@example.com');
+  await admin.waitForURL(/\/account/);
+
+  await admin.goto(`${base}/admin/clients`);
+  await admin.getByLabel('Name', { exact: true }).fill('Proxy');
+  await admin.getByLabel('Redirect URIs').fill('https://proxy.example.com/oauth2/callback');
+  const form = admin.locator('form[action="/admin/clients"]');
+  await form.getByLabel('groups (groups scope)').check();
+  await form.getByLabel('email (email scope)').check();
+  await admin.getByRole('button', { name: 'Add client' }).click();
+  await admin.locator('#client-secret').waitFor();
+  const [client] = (await cli(s.dataDir, ['--json', 'client', 'list'])).json.clients;
+  t.same(client.id_token_claims, ['email', 'groups']);
+
+  await admin.goto(`${base}/admin/clients`);
+  const row = () => admin.locator('tr', { hasText: 'Proxy' });
+  t.match(await row().textContent(), /ID token: email, groups/);
+  await row().getByText('ID token claims').click();
+  await screenshots(admin, 'admin-clients-id-token-claims');
+  t.equal(await row().getByLabel('groups (groups scope)').isChecked(), true, 'the chosen ones ticked');
+  await row().getByLabel('email (email scope)').uncheck();
+  await row().getByLabel('name (profile scope)', { exact: true }).check();
+  await row().getByRole('button', { name: 'Save claims' }).click();
+  await admin.waitForURL(/done=client_changed/);
+  t.same((await cli(s.dataDir, ['--json', 'client', 'show', client.client_id])).json.id_token_claims, ['name', 'groups']);
+  t.match(await row().textContent(), /ID token: name, groups/);
+});

@@ -172,7 +172,7 @@ t.test('the console: guest signup, an OIDC client, disabling an account; non-adm
   // An OIDC client added on one screen; its secret shown once; openid-client signs in with it.
   const app = await startApp(t);
   await admin.goto(`${base}/admin/clients`);
-  await admin.getByLabel('Name').fill('Wiki');
+  await admin.getByLabel('Name', { exact: true }).fill('Wiki');
   await admin.getByLabel('Redirect URIs').fill(app.redirect);
   await admin.getByLabel('First party: no consent page').check();
   await admin.getByRole('button', { name: 'Add client' }).click();

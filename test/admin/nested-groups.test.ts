@@ -125,3 +125,62 @@ t.test('groups inside groups from the group page: add, listed both ways, remove;
   t.match(await intoAdmins.text(), /role="alert">No group goes inside administrators: it holds named people only</, 'the reason, on the page');
   t.same(await insideOf(s, 'administrators'), { groups: [], memberOf: [] });
 });
+
+t.test('a group counts its members both ways: directly, and in all through the groups inside it', async (t) => {
+  const s = await withAdmin(t);
+  const env = { PW: PASSWORD };
+  for (const email of ['ada@example.com', 'bob@example.com', 'cy@example.com']) {
+    t.equal((await cli(s.dataDir, ['user', 'create', '--email', email, '--password-env', 'PW'], { env })).code, 0);
+  }
+  for (const args of [
+    ['group', 'create', 'staff'],
+    ['group', 'create', 'engineering'],
+    ['group', 'create', 'platform'],
+    ['group', 'add-group', 'staff', 'engineering'],
+    ['group', 'add-group', 'engineering', 'platform'],
+    ['group', 'add', 'engineering', 'ada@example.com'],
+    ['group', 'add', 'platform', 'bob@example.com'],
+    // In two ways (directly and through platform): counted once.
+    ['group', 'add', 'engineering', 'bob@example.com'],
+    ['group', 'add', 'staff', 'cy@example.com'],
+  ]) {
+    t.equal((await cli(s.dataDir, args)).code, 0, args.join(' '));
+  }
+  const shown = (await cli(s.dataDir, ['--json', 'group', 'show', 'staff'])).json;
+  t.equal(shown.member_count, 1, 'cy, directly');
+  t.equal(shown.all_member_count, 3, 'ada and bob through engineering and platform, each once');
+
+  const browser = await launch(t);
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(`${s.config.publicUrl}/signin`);
+  await fillSignin(page, 'admin@example.com');
+  await page.waitForURL(/\/account/);
+  await page.goto(`${s.config.publicUrl}/admin/groups`);
+  const row = async (name: string) =>
+    (
+      await page
+        .locator('tr', { has: page.getByRole('link', { name, exact: true }) })
+        .locator('td')
+        .allTextContents()
+    )
+      .slice(1, 3)
+      .map((x) => x.trim());
+  t.same(await row('staff'), ['1', '3'], 'staff: 1 direct, 3 in all');
+  t.same(await row('engineering'), ['2', '2'], 'engineering: bob in two ways, once');
+  t.same(await row('platform'), ['1', '1']);
+  for (const width of [360, 1280]) {
+    await page.setViewportSize({ width, height: 800 });
+    t.same(await outsideItsBox(page), [], `at ${width} px: inside its box`);
+  }
+  await screenshots(page, 'admin-groups-counts');
+
+  await page.goto(`${s.config.publicUrl}/admin/groups/${shown.reference_id}`);
+  t.equal(
+    await text(page, '#group-member-counts'),
+    '1 person directly in staff; 3 people in all, with the members of the groups inside it (at any depth, each counted once).',
+  );
+  await screenshots(page, 'admin-group-counts');
+  const platform = (await cli(s.dataDir, ['--json', 'group', 'show', 'platform'])).json.reference_id;
+  await page.goto(`${s.config.publicUrl}/admin/groups/${platform}`);
+  t.equal(await text(page, '#group-member-counts'), '1 person directly in platform.', 'no groups inside: one count');
+});

@@ -65,12 +65,13 @@ t.test('an SP from its metadata file: apply, sign in with node-saml, apply again
   t.match(exported.out, /certificate: MII/);
   t.match(exported.out, /authn_requests_signed: true/);
   fs.writeFileSync(path.join(dir, 'exported.yaml'), exported.out);
-  // Its own export, as another file, only takes over (the actions it names, the SP from gatehouse.yaml).
+  // Its own export, as another file, only takes over (the SP from gatehouse.yaml, the group): nothing changes.
   const own = await cli(s.dataDir, ['config', 'plan', path.join(dir, 'exported.yaml')]);
-  t.match(own.out, /^~ saml_sp https:\/\/app\.example\.test\/saml: taken over from .*gatehouse\.yaml: managed by .*exported\.yaml from now on$/m);
+  t.equal(own.code, 0, own.err);
+  t.match(own.out, /^ {2}saml_sp https:\/\/app\.example\.test\/saml: taken over from .*gatehouse\.yaml: managed by .*exported\.yaml from now on$/m);
   t.same(
     own.out.split('\n').filter((l) => l !== '' && !/: taken over(:| from)/.test(l)),
-    [],
+    ['nothing to change'],
     'nothing but take-overs',
   );
   const other = await withAdmin(t);
@@ -93,7 +94,7 @@ t.test('an SP made by hand is taken over, and let go (kept) when the file drops 
   fs.writeFileSync(file, 'version: 1\nsaml_sps:\n  - entity_id: https://hand.example/sp\n    acs: [{url: https://hand.example/acs}]\n');
   const taken = await cli(s.dataDir, ['config', 'apply', file]);
   t.equal(taken.code, 0, taken.err);
-  t.match(taken.out, /^~ saml_sp https:\/\/hand\.example\/sp: taken over: managed by .*gatehouse\.yaml from now on$/m);
+  t.match(taken.out, /^ {2}saml_sp https:\/\/hand\.example\/sp: taken over: managed by .*gatehouse\.yaml from now on$/m);
   fs.writeFileSync(file, 'version: 1\n');
   const released = await cli(s.dataDir, ['config', 'apply', file]);
   t.match(released.out, /^- saml_sp https:\/\/hand\.example\/sp: no longer managed \(made by hand: kept\)$/m);
@@ -197,20 +198,26 @@ t.test(
     const rotated = await cli(s.dataDir, ['config', 'apply', file], { env: { GITLAB_SECRET: 'second-secret-value' } });
     t.match(rotated.out, /^~ provider gitlab: client secret changed$/m);
     t.notMatch(rotated.out + rotated.err, /second-secret-value|first-secret-value/, 'never the value');
+    // Unset where the file is applied: the reference is the one applied before, so the stored secret stands, said so.
     const unset = await cli(s.dataDir, ['config', 'apply', file]);
-    t.equal(unset.code, 2);
-    t.match(unset.err, /gatehouse\.yaml:6:20: the environment variable GITLAB_SECRET is not set/);
+    t.equal(unset.code, 0, unset.err);
+    t.equal(unset.out, 'nothing to change\n  provider gitlab: client_secret: the environment variable GITLAB_SECRET is not set: the stored one is kept\n');
+    // A reference the store has not seen must be read.
+    fs.writeFileSync(path.join(dir, 'renamed.yaml'), PROVIDERS.replace('GITLAB_SECRET', 'GITLAB_CLIENT_SECRET'));
+    const renamed = await cli(s.dataDir, ['config', 'apply', path.join(dir, 'renamed.yaml')]);
+    t.equal(renamed.code, 2);
+    t.match(renamed.err, /renamed\.yaml:6:20: the environment variable GITLAB_CLIENT_SECRET is not set/);
 
     const byHand = await cli(s.dataDir, ['provider', 'remove', 'gitlab']);
     t.equal(byHand.code, 3);
     t.match(byHand.err, /managed by the configuration file/);
 
     const exported = await cli(s.dataDir, ['config', 'export']);
-    t.match(exported.out, /client_secret:\n {6}env: GATEHOUSE_PROVIDER_SECRET_GITLAB/);
+    t.match(exported.out, /client_secret: \{ env: GITLAB_SECRET \}\n/, 'the reference the file gave');
     t.notMatch(exported.out, /second-secret-value/);
     fs.writeFileSync(path.join(dir, 'exported.yaml'), exported.out);
     const other = await withAdmin(t);
-    t.equal((await cli(other.dataDir, ['config', 'apply', path.join(dir, 'exported.yaml')], { env: { GATEHOUSE_PROVIDER_SECRET_GITLAB: 'x' } })).code, 0);
+    t.equal((await cli(other.dataDir, ['config', 'apply', path.join(dir, 'exported.yaml')], { env: { GITLAB_SECRET: 'x' } })).code, 0);
     t.equal((await cli(other.dataDir, ['config', 'export'])).out, exported.out, 'the same document');
 
     // Someone signs in only through it: dropping it from the file is refused, nothing changed.

@@ -81,8 +81,13 @@ t.test("docs/configuration.md's file, planned and applied as written", async (t)
   t.equal(exported.code, 0, exported.stderr);
   const written = fs.readFileSync(path.join(dir, 'exported.yaml'), 'utf8');
   t.match(written, /- name: staff\n {4}groups:\n {6}- engineering\n/);
-  t.match(written, /- client_id: grafana\n {4}name: Grafana\n {4}secret:\n {6}env: GATEHOUSE_CLIENT_SECRET_GRAFANA\n/);
+  t.match(written, /- client_id: grafana\n {4}name: Grafana\n {4}secret: \{ file: grafana-client-secret \}\n/, 'the reference, as the file gave it');
   t.notOk(written.includes(secret), 'the secret is not exported');
+  // The export, planned on the store it came from: nothing to change (it takes each object over).
+  const replanned = await run('config', 'plan', 'exported.yaml');
+  t.equal(replanned.code, 0, replanned.stdout + replanned.stderr);
+  t.equal(replanned.stdout.split('\n')[0], 'nothing to change');
+  t.notMatch(replanned.stdout, /^[+~-] /m);
   const show = await run('--json', 'client', 'show', 'grafana');
   t.same(JSON.parse(show.stdout).allowed_groups, ['staff']);
   const schema = await run('config', 'schema');

@@ -2,14 +2,65 @@
  * `actions:` who may run each action, by its name (`signup`, or `user_account/signup` where a name
  * is not enough): the whole permission integer, or guest on or off. Actions are built in: none
  * is made or deleted; one the file stops naming keeps its permission and is the shell's again.
+ * `config export` writes the actions a file manages and those changed from what a new store gives
+ * them, as `{guest: true|false}` while nothing but guest execution differs from that.
  */
 import { AppError } from '../../errors';
-import { MAX_PERMISSION, bit } from '../../permission/bits';
+import { MAX_PERMISSION, OPERATIONS, SIGNUP_CLOSED, SIGNUP_OPEN, bit, encode } from '../../permission/bits';
 import { listActions, updateRow } from '../../store/records';
 import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
-import { droppedBy, noResult, takeOverNote, type ConfigKind } from '../kind';
+import { droppedBy, noResult, noteTakeOver, type ConfigKind } from '../kind';
 
 type ConfigAction = { permission?: number; guest?: boolean };
+
+const GUEST_EXECUTE = bit('guest', 'execute');
+/** Every signed-in account runs it (through the group every account joins), no guest. */
+const SELF_SERVICE = encode({ guest: ['peek'], owner: OPERATIONS, group: ['peek', 'read', 'execute'] });
+const ADMINISTRATORS_ONLY = encode({ owner: OPERATIONS, group: ['peek', 'read'] });
+
+/**
+ * What a new store gives each action (signup as once an administrator exists: closed to guests),
+ * by `<type>/<name>`. An action not listed is always exported, as its whole permission.
+ */
+const AS_NEW: Readonly<Record<string, number>> = {
+  'user_account/signup': SIGNUP_CLOSED,
+  ...Object.fromEntries(
+    [
+      'signin',
+      'reset_password_request',
+      'reset_password',
+      'verify_email',
+      'unlock_signin',
+      'passkey_options',
+      'passkey_register',
+      'passkey_signin',
+      'refresh',
+    ].map((a) => [`user_account/${a}`, SIGNUP_OPEN]),
+  ),
+  ...Object.fromEntries(
+    [
+      'change_password',
+      'change_email',
+      'signout_everywhere',
+      'request_verification',
+      'totp_enroll',
+      'totp_confirm',
+      'totp_disable',
+      'list_sessions',
+      'revoke_session',
+      'signout',
+    ].map((a) => [`user_account/${a}`, SELF_SERVICE]),
+  ),
+  'world/become_an_administrator': SELF_SERVICE,
+  'user_account/invite': ADMINISTRATORS_ONLY,
+};
+
+/** An action's permission as the file writes it: guest on or off while that is all that differs from a new store's, else the integer. */
+function written(key: string, permission: number): ConfigAction {
+  const base = AS_NEW[key];
+  if (base !== undefined && (permission & ~GUEST_EXECUTE) === (base & ~GUEST_EXECUTE)) return { guest: (permission & GUEST_EXECUTE) !== 0 };
+  return { permission };
+}
 
 export const actionsKind: ConfigKind = {
   key: 'actions',
@@ -56,8 +107,7 @@ export const actionsKind: ConfigKind = {
         );
         result.changes.push({ sign: '~', kind: 'action', name, detail: `permission ${next} (was ${row.permission})` });
       } else {
-        const note = takeOverNote(managed, key, file);
-        if (note !== null) result.changes.push({ sign: '~', kind: 'action', name, detail: note });
+        noteTakeOver(result, managed, key, file, 'action', name);
       }
       await markManaged(tx, 'action', key, file, false);
     }
@@ -73,7 +123,15 @@ export const actionsKind: ConfigKind = {
 
   async export(s) {
     const actions = await listActions(s.store.root);
+    const managed = await managedNames(s.store.root, 'action');
     const count = (name: string) => actions.filter((a) => a.action_name === name).length;
-    return Object.fromEntries(actions.map((a) => [count(a.action_name) > 1 ? `${a.on_type}/${a.action_name}` : a.action_name, { permission: a.permission }]));
+    const kept = actions.filter((a) => {
+      const key = `${a.on_type}/${a.action_name}`;
+      return managed.has(key) || AS_NEW[key] !== a.permission;
+    });
+    if (kept.length === 0) return undefined;
+    return Object.fromEntries(
+      kept.map((a) => [count(a.action_name) > 1 ? `${a.on_type}/${a.action_name}` : a.action_name, written(`${a.on_type}/${a.action_name}`, a.permission)]),
+    );
   },
 };

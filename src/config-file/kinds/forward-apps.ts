@@ -10,7 +10,7 @@ import { deleteApp, insertApp, listApps, updateApp, type AppRow } from '../../st
 import { findGroupsByReference } from '../../store/groups';
 import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
 import { sameSet } from './common';
-import { droppedBy, listed, noResult, takeOverNote, type ConfigKind } from '../kind';
+import { droppedBy, listed, noResult, noteTakeOver, type ConfigKind } from '../kind';
 
 interface ConfigApp {
   host: string;
@@ -96,10 +96,8 @@ export const forwardAppsKind: ConfigKind = {
         if (differs.length > 0) {
           await updateApp(tx, row.id, wanted);
           result.changes.push({ sign: '~', kind: 'forward_app', name: key, detail: differs.join('; ') });
-        } else {
-          const note = takeOverNote(managed, key, file);
-          if (note !== null) result.changes.push({ sign: '~', kind: 'forward_app', name: key, detail: note });
         }
+        noteTakeOver(result, managed, key, file, 'forward_app', key);
       }
       await markManaged(tx, 'forward_app', key, file, madeHere.has(key));
     }

@@ -13,7 +13,7 @@ import { auditGroupCreated, auditGroupDeleted, createGroupIn, deleteGroupIn, par
 import { auditNesting, changeNestingIn } from '../../groups/nesting';
 import { groupNameIndex } from '../../groups/names';
 import type { ParsedConfig } from '../document';
-import { droppedBy, listed, noResult, takeOverNote, type ConfigKind, type PlanLine } from '../kind';
+import { droppedBy, listed, noResult, noteTakeOver, type ConfigKind, type PlanLine } from '../kind';
 
 const name = { type: 'string', minLength: 1, maxLength: 100 } as const;
 
@@ -121,8 +121,7 @@ export const groupsKind: ConfigKind = {
         result.audits.push((s, actor) => auditGroupCreated(s, actor, created));
         result.changes.push({ sign: '+', kind: 'group', name: g.name, detail: null });
       } else {
-        const note = takeOverNote(managedByFile, key, file);
-        if (note !== null) result.changes.push({ sign: '~', kind: 'group', name: g.name, detail: note });
+        noteTakeOver(result, managedByFile, key, file, 'group', g.name);
       }
       await markManaged(tx, 'group', key, file, made);
       rows.set(key, row);

@@ -11,10 +11,10 @@ import type { Tx } from '../../store/connection';
 import { deleteClient, insertClient, listClients, updateClient, type OidcClientRow } from '../../store/oidc';
 import { resolveGateGroup } from '../../groups/manage';
 import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
-import { clientRowFor, clientView, forgetClient, ownAudience, parseClientId, type ClientView, type NewClient } from '../../oidc/clients';
+import { clientRowFor, clientView, forgetClient, ID_TOKEN_CLAIMS, ownAudience, parseClientId, type ClientView, type NewClient } from '../../oidc/clients';
 import type { ParsedConfig } from '../document';
 import { atEntry } from './common';
-import { droppedBy, listed, noResult, takeOverNote, type ConfigKind } from '../kind';
+import { droppedBy, listed, noResult, noteTakeOver, refChange, type ConfigKind, type KeepSecret } from '../kind';
 import { sameSecret, SECRET_REF_SCHEMA, type SecretRef } from '../secrets';
 
 interface ConfigClient {
@@ -31,6 +31,7 @@ interface ConfigClient {
   allowed_groups?: string[];
   first_party?: boolean;
   two_factor?: boolean;
+  id_token_claims?: string[];
 }
 
 /** A secret from a file must be one a machine made: long, and nothing a header would mangle. */
@@ -58,6 +59,7 @@ const FILE_KEYS: Record<string, keyof ConfigClient> = {
   'first-party': 'first_party',
   'allowed-group': 'allowed_groups',
   'two-factor': 'two_factor',
+  'id-token-claims': 'id_token_claims',
 };
 
 function atClient(parsed: ParsedConfig, index: number, entry: object, err: unknown): never {
@@ -77,6 +79,7 @@ const inputOf = (c: ConfigClient): NewClient => ({
   allowedGroups: c.allowed_groups,
   twoFactor: c.two_factor === true,
   backchannelLogoutUri: c.backchannel_logout_uri,
+  idTokenClaims: c.id_token_claims,
 });
 
 const yesNo = (b: boolean) => (b ? 'yes' : 'no');
@@ -101,6 +104,7 @@ function differences(was: ClientView, now: ClientView): Array<{ key: string; tex
   list('allowed_groups', was.allowed_groups, now.allowed_groups);
   one('first_party', yesNo(was.first_party), yesNo(now.first_party));
   one('two_factor', yesNo(was.two_factor), yesNo(now.two_factor));
+  list('id_token_claims', was.id_token_claims, now.id_token_claims);
   return out;
 }
 
@@ -136,10 +140,15 @@ function wantedClients(parsed: ParsedConfig): Map<string, Wanted> {
   return wanted;
 }
 
-async function wantedSecret(parsed: ParsedConfig, secret: (path: ReadonlyArray<string | number>) => Promise<string>, w: Wanted): Promise<string | null> {
+async function wantedSecret(
+  parsed: ParsedConfig,
+  secret: (path: ReadonlyArray<string | number>, keep?: KeepSecret) => Promise<string>,
+  w: Wanted,
+  keep: KeepSecret | undefined,
+): Promise<string | null> {
   if (w.entry.public === true) return null;
   const path = ['oidc_clients', w.index, 'secret'];
-  const value = await secret(path);
+  const value = await secret(path, keep);
   if (value.length < MIN_SECRET || !SECRET_CHARS.test(value)) {
     throw new AppError(
       'invalid_input',
@@ -188,6 +197,14 @@ export const oidcClientsKind: ConfigKind = {
         },
         first_party: { type: 'boolean', description: 'Your own app: no consent page.' },
         two_factor: { type: 'boolean', description: 'Sign-ins need a second factor.' },
+        id_token_claims: {
+          type: 'array',
+          maxItems: Object.keys(ID_TOKEN_CLAIMS).length,
+          uniqueItems: true,
+          items: { enum: Object.keys(ID_TOKEN_CLAIMS) },
+          description:
+            'Claims its ID tokens carry as well as userinfo, each when its scope is granted (email also brings email_verified): for apps that read only the ID token.',
+        },
       },
     },
   },
@@ -210,7 +227,12 @@ export const oidcClientsKind: ConfigKind = {
         );
       }
       const before = found[0];
-      const value = await wantedSecret(parsed, secret, w);
+      const recorded = managedByFile.get(key);
+      const keep: KeepSecret | undefined =
+        before !== undefined && before.client_secret !== null
+          ? { kind: 'oidc_client', name: id, current: before.client_secret, stored: recorded?.refs?.secret ?? null, placeholder: secretEnvName(id) }
+          : undefined;
+      const value = await wantedSecret(parsed, secret, w, keep);
       // Each gate's group at its own line: the same rule clientRowFor applies (a managed group).
       for (const [j, g] of (w.entry.allowed_groups ?? []).entries()) {
         await resolveGateGroup(tx, g).catch((err: Error) => {
@@ -234,6 +256,7 @@ export const oidcClientsKind: ConfigKind = {
             : sameSecret(before.client_secret, row.client_secret))
         )
           changed.push({ key: 'secret', text: 'secret changed' });
+        const moved = recorded?.file === file ? refChange('secret', recorded.refs?.secret, w.entry.secret) : null;
         if (changed.length > 0) {
           await updateClient(tx, id, row);
           const keys = changed.map((c) => c.key).join(', ');
@@ -242,11 +265,11 @@ export const oidcClientsKind: ConfigKind = {
             await s2.audit.record('client_changed', actor, { account: null, client_id: id, changed: keys });
           });
         }
-        const note = takeOverNote(managedByFile, key, file);
-        const details = [...(note === null ? [] : [note]), ...changed.map((c) => c.text)];
+        noteTakeOver(result, managedByFile, key, file, 'oidc_client', id);
+        const details = [...changed.map((c) => c.text), ...(moved === null ? [] : [moved])];
         if (details.length > 0) result.changes.push({ sign: '~', kind: 'oidc_client', name: id, detail: details.join('; ') });
       }
-      await markManaged(tx, 'oidc_client', key, file, !before);
+      await markManaged(tx, 'oidc_client', key, file, !before, w.entry.secret === undefined ? null : { secret: w.entry.secret });
     }
     // Removed: what an earlier apply managed and the file no longer names.
     const gone = droppedBy(managedByFile, (key) => wanted.has(key), file);
@@ -277,6 +300,7 @@ export const oidcClientsKind: ConfigKind = {
   async export(s) {
     const rows = [...(await listClients(s.store.root))].sort((a, b) => a.client_id.localeCompare(b.client_id));
     if (rows.length === 0) return undefined;
+    const managed = await managedNames(s.store.root, 'oidc_client');
     const out: ConfigClient[] = [];
     for (const row of rows) {
       const v = await clientView(s, row);
@@ -285,7 +309,10 @@ export const oidcClientsKind: ConfigKind = {
       out.push({
         client_id: v.client_id,
         name: v.name,
-        ...(v.public ? { public: true } : { secret: { env: secretEnvName(v.client_id) } }),
+        // The reference a file applied, as it was; else (made by hand) the variable named for it.
+        ...(v.public
+          ? { public: true }
+          : { secret: (managed.get(keyOf(v.client_id))?.refs?.secret as SecretRef | undefined) ?? { env: secretEnvName(v.client_id) } }),
         ...(v.redirect_uris.length > 0 ? { redirect_uris: v.redirect_uris } : {}),
         ...(v.post_logout_redirect_uris.length > 0 ? { post_logout_redirect_uris: v.post_logout_redirect_uris } : {}),
         ...(v.backchannel_logout_uri !== null ? { backchannel_logout_uri: v.backchannel_logout_uri } : {}),
@@ -295,6 +322,7 @@ export const oidcClientsKind: ConfigKind = {
         ...(groups.length > 0 ? { allowed_groups: groups } : {}),
         ...(v.first_party ? { first_party: true } : {}),
         ...(v.two_factor ? { two_factor: true } : {}),
+        ...(v.id_token_claims.length > 0 ? { id_token_claims: v.id_token_claims } : {}),
       });
     }
     return out;

@@ -11,7 +11,7 @@ import { countIdentitiesOf, deleteProvider, insertProvider, listProviders, stran
 import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
 import type { ParsedConfig } from '../document';
 import { atEntry } from './common';
-import { droppedBy, listed, noResult, takeOverNote, type ConfigKind } from '../kind';
+import { droppedBy, listed, noResult, noteTakeOver, refChange, type ConfigKind } from '../kind';
 import { sameSecret, SECRET_REF_SCHEMA, type SecretRef } from '../secrets';
 
 interface ConfigProvider {
@@ -89,12 +89,23 @@ export const providersKind: ConfigKind = {
     const result = noResult();
     const providers = (parsed.doc.providers as ConfigProvider[] | undefined) ?? [];
     const managed = await managedNames(tx, 'provider');
-    const stored = new Map((await listProviders(tx)).map((row) => [row.name, row]));
+    const byName = new Map((await listProviders(tx)).map((row) => [row.name, row]));
     const named = new Set<string>();
     for (const [index, p] of providers.entries()) {
       if (named.has(p.name)) throw new AppError('invalid_input', `${parsed.at(['providers', index, 'name'])}: the provider ${p.name} is named twice`);
       named.add(p.name);
-      const value = await secret(['providers', index, 'client_secret']);
+      const row = byName.get(p.name);
+      const recorded = managed.get(p.name);
+      const value = await secret(
+        ['providers', index, 'client_secret'],
+        row && {
+          kind: 'provider',
+          name: p.name,
+          current: row.client_secret,
+          stored: recorded?.refs?.client_secret ?? null,
+          placeholder: providerSecretEnv(p.name),
+        },
+      );
       let wanted: Omit<ProviderRow, 'id' | 'created_at'>;
       try {
         wanted = providerRowFor({
@@ -109,23 +120,23 @@ export const providersKind: ConfigKind = {
       } catch (err) {
         atProvider(parsed, index, p, err);
       }
-      const row = stored.get(p.name);
       if (!row) {
         await insertProvider(tx, wanted);
         result.audits.push((s, actor) => s.audit.record('provider_added', actor, { account: null, provider: wanted.name, issuer: wanted.issuer }));
         result.changes.push({ sign: '+', kind: 'provider', name: p.name, detail: null });
       } else {
         const changed = differences(row, wanted);
+        const moved = recorded?.file === file ? refChange('client_secret', recorded.refs?.client_secret, p.client_secret) : null;
         if (changed.length > 0) {
           const { name: _same, ...fields } = wanted;
           await updateProvider(tx, row.id, fields);
           result.audits.push((s, actor) => s.audit.record('provider_changed', actor, { account: null, provider: row.name, issuer: wanted.issuer }));
         }
-        const note = takeOverNote(managed, p.name, file);
-        const details = [...(note === null ? [] : [note]), ...changed];
+        noteTakeOver(result, managed, p.name, file, 'provider', p.name);
+        const details = [...changed, ...(moved === null ? [] : [moved])];
         if (details.length > 0) result.changes.push({ sign: '~', kind: 'provider', name: p.name, detail: details.join('; ') });
       }
-      await markManaged(tx, 'provider', p.name, file, !row);
+      await markManaged(tx, 'provider', p.name, file, !row, { client_secret: p.client_secret });
     }
     const gone = droppedBy(managed, (key) => named.has(key), file);
     for (const name of gone.release) {
@@ -133,7 +144,7 @@ export const providersKind: ConfigKind = {
       result.changes.push({ sign: '-', kind: 'provider', name, detail: 'no longer managed (made by hand: kept)' });
     }
     for (const name of gone.remove) {
-      const row = stored.get(name);
+      const row = byName.get(name);
       await unmarkManaged(tx, 'provider', name);
       if (row) {
         // Counted in this transaction: an account that signs in only through it keeps it.
@@ -150,7 +161,7 @@ export const providersKind: ConfigKind = {
       }
       result.changes.push({ sign: '-', kind: 'provider', name, detail: null });
     }
-    result.unmanaged = [...stored.keys()].filter((k) => !named.has(k) && !managed.has(k)).map((name) => ({ kind: 'provider', name }));
+    result.unmanaged = [...byName.keys()].filter((k) => !named.has(k) && !managed.has(k)).map((name) => ({ kind: 'provider', name }));
     result.unmanaged.push(...gone.others.map((o) => ({ kind: 'provider', name: o.key, file: o.file })));
     return result;
   },
@@ -158,13 +169,15 @@ export const providersKind: ConfigKind = {
   async export(s) {
     const rows = await listProviders(s.store.root);
     if (rows.length === 0) return undefined;
+    const managed = await managedNames(s.store.root, 'provider');
     return rows.map((row): ConfigProvider => {
       const scopes = JSON.parse(row.scopes) as string[];
       return {
         name: row.name,
         issuer: row.issuer,
         client_id: row.client_id,
-        client_secret: { env: providerSecretEnv(row.name) },
+        // The reference a file applied, as it was; else (made by hand) the variable named for it.
+        client_secret: (managed.get(row.name)?.refs?.client_secret as SecretRef | undefined) ?? { env: providerSecretEnv(row.name) },
         ...(scopes.join(' ') !== 'email profile' ? { scopes } : {}),
         ...(row.display_name !== row.name ? { display_name: row.display_name } : {}),
         ...(row.trust_email ? { trust_email: true } : {}),

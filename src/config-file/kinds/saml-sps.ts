@@ -16,7 +16,7 @@ import { deleteSamlSp, insertSamlSp, listSamlSps, type SamlSpRow, updateSamlSp }
 import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
 import type { ParsedConfig } from '../document';
 import { atEntry } from './common';
-import { droppedBy, listed, noResult, takeOverNote, type ConfigKind } from '../kind';
+import { droppedBy, listed, noResult, noteTakeOver, type ConfigKind } from '../kind';
 
 interface ConfigSp {
   entity_id: string;
@@ -198,9 +198,8 @@ export const samlSpsKind: ConfigKind = {
             s2.audit.record('saml_sp_changed', actor, { account: null, sp: row.id, two_factor: wanted.two_factor ? 'on' : 'off' }),
           );
         }
-        const note = takeOverNote(managed, sp.entity_id, file);
-        const details = [...(note === null ? [] : [note]), ...changed];
-        if (details.length > 0) result.changes.push({ sign: '~', kind: 'saml_sp', name: sp.entity_id, detail: details.join('; ') });
+        noteTakeOver(result, managed, sp.entity_id, file, 'saml_sp', sp.entity_id);
+        if (changed.length > 0) result.changes.push({ sign: '~', kind: 'saml_sp', name: sp.entity_id, detail: changed.join('; ') });
       }
       await markManaged(tx, 'saml_sp', sp.entity_id, file, made);
     }

@@ -19,7 +19,7 @@ import type { Actor } from '../../actor';
 import type { Services } from '../../services';
 import type { Tx } from '../../store/connection';
 import type { ParsedConfig } from '../document';
-import { droppedBy, listed, noResult, takeOverNote, type ConfigKind } from '../kind';
+import { droppedBy, listed, noResult, noteTakeOver, refChange, type ConfigKind } from '../kind';
 import { sameSecret, SECRET_REF_SCHEMA, type SecretRef } from '../secrets';
 import { atKey, checkLiteralTarget, envNames, sameSet } from './common';
 
@@ -83,6 +83,16 @@ async function groupNames(tx: Tx, ids: readonly string[]): Promise<string[]> {
   return ids.map((id) => groups.find((g) => g.reference_id === id)?.name ?? `(deleted group ${id})`);
 }
 
+/** The variable `config export` names for each target's token, by its id (names in order, _2, _3… after a name two share). */
+function tokenVariables(rows: readonly ScimTargetRow[]): { rows: ScimTargetRow[]; names: Map<string, string> } {
+  const sorted = [...rows].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const names = envNames(
+    'GATEHOUSE_SCIM_TOKEN_',
+    sorted.map((r) => r.name),
+  );
+  return { rows: sorted, names: new Map(sorted.map((r, i) => [r.reference_id, names[i]])) };
+}
+
 const everyoneOr = (names: readonly string[]) => (names.length === 0 ? 'everyone' : listed(names));
 
 /** After the commit: everyone the target should hold, queued (as `scim target add` and `sync` do), then audited. */
@@ -97,7 +107,7 @@ export const scimTargetsKind: ConfigKind = {
   key: 'scim_targets',
   schema: {
     description:
-      'Apps Gatehouse provisions over SCIM 2.0 (push targets), each named by its name, with the token the app gave as a reference. A target made by hand with the same name is taken over. Added or changed, a target is synced once the file is applied. `config export` writes each token as {env: GATEHOUSE_SCIM_TOKEN_<NAME>}: the name in capitals, other characters as _, and _2, _3… after a name two targets share.',
+      'Apps Gatehouse provisions over SCIM 2.0 (push targets), each named by its name, with the token the app gave as a reference. A target made by hand with the same name is taken over. Added or changed, a target is synced once the file is applied. `config export` writes each token as the reference its file applied; one made by hand as {env: GATEHOUSE_SCIM_TOKEN_<NAME>}: the name in capitals, other characters as _, and _2, _3… after a name two targets share.',
     type: 'array',
     maxItems: 100,
     items: {
@@ -136,6 +146,7 @@ export const scimTargetsKind: ConfigKind = {
     const stored = await listScimTargets(tx);
     const byKey = new Map<string, ScimTargetRow[]>();
     for (const row of stored) byKey.set(keyOf(row.name), [...(byKey.get(keyOf(row.name)) ?? []), row]);
+    const variables = tokenVariables(stored).names;
     for (const [key, w] of wanted) {
       const at = (k: string) => ['scim_targets', w.index, k];
       const found = byKey.get(key) ?? [];
@@ -143,22 +154,32 @@ export const scimTargetsKind: ConfigKind = {
       if (other) {
         throw new AppError('invalid_input', `${parsed.at(at('name'))}: a SCIM target ${other.name} exists (names differing only in case are refused)`);
       }
-      const value = await secret(at('token'));
+      const before = found[0];
+      const recorded = managed.get(key);
+      const entry = (parsed.doc.scim_targets as ConfigTarget[])[w.index];
+      const value = await secret(
+        at('token'),
+        before && {
+          kind: 'scim_target',
+          name: w.name,
+          current: before.token,
+          stored: recorded?.refs?.token ?? null,
+          placeholder: variables.get(before.reference_id)!,
+        },
+      );
       let token: string;
       try {
         token = parseTargetToken(value);
       } catch (err) {
         atKey(parsed, at('token'), 'token', err);
       }
-      const entry = (parsed.doc.scim_targets as ConfigTarget[])[w.index];
       const groups = await groupIds(tx, parsed, w.index, entry.groups ?? []);
-      const before = found[0];
       if (!before) {
         const row = await insertScimTarget(tx, { reference_id: randomUUID(), name: w.name, url: w.url, token, groups: JSON.stringify(groups) });
         if (!row) throw new AppError('conflict', `${parsed.at(at('name'))}: a SCIM push target named ${w.name} exists already`);
         result.audits.push(syncAfter(w.name, 'scim_target_added'));
         result.changes.push({ sign: '+', kind: 'scim_target', name: w.name, detail: null });
-        await markManaged(tx, 'scim_target', key, file, true);
+        await markManaged(tx, 'scim_target', key, file, true, { token: entry.token });
         continue;
       }
       const changed: string[] = [];
@@ -182,10 +203,13 @@ export const scimTargetsKind: ConfigKind = {
         // What it should hold may differ now (or lie behind a new address or token): synced, as after `scim target add`.
         result.audits.push(syncAfter(w.name, 'scim_target_synced'));
       }
-      const note = takeOverNote(managed, key, file);
-      const details = [...(note === null ? [] : [note]), ...changed];
-      if (details.length > 0) result.changes.push({ sign: '~', kind: 'scim_target', name: w.name, detail: details.join('; ') });
-      await markManaged(tx, 'scim_target', key, file, false);
+      if (recorded?.file === file) {
+        const moved = refChange('token', recorded.refs?.token, entry.token);
+        if (moved !== null) changed.push(moved);
+      }
+      noteTakeOver(result, managed, key, file, 'scim_target', w.name);
+      if (changed.length > 0) result.changes.push({ sign: '~', kind: 'scim_target', name: w.name, detail: changed.join('; ') });
+      await markManaged(tx, 'scim_target', key, file, false, { token: entry.token });
     }
     // Removed: what an earlier apply of this file managed and it no longer names.
     const nameOf = (key: string) => byKey.get(key)?.[0]?.name ?? key;
@@ -213,16 +237,15 @@ export const scimTargetsKind: ConfigKind = {
   },
 
   async export(s) {
-    const rows = [...(await listScimTargets(s.store.root))].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const { rows, names } = tokenVariables(await listScimTargets(s.store.root));
     if (rows.length === 0) return undefined;
-    const names = envNames(
-      'GATEHOUSE_SCIM_TOKEN_',
-      rows.map((r) => r.name),
-    );
+    const managed = await managedNames(s.store.root, 'scim_target');
     const out: ConfigTarget[] = [];
-    for (const [i, row] of rows.entries()) {
+    for (const row of rows) {
       const groups = await groupNames(s.store.root, JSON.parse(row.groups) as string[]);
-      out.push({ name: row.name, url: row.url, token: { env: names[i] }, ...(groups.length > 0 ? { groups } : {}) });
+      // The reference a file applied, as it was; else (made by hand) the variable named for it.
+      const token = (managed.get(keyOf(row.name))?.refs?.token as SecretRef | undefined) ?? { env: names.get(row.reference_id)! };
+      out.push({ name: row.name, url: row.url, token, ...(groups.length > 0 ? { groups } : {}) });
     }
     return out;
   },

@@ -14,7 +14,7 @@ import { EVENT_TYPES } from '../../deliveries/events';
 import { deleteWebhook, insertWebhook, listWebhooks, updateWebhook, type WebhookRow } from '../../store/deliveries';
 import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
 import type { ParsedConfig } from '../document';
-import { droppedBy, noResult, takeOverNote, type ConfigKind } from '../kind';
+import { droppedBy, noResult, noteTakeOver, refChange, type ConfigKind } from '../kind';
 import { sameSecret, SECRET_REF_SCHEMA, type SecretRef } from '../secrets';
 import { atKey, checkLiteralTarget, envNames, sameSet } from './common';
 
@@ -78,6 +78,19 @@ function wantedWebhooks(parsed: ParsedConfig, allowPrivate: readonly string[]): 
   return wanted;
 }
 
+/**
+ * The variable `config export` names for each webhook's secret, by its id: in the order of their
+ * URLs, so that the variables' _2, _3… follow it and a round trip names them alike.
+ */
+function secretVariables(rows: readonly WebhookRow[]): { rows: WebhookRow[]; names: Map<string, string> } {
+  const sorted = [...rows].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : a.id - b.id));
+  const names = envNames(
+    'GATEHOUSE_WEBHOOK_SECRET_',
+    sorted.map((r) => urlWords(r.url)),
+  );
+  return { rows: sorted, names: new Map(sorted.map((r, i) => [r.reference_id, names[i]])) };
+}
+
 const eventsOf = (row: WebhookRow) => JSON.parse(row.events) as string[];
 const everyOr = (events: readonly string[]) => (events.length === 0 ? 'every event' : events.join(', '));
 
@@ -85,7 +98,7 @@ export const webhooksKind: ConfigKind = {
   key: 'webhooks',
   schema: {
     description:
-      'Webhook endpoints (Standard Webhooks), each named by its URL, with its signing secret as a reference. An endpoint made by hand with the same URL is taken over. `config export` writes each secret as {env: GATEHOUSE_WEBHOOK_SECRET_<HOST>_<PORT>_<PATH>}: host, port and path (never the query) in capitals, other characters as _, at most 80 of them, and _2, _3… after a name two URLs share (in the order of their URLs).',
+      'Webhook endpoints (Standard Webhooks), each named by its URL, with its signing secret as a reference. An endpoint made by hand with the same URL is taken over. `config export` writes each secret as the reference its file applied; one made by hand as {env: GATEHOUSE_WEBHOOK_SECRET_<HOST>_<PORT>_<PATH>}: host, port and path (never the query) in capitals, other characters as _, at most 80 of them, and _2, _3… after a name two URLs share (in the order of their URLs).',
     type: 'array',
     maxItems: 1000,
     items: {
@@ -124,6 +137,7 @@ export const webhooksKind: ConfigKind = {
     const byUrl = new Map<string, WebhookRow[]>();
     for (const row of stored) byUrl.set(row.url, [...(byUrl.get(row.url) ?? []), row]);
     const kept = new Set<string>();
+    const variables = secretVariables(stored).names;
     for (const w of wanted.values()) {
       const found = byUrl.get(w.url) ?? [];
       if (found.length > 1) {
@@ -133,14 +147,27 @@ export const webhooksKind: ConfigKind = {
         );
       }
       const secretAt = ['webhooks', w.index, 'secret'];
-      const value = signingSecret(await secret(secretAt));
+      const before = found[0];
+      const recorded = before ? managed.get(before.reference_id) : undefined;
+      const entrySecret = (parsed.doc.webhooks as ConfigWebhook[])[w.index].secret;
+      const value = signingSecret(
+        await secret(
+          secretAt,
+          before && {
+            kind: 'webhook',
+            name: shownUrl(w.url),
+            current: before.secret,
+            stored: recorded?.refs?.secret ?? null,
+            placeholder: variables.get(before.reference_id)!,
+          },
+        ),
+      );
       if (value === null) {
         throw new AppError(
           'invalid_input',
           `${parsed.at(secretAt)}: a webhook secret is whsec_ and the base64 of at least ${MIN_KEY_BYTES} random bytes, as webhook add makes them (echo "whsec_$(openssl rand -base64 32)" makes one)`,
         );
       }
-      const before = found[0];
       const name = shownUrl(w.url);
       if (!before) {
         const row = await insertWebhook(tx, { url: w.url, description: w.description, events: JSON.stringify(w.events), secret: value });
@@ -149,7 +176,7 @@ export const webhooksKind: ConfigKind = {
           s2.audit.record('webhook_added', actor, { account: null, webhook: row.reference_id, events: w.events.join(',') || '*' }),
         );
         result.changes.push({ sign: '+', kind: 'webhook', name, detail: null });
-        await markManaged(tx, 'webhook', row.reference_id, file, true);
+        await markManaged(tx, 'webhook', row.reference_id, file, true, { secret: entrySecret });
         continue;
       }
       kept.add(before.reference_id);
@@ -170,10 +197,13 @@ export const webhooksKind: ConfigKind = {
         result.audits.push((s2, actor) => s2.audit.record('webhook_secret_rotated', actor, { account: null, webhook: before.reference_id }));
       }
       await updateWebhook(tx, before.id, update);
-      const note = takeOverNote(managed, before.reference_id, file);
-      const details = [...(note === null ? [] : [note]), ...changed];
-      if (details.length > 0) result.changes.push({ sign: '~', kind: 'webhook', name, detail: details.join('; ') });
-      await markManaged(tx, 'webhook', before.reference_id, file, false);
+      if (recorded?.file === file) {
+        const moved = refChange('secret', recorded.refs?.secret, entrySecret);
+        if (moved !== null) changed.push(moved);
+      }
+      noteTakeOver(result, managed, before.reference_id, file, 'webhook', name);
+      if (changed.length > 0) result.changes.push({ sign: '~', kind: 'webhook', name, detail: changed.join('; ') });
+      await markManaged(tx, 'webhook', before.reference_id, file, false, { secret: entrySecret });
     }
     // Removed: what an earlier apply of this file managed and it no longer names.
     const byId = new Map(stored.map((r) => [r.reference_id, r]));
@@ -205,20 +235,17 @@ export const webhooksKind: ConfigKind = {
   },
 
   async export(s) {
-    // In the order of their URLs: the variables' _2, _3… follow it, so a round trip names them alike.
-    const rows = [...(await listWebhooks(s.store.root))].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : a.id - b.id));
+    const { rows, names } = secretVariables(await listWebhooks(s.store.root));
     if (rows.length === 0) return undefined;
-    const names = envNames(
-      'GATEHOUSE_WEBHOOK_SECRET_',
-      rows.map((r) => urlWords(r.url)),
-    );
-    return rows.map((row, i): ConfigWebhook => {
+    const managed = await managedNames(s.store.root, 'webhook');
+    return rows.map((row): ConfigWebhook => {
       const events = eventsOf(row);
       return {
         url: row.url,
         ...(events.length > 0 ? { events } : {}),
         ...(row.description !== '' ? { description: row.description } : {}),
-        secret: { env: names[i] },
+        // The reference a file applied, as it was; else (made by hand) the variable named for it.
+        secret: (managed.get(row.reference_id)?.refs?.secret as SecretRef | undefined) ?? { env: names.get(row.reference_id)! },
       };
     });
   },

@@ -78,6 +78,9 @@ td.actions { min-width: 8rem; }
 td.actions form { display: block; margin: 0 0 .5rem; max-width: 18rem; }
 td.actions form:last-child { margin-bottom: 0; }
 td.actions .check { font-size: .85rem; align-items: flex-start; margin-bottom: .35rem; }
+/* A row's longer form (a client's ID token claims) folded under its summary until opened. */
+td.actions details { margin: 0 0 .5rem; }
+td.actions summary { cursor: pointer; font-size: .9rem; margin-bottom: .35rem; }
 /* A row's button keeps its words on one line (a squeezed column broke "Sync now" in two). */
 td.actions button { white-space: nowrap; }
 /* A state that went wrong (a directory source's last sync), in the error colour beside its reason. */

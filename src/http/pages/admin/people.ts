@@ -24,6 +24,14 @@ export async function groupChoices(kit: PageKit, a: Admin, name: string, legend:
   </fieldset>`;
 }
 
+/** A group's members counted both ways: directly in it, and in all with the groups inside it. */
+function memberCounts(g: GroupDetail): Html {
+  const people = (n: number) => `${n} ${n === 1 ? 'person' : 'people'}`;
+  const direct = `${people(g.member_count)} directly in ${g.name}`;
+  if (g.groups.length === 0) return html`${direct}.`;
+  return html`${direct}; ${people(g.all_member_count)} in all, with the members of the groups inside it (at any depth, each counted once).`;
+}
+
 export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
   const { core } = kit;
 
@@ -129,15 +137,16 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
       html`<section>
           <p>
             Managed groups: made here, from the shell or by an administrator. Only these can open OIDC clients and apps, or appear in the
-            <code>groups</code> claim.
+            <code>groups</code> claim. Members in all counts the people of the groups inside a group too, at any depth, each once.
           </p>
           ${dataTable(
-            ['Name', 'Members', 'Created (UTC)'],
+            ['Name', 'Direct members', 'Members in all', 'Created (UTC)'],
             groups.map(
               (g) =>
                 html`<tr>
                   <td><a href="/admin/groups/${g.reference_id}">${g.name}</a>${g.system_role ? raw(' <span class="meta">(built in)</span>') : ''}</td>
                   <td>${g.member_count}</td>
+                  <td>${g.all_member_count}</td>
                   <td>${date(g.created_at)}</td>
                 </tr>`,
             ),
@@ -265,6 +274,7 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
         }
         <section aria-labelledby="h-members">
           <h2 id="h-members">Members</h2>
+          <p id="group-member-counts">${memberCounts(g)}</p>
           ${
             g.members.length === 0
               ? html`<p>No members yet.</p>`

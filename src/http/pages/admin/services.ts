@@ -3,7 +3,7 @@
  * the page that answers its creation or rotation (never cached, never shown again).
  */
 import type { Context } from 'koa';
-import type { ClientView } from '../../../core';
+import { ID_TOKEN_CLAIMS, type ClientView } from '../../../core';
 import { breakable, field, html, type Html } from '../html';
 import { type PageKit, str } from '../kit';
 import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable, managedNote, onOff } from './kit';
@@ -20,6 +20,16 @@ const GRANT_WORDS: Record<ClientView['grants'][number], string> = {
   device_code: 'device',
   client_credentials: 'client credentials',
 };
+
+/** The boxes of the claims a client's ID tokens carry, those it has ticked. */
+const idTokenBoxes = (chosen: readonly string[]) =>
+  Object.entries(ID_TOKEN_CLAIMS).map(
+    ([claim, scope]) =>
+      html`<label class="check"
+        ><input type="checkbox" name="id_token_claims" value="${claim}" ${chosen.includes(claim) ? 'checked' : ''} /> ${claim}
+        <span class="meta">(${scope} scope)</span></label
+      >`,
+  );
 
 export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
   const { core } = kit;
@@ -59,7 +69,9 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
                         <td>
                           ${cl.name}${cl.first_party ? html` <span class="meta">(first party)</span>` : ''}${cl.public ? html` <span class="meta">(public)</span>` : ''}${
                             cl.two_factor ? html`<br /><span class="meta">two factors required</span>` : ''
-                          }${cl.backchannel_logout_uri ? html`<br /><span class="meta">logouts to ${breakable(cl.backchannel_logout_uri)}</span>` : ''}
+                          }${cl.backchannel_logout_uri ? html`<br /><span class="meta">logouts to ${breakable(cl.backchannel_logout_uri)}</span>` : ''}${
+                            cl.id_token_claims.length > 0 ? html`<br /><span class="meta">ID token: ${cl.id_token_claims.join(', ')}</span>` : ''
+                          }
                         </td>
                         <td><code>${cl.client_id}</code></td>
                         <td>
@@ -77,6 +89,19 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
                                     hidden: { client_id: cl.client_id, two_factor: cl.two_factor ? 'off' : 'on' },
                                   })
                                 : ''
+                          }
+                          ${
+                            managed.of('oidc_client', cl.client_id) !== null || !(cl.grants.includes('authorization_code') || cl.grants.includes('device_code'))
+                              ? ''
+                              : html`<details>
+                                  <summary>ID token claims</summary>
+                                  <form method="post" action="/admin/clients/id-token-claims">
+                                    <input type="hidden" name="csrf" value="${a.csrf}" />
+                                    <input type="hidden" name="client_id" value="${cl.client_id}" />
+                                    ${idTokenBoxes(cl.id_token_claims)}
+                                    <button type="submit">Save claims</button>
+                                  </form>
+                                </details>`
                           }
                           ${
                             cl.public || managed.of('oidc_client', cl.client_id) !== null
@@ -129,6 +154,14 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
               maxlength: 500,
               hint: "Where Gatehouse tells the application that a person's session ended (https://app.example.com/backchannel-logout). Empty: not told.",
             })}
+            <fieldset aria-describedby="f-id-token-hint">
+              <legend>Also in the ID token</legend>
+              ${idTokenBoxes([])}
+              <small id="f-id-token-hint"
+                >Userinfo always has them. Tick these for an application that reads only the ID token (oauth2-proxy, Kubernetes); each comes only when the
+                application asks for its scope. Email brings email_verified.</small
+              >
+            </fieldset>
             <label class="check"><input type="checkbox" name="first_party" value="yes" /> First party: no consent page</label>
             <label class="check"><input type="checkbox" name="two_factor" value="yes" /> Two factors: a sign-in with one is asked for the second</label>
             <label class="check"><input type="checkbox" name="public" value="yes" /> Public client (a browser or mobile app: no secret, PKCE)</label>
@@ -153,6 +186,7 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
         public: str(body, 'public') === 'yes',
         twoFactor: str(body, 'two_factor') === 'yes',
         backchannelLogoutUri: str(body, 'backchannel_logout_uri').trim() || undefined,
+        idTokenClaims: many(body, 'id_token_claims'),
       });
       return clientsPage(ctx, a, {
         top: added.client_secret ? secretOnce(added, added.client_secret) : html`<p class="notice success">Client ${added.client_id} added.</p>`,
@@ -171,6 +205,14 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
     '/admin/clients/two-factor',
     async (_ctx, a, body) => {
       await core.clients.change(a.actor, str(body, 'client_id'), { twoFactor: onOff(str(body, 'two_factor')) });
+      return '/admin/clients?done=client_changed';
+    },
+    clientsPage,
+  );
+  c.post(
+    '/admin/clients/id-token-claims',
+    async (_ctx, a, body) => {
+      await core.clients.change(a.actor, str(body, 'client_id'), { idTokenClaims: many(body, 'id_token_claims') });
       return '/admin/clients?done=client_changed';
     },
     clientsPage,
