@@ -1,6 +1,6 @@
 // One session opener (issue 73): every way in (a password, a password and its TOTP code, a password
-// and a recovery code, a passkey, an upstream provider, an upstream provider and the account's own
-// TOTP step) opens its session through accounts/sessions.ts's openSession, from the facts of its
+// and a recovery code, the sign-in page's code step after the password, a passkey, an upstream
+// provider, an upstream provider and the account's own TOTP step) opens its session through accounts/sessions.ts's openSession, from the facts of its
 // sign-in, and a session opened from a signed-in one (a password change) carries the facts it
 // had: the method, the second factor, and the upstream provider's own amr (which the actions'
 // second opener used to drop). Checked twice: in the code (the only calls of the store's
@@ -75,7 +75,19 @@ t.test('in the sessions: every way in leaves the facts of its sign-in, and a ses
   const secret: string = enrol.body[0].Attributes.secret;
   const confirmed = await s.action('user_account', 'totp_confirm', { otp: await totpAt(secret, clock) }, passwordOnly);
   t.equal(confirmed.status, 200, 'TOTP on');
-  const recovery = (confirmed.body as Array<{ ResponseType: string; Attributes: { codes?: string[] } }>).find((i) => i.Attributes.codes)!.Attributes.codes![0]!;
+  const recoveryCodes = (confirmed.body as Array<{ ResponseType: string; Attributes: { codes?: string[] } }>).find((i) => i.Attributes.codes)!.Attributes
+    .codes!;
+  const recovery = recoveryCodes[0]!;
+  /** The sign-in page: the password, then its code step with `code`. */
+  const onThePage = async (code: string) => {
+    const b = fetchBrowser(s);
+    await b.go('/signin');
+    const asked = await b.form('/signin', { email: 'ann@example.com', password: PASSWORD });
+    const step = /name="step" value="([^"]+)"/.exec(asked.text)?.[1];
+    t.ok(step, 'the password was right: the code step');
+    t.equal((await b.form('/signin/code', { step: step!, otp: code })).status, 303);
+    return b.pageToken();
+  };
 
   const password = { method: 'password', upstream_amr: null };
   const provider = { method: 'provider', upstream_amr: ['pwd', 'hwk'] };
@@ -96,6 +108,19 @@ t.test('in the sessions: every way in leaves the facts of its sign-in, and a ses
     [
       'a password and a recovery code',
       async () => tokenOf(await s.action('user_account', 'signin', { email: 'ann@example.com', password: PASSWORD, recovery_code: recovery })),
+      { ...password, two_factor: true, second_factor: 'otp', amr: ['pwd', 'otp', 'mfa'], acr: MFA },
+    ],
+    [
+      'the sign-in page: a password, then its code step',
+      async () => {
+        clock.advance(30_000);
+        return onThePage(await totpAt(secret, clock));
+      },
+      { ...password, two_factor: true, second_factor: 'otp', amr: ['pwd', 'otp', 'mfa'], acr: MFA },
+    ],
+    [
+      'the sign-in page: a password, then a recovery code at its code step',
+      async () => onThePage(recoveryCodes[1]!),
       { ...password, two_factor: true, second_factor: 'otp', amr: ['pwd', 'otp', 'mfa'], acr: MFA },
     ],
     [
