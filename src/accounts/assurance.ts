@@ -14,6 +14,21 @@ export const ACR_MFA = 'https://refeds.org/profile/mfa';
 export const ACR_SFA = 'https://refeds.org/profile/sfa';
 export const ACR_VALUES = [ACR_MFA, ACR_SFA] as const;
 
+/**
+ * SAML's AuthnContextClassRefs, the one list: what an assertion says of a sign-in (authnContextOf)
+ * and what a request's RequestedAuthnContext is read against. Two factors are REFEDS MFA; one is
+ * what that factor was.
+ */
+export const AUTHN_CONTEXT = {
+  mfa: ACR_MFA,
+  password: 'urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport',
+  passkey: 'urn:oasis:names:tc:SAML:2.0:ac:classes:X509',
+  provider: 'urn:oasis:names:tc:SAML:2.0:ac:classes:unspecified',
+} as const;
+
+/** The classes a one-factor sign-in is said as. */
+export const ONE_FACTOR_CONTEXTS: ReadonlySet<string> = new Set([AUTHN_CONTEXT.password, AUTHN_CONTEXT.passkey, AUTHN_CONTEXT.provider]);
+
 /** RFC 8176's registered values: what an upstream provider's `amr` may add (anything else is not repeated). */
 const REGISTERED_AMR = new Set([
   'face',
@@ -63,10 +78,7 @@ export const acrOf = (session: Pick<SessionRow, 'two_factor'>): string => (isMul
 
 /** SAML's AuthnContextClassRef for the same facts: REFEDS MFA for two factors, else what the one factor was. */
 export function authnContextOf(session: SessionWay): string {
-  if (isMultiFactor(session)) return ACR_MFA;
-  if (session.method === 'passkey') return 'urn:oasis:names:tc:SAML:2.0:ac:classes:X509';
-  if (session.method === 'provider') return 'urn:oasis:names:tc:SAML:2.0:ac:classes:unspecified';
-  return 'urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport';
+  return isMultiFactor(session) ? AUTHN_CONTEXT.mfa : AUTHN_CONTEXT[session.method];
 }
 
 /**
@@ -80,9 +92,14 @@ export function authnContextOf(session: SessionWay): string {
  */
 export const fallsShort = (acr: string | undefined, twoFactors: boolean): boolean => twoFactors && acr !== ACR_MFA;
 
-/** Whether an OpenID Connect request asks for two factors: `acr_values` naming REFEDS MFA, or an essential `acr` claim that allows only it. */
-export function asksForMfa(acrValues: unknown, claims: unknown): boolean {
+/**
+ * Whether an OpenID Connect request asks for two factors: `acr_values` naming REFEDS MFA, or an
+ * essential `acr` claim that allows only it. `claims`: the claims parameter, parsed or as sent
+ * (JSON text; anything else asks nothing).
+ */
+export function asksForMfa(acrValues: unknown, claimsParameter: unknown): boolean {
   if (typeof acrValues === 'string' && acrValues.split(' ').includes(ACR_MFA)) return true;
+  const claims = typeof claimsParameter === 'string' ? parsed(claimsParameter) : claimsParameter;
   const acr = (claims as { id_token?: { acr?: { essential?: boolean; value?: unknown; values?: unknown } } } | undefined)?.id_token?.acr;
   if (!acr || acr.essential !== true) return false;
   const wanted = acr.value !== undefined ? [acr.value] : Array.isArray(acr.values) ? acr.values : [];
@@ -96,5 +113,13 @@ function upstreamAmr(kept: string | null): string[] {
     return Array.isArray(values) ? [...new Set(values.filter((v): v is string => typeof v === 'string' && REGISTERED_AMR.has(v)))] : [];
   } catch {
     return [];
+  }
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
   }
 }

@@ -16,6 +16,7 @@ import {
   addRefresh,
   endSession,
   findRefresh,
+  findSession,
   insertSession,
   openSessions,
   SessionRow,
@@ -45,17 +46,65 @@ async function sign(s: Services, account: AccountRow, sessionId: string): Promis
 }
 
 /**
- * Opens a session for `account` (as it is now: its auth_version) and issues its first pair.
- * `twoFactor`: it passed a second factor (TOTP) or a passkey with user verification.
+ * How a session was opened: the facts every protocol reads of it (accounts/assurance.ts: amr, acr,
+ * SAML's AuthnContextClassRef, forward authentication's two-factor rule). Made in two places only:
+ * signinFacts (a sign-in's way and the second factor it passed) and carriedFacts (a session opened
+ * from a signed-in one, as after a password change).
  */
-export async function openSession(
-  s: Services,
-  actor: Actor,
-  account: AccountRow,
-  twoFactor = false,
-  method: SigninMethod = 'password',
-  way: { authenticatedAt?: number; upstreamAmr?: readonly string[]; secondFactor?: SecondFactor | null } = {},
-): Promise<Issued> {
+export interface SessionFacts {
+  method: SigninMethod;
+  /** It stands on two factors: a second factor checked here, or a passkey that verified its user. */
+  twoFactor: boolean;
+  /** The second factor a password or provider sign-in passed (a passkey's session has none of its own). */
+  secondFactor: SecondFactor | null;
+  /** An upstream provider's own amr for its sign-in (method 'provider'); kept, at most ten values. */
+  upstreamAmr: readonly string[];
+  /** When the person last proved who they are (auth_time): now, unless said. */
+  authenticatedAt?: number;
+}
+
+/**
+ * A sign-in's facts: its way (method, the provider's own amr) and how its second factor was met:
+ * `proved` by the way itself (a passkey with user verification), a code checked now (`otp`; a
+ * recovery code counts as the code it stands in for), or none.
+ */
+export const signinFacts = (way: { method: SigninMethod; upstreamAmr?: readonly string[] }, passed: 'proved' | 'otp' | null): SessionFacts => ({
+  method: way.method,
+  twoFactor: passed !== null,
+  secondFactor: passed === 'otp' && way.method !== 'passkey' ? 'otp' : null,
+  upstreamAmr: way.upstreamAmr ?? [],
+});
+
+/**
+ * The facts of a session opened from a signed-in one (a password, email or TOTP change ends every
+ * session and opens this one): the caller's session's way, its provider's amr and its second
+ * factor, kept. `twoFactor` given: the change just made the session two-factor (TOTP turned on,
+ * its code checked) or one-factor (TOTP turned off). No session (an API key, the shell): a
+ * password's.
+ */
+export function carriedFacts(current: SessionRow | undefined, twoFactor?: boolean): SessionFacts {
+  const method = current?.method ?? 'password';
+  if (twoFactor !== undefined) return { method, twoFactor, secondFactor: twoFactor && method !== 'passkey' ? 'otp' : null, upstreamAmr: keptAmr(current) };
+  return { method, twoFactor: current?.two_factor ?? false, secondFactor: current?.second_factor ?? null, upstreamAmr: keptAmr(current) };
+}
+
+/** The provider's amr a session kept (its JSON list), as the list it was. */
+function keptAmr(session: SessionRow | undefined): string[] {
+  if (!session?.upstream_amr) return [];
+  try {
+    const values = JSON.parse(session.upstream_amr) as unknown;
+    return Array.isArray(values) ? values.filter((v): v is string => typeof v === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * THE session opener: every session (a sign-in's, whatever its way; one opened from a signed-in
+ * session) is written here, from its facts, for `account` as it is now (its auth_version), with
+ * its first token pair.
+ */
+export async function openSession(s: Services, actor: Actor, account: AccountRow, facts: SessionFacts): Promise<Issued> {
   const now = s.clock.now();
   // Typed as `user revoke-session <email> <id>`: never starting with a dash.
   const sessionId = newShellSafeId(16);
@@ -71,16 +120,22 @@ export async function openSession(
       expires_at: now + SESSION_ABSOLUTE_MS,
       client: actor.client?.slice(0, 64) ?? null,
       user_agent: actor.userAgent?.slice(0, 200) ?? null,
-      two_factor: twoFactor,
-      method,
-      authenticated_at: way.authenticatedAt ?? now,
-      upstream_amr: way.upstreamAmr?.length ? JSON.stringify(way.upstreamAmr.slice(0, 10)) : null,
-      // A second factor a password or provider sign-in passed is its TOTP step, unless said otherwise.
-      second_factor: twoFactor && method !== 'passkey' ? (way.secondFactor ?? 'otp') : null,
+      two_factor: facts.twoFactor,
+      method: facts.method,
+      authenticated_at: facts.authenticatedAt ?? now,
+      upstream_amr: facts.method === 'provider' && facts.upstreamAmr.length ? JSON.stringify(facts.upstreamAmr.slice(0, 10)) : null,
+      // A passkey's session is its own second factor; a one-factor session has none.
+      second_factor: facts.twoFactor && facts.method !== 'passkey' ? (facts.secondFactor ?? 'otp') : null,
     },
     hash(refreshToken),
   );
   return { sessionId, token: await sign(s, account, sessionId), refreshToken };
+}
+
+/** A session opened from the caller's own (after a change that ended its sessions): its facts carried (carriedFacts). */
+export async function reopenSession(s: Services, actor: Actor, account: AccountRow, twoFactor?: boolean): Promise<Issued> {
+  const current = actor.session ? await findSession(s.store.root, actor.session) : undefined;
+  return openSession(s, actor, account, carriedFacts(current, twoFactor));
 }
 
 function sessionLive(session: SessionRow, account: AccountRow | undefined, now: number): account is AccountRow {

@@ -22,7 +22,7 @@ import type { AccountRow } from '../store/accounts';
 import type { SigninMethod } from '../store/sessions';
 import { passwordFailure } from './failures';
 import { verifySecondFactor } from './second-factor';
-import { type Issued, openSession } from './sessions';
+import { type Issued, openSession, signinFacts } from './sessions';
 
 export const UNCONFIRMED_EMAIL = 'confirm your email address first (request_verification sends a new link)';
 
@@ -199,12 +199,13 @@ export async function signInProved(s: Services, actor: Actor, account: AccountRo
     await signinFailed(s, actor, way, 'disabled', account, account.email_key, false);
     throw new AppError('forbidden', 'this account is disabled');
   }
-  let twoFactor = way.secondFactor === 'proved';
+  let passed: 'proved' | 'otp' | null = way.secondFactor === 'proved' ? 'proved' : null;
   if (account.totp_enabled && way.secondFactor !== 'proved') {
     if (way.secondFactor === 'step') return { account, secondFactorStep: true };
-    // A wrong code has its own limits and audit (totp_failed), as on every way.
+    // A wrong code has its own limits and audit (totp_failed), as on every way. A recovery code
+    // stands in for the code.
     await verifySecondFactor({ s, actor, attributes: way.secondFactor.check }, account);
-    twoFactor = true;
+    passed = 'otp';
   }
   if (s.config.requireVerifiedEmail && !account.email_verified) {
     await signinFailed(s, actor, way, 'unverified', account, account.email_key, false);
@@ -216,6 +217,7 @@ export async function signInProved(s: Services, actor: Actor, account: AccountRo
   // Every way in leaves the same success record, a directory bind (no session) too.
   await s.audit.record('signin_ok', actor, { account: account.reference_id, ...said(way) });
   if (!way.session) return { account, session: null };
-  const session = await openSession(s, actor, account, twoFactor, way.method as SigninMethod, way.upstreamAmr ? { upstreamAmr: way.upstreamAmr } : {});
+  // The one opener, from the sign-in's facts (the way, the provider's amr, the second factor).
+  const session = await openSession(s, actor, account, signinFacts({ method: way.method as SigninMethod, upstreamAmr: way.upstreamAmr }, passed));
   return { account, session };
 }

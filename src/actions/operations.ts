@@ -2,7 +2,9 @@
 import type { Actor, Caller } from '../actor';
 import type { Services } from '../services';
 import { actorOf, requireAdministrator } from '../access/caller';
-import { actionCatalog, findAction, runAction } from './registry';
+import { actionCatalog, asAction, findAction, runAction } from './registry';
+import { signin } from './signin';
+import { finishPasswordStep, passwordStep } from '../accounts/password-signin';
 import { assertRecentSignin } from '../accounts/recent-signin';
 import type { ActionResult } from './types';
 import { getActionView, listActionViews, PermissionChange, setActionPermissionByName, ActionPermissionView } from '../records/action-permissions';
@@ -20,7 +22,19 @@ export interface ActionOperations {
    * session signed in within --recent-signin; never asked at the shell.
    */
   assertRecentSignin(actor: Actor): Promise<void>;
+  /**
+   * The signin action in two steps, for the sign-in page (the same permission): the password, then
+   * for an account with TOTP a step that asks for the code, held for this browser (its device
+   * cookie) for a few minutes, so the password is typed once.
+   */
+  signinStep(caller: Caller, input: { email: string; password: string }): Promise<{ session: Tokens } | { step: string }>;
+  /** The code (or a recovery code) that finishes the sign-in page's step: a session. */
+  finishSigninStep(caller: Caller, step: string, code: string): Promise<Tokens>;
 }
+
+/** A new session's tokens. */
+type Tokens = { token: string; refreshToken: string };
+const tokensOf = (issued: Tokens): Tokens => ({ token: issued.token, refreshToken: issued.refreshToken });
 
 /** The actions as the HTTP API describes them (/openapi.json). */
 export const describeActions = () => actionCatalog().map((a) => ({ onType: a.onType, name: a.name, input: a.input, ignoresToken: a.ignoresToken === true }));
@@ -39,5 +53,25 @@ export function actionOperations(s: Services): ActionOperations {
     },
     setPermission: (actor, name, change) => setActionPermissionByName(s, actor, name, change),
     assertRecentSignin: (actor) => assertRecentSignin(s, actor),
+    async signinStep(caller, input) {
+      const done = await asAction(
+        s,
+        signin,
+        () => actorOf(s, caller),
+        caller,
+        (actor) => passwordStep(s, actor, input, caller.device ?? null),
+      );
+      return 'step' in done ? done : { session: tokensOf(done.session) };
+    },
+    async finishSigninStep(caller, step, code) {
+      const { session } = await asAction(
+        s,
+        signin,
+        () => actorOf(s, caller),
+        caller,
+        (actor) => finishPasswordStep(s, actor, step, caller.device ?? null, { otp: code }),
+      );
+      return tokensOf(session!);
+    },
   };
 }

@@ -61,6 +61,24 @@ export async function runAction(
   caller: { client: string; userAgent: string | null; device?: string | null },
   attributes: Record<string, unknown>,
 ): Promise<ActionResult> {
+  return asAction(s, def, resolve, caller, (actor) => {
+    checkInput(def, attributes);
+    return def.run({ s, actor, attributes });
+  });
+}
+
+/**
+ * Runs `fn` as the action would run: with its actor and after its execute permission. For a
+ * front end that takes an action in steps of its own (the sign-in page: the password, then the
+ * code), so that the steps obey the same permission as the action.
+ */
+export async function asAction<T>(
+  s: Services,
+  def: ActionDef,
+  resolve: () => Promise<Actor>,
+  caller: { client: string; userAgent: string | null; device?: string | null },
+  fn: (actor: Actor) => Promise<T>,
+): Promise<T> {
   const actor: Actor = def.ignoresToken
     ? { principal: GUEST, via: 'http', client: caller.client, userAgent: caller.userAgent, session: null, device: caller.device ?? null }
     : await resolve();
@@ -69,8 +87,7 @@ export async function runAction(
     if (!action) throw new AppError('not_found', `no action ${def.name} on ${def.onType}`);
     if (!can(actor.principal, 'execute', action.guard)) throw denied(isGuest(actor.principal), `run ${def.name}`);
   }
-  checkInput(def, attributes);
-  return def.run({ s, actor, attributes });
+  return fn(actor);
 }
 
 /** The declared attributes: required ones present, each of its declared type (null is absent). */

@@ -2,7 +2,8 @@
  * The forward-authentication domain (contract section 11): apps behind reverse proxies, who may
  * open them, and the decision a proxy asks for on every request.
  */
-import { acrOf, fallsShort } from '../accounts/assurance';
+import { acrOf } from '../accounts/assurance';
+import { stillAnswers } from '../accounts/app-answer';
 import { AppError } from '../errors';
 import type { Actor, Caller } from '../actor';
 import type { Services } from '../services';
@@ -137,8 +138,10 @@ export function appOperations(s: Services): AppOperations {
       if (principal.referenceId === null || facts.account === null) return { outcome: 'unauthenticated' };
       if (app.allowedGroups.length > 0 && !facts.groups.some((g) => app.allowedGroups.includes(g.referenceId)))
         return { outcome: 'denied', reason: 'not_member' };
-      // The session's level and the one step-up decision, as every protocol reads them (accounts/assurance.ts).
-      if (fallsShort(acrOf({ two_factor: facts.sessionTwoFactor }), app.twoFactor)) return { outcome: 'denied', reason: 'two_factor' };
+      // The rule of answering an app, as every protocol applies it (accounts/app-answer.ts): a
+      // proxied request is a use, with nobody to ask, so a session that falls short is refused.
+      if (!(await stillAnswers(acrOf({ two_factor: facts.sessionTwoFactor }), { twoFactor: app.twoFactor })))
+        return { outcome: 'denied', reason: 'two_factor' };
       return {
         outcome: 'allowed',
         user: { id: principal.referenceId, email: facts.account.email, name: facts.account.name, groups: facts.groups.map((g) => g.name) },

@@ -9,7 +9,7 @@
 import type { Context, Next } from 'koa';
 // Types only: the library (the largest part of the executable) is loaded when /oidc is first used.
 import type { default as Provider, Configuration, KoaContextWithOIDC } from 'oidc-provider';
-import { ACR_VALUES, asksForMfa, AUDIENCE_METADATA, type Core, fallsShort, ID_TOKEN_CLAIMS_METADATA } from '../core';
+import { ACR_VALUES, AUDIENCE_METADATA, type Core, ID_TOKEN_CLAIMS_METADATA } from '../core';
 import { errorPage, html, page, PAGE_CSP, raw } from './pages/html';
 import { clearTokens, cookieNames, guestCaller, pageCaller, readCookie, tokenCaller } from './pages/session';
 import { devicePages } from './pages/device';
@@ -90,18 +90,16 @@ export class OidcProvider {
         return Check.NO_NEED_TO_PROMPT;
       }),
     );
-    // Step-up: a client that needs two factors, or a request that asks for them (acr_values naming
-    // REFEDS MFA, an essential acr claim), is not answered at one factor; the interaction asks
-    // for the second factor (or tells the person they have none).
+    // Step-up: the core decides whether the provider's session is answered for this client and
+    // request (a client that needs two factors, a request that asks for them); when not, the
+    // interaction runs and the core says there what it does (ask for the second factor, or tell
+    // the person they have none).
     login.checks.add(
       new Check('gatehouse_two_factor', 'this application needs a second factor', 'login_required', async (ctx) => {
         const accountId = ctx.oidc.session?.accountId;
         if (!accountId || !ctx.oidc.client) return Check.NO_NEED_TO_PROMPT;
-        const acr = ctx.oidc.session?.acr;
-        // A sign-in that meets two factors meets anything asked: the client's row is read only for one that may not.
-        if (!fallsShort(acr, true)) return Check.NO_NEED_TO_PROMPT;
-        const wanted = asksForMfa(ctx.oidc.params?.acr_values, ctx.oidc.claims) || (await core.oidc.clientPolicy(ctx.oidc.client.clientId, null)).twoFactor;
-        return fallsShort(acr, wanted) ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT;
+        const asks = { acrValues: ctx.oidc.params?.acr_values, claims: ctx.oidc.claims };
+        return (await core.oidc.loginMeets(ctx.oidc.client.clientId, ctx.oidc.session?.acr, asks)) ? Check.NO_NEED_TO_PROMPT : Check.REQUEST_PROMPT;
       }),
     );
     // The client's allowed groups, checked at every authorization (membership can end at any time):

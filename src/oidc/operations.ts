@@ -13,7 +13,6 @@ import {
   adapterFor,
   clientPolicy,
   type ClientPolicy,
-  hasSecondFactor,
   inTokenRequest,
   OidcClaims,
   type PageSession,
@@ -22,6 +21,7 @@ import {
   type TokenRequestOutcome,
   type TokenUse,
 } from './support';
+import { answerLogin, type LoginAnswer, type LoginAsks, loginMeets, unmetAnswer } from './login';
 
 /** Relying parties of the OpenID Connect provider, managed from the shell. */
 export interface ClientOperations {
@@ -53,8 +53,16 @@ export interface OidcOperations {
    */
   tokenRequest(fn: () => Promise<void>): Promise<TokenRequestOutcome>;
   clientPolicy(clientId: string, sub: string | null): Promise<ClientPolicy>;
-  /** Whether the account has a second factor to be asked for (TOTP or a passkey). */
-  hasSecondFactor(sub: string): Promise<boolean>;
+  /**
+   * The provider's login check: whether its session (at level `acr`) is answered for the client
+   * without the interaction: the client's two-factor setting and what the request asks, against
+   * the rule of answering an app (accounts/app-answer.ts).
+   */
+  loginMeets(clientId: string, acr: string | undefined, asks: LoginAsks): Promise<boolean>;
+  /** The interaction's login for a page session: answered, not allowed, its second factor asked, or an account with none. */
+  answerLogin(clientId: string, session: PageSession, asks: LoginAsks): Promise<LoginAnswer>;
+  /** What the client is told when the account has no second factor (after the person read why). */
+  unmetAnswer(asks: LoginAsks): { error: string; error_description: string };
   /** A Gatehouse session signed in to a client: when the session ends, the client is told (back-channel logout). */
   signedIn(sessionId: string, clientId: string): Promise<void>;
   /** The account's live grant to a client, from any earlier session. */
@@ -107,7 +115,9 @@ export function oidcOperations(s: Services): OidcOperations {
     account: (sub, clientId, use) => accountFor(s, sub, clientId, use),
     tokenRequest: (fn) => inTokenRequest(s, fn),
     clientPolicy: (clientId, sub) => clientPolicy(s, clientId, sub),
-    hasSecondFactor: (sub) => hasSecondFactor(s, sub),
+    loginMeets: (clientId, acr, asks) => loginMeets(s, clientId, acr, asks),
+    answerLogin: (clientId, session, asks) => answerLogin(s, clientId, session, asks),
+    unmetAnswer,
     signedIn: (sessionId, clientId) => recordSignin(s.store.root, sessionId, clientId),
     latestGrant: (sub, clientId) => latestGrant(s.store.root, sub, clientId),
     pageSession: async (caller) => pageSessionOf(s, await actorOf(s, caller)),

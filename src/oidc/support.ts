@@ -23,13 +23,12 @@ import {
 } from '../store/oidc';
 import { passesGate } from '../groups/manage';
 import { findSession } from '../store/sessions';
-import { findAccountByReference } from '../store/accounts';
-import { hasSecondFactor as accountHasSecondFactor } from '../accounts/ways-in';
 import type { Actor } from '../actor';
 import { AppError } from '../errors';
 import { metadataOf, rowsOf } from './clients';
 import { type AccountClaims, claimsFrom } from '../accounts/claims';
-import { acrOf, amrOf, fallsShort } from '../accounts/assurance';
+import { acrOf, amrOf } from '../accounts/assurance';
+import { stillAnswers } from '../accounts/app-answer';
 
 export interface ProviderAdapter {
   upsert(id: string, payload: Record<string, unknown>, expiresIn: number): Promise<void>;
@@ -262,8 +261,9 @@ export interface TokenUse {
  * - the client is still registered (in a token request, with the row that authenticated it);
  * - the account is enabled;
  * - it is a member of the client's allowed groups;
- * - the sign-in the token was issued at is strong enough for the client (the step-up decision,
- *   fallsShort): a client switched to two factors since takes no token of a one-factor sign-in.
+ * - the sign-in the token was issued at is strong enough for the client (the rule of answering
+ *   an app, accounts/app-answer.ts): a client switched to two factors since takes no token of a
+ *   one-factor sign-in.
  * `use` absent: an authorization, not a token; its interaction asks for the second factor.
  * In a token request the grant's statement has read the account and the client already.
  */
@@ -275,7 +275,7 @@ export async function accountFor(s: Services, sub: string, clientId: string, use
   if (!confirm(s, request, clientId, facts.client) || !facts.client) return undefined;
   const claims = claimsFrom(sub, facts.claims);
   if (!claims) return undefined;
-  if (use && fallsShort(use.acr, facts.client.two_factor)) return undefined;
+  if (use && !(await stillAnswers(use.acr, { twoFactor: facts.client.two_factor }))) return undefined;
   if (!(await passesGate(s.store.root, sub, JSON.parse(facts.client.allowed_groups) as string[]))) return undefined;
   return claims;
 }
@@ -299,12 +299,6 @@ export interface ClientPolicy {
   name: string;
   /** Its sign-ins need a second factor (step-up). */
   twoFactor: boolean;
-}
-
-/** Whether an account has a second factor to be asked for: TOTP or a passkey. */
-export async function hasSecondFactor(s: Services, sub: string): Promise<boolean> {
-  const account = await findAccountByReference(s.store.root, sub);
-  return account !== undefined && (await accountHasSecondFactor(s.store.root, account));
 }
 
 /**

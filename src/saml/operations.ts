@@ -11,7 +11,10 @@ import { revokeSession } from '../accounts/sessions';
 import { findSession } from '../store/sessions';
 import { listCerts, retireCert, rotateCert, type SamlCertView } from './keys';
 import { addSp, listSpViews, type NewSamlSp, removeSp, type SamlSpView, setSpTwoFactor, showSp } from './providers';
-import { type BoundMessage, continueSignin, type ContinueResult, idpMetadata, logout, type LogoutResult, startSignin, startUnsolicited } from './signin';
+import type { BoundMessage } from './messages';
+import { idpMetadata } from './metadata';
+import { continueSignin, type ContinueResult, startSignin, startUnsolicited } from './sso';
+import { logout, type LogoutResult } from './logout';
 
 export interface SamlOperations {
   /** The IdP's metadata XML (/saml/metadata). */

@@ -7,6 +7,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { op } from './handle';
 
 export type TokenPurpose = 'verify_email' | 'reset_password' | 'unlock_signin';
+/** Every purpose a row may have: the mailed ones, and a sign-in's second-factor step held for a browser (accounts/password-signin.ts). */
+export type StoredPurpose = TokenPurpose | 'signin_step';
 
 const hashOf = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 
@@ -26,7 +28,7 @@ export const issueToken = op(async (h, accountId: number, purpose: TokenPurpose,
 
 export type ConsumeResult = { ok: true; accountId: number; emailKey: string } | { ok: false; reason: 'unknown' | 'used' | 'expired' };
 
-export const consumeToken = op(async (h, token: string, purpose: TokenPurpose): Promise<ConsumeResult> => {
+export const consumeToken = op(async (h, token: string, purpose: StoredPurpose): Promise<ConsumeResult> => {
   const now = h.clock.now();
   const tokenHash = hashOf(token);
   const updated = await h
@@ -39,6 +41,25 @@ export const consumeToken = op(async (h, token: string, purpose: TokenPurpose): 
   if (!row) return { ok: false, reason: 'unknown' };
   if (updated !== 1) return { ok: false, reason: Number(row.expires_at) <= now && row.used_at === null ? 'expired' : 'used' };
   return { ok: true, accountId: Number(row.account_id), emailKey: String(row.email_key) };
+});
+
+/**
+ * Keeps a secret the caller made (a held sign-in step: its handle with what binds it to a browser),
+ * as a row of `purpose` that consumeToken spends once.
+ */
+export const holdToken = op(async (h, accountId: number, purpose: 'signin_step', emailKey: string, secret: string, ttlMs: number): Promise<void> => {
+  const now = h.clock.now();
+  await h
+    .k('account_token')
+    .insert({ account_id: accountId, purpose, token_hash: hashOf(secret), email_key: emailKey, expires_at: now + ttlMs, created_at: now });
+});
+
+/** A spent held step made live again (its code was mistyped): the same row, until it expires. */
+export const restoreToken = op(async (h, secret: string, purpose: 'signin_step'): Promise<void> => {
+  await h
+    .k('account_token')
+    .where({ token_hash: hashOf(secret), purpose })
+    .update({ used_at: null });
 });
 
 /** The current email key of the account a token belongs to (without spending the token). */

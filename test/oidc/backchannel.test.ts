@@ -212,6 +212,10 @@ t.test('step-up: a client that needs two factors, an account with none: a page s
   const { callback, page } = await authorize(browser, url, 'ada@example.com', { shots: 'oidc-second-factor-needed' });
   t.equal(callback, undefined, 'not sent back signed in at one factor');
   t.match(await page.locator('main').textContent(), /asks for a second factor/);
+  // One page for every protocol (issue 73): the words, the link and the way back SAML's page has.
+  t.match(await page.getByRole('alert').textContent(), /asks for a second factor when you sign in, and your account has none yet/);
+  t.equal(await page.getByRole('link', { name: 'Add a second factor' }).getAttribute('href'), '/account');
+  t.equal(await page.getByRole('button', { name: /^Back to .+ \(not signed in\)$/ }).count(), 1, 'the way back says the app gets no sign-in');
   let back: URL | undefined;
   await page.route(`${APP}/**`, (route) => {
     back = new URL(route.request().url());

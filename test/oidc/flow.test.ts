@@ -157,9 +157,9 @@ t.test('every account rule holds: the TOTP step, lockouts, disabling; two instan
   await page.getByLabel('Email', { exact: true }).fill('tom@example.com');
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-  t.match(await page.getByRole('alert').textContent(), /code from your authenticator app/, 'the code step comes first');
+  await page.getByLabel('Authentication code').waitFor();
+  t.equal(await page.getByRole('alert').count(), 0, 'the code step comes first, with no error');
   t.equal(callback, undefined, 'no code yet');
-  await page.getByLabel('Password').fill(PASSWORD);
   await page.getByLabel('Authentication code').fill(await generate({ secret, epoch: (step + 1) * 30 }));
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForURL(`${APP}/**`);

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { generate } from 'otplib';
 import type { Page } from 'playwright-core';
-import { freePort, launch, screenshots } from '../helpers/browser';
+import { freePort, launch, outsideItsBox, screenshots } from '../helpers/browser';
 import { cli } from '../helpers/cli';
 import { manualClock } from '../helpers/clock';
 import { PASSWORD, setSignup, startTestServer } from '../helpers/server';
@@ -146,13 +146,27 @@ t.test('enrol TOTP from the QR page, sign in with a code, end another session', 
   t.equal(await page.locator('#recovery-codes').count(), 0, 'not shown again');
   t.match(await page.getByRole('heading', { name: 'Two-factor authentication' }).locator('..').textContent(), /On: signing in asks/);
 
-  // Another browser signs in: the password alone is not enough.
+  // Another browser signs in: the password alone is not enough. The right password is not an
+  // error, and is not asked again: the next step asks for the code alone (issue 73: a red box
+  // asked for the code and the password again).
   clock.advance(30_000);
   const p2 = await phone.newPage();
   await signIn(p2, s.url, 'tom@example.com', PASSWORD);
-  t.match(await p2.getByRole('alert').textContent(), /code from your authenticator app/);
+  await p2.getByRole('heading', { name: 'One more step' }).waitFor();
+  t.equal(await p2.getByRole('alert').count(), 0, 'no error box');
+  t.equal(await p2.getByLabel('Password').count(), 0, 'the password is not asked again');
+  t.match(await p2.locator('main').textContent(), /asks for a code from its authenticator app/);
+  await p2.waitForFunction("document.activeElement && document.activeElement.id === 'f-otp'"); // autofocus
+  t.same(await outsideItsBox(p2), [], 'nothing leaves its box at 1280 px');
   await screenshots(p2, 'signin-totp');
-  await p2.getByLabel('Password').fill(PASSWORD);
+  // A mistyped code: said, and the same step stays (still no password).
+  await p2.keyboard.type('000000');
+  await p2.keyboard.press('Enter');
+  t.match(await p2.getByRole('alert').textContent(), /code is wrong/);
+  t.equal(await p2.getByLabel('Password').count(), 0, 'still only the code');
+  await p2.setViewportSize({ width: 360, height: 800 });
+  t.same(await outsideItsBox(p2), [], 'nothing leaves its box at 360 px');
+  await screenshots(p2, 'signin-totp-mistyped');
   await p2.getByLabel('Authentication code').fill(await generate({ secret, epoch: (step + 1) * 30 }));
   await p2.getByRole('button', { name: 'Sign in', exact: true }).click();
   await p2.waitForURL(/\/account/);

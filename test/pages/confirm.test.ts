@@ -212,7 +212,6 @@ t.test('need=second-factor: only a second factor is asked; an account without on
   // The code of the next step: the one that turned TOTP on is spent.
   clock.advance(30_000);
   await cy.getByLabel('Authentication code').fill(await totpAt(secret, s.core.clock));
-  await cy.getByLabel('Password').fill(PASSWORD);
   await cy.getByRole('button', { name: 'Sign in', exact: true }).click();
   await cy.waitForURL(/\/account/);
   await cy.goto(`${base}/signin/confirm?return=%2Faccount%23two-factor&need=second-factor`);

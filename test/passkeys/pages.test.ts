@@ -55,7 +55,6 @@ t.test('add a passkey, sign in with it in a fresh browser (TOTP on, not asked), 
   await laptop.page.getByLabel('Password').fill(PASSWORD);
   await laptop.page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await laptop.page.getByLabel('Authentication code').fill(await totpAt(secret, clock));
-  await laptop.page.getByLabel('Password').fill(PASSWORD);
   await laptop.page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await laptop.page.waitForURL(/\/account/);
   await laptop.page.getByRole('heading', { name: 'Passkeys' }).waitFor();

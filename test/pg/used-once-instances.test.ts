@@ -1,6 +1,8 @@
 // "Used once" across two packaged instances on one PostgreSQL database: one code and one refresh
 // token sent to both at once are answered once; the others are invalid_grant and the grant ends.
+// The sign-in page's code step, finished on both at once, signs in once.
 import t from 'tap';
+import { generate } from 'otplib';
 import { onPostgres } from '../helpers/pg';
 import { authorizationCode, REDIRECT, token } from '../helpers/oidc-http';
 
@@ -33,5 +35,51 @@ t.test('a code and a refresh token sent to two instances at once are answered on
     t.equal(won.length, 1, `trial ${trial}: the refresh token rotated once`);
     const after = await token(b.url, app, { grant_type: 'refresh_token', refresh_token: won[0].json.refresh_token });
     t.equal(after.json.error, 'invalid_grant', 'the reuse ended the chain');
+  }
+});
+
+t.test("the sign-in page's code step, finished on two instances at once, signs in once", async (t) => {
+  const pg = await onPostgres(t);
+  if (!pg) return;
+  const { serve, shell } = pg;
+  const flags = ['--bcrypt-cost', '4', '--public-url', 'https://id.example.test', '--no-rate-limits'];
+  const [a, b] = await Promise.all([serve(flags), serve(flags)]);
+  t.equal((await shell(['bootstrap-admin', '--email', 'admin@example.com', '--password-env', 'PW'], { PW })).code, 0);
+  const action = async (name: string, attributes: Record<string, unknown>, token?: string) => {
+    const r = await fetch(`${a.url}/action/user_account/${name}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify({ attributes }),
+    });
+    return (await r.json()) as Array<{ ResponseType: string; Attributes: { key?: string; value?: string; secret?: string; codes?: string[] } }>;
+  };
+  const token = (await action('signin', { email: 'admin@example.com', password: PW })).find((i) => i.Attributes.key === 'token')!.Attributes.value!;
+  const secret = (await action('totp_enroll', { password: PW }, token))[0]!.Attributes.secret!;
+  const codes = (await action('totp_confirm', { otp: await generate({ secret }) }, token)).find((i) => i.Attributes.codes)!.Attributes.codes!;
+
+  for (let trial = 0; trial < 3; trial++) {
+    // One browser (one cookie jar) whose requests land on either instance.
+    const jar = new Map<string, string>();
+    const go = async (base: string, path: string, form?: Record<string, string>) => {
+      const res = await fetch(`${base}${path}`, {
+        method: form ? 'POST' : 'GET',
+        redirect: 'manual',
+        headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; '), ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+        body: form ? new URLSearchParams({ csrf: jar.get('__Host-gatehouse_csrf') ?? '', ...form }).toString() : undefined,
+      });
+      for (const c of res.headers.getSetCookie()) {
+        const [pair] = c.split(';');
+        jar.set(pair!.slice(0, pair!.indexOf('=')), pair!.slice(pair!.indexOf('=') + 1));
+      }
+      return { status: res.status, text: await res.text() };
+    };
+    await go(a.url, '/signin');
+    const asked = await go(a.url, '/signin', { email: 'admin@example.com', password: PW });
+    const step = /name="step" value="([^"]+)"/.exec(asked.text)?.[1];
+    t.ok(step, `trial ${trial}: the code step, held on A`);
+    // Two recovery codes, each good on its own, one to each instance: only the step decides.
+    const [x, y] = codes.splice(0, 2);
+    const answers = await Promise.all([go(a.url, '/signin/code', { step: step!, otp: x! }), go(b.url, '/signin/code', { step: step!, otp: y! })]);
+    t.same(answers.map((r) => r.status).sort(), [303, 400], `trial ${trial}: one sign-in, one refusal`);
   }
 });

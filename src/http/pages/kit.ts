@@ -34,6 +34,7 @@ export const str = (body: unknown, key: string): string => {
 /** Refusals whose API message names attributes (passwordConfirm): what a page says instead. */
 const PAGE_MESSAGES: Partial<Record<string, string>> = {
   password_mismatch: 'The two passwords differ; type the same one twice.',
+  otp_required: 'Enter the code from your authenticator app, or one of your recovery codes.',
 };
 
 /**
@@ -79,7 +80,7 @@ export const DONE: Readonly<Record<string, string>> = Object.assign(Object.creat
 /** The sign-in form as other pages show it (the OIDC login, signup's "account created"). */
 export type SigninPage = (
   ctx: Context,
-  o?: { status?: number; error?: string; info?: string; email?: string; otp?: boolean; returnTo?: string; rd?: string | null },
+  o?: { status?: number; error?: string; info?: string; email?: string; returnTo?: string; rd?: string | null },
 ) => Promise<void>;
 
 export interface PageKit {

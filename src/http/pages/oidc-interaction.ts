@@ -10,7 +10,8 @@ import { form, html, page } from './html';
 import { type PageKit, see, send, type SigninPage } from './kit';
 import { csrfToken, pageCaller } from './session';
 import { NOT_ALLOWED } from './oidc-words';
-import { asksForMfa, fallsShort } from '../../core';
+import { confirmAddress } from './confirm-return';
+import { secondFactorNeeded } from './second-factor-needed';
 /** What each scope lets an app do. Read by the request's scope names: no prototype, so `constructor` is no scope. */
 const SCOPE_TEXT: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, {
   openid: 'know who you are on this server (a stable id)',
@@ -19,16 +20,6 @@ const SCOPE_TEXT: Readonly<Record<string, string>> = Object.assign(Object.create
   groups: 'see the names of your groups',
   offline_access: 'stay signed in when you are away (a refresh token)',
 });
-
-/** The request's claims parameter (JSON text), or nothing when it is not an object. */
-function claimsParameter(raw: unknown): unknown {
-  if (typeof raw !== 'string') return raw;
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch {
-    return undefined;
-  }
-}
 
 export function registerInteractions(kit: PageKit, oidc: OidcProvider, signinPage: SigninPage): void {
   const { core, router, names, html_, post } = kit;
@@ -39,6 +30,8 @@ export function registerInteractions(kit: PageKit, oidc: OidcProvider, signinPag
     t.see(ctx, await provider.interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: false }));
   };
   const denied = (ctx: Context) => finish(ctx, { error: 'access_denied', error_description: NOT_ALLOWED });
+  /** What the request asks of the sign-in (acr_values, claims), for the core to read. */
+  const asksOf = (details: Details) => ({ acrValues: details.params.acr_values, claims: details.params.claims });
 
   const grantAll = async (details: Details) => {
     const provider = await oidc.provider();
@@ -101,18 +94,22 @@ export function registerInteractions(kit: PageKit, oidc: OidcProvider, signinPag
           returnTo: `/oidc/interaction/${details.uid}`,
         });
       }
-      const policy = await core.oidc.clientPolicy(clientId, session.sub);
-      if (!policy.allowed) return denied(ctx);
-      // Step-up: the client or the request wants two factors and this session has one.
-      const asked = asksForMfa(details.params.acr_values, claimsParameter(details.params.claims));
-      if (fallsShort(session.acr, policy.twoFactor || asked)) {
-        if (await core.oidc.hasSecondFactor(session.sub)) {
-          return t.see(ctx, `/signin/confirm?return=${encodeURIComponent(`/oidc/interaction/${details.uid}`)}&need=second-factor`);
-        }
-        return noSecondFactor(ctx, details.uid, policy.name);
+      // The core answers the login: the client's gate, then whether the sign-in meets what the
+      // client and the request need (step-up: the second factor asked, or a page saying there is none).
+      const answer = await core.oidc.answerLogin(clientId, session, asksOf(details));
+      if (answer.kind === 'not_allowed') return denied(ctx);
+      if (answer.kind === 'second_factor') return t.see(ctx, confirmAddress(`/oidc/interaction/${details.uid}`, true));
+      if (answer.kind === 'no_second_factor') {
+        const administrator = (await core.auth.actor(caller)).principal.isAdmin === true;
+        const csrf = csrfToken(ctx, t.names);
+        return secondFactorNeeded(ctx, {
+          app: answer.client,
+          back: { url: `/oidc/interaction/${details.uid}/unmet`, fields: { csrf } },
+          viewer: { administrator },
+          csrf,
+        });
       }
-      // The real time of the sign-in, for auth_time and later max_age checks (not "now").
-      return finish(ctx, { login: { accountId: session.sub, ts: session.authTime, amr: session.amr, acr: session.acr } });
+      return finish(ctx, { login: answer.login });
     }
     const policy = await core.oidc.clientPolicy(clientId, details.session?.accountId ?? null);
     if (!policy.allowed) return denied(ctx);
@@ -145,30 +142,10 @@ export function registerInteractions(kit: PageKit, oidc: OidcProvider, signinPag
     if (!(await core.oidc.clientPolicy(String(details.params.client_id), details.session?.accountId ?? null)).allowed) return denied(ctx);
     await finish(ctx, { consent: { grantId: await grantAll(details) } });
   });
-  /** An account with no second factor, for an application that needs one: how to add one, and back to the application with its refusal. */
-  const noSecondFactor = (ctx: Context, uid: string, name: string) => {
-    const csrf = csrfToken(ctx, t.names);
-    t.send(
-      ctx,
-      403,
-      page(
-        { title: 'A second factor is needed', csrf, signedIn: true },
-        html`<section>
-          <p><strong>${name}</strong> asks for a second factor: an authenticator app's code or a passkey. Your account has neither yet.</p>
-          <p>Add one on <a href="/account#two-factor">your account page</a>, then sign in to ${name} again.</p>
-          <div class="links">${form(`/oidc/interaction/${uid}/unmet`, csrf, `Back to ${name}`, [], { secondary: true })}</div>
-        </section>`,
-      ),
-    );
-  };
-  // The application is told why (access_denied; unmet_authentication_requirements when the request itself asked).
+  // The application is told why, in the core's words (access_denied; unmet_authentication_requirements when the request itself asked).
   t.post('/oidc/interaction/:uid/unmet', async (ctx) => {
     const details = await detailsOf(ctx);
-    const asked = asksForMfa(details.params.acr_values, claimsParameter(details.params.claims));
-    await finish(ctx, {
-      error: asked ? 'unmet_authentication_requirements' : 'access_denied',
-      error_description: 'this application needs a second factor, and the account has none',
-    });
+    await finish(ctx, core.oidc.unmetAnswer(asksOf(details)));
   });
   t.post('/oidc/interaction/:uid/deny', async (ctx) => {
     await detailsOf(ctx);

@@ -8,12 +8,13 @@ import { randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
 import { safeReturn, type Caller } from '../../core';
 import { isAppError } from '../../errors';
-import { field, form, html, notice, page } from './html';
+import { html, notice, page } from './html';
 import { type PageKit, refusal, see, send, str } from './kit';
 import { csrfToken, endPrevious, guestCaller, pageCaller, readCookie, setPageCookie, storeTokens } from './session';
 import { INTERACTION_PATH } from '../oidc';
 import type { AccountPages } from './account';
 import { confirmAddress, needsConfirming } from './confirm-return';
+import { codeStepPage } from './code-step';
 
 const FLOW_COOKIE_S = 15 * 60;
 const RANDOM = /^[A-Za-z0-9_-]{43}$/;
@@ -65,29 +66,9 @@ export function registerProviders(kit: PageKit, account: AccountPages): void {
     }
   });
 
-  const secondFactorPage = (ctx: Context, pending: string, o: { status?: number; error?: string } = {}) => {
-    const csrf = csrfToken(ctx, names);
-    send(
-      ctx,
-      o.status ?? 200,
-      page(
-        { title: 'One more step', csrf },
-        html`${notice('error', o.error)}
-          <section>
-            <p>This account also asks for a code from its authenticator app.</p>
-            ${form('/signin/provider-code', csrf, 'Sign in', [
-              html`<input type="hidden" name="pending" value="${pending}" />`,
-              field('otp', 'Authentication code', {
-                inputmode: 'numeric',
-                autocomplete: 'one-time-code',
-                autofocus: true,
-                hint: 'The 6-digit code from your authenticator app, or a recovery code.',
-              }),
-            ])}
-          </section>`,
-      ),
-    );
-  };
+  /** The account's own TOTP step after the provider's sign-in: the sign-in page's code step. */
+  const secondFactorPage = (ctx: Context, pending: string, o: { status?: number; error?: string } = {}) =>
+    codeStepPage(ctx, { action: '/signin/provider-code', carried: { pending }, csrf: csrfToken(ctx, names), ...o });
 
   router.get('/signin/provider/:name/callback', html_, async (ctx) => {
     ctx.set('Cache-Control', 'no-store');

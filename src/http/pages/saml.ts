@@ -15,6 +15,8 @@ import { message, type PageKit, see, send, type SigninPage, str } from './kit';
 import { STATUS } from '../errors';
 import { isAppError } from '../../errors';
 import { clearTokens, csrfToken, guestCaller, pageCaller } from './session';
+import { confirmAddress } from './confirm-return';
+import { secondFactorNeeded } from './second-factor-needed';
 
 /** The query's own spelling of the signed fields (HTTP-Redirect signs them as sent, SAML bindings 3.4.4.1). */
 function signedQuery(raw: string, param: 'SAMLRequest' | 'SAMLResponse'): string | undefined {
@@ -81,38 +83,6 @@ async function refused(ctx: Context, err: unknown, viewer: { signedIn: boolean; 
             ${forbidden ? 'Ask an administrator if you should have access. Nothing was sent to the app.' : 'Nothing was sent to the app. Go back to it and start again; if this keeps happening, tell its administrator what this page says.'}
           </p>
           <p class="links"><a href="/account">Your account</a></p>
-        </section>`,
-    ),
-  );
-}
-
-/**
- * The app needs a second factor and the account has none: the page says how to add one; its
- * button takes the app the signed AuthnFailed (not at once: the person reads this first).
- */
-function noSecondFactor(
-  ctx: Context,
-  spName: string,
-  answer: Extract<BrowserStep, { kind: 'post' }>,
-  viewer: { signedIn: boolean; administrator: boolean },
-  csrf: string,
-): void {
-  ctx.set('Cache-Control', 'no-store');
-  send(
-    ctx,
-    403,
-    page(
-      { title: 'A second factor is needed', ...viewer, csrf },
-      html`${notice('error', `${spName} asks for a second factor when you sign in, and your account has none yet.`)}
-        <section>
-          <p>
-            On your account page, add an authenticator app (a code that changes every 30 seconds) or a passkey. Then go back to ${spName} and sign in again.
-          </p>
-          <p class="links"><a href="/account">Add a second factor</a></p>
-          <form method="post" action="${answer.url}" data-answer>
-            ${Object.entries(answer.fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`)}
-            <button type="submit" class="secondary">Back to ${spName} (not signed in)</button>
-          </form>
         </section>`,
     ),
   );
@@ -195,10 +165,10 @@ export function registerSaml(kit: PageKit, signinPage: SigninPage): void {
         });
       }
       // The second factor is asked on Gatehouse's own page, which comes back here.
-      if (result.kind === 'second_factor') return see(ctx, result.url);
+      if (result.kind === 'second_factor') return see(ctx, confirmAddress(`/saml/continue/${handle}`, true));
       if (result.kind === 'no_second_factor') {
         const administrator = (await core.auth.actor(caller)).principal.isAdmin === true;
-        return noSecondFactor(ctx, result.spName, result.answer, { signedIn: true, administrator }, csrfToken(ctx, names));
+        return secondFactorNeeded(ctx, { app: result.spName, back: result.answer, viewer: { administrator }, csrf: csrfToken(ctx, names) });
       }
       step(ctx, result, `Signing in to ${result.spName}`, `Signing you in to ${result.spName}.`);
     }),

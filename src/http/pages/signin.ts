@@ -1,10 +1,15 @@
-/** The sign-in page (and the TOTP step after the password), and signing out. */
+/**
+ * The sign-in page, the code step after a right password for an account with TOTP (the password
+ * is typed once: the core holds its proof for this browser while the code is asked), and signing
+ * out.
+ */
 import type { Context } from 'koa';
-import { safeReturn } from '../../core';
+import { type Caller, safeReturn } from '../../core';
 import { isAppError } from '../../errors';
 import { field, form, html, Html, notice, page, raw } from './html';
 import { DONE, type PageKit, refusal, see, send, str, message } from './kit';
-import { clearTokens, csrfToken, endPrevious, ensureDevice, guestCaller, pageCaller, storeTokens, tokensIn } from './session';
+import { clearTokens, csrfToken, endPrevious, ensureDevice, guestCaller, pageCaller, storeTokens } from './session';
+import { codeStepPage } from './code-step';
 import { INTERACTION_PATH } from '../oidc';
 import { ceremonyForm } from './passkey-forms';
 import { providerButtons } from './provider-forms';
@@ -17,7 +22,7 @@ export function registerSignin(kit: PageKit) {
   const returnAddress = (raw: unknown) => safeReturn(raw, core.config.publicUrl, core.config.cookieDomain);
   const signinPage = async (
     ctx: Context,
-    o: { status?: number; error?: string; info?: string; email?: string; otp?: boolean; returnTo?: string; rd?: string | null } = {},
+    o: { status?: number; error?: string; info?: string; email?: string; returnTo?: string; rd?: string | null } = {},
   ) => {
     const csrf = csrfToken(ctx, names);
     ensureDevice(ctx, names);
@@ -26,45 +31,31 @@ export function registerSignin(kit: PageKit) {
       o.rd ? html`<input type="hidden" name="rd" value="${o.rd}" />` : raw(''),
       // "webauthn": the browser offers this site's passkeys in the field's autofill (conditional mediation).
       field('email', 'Email', { type: 'email', autocomplete: 'username webauthn', value: o.email, autofocus: !o.email }),
-      field('password', 'Password', { type: 'password', autocomplete: 'current-password', autofocus: Boolean(o.email) && !o.otp }),
+      field('password', 'Password', { type: 'password', autocomplete: 'current-password', autofocus: Boolean(o.email) }),
     ];
-    if (o.otp) {
-      fields.push(
-        field('otp', 'Authentication code', {
-          inputmode: 'numeric',
-          autocomplete: 'one-time-code',
-          required: false,
-          autofocus: true,
-          hint: 'The 6-digit code from your authenticator app. Lost it? Enter a recovery code below instead.',
-        }),
-        field('recovery_code', 'Recovery code', { required: false, autocomplete: 'off' }),
-      );
-    }
     const links = html`<p class="links">
       ${(await signupOpen()) ? html`<a href="/signup">Create an account</a>` : ''}<a href="/reset-password">Forgot your password?</a>
     </p>`;
     // The passkey form carries the same return addresses as the password form.
-    const passkey = o.otp
-      ? ''
-      : ceremonyForm(
-          'signin',
-          '/signin/passkey',
-          csrf,
-          'Sign in with a passkey',
-          [
-            o.returnTo ? html`<input type="hidden" name="return_to" value="${o.returnTo}" />` : raw(''),
-            o.rd ? html`<input type="hidden" name="rd" value="${o.rd}" />` : raw(''),
-          ],
-          // Autofill offers passkeys as the page opens; not again over a refusal, which stays in view.
-          { autofill: !o.error },
-        );
+    const passkey = ceremonyForm(
+      'signin',
+      '/signin/passkey',
+      csrf,
+      'Sign in with a passkey',
+      [
+        o.returnTo ? html`<input type="hidden" name="return_to" value="${o.returnTo}" />` : raw(''),
+        o.rd ? html`<input type="hidden" name="rd" value="${o.rd}" />` : raw(''),
+      ],
+      // Autofill offers passkeys as the page opens; not again over a refusal, which stays in view.
+      { autofill: !o.error },
+    );
     // Every other provider's button carries the same return addresses.
-    const others = o.otp ? html`` : providerButtons(csrf, await core.providers.buttons(), { returnTo: o.returnTo, rd: o.rd });
+    const others = providerButtons(csrf, await core.providers.buttons(), { returnTo: o.returnTo, rd: o.rd });
     send(
       ctx,
       o.status ?? 200,
       page(
-        { title: 'Sign in', csrf, passkeys: !o.otp },
+        { title: 'Sign in', csrf, passkeys: true },
         html`${notice('error', o.error)}${notice('info', o.info)}
           <section>${form('/signin', csrf, 'Sign in', fields)}${passkey}${others}${links}</section>`,
       ),
@@ -78,35 +69,51 @@ export function registerSignin(kit: PageKit) {
     await signinPage(ctx, { info: DONE[String(ctx.query.done)], rd });
   });
 
+  /** Where a sign-in goes afterwards, from a form: an OpenID Connect or SAML sign-in in progress, or an app behind forward authentication. */
+  const returnsOf = (body: unknown) => ({
+    // Back to an OpenID Connect sign-in after signing in; nowhere else (no open redirect).
+    returnTo: INTERACTION_PATH.test(str(body, 'return_to')) ? str(body, 'return_to') : undefined,
+    // Or back to an app behind forward authentication, on the cookie domain.
+    rd: returnAddress(str(body, 'rd')),
+  });
+  /** Signed in: the session in the cookie, the one it replaces ended, and on to where the sign-in goes. */
+  const signedIn = async (ctx: Context, previous: Caller | null, tokens: { token: string; refreshToken: string }, to: ReturnType<typeof returnsOf>) => {
+    storeTokens(ctx, names, { token: tokens.token, refresh: tokens.refreshToken });
+    // Signing in again on this browser (another person, or again for prompt=login) ends the
+    // session the cookie held: one browser, one page session.
+    await endPrevious(core, previous);
+    see(ctx, to.returnTo ?? to.rd ?? '/account');
+  };
+  const codeStep = (ctx: Context, step: string, to: ReturnType<typeof returnsOf>, o: { status?: number; error?: string } = {}) =>
+    codeStepPage(ctx, { action: '/signin/code', carried: { step, return_to: to.returnTo, rd: to.rd ?? undefined }, csrf: csrfToken(ctx, names), ...o });
+
   post('/signin', async (ctx) => {
     const body = ctx.request.body;
     const email = str(body, 'email');
-    const attributes: Record<string, unknown> = { email, password: str(body, 'password') };
-    if (str(body, 'otp')) attributes.otp = str(body, 'otp').trim();
-    if (str(body, 'recovery_code')) attributes.recovery_code = str(body, 'recovery_code').trim();
-    // Back to an OpenID Connect sign-in after signing in; nowhere else (no open redirect).
-    const returnTo = INTERACTION_PATH.test(str(body, 'return_to')) ? str(body, 'return_to') : undefined;
-    // Or back to an app behind forward authentication, on the cookie domain.
-    const rd = returnAddress(str(body, 'rd'));
+    const to = returnsOf(body);
     try {
       const previous = await pageCaller(ctx, core, names);
-      const tokens = tokensIn(await run(guestCaller(ctx), 'signin', attributes));
-      if (tokens) storeTokens(ctx, names, tokens);
-      // Signing in again on this browser (another person, or again for prompt=login) ends the
-      // session the cookie held: one browser, one page session.
-      await endPrevious(core, previous);
-      return see(ctx, returnTo ?? rd ?? '/account');
+      const done = await core.actions.signinStep(guestCaller(ctx), { email, password: str(body, 'password') });
+      // The password was right and the account has TOTP: its code, and nothing else, is asked next.
+      if ('step' in done) return codeStep(ctx, done.step, to);
+      await signedIn(ctx, previous, done.session, to);
     } catch (err) {
+      await signinPage(ctx, { ...refusal(err), email, returnTo: to.returnTo, rd: to.rd });
+    }
+  });
+
+  post('/signin/code', async (ctx) => {
+    const body = ctx.request.body;
+    const step = str(body, 'step');
+    const to = returnsOf(body);
+    try {
+      const previous = await pageCaller(ctx, core, names);
+      await signedIn(ctx, previous, await core.actions.finishSigninStep(guestCaller(ctx), step, str(body, 'otp').trim()), to);
+    } catch (err) {
+      // A mistyped code (or too many): the same step, saying why. Anything else (an expired step): the sign-in page.
       const code = isAppError(err) ? err.code : null;
-      const needsCode = code === 'otp_required' || code === 'otp_invalid';
-      await signinPage(ctx, {
-        ...refusal(err),
-        ...(code === 'otp_required' ? { error: 'Enter the code from your authenticator app (and your password again).' } : {}),
-        email,
-        otp: needsCode,
-        returnTo,
-        rd,
-      });
+      if (code === 'otp_invalid' || code === 'otp_required' || code === 'rate_limited') return codeStep(ctx, step, to, refusal(err));
+      await signinPage(ctx, { ...refusal(err), returnTo: to.returnTo, rd: to.rd });
     }
   });
 
