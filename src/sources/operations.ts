@@ -31,7 +31,7 @@ import {
 import { auditGroupCreated, auditGroupDeleted, auditGroupRenamed } from '../groups/manage';
 import { auditMembers } from '../groups/members';
 import { auditNesting } from '../groups/nesting';
-import { CONTROL, DirectoryConnection, parseSourceUrl } from '../auth/directory-client';
+import { CONTROL, DirectoryConnection, parseSourceUrl } from './directory-client';
 import { outboundUrl } from '../runtime/targets';
 import { readDirectory, writeSnapshot, type Snapshot, type SyncEvents, type SyncReport } from './sync';
 

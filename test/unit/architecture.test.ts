@@ -91,9 +91,9 @@ const FORBIDDEN: readonly Rule[] = [
   { from: /^(?!serve$)/, to: /^(ldap\/server|http\/server)$/, why: 'serve (the composition root) alone starts the listeners' },
   { from: /^ldap\//, to: /^(http|cli)\//, why: 'the LDAP front end is a room of its own' },
   {
-    from: /^(?!ldap\/|auth\/directory-client)/,
+    from: /^(?!ldap\/|sources\/directory-client)/,
     to: /^pkg:ldapts$/,
-    why: "LDAP's BER codecs (ldapts) live in src/ldap, its client in src/auth/directory-client.ts",
+    why: "LDAP's BER codecs (ldapts) live in src/ldap, its client in src/sources/directory-client.ts",
   },
   { from: /^cli\//, to: /^(http\/|serve$)/, why: 'the CLI starts the server through serve(), handed to it by bin/' },
   {
