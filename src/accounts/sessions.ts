@@ -12,17 +12,8 @@ import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { AccountRow, findAccountById } from '../store/accounts';
-import {
-  addRefresh,
-  endSession,
-  findRefresh,
-  insertSession,
-  openSessions,
-  SessionRow,
-  type SecondFactor,
-  type SigninMethod,
-  spendRefresh,
-} from '../store/sessions';
+import { endSession } from './session-ends';
+import { addRefresh, findRefresh, insertSession, openSessions, SessionRow, type SecondFactor, type SigninMethod, spendRefresh } from '../store/sessions';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const SESSION_IDLE_MS = 30 * DAY_MS;

@@ -17,7 +17,7 @@ import { isMember, membersOf, type GroupRow, type MemberRow } from '../store/gro
 import { readGuarded, readWorld, type GuardedRow } from '../store/guarded-rows';
 import { makeAdministrator, removeAdministrator } from '../accounts/administrators';
 import { isReference } from '../store/reference';
-import { assertGroupNotSourceManaged } from '../store/sources';
+import { assertNotManaged } from '../managed/managed-by';
 
 export type MemberChange = 'add' | 'remove';
 
@@ -84,7 +84,7 @@ export async function changeMembersIn(
   const group = await readableGroup(tx, actor.principal, groupReference);
   await assertMayChangeMembers(tx, actor.principal, group);
   // A directory source's group has the directory's members (a change here would be undone by the next sync).
-  if (actor.via !== 'source') await assertGroupNotSourceManaged(tx, group.row.id, 'members');
+  await assertNotManaged(tx, actor.via, { kind: 'group', id: group.row.id, name: group.row.name, part: 'members' });
   // Who administers is never a provisioning service's to change (no SCIM token makes or ends an administrator).
   if (group.row.system_role === 'administrators' && actor.via === 'scim') {
     throw new AppError('forbidden', 'SCIM does not change who administers (use the shell or the console)');

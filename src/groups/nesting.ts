@@ -14,8 +14,7 @@ import type { Tx } from '../store/connection';
 import { lockAccounts } from '../store/accounts';
 import { findGroupByReference, isManagedGroup, type GroupRow } from '../store/groups';
 import { isReference } from '../store/reference';
-import { assertNotFileManaged } from '../store/config-managed';
-import { assertGroupNotSourceManaged } from '../store/sources';
+import { assertNotManaged } from '../managed/managed-by';
 import { addNesting, removeNestings } from '../store/nesting';
 import { assertMayChangeMembers, readableGroup, type MemberChange } from './members';
 
@@ -44,11 +43,10 @@ export async function changeNestingIn(
   change: MemberChange,
 ): Promise<{ group: GroupRow; changed: GroupRow[] }> {
   const parent = await readableGroup(tx, actor.principal, parentReference);
-  // A group a configuration file manages has the groups inside it the file says.
-  await assertNotFileManaged(tx, actor.via, 'group', parent.row.name);
-  // So does a directory source's group (the groups inside it are the directory's nesting). A
-  // source's group may still go inside a group made here: that is the outer group's change.
-  if (actor.via !== 'source') await assertGroupNotSourceManaged(tx, parent.row.id, 'inner groups');
+  // A group a configuration file manages has the groups inside it the file says; so does a
+  // directory source's group (the groups inside it are the directory's nesting). A source's group
+  // may still go inside a group made here: that is the outer group's change.
+  await assertNotManaged(tx, actor.via, { kind: 'group', id: parent.row.id, name: parent.row.name, part: 'inner groups' });
   if (change === 'add' && parent.row.system_role === 'administrators') {
     throw new AppError('forbidden', 'no group goes inside administrators: it holds named people only');
   }

@@ -16,7 +16,7 @@ import type { Services } from '../services';
 import { newShellSafeId } from '../auth/ids';
 import type { Tx } from '../store/connection';
 import { deleteClient, findClient, insertClient, listClients, OidcClientRow, setClientSecret, updateClient } from '../store/oidc';
-import { assertNotFileManaged, unlessFileManaged } from '../store/config-managed';
+import { assertNotManaged, unlessManaged } from '../managed/managed-by';
 import { resolveGateGroup } from '../groups/manage';
 import { findGroupsByReference } from '../store/groups';
 import { checkTargetUrl, outboundUrl, targetPolicy, withoutUserinfo } from '../runtime/targets';
@@ -273,7 +273,7 @@ export async function addClient(s: Services, actor: Actor, input: NewClient): Pr
 export async function changeClient(s: Services, actor: Actor, clientId: string, changes: ClientChanges): Promise<ClientView> {
   const row = await findClient(s.store.root, clientId);
   if (!row) throw new AppError('not_found', `no client ${clientId.slice(0, 64)}`);
-  await assertNotFileManaged(s.store.root, actor.via, 'oidc_client', clientId);
+  await assertNotManaged(s.store.root, actor.via, { kind: 'oidc_client', name: clientId });
   if (changes.twoFactor === undefined && changes.backchannelLogoutUri === undefined) {
     throw new AppError('invalid_input', 'say what to change: {--two-factor} on|off, {--backchannel-logout-uri} URL (or "")');
   }
@@ -288,7 +288,7 @@ export async function changeClient(s: Services, actor: Actor, clientId: string, 
     const next: Metadata = changes.backchannelLogoutUri === '' ? rest : { ...rest, backchannel_logout_uri: await logoutUri(s, changes.backchannelLogoutUri) };
     metadata = JSON.stringify(next);
   }
-  await unlessFileManaged(s.store, actor.via, 'oidc_client', clientId, async (tx) => {
+  await unlessManaged(s.store, actor.via, 'oidc_client', clientId, async (tx) => {
     if (metadata !== undefined) await updateClient(tx, clientId, { metadata });
     if (changes.twoFactor !== undefined) await updateClient(tx, clientId, { two_factor: changes.twoFactor });
   });
@@ -334,7 +334,7 @@ export async function listClientViews(s: Services): Promise<ClientView[]> {
 
 export async function removeClient(s: Services, actor: Actor, clientId: string): Promise<ClientView> {
   const view = await showClient(s, clientId);
-  await unlessFileManaged(s.store, actor.via, 'oidc_client', clientId, (tx) => deleteClient(tx, clientId));
+  await unlessManaged(s.store, actor.via, 'oidc_client', clientId, (tx) => deleteClient(tx, clientId));
   forgetClient(s, clientId);
   await s.audit.record('client_removed', actor, { account: null, client_id: clientId });
   return view;
@@ -344,7 +344,7 @@ export async function rotateClientSecret(s: Services, actor: Actor, clientId: st
   const view = await showClient(s, clientId);
   if (view.public) throw new AppError('invalid_input', 'a public client has no secret');
   const secret = newSecret();
-  await unlessFileManaged(s.store, actor.via, 'oidc_client', clientId, (tx) => setClientSecret(tx, clientId, secret));
+  await unlessManaged(s.store, actor.via, 'oidc_client', clientId, (tx) => setClientSecret(tx, clientId, secret));
   forgetClient(s, clientId);
   await s.audit.record('client_secret_rotated', actor, { account: null, client_id: clientId });
   return { client_id: clientId, client_secret: secret };

@@ -115,6 +115,12 @@ const FORBIDDEN: readonly Rule[] = [
     except: /^(errors|clock|config|log|permission\/.*|native\/.*|\.\.\/migrations\/.*)$/,
     why: 'the store knows no domain',
   },
+  {
+    from: /^managed\//,
+    to: /^(?!pkg:|managed\/)/,
+    except: /^(errors|actor|store\/.*)$/,
+    why: 'who manages an object (a configuration file, a directory source) is one guard below every domain',
+  },
   { from: /^(?!core$|http\/|cli\/|ldap\/|serve$)/, to: /^core$/, why: 'only front ends (and serve, which starts them) import the core' },
   // core-vocabulary.ts is the core's list of re-exported types: part of the core.
   { from: /^(?!core(-vocabulary)?$)/, to: new RegExp(`^((${DOMAINS.join('|')})/operations|operator)$`), why: 'only the core combines the domains' },
@@ -157,6 +163,7 @@ t.test('the rules catch what they are for', async (t) => {
     ['auth/tokens', 'store/keys'],
     ['store/accounts', 'accounts/create'],
     ['accounts/create', 'core'],
+    ['managed/managed-by', 'config-file/apply'],
   ];
   for (const [from, to] of tries)
     t.ok(
