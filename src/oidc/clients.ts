@@ -17,6 +17,7 @@ import { newShellSafeId } from '../auth/ids';
 import type { Tx } from '../store/connection';
 import { deleteClient, findClient, insertClient, listClients, OidcClientRow, setClientSecret, updateClient } from '../store/oidc';
 import { assertNotManaged, unlessManaged } from '../managed/managed-by';
+import { lockAccounts } from '../store/accounts';
 import { resolveGateGroup } from '../groups/manage';
 import { findGroupsByReference } from '../store/groups';
 import { checkTargetUrl, outboundUrl, targetPolicy, withoutUserinfo } from '../runtime/targets';
@@ -271,26 +272,39 @@ export async function addClient(s: Services, actor: Actor, input: NewClient): Pr
 
 /** Changes whether a client needs two factors and where its sessions' ends are told. */
 export async function changeClient(s: Services, actor: Actor, clientId: string, changes: ClientChanges): Promise<ClientView> {
-  const row = await findClient(s.store.root, clientId);
-  if (!row) throw new AppError('not_found', `no client ${clientId.slice(0, 64)}`);
-  await assertNotManaged(s.store.root, actor.via, { kind: 'oidc_client', name: clientId });
-  if (changes.twoFactor === undefined && changes.backchannelLogoutUri === undefined) {
-    throw new AppError('invalid_input', 'say what to change: {--two-factor} on|off, {--backchannel-logout-uri} URL (or "")');
-  }
-  const m = JSON.parse(row.metadata) as Metadata;
-  const browser = grantsOf(m).includes('authorization_code');
-  if (!browser && (changes.twoFactor || changes.backchannelLogoutUri)) {
-    throw new AppError('invalid_input', 'this client has no browser sign-in ({--redirect-uri}): it has no session to ask more of or to end');
-  }
-  let metadata: string | undefined;
-  if (changes.backchannelLogoutUri !== undefined) {
-    const { backchannel_logout_uri: _old, ...rest } = m;
-    const next: Metadata = changes.backchannelLogoutUri === '' ? rest : { ...rest, backchannel_logout_uri: await logoutUri(s, changes.backchannelLogoutUri) };
-    metadata = JSON.stringify(next);
-  }
-  await unlessManaged(s.store, actor.via, 'oidc_client', clientId, async (tx) => {
-    if (metadata !== undefined) await updateClient(tx, clientId, { metadata });
+  // The address is checked (a DNS answer, maybe) before the transaction, which so holds the lock
+  // through no wait on the network; a refusal of it is said after the checks below, as it always was.
+  const logoutTo = changes.backchannelLogoutUri
+    ? await logoutUri(s, changes.backchannelLogoutUri).then(
+        (uri) => ({ uri }),
+        (err: unknown) => ({ err }),
+      )
+    : { uri: changes.backchannelLogoutUri };
+  // The client is read, checked and written in one transaction under the accounts lock (as every
+  // apply and removal is): a change, a removal or an apply at the same moment comes wholly before
+  // or after this one, so metadata read before another change is never written back over it.
+  const changed = await s.store.transaction(async (tx) => {
+    await lockAccounts(tx);
+    const row = await findClient(tx, clientId);
+    if (!row) throw new AppError('not_found', `no client ${clientId.slice(0, 64)}`);
+    await assertNotManaged(tx, actor.via, { kind: 'oidc_client', name: clientId });
+    if (changes.twoFactor === undefined && changes.backchannelLogoutUri === undefined) {
+      throw new AppError('invalid_input', 'say what to change: {--two-factor} on|off, {--backchannel-logout-uri} URL (or "")');
+    }
+    const m = JSON.parse(row.metadata) as Metadata;
+    const browser = grantsOf(m).includes('authorization_code');
+    if (!browser && (changes.twoFactor || changes.backchannelLogoutUri)) {
+      throw new AppError('invalid_input', 'this client has no browser sign-in ({--redirect-uri}): it has no session to ask more of or to end');
+    }
+    if ('err' in logoutTo) throw logoutTo.err;
+    if (logoutTo.uri !== undefined) {
+      const { backchannel_logout_uri: _old, ...rest } = m;
+      const next: Metadata = logoutTo.uri === '' ? rest : { ...rest, backchannel_logout_uri: logoutTo.uri };
+      await updateClient(tx, clientId, { metadata: JSON.stringify(next) });
+    }
     if (changes.twoFactor !== undefined) await updateClient(tx, clientId, { two_factor: changes.twoFactor });
+    // The client as this change left it: a removal right after must not turn a change made into a "not found".
+    return clientView(s, (await findClient(tx, clientId))!, tx);
   });
   forgetClient(s, clientId);
   await s.audit.record('client_changed', actor, {
@@ -299,7 +313,7 @@ export async function changeClient(s: Services, actor: Actor, clientId: string, 
     ...(changes.twoFactor === undefined ? {} : { two_factor: changes.twoFactor ? 'on' : 'off' }),
     ...(changes.backchannelLogoutUri === undefined ? {} : { backchannel_logout: changes.backchannelLogoutUri === '' ? 'off' : 'on' }),
   });
-  return showClient(s, clientId);
+  return changed;
 }
 
 /**
@@ -334,7 +348,9 @@ export async function listClientViews(s: Services): Promise<ClientView[]> {
 
 export async function removeClient(s: Services, actor: Actor, clientId: string): Promise<ClientView> {
   const view = await showClient(s, clientId);
-  await unlessManaged(s.store, actor.via, 'oidc_client', clientId, (tx) => deleteClient(tx, clientId));
+  // Decided by the delete, not by the read above: of two removals at once, one removes it.
+  const removed = await unlessManaged(s.store, actor.via, 'oidc_client', clientId, (tx) => deleteClient(tx, clientId));
+  if (!removed) throw new AppError('not_found', `no client ${clientId.slice(0, 64)}`);
   forgetClient(s, clientId);
   await s.audit.record('client_removed', actor, { account: null, client_id: clientId });
   return view;
