@@ -1,5 +1,6 @@
 // Another process that holds an exclusive (write) lock on a SQLite file for a while:
-// node lock-holder.js <file> <milliseconds>. Prints "locked" once it holds the lock.
+// node lock-holder.js <file> <milliseconds>. Prints "locked" once it holds the lock. With `stdin`
+// for the milliseconds, it holds the lock until its standard input closes.
 const sqlite3 = require('sqlite3');
 const [file, ms] = process.argv.slice(2);
 const db = new sqlite3.Database(file);
@@ -12,6 +13,8 @@ db.serialize(() => {
       process.exit(1);
     }
     process.stdout.write('locked\n');
-    setTimeout(() => db.run('COMMIT', () => db.close(() => process.exit(0))), Number(ms));
+    const release = () => db.run('COMMIT', () => db.close(() => process.exit(0)));
+    if (ms === 'stdin') process.stdin.on('end', release).resume();
+    else setTimeout(release, Number(ms));
   });
 });
