@@ -49,7 +49,9 @@ const gone = () => new AppError('not_found', 'the account no longer exists');
  */
 export async function assertProvisionable(tx: Tx, actor: Actor, account: Pick<AccountRow, 'id'>): Promise<void> {
   if (actor.via === 'scim' && (await isAdministrator(tx, account.id))) {
-    throw new AppError('forbidden', 'this account is an administrator: SCIM does not change administrators (use the shell or the console)');
+    throw new AppError('forbidden', 'this account is an administrator: SCIM does not change administrators (use the shell or the console)', {
+      reason: 'scim_may_not_touch_administrators',
+    });
   }
 }
 

@@ -158,7 +158,7 @@ export async function setGroupExternalIdIn(tx: Tx, actor: Actor, referenceId: st
 
 /** System groups (administrators, users) are part of the permission model: never changed or deleted. */
 export function assertNotSystemGroup(row: { system_role: string | null }, op: 'update' | 'delete'): void {
-  if (row.system_role) throw new AppError('forbidden', `system groups cannot be ${op === 'update' ? 'changed' : 'deleted'}`);
+  if (row.system_role) throw new AppError('forbidden', `system groups cannot be ${op === 'update' ? 'changed' : 'deleted'}`, { reason: 'system_group' });
 }
 
 export async function resolveGroup(tx: Tx, nameOrId: string): Promise<GroupRow> {

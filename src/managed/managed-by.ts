@@ -64,7 +64,9 @@ function refusal(via: Via, object: ManagedObject, m: Manager): AppError | null {
   if (via === WRITER[m.by]) return null;
   if (m.by === 'file') {
     const name = object.kind === 'account' ? '' : object.name;
-    return new AppError('forbidden', `the ${object.kind} ${name} is managed by the configuration file ${m.file}: change it there`);
+    return new AppError('forbidden', `the ${object.kind} ${name} is managed by the configuration file ${m.file}: change it there`, {
+      reason: 'managed_by_file',
+    });
   }
   if (object.kind === 'account') {
     // A person the directory no longer has (disabled by the sync) may be deleted here.
@@ -73,12 +75,17 @@ function refusal(via: Via, object: ManagedObject, m: Manager): AppError | null {
       return new AppError(
         'forbidden',
         `this account comes from the directory source ${m.source}: remove the person there (a sync then disables the account, which may then be deleted)`,
+        { reason: 'managed_by_directory' },
       );
     }
-    return new AppError('forbidden', `this account comes from the directory source ${m.source}: its ${object.part} is changed there`);
+    return new AppError('forbidden', `this account comes from the directory source ${m.source}: its ${object.part} is changed there`, {
+      reason: 'managed_by_directory',
+    });
   }
   const part = object.kind === 'group' ? partsOf(object).find((p) => SOURCE_OWNS.has(p)) : undefined;
-  return new AppError('forbidden', `this group comes from the directory source ${m.source}: its ${part ?? 'name and existence'} are changed there`);
+  return new AppError('forbidden', `this group comes from the directory source ${m.source}: its ${part ?? 'name and existence'} are changed there`, {
+    reason: 'managed_by_directory',
+  });
 }
 
 /** Refuses a change to the part of an object a configuration file or a directory source manages, unless `via` is that manager's writer. */

@@ -115,7 +115,7 @@ const userAccount: RecordType = {
       if (SIGNUP_ATTRIBUTES.includes(key)) continue;
       const known = Object.hasOwn(userAccount.fields, key) || userAccount.protectedFields.includes(key) || userAccount.attributes.includes(key);
       if (!known) throw new AppError('invalid_input', `unknown attribute ${key.slice(0, 40)} for user_account`);
-      throw new AppError('forbidden', `${key} cannot be set when creating an account (send ${SIGNUP_ATTRIBUTES.join(', ')})`);
+      throw new AppError('forbidden', `${key} cannot be set when creating an account (send ${SIGNUP_ATTRIBUTES.join(', ')})`, { reason: 'field_not_writable' });
     }
     // The same gate and the same code as signup: closing signup closes this door too.
     const created = await createAccount(s, actor, parseNewAccount(attributes, s.config.passwordMinLength));
