@@ -39,6 +39,7 @@ import { importerOperations, type ImporterOperations } from './import/operations
 import { sourceOperations, type SourceOperations } from './sources/operations';
 import { targetPolicy } from './runtime/targets';
 import { Sender } from './runtime/sender';
+import { checkPasswordAtSource } from './sources/directory-client';
 import { push } from './deliveries/scim-push';
 import { logoutSigner } from './oidc/logout';
 import { configFileOperations, type ConfigFileOperations } from './config-file/operations';
@@ -149,6 +150,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       tasks: new Tasks(logger),
       audit: new Audit(store, logger, clock, () => sender.nudge()),
       counters: { signinsOk: 0, signinsFailed: 0, signups: 0, lockouts: 0, providerSignins: {}, ldap: { binds: {}, searches: {} }, saml: {} },
+      directoryPasswords: checkPasswordAtSource,
     };
   } catch (err) {
     await store.close();

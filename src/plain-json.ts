@@ -25,14 +25,14 @@ const MAX_DEPTH = 64;
 export function assertPlainJson(value: unknown, what = 'the body'): void {
   const walk = (v: unknown, depth: number): void => {
     if (v === null || typeof v !== 'object') return;
-    if (depth > MAX_DEPTH) throw new AppError('invalid_input', `${what} is nested too deeply`, { reason: 'invalidValue' });
+    if (depth > MAX_DEPTH) throw new AppError('invalid_input', `${what} is nested too deeply`, { scimType: 'invalidValue' });
     if (Array.isArray(v)) {
       for (const item of v) walk(item, depth + 1);
       return;
     }
     for (const key of Object.keys(v)) {
       // A dotted key too: some readers take "name.givenName" as a path (SCIM's path-less PATCH values).
-      if (key.split('.').some(isPrototypeKey)) throw new AppError('invalid_input', `${what} may not use the key ${key}`, { reason: 'invalidValue' });
+      if (key.split('.').some(isPrototypeKey)) throw new AppError('invalid_input', `${what} may not use the key ${key}`, { scimType: 'invalidValue' });
       walk((v as Record<string, unknown>)[key], depth + 1);
     }
   };

@@ -6,6 +6,7 @@ import type { Config } from './config';
 import type { Clock } from './clock';
 import type { Logger } from './log';
 import type { Store } from './store/connection';
+import type { SourceRow } from './store/sources';
 import type { PasswordHasher } from './auth/passwords';
 import type { TokenService } from './auth/tokens';
 import type { KeyRing } from './runtime/key-ring';
@@ -45,4 +46,9 @@ export interface Services {
   readonly tasks: Tasks;
   readonly audit: Audit;
   readonly counters: AuthCounters;
+  /**
+   * A synced person's password checked by a bind at their directory source (src/sources/directory-client.ts,
+   * handed in by the core: the sources domain sits above the accounts, whose sign-in asks it).
+   */
+  readonly directoryPasswords: (source: SourceRow, entryId: string, password: string) => Promise<'ok' | 'wrong' | 'gone'>;
 }

@@ -20,5 +20,5 @@ export async function principalOf(s: Services, caller: Caller): Promise<Principa
 
 /** Administrators and the operator at the shell pass; a guest is asked to sign in (401), anyone else refused (403). */
 export function requireAdministrator(actor: Actor, what: string): void {
-  if (!actor.principal.isAdmin) throw denied(isGuest(actor.principal), what);
+  if (!actor.principal.isAdmin) throw denied(isGuest(actor.principal), what, 'administrators_only');
 }

@@ -13,14 +13,14 @@ import { normalizeEmail } from './validate';
 
 export type BootstrapOutcome = 'created' | 'promoted' | 'unchanged';
 
-const taken = () => new AppError('forbidden', 'another administrator already exists');
+const taken = () => new AppError('forbidden', 'another administrator already exists', { reason: 'administrator_exists' });
 
 export async function bootstrapAdmin(
   s: Services,
   actor: Actor,
   input: { email: string; name?: string; password: string },
 ): Promise<{ outcome: BootstrapOutcome; referenceId: string }> {
-  if (!actor.principal.isAdmin) throw new AppError('forbidden', 'only the operator may bootstrap an administrator');
+  if (!actor.principal.isAdmin) throw new AppError('forbidden', 'only the operator may bootstrap an administrator', { reason: 'administrators_only' });
   const { key } = normalizeEmail(input.email);
   const existing = await findAccountByEmailKey(s.store.root, key);
   if (existing) {

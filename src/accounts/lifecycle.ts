@@ -10,18 +10,9 @@ import { requireAdministrator } from '../access/caller';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import type { Tx } from '../store/connection';
-import {
-  AccountRow,
-  bumpAuthVersion,
-  findAccountByEmailKey,
-  findAccountById,
-  isAdministrator,
-  lockAccounts,
-  updateAccount,
-  usernameInUse,
-} from '../store/accounts';
-import { disableTotp } from '../store/totp';
-import { assertNotSourceManaged } from '../store/sources';
+import { AccountRow, findAccountByEmailKey, findAccountById, isAdministrator, lockAccounts, updateAccount, usernameInUse } from '../store/accounts';
+import { bumpAuthVersion, disableTotp } from './session-ends';
+import { assertNotManaged } from '../managed/managed-by';
 import { assertNotLastAdministrator, makeAdministrator, removeAdministrator } from './administrators';
 import { normalizeEmail } from './validate';
 import { parseUsername } from './usernames';
@@ -72,7 +63,7 @@ export async function setUsername(s: Services, actor: Actor, email: string, raw:
     await lockAccounts(tx);
     const found = await findAccountByEmail(s, email, tx);
     if (found.username === username) return { account: found, changed: false };
-    await assertNotSourceManaged(tx, found.id, 'username');
+    await assertNotManaged(tx, actor.via, { kind: 'account', id: found.id, part: 'username' });
     if (await usernameInUse(tx, username, found.id)) throw new AppError('name_taken', `the username ${username} is taken`);
     await updateAccount(tx, found.id, { username });
     return { account: { ...found, username }, changed: true };

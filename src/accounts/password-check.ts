@@ -12,7 +12,6 @@ import type { Actor } from '../actor';
 import type { Services } from '../services';
 import type { AccountRow } from '../store/accounts';
 import { entryOfAccount, markFirstSignin } from '../store/sources';
-import { DirectoryConnection } from '../auth/directory-client';
 import type { VerifyResult } from '../auth/passwords';
 
 export interface PasswordCheck extends VerifyResult {
@@ -27,14 +26,9 @@ export async function checkPassword(s: Services, account: AccountRow, password: 
   const local = await s.passwords.verify(password, account.password);
   if (!managed) return local;
   const { source, entry } = managed;
-  const connection = await DirectoryConnection.open(source, 'signin');
-  try {
-    const outcome = await connection.checkPassword(source, entry.entry_id, password);
-    if (outcome !== 'ok') return { ok: false, needsRehash: false, source: source.name };
-    return { ok: true, needsRehash: source.keep_passwords && !local.ok, source: source.name };
-  } finally {
-    await connection.close();
-  }
+  const outcome = await s.directoryPasswords(source, entry.entry_id, password);
+  if (outcome !== 'ok') return { ok: false, needsRehash: false, source: source.name };
+  return { ok: true, needsRehash: source.keep_passwords && !local.ok, source: source.name };
 }
 
 /** After a synced person's sign-in: their first is audited as such, once. */

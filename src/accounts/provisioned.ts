@@ -5,14 +5,13 @@
  * follow). Deleting is the same rule as the record API's: never the last administrator.
  */
 import { AppError } from '../errors';
-import type { Actor } from '../actor';
+import type { Actor, Via } from '../actor';
 import type { AuditEvent } from '../audit-events';
 import type { Services } from '../services';
 import { requireAdministrator } from '../access/caller';
 import {
   type AccountChanges,
   type AccountRow,
-  deleteAccount,
   emailIsUsername,
   findAccountByEmailKey,
   findAccountByReference,
@@ -28,7 +27,8 @@ import { checkedSkeleton } from './lookalikes';
 import { queueMail } from '../deliveries/queue';
 import { emailMovedMessage } from '../mail/messages';
 import type { Tx } from '../store/connection';
-import { assertNotSourceManaged } from '../store/sources';
+import { assertNotManaged } from '../managed/managed-by';
+import { deleteAccount } from './session-ends';
 import type { AccountFacts } from '../deliveries/events';
 
 /** Already validated by the caller (parseUsername, normalizeEmail, validateName). */
@@ -49,7 +49,9 @@ const gone = () => new AppError('not_found', 'the account no longer exists');
  */
 export async function assertProvisionable(tx: Tx, actor: Actor, account: Pick<AccountRow, 'id'>): Promise<void> {
   if (actor.via === 'scim' && (await isAdministrator(tx, account.id))) {
-    throw new AppError('forbidden', 'this account is an administrator: SCIM does not change administrators (use the shell or the console)');
+    throw new AppError('forbidden', 'this account is an administrator: SCIM does not change administrators (use the shell or the console)', {
+      reason: 'scim_may_not_touch_administrators',
+    });
   }
 }
 
@@ -114,7 +116,7 @@ export async function changeProvisionedIn(
   }
   if (changes.externalId !== undefined && changes.externalId !== found.external_id) columns.external_id = changes.externalId;
   // A directory source's person: their name, email and username are the directory's.
-  if (Object.keys(columns).length > 0) await assertNotSourceManaged(tx, found.id, 'profile');
+  if (Object.keys(columns).length > 0) await assertNotManaged(tx, actor.via, { kind: 'account', id: found.id, part: 'profile' });
   if (Object.keys(columns).length > 0) await updateAccount(tx, found.id, columns);
   // Disabling ends every session, refresh token and API key at once (the auth version moves).
   if (changes.active !== undefined && (await applyDisabled(tx, found, !changes.active))) events.push(changes.active ? 'account_enabled' : 'account_disabled');
@@ -127,9 +129,9 @@ export async function changeProvisionedIn(
  * administrator; its dedicated group goes with it. Answers the account as it was, for the
  * account_deleted event announced after it is gone (the record API's DELETE and SCIM's).
  */
-export async function deleteAccountIn(tx: Tx, account: Pick<AccountRow, 'id' | 'reference_id' | 'email' | 'name'>): Promise<AccountFacts> {
+export async function deleteAccountIn(tx: Tx, via: Via, account: Pick<AccountRow, 'id' | 'reference_id' | 'email' | 'name'>): Promise<AccountFacts> {
   await assertNotLastAdministrator(tx, account.id, 'deleted');
-  await assertNotSourceManaged(tx, account.id, 'deletion');
+  await assertNotManaged(tx, via, { kind: 'account', id: account.id, part: 'deletion' });
   await deleteAccount(tx, account.id);
   return { id: account.reference_id, email: account.email, name: account.name };
 }
@@ -150,7 +152,7 @@ export async function removeAccount(s: Services, actor: Actor, referenceId: stri
 export async function removeAccountIn(tx: Tx, actor: Actor, found: AccountRow): Promise<AccountFacts> {
   requireAdministrator(actor, 'delete accounts');
   await assertProvisionable(tx, actor, found);
-  return deleteAccountIn(tx, found);
+  return deleteAccountIn(tx, actor.via, found);
 }
 
 export async function auditRemoved(s: Services, actor: Actor, about: AccountFacts): Promise<void> {

@@ -88,7 +88,7 @@ export async function assertRecentSignin(s: Services, actor: Actor, o: { proving
   const standing = await recency(s, actor, o.tx);
   if (standing === 'recent') return;
   if (standing === 'sessionless') {
-    throw new AppError('forbidden', 'an API key cannot add a way in or make credentials: sign in (a session) to do this');
+    throw new AppError('forbidden', 'an API key cannot add a way in or make credentials: sign in (a session) to do this', { reason: 'api_key_not_a_session' });
   }
   if (o.proving) return;
   throw new AppError('reauthentication_required', MESSAGES[standing]);

@@ -8,9 +8,10 @@
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import type { Tx } from '../store/connection';
-import { AccountRow, bumpAuthVersion } from '../store/accounts';
+import type { AccountRow } from '../store/accounts';
+import { bumpAuthVersion } from './session-ends';
 import { validatePassword } from './validate';
-import { assertNotSourceManaged } from '../store/sources';
+import { assertNotManaged } from '../managed/managed-by';
 
 /**
  * A new password's hash, after the rules every new password meets (length, not common, not the
@@ -36,7 +37,7 @@ export async function replacePassword(
   await s.store.transaction(async (tx) => {
     await bumpAuthVersion(tx, account.id, { password: hash });
     // A directory source's person changes the password in the directory (refused: rolled back).
-    await assertNotSourceManaged(tx, account.id, 'password');
+    await assertNotManaged(tx, actor.via, { kind: 'account', id: account.id, part: 'password' });
     if (alongside) await alongside(tx);
   });
   await s.limiter.passwordReplaced(account.email_key);

@@ -12,9 +12,9 @@ import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { AccountRow, findAccountById } from '../store/accounts';
+import { endSession } from './session-ends';
 import {
   addRefresh,
-  endSession,
   findRefresh,
   findSession,
   insertSession,

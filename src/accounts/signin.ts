@@ -197,7 +197,7 @@ export async function signInWithSecondFactor(
 export async function signInProved(s: Services, actor: Actor, account: AccountRow, way: ProvedWay): Promise<SigninResult> {
   if (account.disabled) {
     await signinFailed(s, actor, way, 'disabled', account, account.email_key, false);
-    throw new AppError('forbidden', 'this account is disabled');
+    throw new AppError('forbidden', 'this account is disabled', { reason: 'account_disabled' });
   }
   let passed: 'proved' | 'otp' | null = way.secondFactor === 'proved' ? 'proved' : null;
   if (account.totp_enabled && way.secondFactor !== 'proved') {

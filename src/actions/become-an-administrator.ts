@@ -16,7 +16,7 @@ export const becomeAnAdministrator: ActionDef = {
       if (await isAdministrator(tx, accountId)) return 'already';
       return (await claimFirstAdministrator(tx, accountId)) ? 'became' : 'refused';
     });
-    if (outcome === 'refused') throw new AppError('forbidden', 'an administrator already exists');
+    if (outcome === 'refused') throw new AppError('forbidden', 'an administrator already exists', { reason: 'administrator_exists' });
     if (outcome === 'became') await s.audit.record('bootstrap', actor, { account: actor.principal.referenceId, outcome: 'promoted' });
     return said(outcome === 'became' ? 'you are now the administrator; guest signup is closed' : 'you are already an administrator');
   },

@@ -6,14 +6,15 @@ import { newPasswordHash, replacePassword } from '../accounts/replace-password';
 import { normalizeEmail, stringField } from '../accounts/validate';
 import { reloadAccount, revokeSessions } from '../accounts/lifecycle';
 import { AppError } from '../errors';
-import { bumpAuthVersion, emailIsUsername, findAccountByEmailKey, lockAccounts } from '../store/accounts';
+import { emailIsUsername, findAccountByEmailKey, lockAccounts } from '../store/accounts';
+import { bumpAuthVersion } from '../accounts/session-ends';
 import { newSession } from './account-helpers';
 import { callerAccount, confirmPassword } from '../accounts/acting';
 import { sendVerification } from '../accounts/mailed-links';
 import { assertRecentSignin } from '../accounts/recent-signin';
 import { checkedSkeleton } from '../accounts/lookalikes';
 import { ActionDef, said } from './types';
-import { assertNotSourceManaged } from '../store/sources';
+import { assertNotManaged } from '../managed/managed-by';
 
 export const changePassword: ActionDef = {
   onType: 'user_account',
@@ -46,7 +47,7 @@ export const changeEmail: ActionDef = {
     if (key === account.email_key && email === account.email) return said('the email address is unchanged');
     await s.store.transaction(async (tx) => {
       await lockAccounts(tx);
-      await assertNotSourceManaged(tx, account.id, 'email');
+      await assertNotManaged(tx, ctx.actor.via, { kind: 'account', id: account.id, part: 'email' });
       const other = await findAccountByEmailKey(tx, key);
       if (other && other.id !== account.id) throw new AppError('email_taken', 'an account with this email already exists');
       if (await emailIsUsername(tx, key, account.id)) throw new AppError('email_taken', 'this email is the username of another account');

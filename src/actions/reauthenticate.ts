@@ -26,7 +26,7 @@ export const reauthenticate: ActionDef = {
     const { s, actor, attributes } = ctx;
     const account = await callerAccount(ctx);
     const sessionId = actor.session;
-    if (sessionId === null) throw new AppError('forbidden', 'an API key has no session to confirm: sign in instead');
+    if (sessionId === null) throw new AppError('forbidden', 'an API key has no session to confirm: sign in instead', { reason: 'api_key_not_a_session' });
     const password = stringField(attributes, 'password', false);
     const code = attributes.otp != null || attributes.recovery_code != null;
     const response = attributes.response;

@@ -10,7 +10,8 @@ import { secondFactorFailure } from '../accounts/failures';
 import { reloadAccount, turnOffTotp } from '../accounts/lifecycle';
 import { hashRecoveryCode, matchTotp, newRecoveryCodes, newTotpSecret, totpUri } from '../auth/totp';
 import { updateAccount } from '../store/accounts';
-import { enableTotp, replaceRecoveryCodes } from '../store/totp';
+import { replaceRecoveryCodes } from '../store/totp';
+import { enableTotp } from '../accounts/session-ends';
 import { newSession } from './account-helpers';
 import { callerAccount, confirmPassword } from '../accounts/acting';
 import { verifySecondFactor } from '../accounts/second-factor';
@@ -29,7 +30,7 @@ export const totpEnroll: ActionDef = {
     // the rule again, within the window of this password.
     await assertRecentSignin(ctx.s, ctx.actor, { proving: true });
     await confirmPasswordAgain(ctx, account, password);
-    if (account.totp_enabled) throw new AppError('forbidden', 'TOTP is already on; turn it off first to enrol a new device');
+    if (account.totp_enabled) throw new AppError('forbidden', 'TOTP is already on; turn it off first to enrol a new device', { reason: 'totp_already_on' });
     const secret = newTotpSecret();
     // Pending until totp_confirm: signin does not ask for a code yet.
     await updateAccount(ctx.s.store.root, account.id, { totp_secret: secret, totp_last_step: null });
@@ -53,7 +54,7 @@ export const totpConfirm: ActionDef = {
     // a session past the window, its enrolment's password included, is asked to confirm it is
     // them), and checked again in the transaction that turns it on.
     await assertRecentSignin(s, ctx.actor);
-    if (account.totp_enabled) throw new AppError('forbidden', 'TOTP is already on');
+    if (account.totp_enabled) throw new AppError('forbidden', 'TOTP is already on', { reason: 'totp_already_on' });
     if (!account.totp_secret) throw new AppError('invalid_input', 'start with totp_enroll');
     await s.limiter.assertTotpAllowed(account.reference_id);
     const step = await matchTotp(account.totp_secret, otp, null, s.clock.now());

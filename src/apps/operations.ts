@@ -11,7 +11,7 @@ import { requireAdministrator } from '../access/caller';
 import { authenticateRiding } from '../access/authenticate';
 import { findGroupsByReference } from '../store/groups';
 import { AppRow, deleteApp, findApp, findAppsByHost, forwardRide, insertApp, listApps } from '../store/apps';
-import { unlessFileManaged } from '../store/config-managed';
+import { unlessManaged } from '../managed/managed-by';
 import { ambiguousUnder, appFor, normalHost, under } from './rules';
 import { appKey, appRowOf, type NewAppInput } from './app-rows';
 import { isReference } from '../store/reference';
@@ -94,7 +94,7 @@ export function appOperations(s: Services): AppOperations {
       // A host whose apps a configuration file sets is the file's: an app of another path here
       // would change who passes there (a path app answers before the host's own).
       const neighbours = existing.map((other) => appKey({ host, paths: parseList(other.paths) }));
-      const row = await unlessFileManaged(s.store, actor.via, 'forward_app', neighbours, (tx) => insertApp(tx, wanted));
+      const row = await unlessManaged(s.store, actor.via, 'forward_app', neighbours, (tx) => insertApp(tx, wanted));
       await s.audit.record('app_added', actor, { account: null, app: row.reference_id, host });
       return view(s, row);
     },
@@ -110,7 +110,7 @@ export function appOperations(s: Services): AppOperations {
       requireAdministrator(actor, 'remove apps');
       const row = await resolveApp(s, app);
       const shown = await view(s, row);
-      await unlessFileManaged(s.store, actor.via, 'forward_app', appKey({ host: row.host, paths: parseList(row.paths) }), (tx) => deleteApp(tx, row.id));
+      await unlessManaged(s.store, actor.via, 'forward_app', appKey({ host: row.host, paths: parseList(row.paths) }), (tx) => deleteApp(tx, row.id));
       await s.audit.record('app_removed', actor, { account: null, app: row.reference_id, host: row.host });
       return shown;
     },

@@ -7,12 +7,12 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { AppError, isAppError, messageFor } from '../errors';
+import { AppError, isAppError } from '../errors';
 import { CONFIG_SCHEMA, readConfigText } from '../core';
 import type { ConfigPlan as Plan } from '../core';
 import { withCore, wantsJson } from './context';
 import type { Io } from './io';
-import { emit } from './output';
+import { emit, errorLine } from './output';
 import { ExitWith } from './exit-codes';
 
 /** The file's text, and the name it is recorded by (its absolute path: the same from any folder). */
@@ -99,8 +99,7 @@ export function registerConfig(program: Command, io: Io): void {
         plan = await withCore(c, io, (core) => core.configFile.plan(core.shell, readConfigFile(file), path.resolve(file), io.env));
       } catch (err) {
         if (!isAppError(err)) throw err;
-        const message = messageFor(err, 'cli');
-        io.err(wantsJson(c) ? JSON.stringify({ error: { code: err.code, message } }) + '\n' : `gatehouse: ${message}\n`);
+        io.err(errorLine(err, wantsJson(c)));
         throw new ExitWith(1);
       }
       emit(io, wantsJson(c), plan, () => lines(plan));

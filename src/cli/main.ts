@@ -1,6 +1,7 @@
 /** The command line: one program, every command opening the same core as `serve`. */
 import { Command, CommanderError, Option } from 'commander';
-import { isAppError, messageFor } from '../errors';
+import { isAppError } from '../errors';
+import { errorLine } from './output';
 import { Config, loadConfig, settingOptions } from '../config';
 import { registerAction } from './action';
 import { registerAudit } from './audit';
@@ -130,8 +131,7 @@ export async function run(argv: string[], servers: Servers, io: Io = processIo):
       return EXIT.usage;
     }
     if (isAppError(thrown)) {
-      const message = messageFor(thrown, 'cli');
-      io.err(json ? JSON.stringify({ error: { code: thrown.code, message } }) + '\n' : `gatehouse: ${message}\n`);
+      io.err(errorLine(thrown, json));
       return EXIT_CODE[thrown.code];
     }
     const e = thrown as NodeJS.ErrnoException;

@@ -1,4 +1,5 @@
 /** Printing: one JSON document with --json, aligned human text without. */
+import { type AppError, messageFor } from '../errors';
 import type { Io } from './io';
 
 export function table(rows: ReadonlyArray<ReadonlyArray<string>>): string {
@@ -22,4 +23,13 @@ export function keyValues(pairs: ReadonlyArray<[string, string | number | boolea
 
 export function emit(io: Io, json: boolean, doc: unknown, human: () => string): void {
   io.out(json ? JSON.stringify(doc, null, 2) + '\n' : human());
+}
+
+/**
+ * An error as the shell says it, one line for stderr: `gatehouse: <message>`, or with --json
+ * `{"error":{"code","message","reason"}}`, `reason` being the rule that refused, when one did.
+ */
+export function errorLine(err: AppError, json: boolean): string {
+  const message = messageFor(err, 'cli');
+  return json ? JSON.stringify({ error: { code: err.code, message, ...(err.reason ? { reason: err.reason } : {}) } }) + '\n' : `gatehouse: ${message}\n`;
 }

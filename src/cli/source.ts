@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import { AppError } from '../errors';
+import { AppError, reworded } from '../errors';
 import type { SourceView, SyncReport } from '../core';
 import { withCore, wantsJson } from './context';
 import type { Io } from './io';
@@ -101,7 +101,7 @@ export function registerSource(program: Command, io: Io): void {
         io,
       ).catch((err: unknown) => {
         throw err instanceof AppError
-          ? new AppError(err.code, err.message.replace(/--password-/g, '--bind-password-').replace('the password', 'the bind password'))
+          ? reworded(err, err.message.replace(/--password-/g, '--bind-password-').replace('the password', 'the bind password'))
           : err;
       });
       await withCore(c, io, async (core) => {

@@ -11,7 +11,7 @@ import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { requireAdministrator } from '../access/caller';
 import { isReference } from '../store/reference';
-import { unlessFileManaged } from '../store/config-managed';
+import { unlessManaged } from '../managed/managed-by';
 import {
   deleteWebhook,
   findWebhook,
@@ -126,7 +126,7 @@ export function deliveryOperations(s: Services): DeliveryOperations {
       // A second endpoint of a URL a configuration file manages would leave the file two to choose from.
       const sameUrl = (await listWebhooks(s.store.root)).filter((w) => w.url === url).map((w) => w.reference_id);
       const secret = newSecret();
-      const row = await unlessFileManaged(s.store, actor.via, 'webhook', sameUrl, (tx) =>
+      const row = await unlessManaged(s.store, actor.via, 'webhook', sameUrl, (tx) =>
         insertWebhook(tx, { url, description, events: JSON.stringify(events), secret }),
       );
       await s.audit.record('webhook_added', actor, { account: null, webhook: row.reference_id, events: events.join(',') || '*' });
@@ -144,7 +144,7 @@ export function deliveryOperations(s: Services): DeliveryOperations {
       requireAdministrator(actor, 'remove webhooks');
       const row = await find(id);
       const shown = await one(row);
-      const deleted = await unlessFileManaged(s.store, actor.via, 'webhook', row.reference_id, (tx) => deleteWebhook(tx, row.id));
+      const deleted = await unlessManaged(s.store, actor.via, 'webhook', row.reference_id, (tx) => deleteWebhook(tx, row.id));
       if (!deleted) throw new AppError('not_found', `no webhook ${id}`);
       await s.audit.record('webhook_removed', actor, { account: null, webhook: row.reference_id });
       return shown;
@@ -153,7 +153,7 @@ export function deliveryOperations(s: Services): DeliveryOperations {
       requireAdministrator(actor, 'change webhooks');
       const row = await find(id);
       const secret = newSecret();
-      await unlessFileManaged(s.store, actor.via, 'webhook', row.reference_id, (tx) => setWebhookSecret(tx, row.id, secret));
+      await unlessManaged(s.store, actor.via, 'webhook', row.reference_id, (tx) => setWebhookSecret(tx, row.id, secret));
       await s.audit.record('webhook_secret_rotated', actor, { account: null, webhook: row.reference_id });
       return { webhook: await one(row), secret };
     },

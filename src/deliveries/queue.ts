@@ -11,6 +11,7 @@ import type { MailMessage } from '../mail/mailer';
 import type { Store, Tx } from '../store/connection';
 import { findAccountByReference } from '../store/accounts';
 import { enqueue, listWebhooks, type NewDelivery, type WebhookRow } from '../store/deliveries';
+import type { EndingSignin } from '../store/logout';
 import { type AccountFacts, eventBody, eventTypeOf, subscribes } from './events';
 import { pushMessages, pushReads, type PushReads } from './scim-push';
 
@@ -19,6 +20,30 @@ export type MailTopic = 'verification' | 'reset' | 'unlock' | 'invitation' | 'em
 
 export async function queueMail(tx: Tx, message: MailMessage, topic: MailTopic): Promise<void> {
   await enqueue(tx, [{ kind: 'mail', topic, payload: JSON.stringify(message) }]);
+}
+
+export const LOGOUT_TOPIC = 'backchannel_logout';
+
+/** What a back-channel logout message carries; the logout token is signed when it is sent (oidc/logout.ts). */
+export interface LogoutMessage {
+  client_id: string;
+  /** The account's reference id (the ID tokens' sub). */
+  sub: string;
+  /** The Gatehouse session (the ID tokens' sid). */
+  sid: string;
+}
+
+/** A logout message per sign-in whose client has a back-channel logout URI, in the caller's transaction; answers how many. */
+export async function queueLogouts(tx: Tx, signins: readonly EndingSignin[]): Promise<number> {
+  const messages: NewDelivery[] = signins
+    .filter((r) => typeof (JSON.parse(r.metadata) as { backchannel_logout_uri?: unknown }).backchannel_logout_uri === 'string')
+    .map((r) => ({
+      kind: 'logout',
+      topic: LOGOUT_TOPIC,
+      payload: JSON.stringify({ client_id: r.client_id, sub: r.sub, sid: r.sid } satisfies LogoutMessage),
+    }));
+  await enqueue(tx, messages);
+  return messages.length;
 }
 
 /** The endpoints and targets events' messages are made for: read once for all the events audited together (Audit.recordAll). */

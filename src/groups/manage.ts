@@ -3,7 +3,7 @@
  * group is named by its name or its reference_id. Deleting goes through the record API's use case.
  */
 import { AppError, denied } from '../errors';
-import type { Actor } from '../actor';
+import type { Actor, Via } from '../actor';
 import type { Services } from '../services';
 import { can } from '../permission/check';
 import { requireAdministrator } from '../access/caller';
@@ -30,8 +30,7 @@ import { findAccountById } from '../store/accounts';
 import { validateName, type NameOrigin } from '../accounts/validate';
 import { isReference } from '../store/reference';
 import { assertGroupNameFree, groupNameKey, type GroupNameIndex } from './names';
-import { assertNotFileManaged } from '../store/config-managed';
-import { assertGroupNotSourceManaged } from '../store/sources';
+import { assertNotManaged } from '../managed/managed-by';
 
 const RESERVED_GROUP_NAMES = new Set(['administrators', 'users']);
 
@@ -104,15 +103,14 @@ export async function deleteGroup(s: Services, actor: Actor, referenceId: string
 }
 
 /** deleteGroup inside the caller's transaction: the group as it was, for auditGroupDeleted once it has committed. */
-export async function deleteGroupIn(tx: Tx, referenceId: string, via = 'cli'): Promise<GroupRow> {
+export async function deleteGroupIn(tx: Tx, referenceId: string, via: Via = 'cli'): Promise<GroupRow> {
   // Serialized with every configuration file's apply: the check below and the deletion are one step.
   await lockAccounts(tx);
   const found = await findGroupByReference(tx, referenceId);
   if (!found) throw new AppError('not_found', 'no such group');
   assertNotSystemGroup(found, 'delete');
-  await assertNotFileManaged(tx, via, 'group', found.name);
-  // A directory source's group is removed by its sync (the directory no longer has it), by no one else.
-  if (via !== 'source') await assertGroupNotSourceManaged(tx, found.id, 'name and existence');
+  // A file's group is removed by an apply; a directory source's by its sync (the directory no longer has it), by no one else.
+  await assertNotManaged(tx, via, { kind: 'group', id: found.id, name: found.name, part: 'name and existence' });
   await deleteRow(tx, 'usergroup', found.id);
   return found;
 }
@@ -137,9 +135,8 @@ export async function renameGroupIn(tx: Tx, actor: Actor, referenceId: string, n
   assertNotSystemGroup(found, 'update');
   if (found.name === name) return { group: found, changed: false };
   await lockAccounts(tx);
-  await assertNotFileManaged(tx, actor.via, 'group', found.name);
-  // A directory source's group has the directory's name: only its sync renames it.
-  if (actor.via !== 'source') await assertGroupNotSourceManaged(tx, found.id, 'name and existence');
+  // A file's group has the file's name, a directory source's the directory's: only an apply, or its sync, renames it.
+  await assertNotManaged(tx, actor.via, { kind: 'group', id: found.id, name: found.name, part: 'name and existence' });
   await assertGroupNameFree(tx, name, found.id);
   await updateRow(tx, 'usergroup', found.id, { name });
   return { group: (await findGroupByReference(tx, referenceId))!, changed: true };
@@ -162,7 +159,7 @@ export async function setGroupExternalIdIn(tx: Tx, actor: Actor, referenceId: st
 
 /** System groups (administrators, users) are part of the permission model: never changed or deleted. */
 export function assertNotSystemGroup(row: { system_role: string | null }, op: 'update' | 'delete'): void {
-  if (row.system_role) throw new AppError('forbidden', `system groups cannot be ${op === 'update' ? 'changed' : 'deleted'}`);
+  if (row.system_role) throw new AppError('forbidden', `system groups cannot be ${op === 'update' ? 'changed' : 'deleted'}`, { reason: 'system_group' });
 }
 
 export async function resolveGroup(tx: Tx, nameOrId: string): Promise<GroupRow> {

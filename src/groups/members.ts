@@ -17,7 +17,7 @@ import { isMember, membersOf, type GroupRow, type MemberRow } from '../store/gro
 import { readGuarded, readWorld, type GuardedRow } from '../store/guarded-rows';
 import { makeAdministrator, removeAdministrator } from '../accounts/administrators';
 import { isReference } from '../store/reference';
-import { assertGroupNotSourceManaged } from '../store/sources';
+import { assertNotManaged } from '../managed/managed-by';
 
 export type MemberChange = 'add' | 'remove';
 
@@ -39,8 +39,10 @@ export async function assertMayChangeMembers(tx: Tx, principal: Principal, group
   const [table, membership] = await Promise.all([readWorld(tx, 'usergroup'), readWorld(tx, 'membership')]);
   if (!can(principal, 'update', table.guard) || !can(principal, 'update', group.guard)) throw denied(isGuest(principal), 'change the members of this group');
   if (!can(principal, 'refer', membership.guard)) throw denied(isGuest(principal), 'refer to memberships');
-  if (group.row.system_role === 'users') throw new AppError('forbidden', 'every account is a member of users; its members are not changed by hand');
-  if (group.row.system_role === 'administrators' && !principal.isAdmin) throw new AppError('forbidden', 'only administrators change who administers');
+  if (group.row.system_role === 'users')
+    throw new AppError('forbidden', 'every account is a member of users; its members are not changed by hand', { reason: 'users_group_fixed' });
+  if (group.row.system_role === 'administrators' && !principal.isAdmin)
+    throw new AppError('forbidden', 'only administrators change who administers', { reason: 'administrators_only' });
 }
 
 async function accountsByReference(tx: Tx, references: readonly string[]): Promise<Array<{ id: number; reference_id: string }>> {
@@ -84,10 +86,10 @@ export async function changeMembersIn(
   const group = await readableGroup(tx, actor.principal, groupReference);
   await assertMayChangeMembers(tx, actor.principal, group);
   // A directory source's group has the directory's members (a change here would be undone by the next sync).
-  if (actor.via !== 'source') await assertGroupNotSourceManaged(tx, group.row.id, 'members');
+  await assertNotManaged(tx, actor.via, { kind: 'group', id: group.row.id, name: group.row.name, part: 'members' });
   // Who administers is never a provisioning service's to change (no SCIM token makes or ends an administrator).
   if (group.row.system_role === 'administrators' && actor.via === 'scim') {
-    throw new AppError('forbidden', 'SCIM does not change who administers (use the shell or the console)');
+    throw new AppError('forbidden', 'SCIM does not change who administers (use the shell or the console)', { reason: 'scim_may_not_touch_administrators' });
   }
   const accounts = await accountsByReference(tx, accountReferences);
   const permission = (await readWorld(tx, 'membership')).row.default_permission;

@@ -14,8 +14,7 @@ import type { Tx } from '../store/connection';
 import { lockAccounts } from '../store/accounts';
 import { findGroupByReference, isManagedGroup, type GroupRow } from '../store/groups';
 import { isReference } from '../store/reference';
-import { assertNotFileManaged } from '../store/config-managed';
-import { assertGroupNotSourceManaged } from '../store/sources';
+import { assertNotManaged } from '../managed/managed-by';
 import { addNesting, removeNestings } from '../store/nesting';
 import { assertMayChangeMembers, readableGroup, type MemberChange } from './members';
 
@@ -44,13 +43,12 @@ export async function changeNestingIn(
   change: MemberChange,
 ): Promise<{ group: GroupRow; changed: GroupRow[] }> {
   const parent = await readableGroup(tx, actor.principal, parentReference);
-  // A group a configuration file manages has the groups inside it the file says.
-  await assertNotFileManaged(tx, actor.via, 'group', parent.row.name);
-  // So does a directory source's group (the groups inside it are the directory's nesting). A
-  // source's group may still go inside a group made here: that is the outer group's change.
-  if (actor.via !== 'source') await assertGroupNotSourceManaged(tx, parent.row.id, 'inner groups');
+  // A group a configuration file manages has the groups inside it the file says; so does a
+  // directory source's group (the groups inside it are the directory's nesting). A source's group
+  // may still go inside a group made here: that is the outer group's change.
+  await assertNotManaged(tx, actor.via, { kind: 'group', id: parent.row.id, name: parent.row.name, part: 'inner groups' });
   if (change === 'add' && parent.row.system_role === 'administrators') {
-    throw new AppError('forbidden', 'no group goes inside administrators: it holds named people only');
+    throw new AppError('forbidden', 'no group goes inside administrators: it holds named people only', { reason: 'administrators_holds_people' });
   }
   await assertMayChangeMembers(tx, actor.principal, parent);
   const parentManaged = change === 'add' && (await isManagedGroup(tx, parent.row.id));
@@ -73,11 +71,13 @@ export async function changeNestingIn(
   const changed: GroupRow[] = [];
   for (const reference of references) {
     const child = (await readableGroup(tx, actor.principal, reference)).row;
-    if (child.system_role === 'users') throw new AppError('forbidden', 'the users group goes inside no group: it holds every account');
+    if (child.system_role === 'users')
+      throw new AppError('forbidden', 'the users group goes inside no group: it holds every account', { reason: 'users_group_fixed' });
     if (parentManaged && !(await isManagedGroup(tx, child.id))) {
       throw new AppError(
         'forbidden',
         `only managed groups go inside ${parent.row.name}: ${child.name} is an account's own group (its owner could otherwise put anyone in it)`,
+        { reason: 'account_group_not_nestable' },
       );
     }
     if (await addNesting(tx, parent.row.id, child.id, { parent: parent.row.name, child: child.name })) changed.push(child);

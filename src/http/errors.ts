@@ -48,7 +48,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
 
 /** RFC 7644 section 3.12's scimType: the reason the core gave, or the one SCIM names for the code. */
 function scimType(err: AppError): string | undefined {
-  if (err.reason) return err.reason;
+  if (err.scimType) return err.scimType;
   if (err.code === 'email_taken' || err.code === 'name_taken') return 'uniqueness';
   if (err.code === 'invalid_input') return 'invalidValue';
   return undefined;
@@ -74,7 +74,12 @@ export function toAppError(err: unknown): AppError | null {
 export function errorBody(style: ErrorStyle, err: AppError): unknown {
   if (style === 'html') return errorPage(err.message, err.code === 'not_found' ? 'Page not found' : undefined);
   if (style === 'action') {
-    return [{ ResponseType: 'client.notify', Attributes: { type: 'error', title: 'failed', message: err.message, code: err.code } }];
+    return [
+      {
+        ResponseType: 'client.notify',
+        Attributes: { type: 'error', title: 'failed', message: err.message, code: err.code, ...(err.reason ? { reason: err.reason } : {}) },
+      },
+    ];
   }
   if (style === 'scim') {
     // RFC 7644 section 3.12: the status as a string, scimType where SCIM names the reason.
@@ -85,7 +90,8 @@ export function errorBody(style: ErrorStyle, err: AppError): unknown {
       detail: err.message,
     };
   }
-  return { errors: [{ status: String(STATUS[err.code]), code: err.code, title: err.message }] };
+  // `reason` beside `code`: which rule refused (errors.ts REASONS), when one did.
+  return { errors: [{ status: String(STATUS[err.code]), code: err.code, ...(err.reason ? { reason: err.reason } : {}), title: err.message }] };
 }
 
 /** Routes pick their error body style; the outermost handler answers in it. */

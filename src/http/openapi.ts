@@ -5,7 +5,7 @@
  * creatable attributes, and the error catalogue with its statuses. Nothing here is written twice.
  */
 import { PAGE_SIZE, type ApiCatalog } from '../core';
-import { ERROR_CODES } from '../errors';
+import { ERROR_CODES, REASONS } from '../errors';
 import { STATUS } from './errors';
 import { JSONAPI } from './jsonapi';
 
@@ -51,13 +51,18 @@ export function openApiDocument(catalog: ApiCatalog, publicUrl: string): Schema 
           Attributes: {
             type: 'object',
             required: ['type', 'title', 'message', 'code'],
-            properties: { type: { const: 'error' }, title: { const: 'failed' }, message: { type: 'string' }, code: ref('ErrorCode') },
+            properties: { type: { const: 'error' }, title: { const: 'failed' }, message: { type: 'string' }, code: ref('ErrorCode'), reason: ref('Reason') },
             additionalProperties: false,
           },
         },
       },
     },
     ErrorCode: { type: 'string', enum: [...ERROR_CODES] },
+    Reason: {
+      type: 'string',
+      enum: Object.keys(REASONS),
+      description: 'which rule refused (docs/http-api.md lists them); on every forbidden, and on the codes that are one rule each',
+    },
     Errors: {
       type: 'object',
       required: ['errors'],
@@ -68,7 +73,7 @@ export function openApiDocument(catalog: ApiCatalog, publicUrl: string): Schema 
           items: {
             type: 'object',
             required: ['status', 'code', 'title'],
-            properties: { status: { type: 'string', pattern: '^[45][0-9]{2}$' }, code: ref('ErrorCode'), title: { type: 'string' } },
+            properties: { status: { type: 'string', pattern: '^[45][0-9]{2}$' }, code: ref('ErrorCode'), reason: ref('Reason'), title: { type: 'string' } },
             additionalProperties: false,
           },
         },

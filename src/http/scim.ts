@@ -31,7 +31,7 @@ function queryOf(ctx: Context): ScimQuery {
   const q: ScimQuery = {};
   for (const key of ['filter', 'startIndex', 'count', 'attributes', 'excludedAttributes'] as const) {
     const v = ctx.query[key];
-    if (Array.isArray(v)) throw new AppError('invalid_input', `${key} is given more than once`, { reason: 'invalidValue' });
+    if (Array.isArray(v)) throw new AppError('invalid_input', `${key} is given more than once`, { scimType: 'invalidValue' });
     if (v !== undefined) q[key] = v;
   }
   return q;

@@ -14,7 +14,6 @@ import type { Actor } from '../actor';
 import type { Tx } from '../store/connection';
 import {
   addMembership,
-  bumpAuthVersion,
   emailIsUsername,
   findAccountByEmailKey,
   insertAccount,
@@ -28,10 +27,11 @@ import {
 import { findGroupsByName, isMember, type GroupRow } from '../store/groups';
 import { addNesting } from '../store/nesting';
 import { readWorld } from '../store/guarded-rows';
-import { assertNotFileManaged } from '../store/config-managed';
-import { assertGroupNotSourceManaged, sourceOfAccount } from '../store/sources';
+import { assertNotManaged } from '../managed/managed-by';
+import { sourceOfAccount } from '../store/sources';
 import { createGroupIn, parseSentGroupName } from '../groups/manage';
 import { applyDisabled } from '../accounts/lifecycle';
+import { bumpAuthVersion } from '../accounts/session-ends';
 import { usernameFor } from '../accounts/usernames';
 import { checkedSkeleton } from '../accounts/lookalikes';
 import type { ImportFormat, SourceGroup } from './source';
@@ -76,9 +76,9 @@ export async function writeGroups(
       const name = parseSentGroupName(g.name);
       const existing = (await findGroupsByName(tx, name)).find(managed);
       if (existing) {
-        await assertNotFileManaged(tx, actor.via, 'group', existing.name);
-        // A directory source's group: its members are the directory's (a sync would take them out again).
-        await assertGroupNotSourceManaged(tx, existing.id, 'members');
+        // People join it and groups go inside it: a file's group has the inner groups the file says; a
+        // directory source's group, the directory's members (a sync would take them out again).
+        await assertNotManaged(tx, actor.via, { kind: 'group', id: existing.id, name: existing.name, part: ['members', 'inner groups'] });
         map.set(g.key, existing);
         outcomes.push({ name: existing.name, outcome: 'existing' });
       } else {

@@ -15,7 +15,8 @@ import type { Services } from '../services';
 import { newShellSafeId } from '../auth/ids';
 import type { Tx } from '../store/connection';
 import { deleteClient, findClient, insertClient, listClients, OidcClientRow, setClientSecret, updateClient } from '../store/oidc';
-import { assertNotFileManaged, unlessFileManaged } from '../store/config-managed';
+import { assertNotManaged, unlessManaged } from '../managed/managed-by';
+import { lockAccounts } from '../store/accounts';
 import { resolveGateGroup } from '../groups/manage';
 import { findGroupsByReference } from '../store/groups';
 import { checkTargetUrl, outboundUrl, targetPolicy, withoutUserinfo } from '../runtime/targets';
@@ -320,37 +321,51 @@ export async function addClient(s: Services, actor: Actor, input: NewClient): Pr
 
 /** Changes whether a client needs two factors and where its sessions' ends are told. */
 export async function changeClient(s: Services, actor: Actor, clientId: string, changes: ClientChanges): Promise<ClientView> {
-  const row = await findClient(s.store.root, clientId);
-  if (!row) throw new AppError('not_found', `no client ${clientId.slice(0, 64)}`);
-  await assertNotFileManaged(s.store.root, actor.via, 'oidc_client', clientId);
-  if (changes.twoFactor === undefined && changes.backchannelLogoutUri === undefined && changes.idTokenClaims === undefined) {
-    throw new AppError(
-      'invalid_input',
-      'say what to change: {--two-factor} on|off, {--backchannel-logout-uri} URL (or ""), {--id-token-claims} CLAIM,… (or "")',
-    );
-  }
-  const m = JSON.parse(row.metadata) as Metadata;
-  const browser = grantsOf(m).includes('authorization_code');
-  if (!browser && (changes.twoFactor || changes.backchannelLogoutUri)) {
-    throw new AppError('invalid_input', 'this client has no browser sign-in ({--redirect-uri}): it has no session to ask more of or to end');
-  }
+  // The address is checked (a DNS answer, maybe) before the transaction, which so holds the lock
+  // through no wait on the network; a refusal of it is said after the checks below, as it always was.
+  const logoutTo = changes.backchannelLogoutUri
+    ? await logoutUri(s, changes.backchannelLogoutUri).then(
+        (uri) => ({ uri }),
+        (err: unknown) => ({ err }),
+      )
+    : { uri: changes.backchannelLogoutUri };
   const idTokenClaims = changes.idTokenClaims === undefined ? undefined : parseIdTokenClaims(changes.idTokenClaims);
-  if (idTokenClaims?.length && !browser && !grantsOf(m).includes('device_code')) {
-    throw new AppError('invalid_input', 'this client has no browser or device sign-in: it gets no ID token to put claims in');
-  }
-  let next: Metadata = m;
-  if (changes.backchannelLogoutUri !== undefined) {
-    const { backchannel_logout_uri: _old, ...rest } = next;
-    next = changes.backchannelLogoutUri === '' ? rest : { ...rest, backchannel_logout_uri: await logoutUri(s, changes.backchannelLogoutUri) };
-  }
-  if (idTokenClaims !== undefined) {
-    const { id_token_claims: _old, ...rest } = next;
-    next = idTokenClaims.length === 0 ? rest : { ...rest, id_token_claims: idTokenClaims };
-  }
-  const metadata = next === m ? undefined : JSON.stringify(next);
-  await unlessFileManaged(s.store, actor.via, 'oidc_client', clientId, async (tx) => {
-    if (metadata !== undefined) await updateClient(tx, clientId, { metadata });
+  // The client is read, checked and written in one transaction under the accounts lock (as every
+  // apply and removal is): a change, a removal or an apply at the same moment comes wholly before
+  // or after this one, so metadata read before another change is never written back over it.
+  const changed = await s.store.transaction(async (tx) => {
+    await lockAccounts(tx);
+    const row = await findClient(tx, clientId);
+    if (!row) throw new AppError('not_found', `no client ${clientId.slice(0, 64)}`);
+    await assertNotManaged(tx, actor.via, { kind: 'oidc_client', name: clientId });
+    if (changes.twoFactor === undefined && changes.backchannelLogoutUri === undefined && changes.idTokenClaims === undefined) {
+      throw new AppError(
+        'invalid_input',
+        'say what to change: {--two-factor} on|off, {--backchannel-logout-uri} URL (or ""), {--id-token-claims} CLAIM,… (or "")',
+      );
+    }
+    const m = JSON.parse(row.metadata) as Metadata;
+    const browser = grantsOf(m).includes('authorization_code');
+    if (!browser && (changes.twoFactor || changes.backchannelLogoutUri)) {
+      throw new AppError('invalid_input', 'this client has no browser sign-in ({--redirect-uri}): it has no session to ask more of or to end');
+    }
+    if (idTokenClaims?.length && !browser && !grantsOf(m).includes('device_code')) {
+      throw new AppError('invalid_input', 'this client has no browser or device sign-in: it gets no ID token to put claims in');
+    }
+    if ('err' in logoutTo) throw logoutTo.err;
+    let next: Metadata = m;
+    if (logoutTo.uri !== undefined) {
+      const { backchannel_logout_uri: _old, ...rest } = next;
+      next = logoutTo.uri === '' ? rest : { ...rest, backchannel_logout_uri: logoutTo.uri };
+    }
+    if (idTokenClaims !== undefined) {
+      const { id_token_claims: _old, ...rest } = next;
+      next = idTokenClaims.length === 0 ? rest : { ...rest, id_token_claims: idTokenClaims };
+    }
+    if (next !== m) await updateClient(tx, clientId, { metadata: JSON.stringify(next) });
     if (changes.twoFactor !== undefined) await updateClient(tx, clientId, { two_factor: changes.twoFactor });
+    // The client as this change left it: a removal right after must not turn a change made into a "not found".
+    return clientView(s, (await findClient(tx, clientId))!, tx);
   });
   forgetClient(s, clientId);
   await s.audit.record('client_changed', actor, {
@@ -360,7 +375,7 @@ export async function changeClient(s: Services, actor: Actor, clientId: string, 
     ...(changes.backchannelLogoutUri === undefined ? {} : { backchannel_logout: changes.backchannelLogoutUri === '' ? 'off' : 'on' }),
     ...(idTokenClaims === undefined ? {} : { id_token_claims: idTokenClaims.join(',') || 'none' }),
   });
-  return showClient(s, clientId);
+  return changed;
 }
 
 /**
@@ -395,7 +410,9 @@ export async function listClientViews(s: Services): Promise<ClientView[]> {
 
 export async function removeClient(s: Services, actor: Actor, clientId: string): Promise<ClientView> {
   const view = await showClient(s, clientId);
-  await unlessFileManaged(s.store, actor.via, 'oidc_client', clientId, (tx) => deleteClient(tx, clientId));
+  // Decided by the delete, not by the read above: of two removals at once, one removes it.
+  const removed = await unlessManaged(s.store, actor.via, 'oidc_client', clientId, (tx) => deleteClient(tx, clientId));
+  if (!removed) throw new AppError('not_found', `no client ${clientId.slice(0, 64)}`);
   forgetClient(s, clientId);
   await s.audit.record('client_removed', actor, { account: null, client_id: clientId });
   return view;
@@ -405,7 +422,7 @@ export async function rotateClientSecret(s: Services, actor: Actor, clientId: st
   const view = await showClient(s, clientId);
   if (view.public) throw new AppError('invalid_input', 'a public client has no secret');
   const secret = newClientSecret();
-  await unlessFileManaged(s.store, actor.via, 'oidc_client', clientId, (tx) => setClientSecret(tx, clientId, secret));
+  await unlessManaged(s.store, actor.via, 'oidc_client', clientId, (tx) => setClientSecret(tx, clientId, secret));
   forgetClient(s, clientId);
   await s.audit.record('client_secret_rotated', actor, { account: null, client_id: clientId });
   return { client_id: clientId, client_secret: secret };

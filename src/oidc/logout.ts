@@ -1,11 +1,11 @@
 /**
  * Back-channel logout (OpenID Connect Back-Channel Logout 1.0): when a session ends, however it
- * ends, the store queues a message per client it signed in to (store/logout.ts, in the same
- * transaction); the sender turns each into a logout token here, when it is sent, and POSTs it.
+ * ends, a message per client it signed in to is queued in the same transaction
+ * (accounts/session-ends.ts); the sender turns each into a logout token here, when it is sent, and POSTs it.
  */
 import type { Store } from '../store/connection';
 import type { TokenService } from '../auth/tokens';
-import type { LogoutMessage } from '../store/logout';
+import type { LogoutMessage } from '../deliveries/queue';
 import { findClient } from '../store/oidc';
 
 /** The sender's LogoutSigner: the client's logout URI and a token for it, or null when the client is gone or stopped asking. */

@@ -6,7 +6,7 @@ import type { Services } from '../services';
 import { bit, decode, Decoded, parsePermission } from '../permission/bits';
 import type { ActionRow } from '../store/guarded-rows';
 import { listActions, updateRow } from '../store/records';
-import { unlessFileManaged } from '../store/config-managed';
+import { unlessManaged } from '../managed/managed-by';
 
 export interface ActionPermissionView {
   action: string;
@@ -54,7 +54,7 @@ export async function setActionPermissionByName(
         : row.permission & ~bit('guest', 'execute')
       : parsePermission(change.value, '{--value}');
   if (next !== row.permission) {
-    await unlessFileManaged(s.store, actor.via, 'action', `${row.on_type}/${row.action_name}`, (tx) => updateRow(tx, 'action', row.id, { permission: next }));
+    await unlessManaged(s.store, actor.via, 'action', `${row.on_type}/${row.action_name}`, (tx) => updateRow(tx, 'action', row.id, { permission: next }));
     await s.audit.record('permission_changed', actor, { account: null, record_type: 'action', record: row.reference_id, permission: next });
   }
   return { before: actionView(row), after: actionView({ ...row, permission: next }), changed: next !== row.permission };

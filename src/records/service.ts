@@ -132,7 +132,7 @@ export async function getRecord(s: Services, principal: Principal | Promise<Prin
 }
 
 export async function createRecord(s: Services, actor: Actor, type: RecordType, attributes: Record<string, unknown>): Promise<RecordView> {
-  if (!type.create) throw new AppError('forbidden', `${type.name} records are built in and cannot be created`);
+  if (!type.create) throw new AppError('forbidden', `${type.name} records are built in and cannot be created`, { reason: 'built_in_records' });
   const created = await type.create(s, actor, attributes);
   // A guest who signed up this way may not read the row: answer with what it just gave. (Only that
   // refusal: a store outage after the commit is a 503, not a success with made-up fields.)
@@ -149,7 +149,8 @@ function parseChanges(type: RecordType, principal: Principal, attributes: Record
     const field = Object.hasOwn(type.fields, key) ? type.fields[key] : undefined;
     const known = field !== undefined || type.protectedFields.includes(key);
     if (!known) throw new AppError('invalid_input', `unknown attribute ${key.slice(0, 40)} for ${type.name}`);
-    if ((field === undefined || field.writer === 'administrators') && !principal.isAdmin) throw new AppError('forbidden', `${key} cannot be changed by you`);
+    if ((field === undefined || field.writer === 'administrators') && !principal.isAdmin)
+      throw new AppError('forbidden', `${key} cannot be changed by you`, { reason: 'field_not_writable' });
     if (field === undefined) throw new AppError('invalid_input', `${key} cannot be written through the record API`);
   }
   for (const [key, value] of Object.entries(attributes)) changes[key] = type.fields[key].parse(value, key);
@@ -195,7 +196,7 @@ export async function updateRecord(s: Services, actor: Actor, type: RecordType, 
 
 export async function deleteRecord(s: Services, actor: Actor, type: RecordType, id: string): Promise<void> {
   const remove = type.remove;
-  if (!remove) throw new AppError('forbidden', `${type.name} records are built in and cannot be deleted`);
+  if (!remove) throw new AppError('forbidden', `${type.name} records are built in and cannot be deleted`, { reason: 'built_in_records' });
   const events = await s.store.transaction(async (tx) => remove(tx, await loadForWrite(tx, actor.principal, type, id, 'delete')));
   await auditAll(s, actor, events);
 }

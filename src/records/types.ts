@@ -5,8 +5,7 @@
  * groups stay as they are; deleting an account takes its dedicated group). Nothing outside these
  * lists is ever read from a request or serialized.
  */
-import { assertNotFileManaged } from '../store/config-managed';
-import { assertGroupNotSourceManaged, assertNotSourceManaged } from '../store/sources';
+import { assertNotManaged } from '../managed/managed-by';
 import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { AuditEvent } from '../audit-events';
@@ -116,7 +115,7 @@ const userAccount: RecordType = {
       if (SIGNUP_ATTRIBUTES.includes(key)) continue;
       const known = Object.hasOwn(userAccount.fields, key) || userAccount.protectedFields.includes(key) || userAccount.attributes.includes(key);
       if (!known) throw new AppError('invalid_input', `unknown attribute ${key.slice(0, 40)} for user_account`);
-      throw new AppError('forbidden', `${key} cannot be set when creating an account (send ${SIGNUP_ATTRIBUTES.join(', ')})`);
+      throw new AppError('forbidden', `${key} cannot be set when creating an account (send ${SIGNUP_ATTRIBUTES.join(', ')})`, { reason: 'field_not_writable' });
     }
     // The same gate and the same code as signup: closing signup closes this door too.
     const created = await createAccount(s, actor, parseNewAccount(attributes, s.config.passwordMinLength));
@@ -127,7 +126,7 @@ const userAccount: RecordType = {
     const events: WriteEvent[] = [];
     // Name and username are a directory source's, for the people it brought.
     if (columns.username !== undefined || columns.name !== undefined)
-      await assertNotSourceManaged(tx, Number(row.id), columns.name !== undefined ? 'name' : 'username');
+      await assertNotManaged(tx, 'http', { kind: 'account', id: Number(row.id), part: columns.name !== undefined ? 'name' : 'username' });
     // Unique: checked under the accounts' lock this update holds (locksAccounts).
     if (columns.username !== undefined && columns.username !== row.username) {
       if (await usernameInUse(tx, String(columns.username), Number(row.id)))
@@ -144,7 +143,7 @@ const userAccount: RecordType = {
   },
   async remove(tx, row) {
     // The account is gone when the event is announced: its address and name travel with it.
-    const about = await deleteAccountIn(tx, { id: row.id, reference_id: row.reference_id, email: String(row.email), name: String(row.name) });
+    const about = await deleteAccountIn(tx, 'http', { id: row.id, reference_id: row.reference_id, email: String(row.email), name: String(row.name) });
     return [{ event: 'account_deleted', account: row.reference_id, about }];
   },
 };
@@ -175,10 +174,13 @@ const usergroup: RecordType = {
     assertNotSystemGroup({ system_role: row.system_role ? String(row.system_role) : null }, op === 'update' ? 'update' : 'delete');
   },
   async update(tx, row, changes) {
-    // A group a configuration file manages is the file's to change.
-    await assertNotFileManaged(tx, 'http', 'group', String(row.name));
-    // A directory source's group has the directory's name.
-    if (changes.name !== undefined) await assertGroupNotSourceManaged(tx, row.id, 'name and existence');
+    // A group a configuration file manages is the file's to change; a directory source's has the directory's name.
+    await assertNotManaged(tx, 'http', {
+      kind: 'group',
+      id: row.id,
+      name: String(row.name),
+      part: changes.name !== undefined ? 'name and existence' : 'settings',
+    });
     // A rename (a dedicated group's too) may not take a managed group's name or a look-alike of it.
     if (typeof changes.name === 'string') await assertGroupNameFree(tx, changes.name, row.id);
     await updateRow(tx, 'usergroup', row.id, changes);
@@ -189,8 +191,7 @@ const usergroup: RecordType = {
     return [];
   },
   async remove(tx, row) {
-    await assertNotFileManaged(tx, 'http', 'group', String(row.name));
-    await assertGroupNotSourceManaged(tx, row.id, 'name and existence');
+    await assertNotManaged(tx, 'http', { kind: 'group', id: row.id, name: String(row.name), part: 'name and existence' });
     await deleteRow(tx, 'usergroup', row.id);
     return [{ event: 'group_deleted', account: null, details: { group: row.reference_id, group_name: String(row.name) } }];
   },
@@ -205,7 +206,7 @@ const action: RecordType = {
   protectedFields: ['on_type', 'action_name', ...IDS],
   async update(tx, row, changes) {
     // Who may run an action a configuration file manages is the file's to say.
-    if ('permission' in changes) await assertNotFileManaged(tx, 'http', 'action', `${String(row.on_type)}/${String(row.action_name)}`);
+    if ('permission' in changes) await assertNotManaged(tx, 'http', { kind: 'action', name: `${String(row.on_type)}/${String(row.action_name)}` });
     await updateRow(tx, 'action', row.id, changes);
     return [];
   },

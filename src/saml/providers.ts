@@ -12,7 +12,7 @@ import type { Services } from '../services';
 import { newShellSafeId } from '../auth/ids';
 import { resolveGateGroup } from '../groups/manage';
 import { findGroupsByReference } from '../store/groups';
-import { unlessFileManaged } from '../store/config-managed';
+import { unlessManaged } from '../managed/managed-by';
 import type { Tx } from '../store/connection';
 import { deleteSamlSp, findSamlSp, insertSamlSp, listSamlSps, type SamlSpRow, setSamlSpTwoFactor } from '../store/saml';
 import { browserUrl, withoutUserinfo } from '../runtime/targets';
@@ -301,7 +301,7 @@ export const listSpViews = async (s: Services): Promise<SamlSpView[]> => Promise
 /** Sets whether sign-ins to a service provider need two factors. */
 export async function setSpTwoFactor(s: Services, actor: Actor, idOrEntity: string, twoFactor: boolean): Promise<SamlSpView> {
   const row = await findSp(s, idOrEntity);
-  await unlessFileManaged(s.store, actor.via, 'saml_sp', row.entity_id, (tx) => setSamlSpTwoFactor(tx, row.id, twoFactor));
+  await unlessManaged(s.store, actor.via, 'saml_sp', row.entity_id, (tx) => setSamlSpTwoFactor(tx, row.id, twoFactor));
   await s.audit.record('saml_sp_changed', actor, { account: null, sp: row.id, two_factor: twoFactor ? 'on' : 'off' });
   return showSp(s, row.id);
 }
@@ -309,7 +309,7 @@ export async function setSpTwoFactor(s: Services, actor: Actor, idOrEntity: stri
 export async function removeSp(s: Services, actor: Actor, idOrEntity: string): Promise<SamlSpView> {
   const row = await findSp(s, idOrEntity);
   const view = await spView(s, row);
-  await unlessFileManaged(s.store, actor.via, 'saml_sp', row.entity_id, (tx) => deleteSamlSp(tx, row.id));
+  await unlessManaged(s.store, actor.via, 'saml_sp', row.entity_id, (tx) => deleteSamlSp(tx, row.id));
   await s.audit.record('saml_sp_removed', actor, { account: null, sp: row.id, entity_id: row.entity_id });
   return view;
 }

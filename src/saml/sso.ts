@@ -181,12 +181,14 @@ export async function continueSignin(s: Services, actor: Actor, handle: string):
   const claims = await claimsOf(s, sub);
   if (!claims) {
     s.counters.saml.refused = (s.counters.saml.refused ?? 0) + 1;
-    throw new AppError('forbidden', 'this account is disabled');
+    throw new AppError('forbidden', 'this account is disabled', { reason: 'account_disabled' });
   }
   if (!(await passesGate(s.store.root, sub, sp.allowedGroups))) {
     s.counters.saml.refused = (s.counters.saml.refused ?? 0) + 1;
     await s.audit.record('saml_signin', actor, { account: sub, sp: sp.id, outcome: 'not_allowed' }, 'warn');
-    throw new AppError('forbidden', `this account may not sign in to ${sp.name}: it is open to members of certain groups only`);
+    throw new AppError('forbidden', `this account may not sign in to ${sp.name}: it is open to members of certain groups only`, {
+      reason: 'not_in_allowed_groups',
+    });
   }
   // Asked on every visit of the handle, until the session stands on two factors: going back to
   // it, or opening it again, never skips the step.

@@ -37,9 +37,9 @@ const GROUP_ATTRIBUTES: Record<string, GroupColumn> = {
 /** What the one email's sub-attributes always are (for value filters like `[type eq "work"]`). */
 const EMAIL_FACTS: Record<string, string | boolean> = { type: 'work', primary: true };
 
-const invalid = (why: string) => new AppError('invalid_input', why, { reason: 'invalidFilter' });
+const invalid = (why: string) => new AppError('invalid_input', why, { scimType: 'invalidFilter' });
 const unknownPath = (path: string) =>
-  new AppError('invalid_input', `the filter names ${path.slice(0, 100)}, which cannot be filtered on`, { reason: 'invalidPath' });
+  new AppError('invalid_input', `the filter names ${path.slice(0, 100)}, which cannot be filtered on`, { scimType: 'invalidPath' });
 
 const TIME_COLUMNS = new Set(['created', 'modified']);
 

@@ -37,8 +37,8 @@ export async function nestIn(
     const { group, changed } = await changeNestingIn(tx, actor, parentReference, childReferences, change);
     return { group, changed, change };
   } catch (err) {
-    if (isAppError(err) && err.code === 'conflict' && err.reason === undefined) {
-      throw new AppError('conflict', err.template, { reason: 'invalidValue', cause: err });
+    if (isAppError(err) && err.code === 'conflict' && err.scimType === undefined) {
+      throw new AppError('conflict', err.template, { scimType: 'invalidValue', cause: err });
     }
     throw err;
   }

@@ -73,7 +73,7 @@ export interface ScimOperations {
 function page(q: ScimQuery): { startIndex: number; count: number } {
   const int = (v: string | undefined, fallback: number) => {
     if (v === undefined || v === '') return fallback;
-    if (!/^-?\d{1,9}$/.test(v)) throw new AppError('invalid_input', `startIndex and count are integers, got ${v.slice(0, 20)}`, { reason: 'invalidValue' });
+    if (!/^-?\d{1,9}$/.test(v)) throw new AppError('invalid_input', `startIndex and count are integers, got ${v.slice(0, 20)}`, { scimType: 'invalidValue' });
     return Number(v);
   };
   return { startIndex: Math.max(1, int(q.startIndex, 1)), count: Math.min(MAX_COUNT, Math.max(0, int(q.count, 100))) };
@@ -108,7 +108,7 @@ export function scimOperations(s: Services): ScimOperations {
       tx,
       input.members.map((m) => m.id),
     );
-    const refused = (message: string) => new AppError('invalid_input', `members: ${message}`, { reason: 'invalidValue' });
+    const refused = (message: string) => new AppError('invalid_input', `members: ${message}`, { scimType: 'invalidValue' });
     for (const m of input.members) {
       const kinds = (['User', 'Group'] as const).filter((k) => (k === 'User' ? people : groups).has(m.id));
       const kind = m.ref ?? kinds[0];
@@ -129,7 +129,7 @@ export function scimOperations(s: Services): ScimOperations {
       try {
         return { ok: true as const, where: make(q.filter) };
       } catch (err) {
-        if ((err as AppError).reason === 'invalidPath') return { ok: false as const, err };
+        if ((err as AppError).scimType === 'invalidPath') return { ok: false as const, err };
         throw err;
       }
     });

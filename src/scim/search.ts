@@ -7,7 +7,7 @@ import { AppError } from '../errors';
 import type { Json } from './resources';
 import { get } from './writes';
 
-const invalid = (message: string) => new AppError('invalid_input', message, { reason: 'invalidValue' });
+const invalid = (message: string) => new AppError('invalid_input', message, { scimType: 'invalidValue' });
 
 const SEARCH_REQUEST = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
 

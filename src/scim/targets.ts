@@ -15,7 +15,7 @@ import { checkTargetUrl, parseWebhookUrl, shownUrl, targetPolicy } from '../runt
 import { refusedKind } from '../config/address-ranges';
 import { resolveGateGroup } from '../groups/manage';
 import { enqueue } from '../store/deliveries';
-import { unlessFileManaged } from '../store/config-managed';
+import { unlessManaged } from '../managed/managed-by';
 import {
   findScimGroups,
   findScimTarget,
@@ -160,7 +160,7 @@ export async function addTarget(s: Services, actor: Actor, input: NewScimTarget)
     if (!groups.includes(group.reference_id)) groups.push(group.reference_id);
   }
   // Names differing only in case are one name (a configuration file names targets so): refused, as an exact one is.
-  const row = await unlessFileManaged(s.store, actor.via, 'scim_target', name, async (tx) => {
+  const row = await unlessManaged(s.store, actor.via, 'scim_target', name, async (tx) => {
     if ((await listScimTargets(tx)).some((t) => t.name.toLowerCase() === name.toLowerCase())) return undefined;
     return insertScimTarget(tx, { reference_id: randomUUID(), name, url, token, groups: JSON.stringify(groups) });
   });
@@ -191,7 +191,7 @@ export async function removeTarget(s: Services, actor: Actor, nameOrId: string):
   requireAdministrator(actor, 'remove SCIM push targets');
   const row = await find(s, nameOrId);
   const shown = await view(s, row);
-  if (!(await unlessFileManaged(s.store, actor.via, 'scim_target', row.name, (tx) => deleteScimTarget(tx, row.id))))
+  if (!(await unlessManaged(s.store, actor.via, 'scim_target', row.name, (tx) => deleteScimTarget(tx, row.id))))
     throw new AppError('not_found', `no SCIM push target ${nameOrId.slice(0, 64)}`);
   await s.audit.record('scim_target_removed', actor, { account: null, scim_target: row.reference_id, name: row.name });
   return shown;

@@ -13,7 +13,7 @@ import { parseSentGroupName } from '../groups/manage';
 import { type Json, SCHEMAS } from './resources';
 import { isPrototypeKey } from '../plain-json';
 
-const invalid = (message: string, reason = 'invalidValue') => new AppError('invalid_input', message, { reason });
+const invalid = (message: string, scimType = 'invalidValue') => new AppError('invalid_input', message, { scimType });
 
 /** Core User attributes (RFC 7643 section 4.1) Gatehouse does not keep: accepted, ignored. */
 const IGNORED_USER = new Set([

@@ -31,7 +31,7 @@ import {
 import { auditGroupCreated, auditGroupDeleted, auditGroupRenamed } from '../groups/manage';
 import { auditMembers } from '../groups/members';
 import { auditNesting } from '../groups/nesting';
-import { CONTROL, DirectoryConnection, parseSourceUrl } from '../auth/directory-client';
+import { CONTROL, DirectoryConnection, parseSourceUrl } from './directory-client';
 import { outboundUrl } from '../runtime/targets';
 import { readDirectory, writeSnapshot, type Snapshot, type SyncEvents, type SyncReport } from './sync';
 
@@ -252,12 +252,14 @@ export function sourceOperations(s: Services): SourceOperations {
   const sync = async (actor: Actor, source: SourceRow, allowDepartures = false): Promise<SyncReport> => {
     try {
       const snapshot = await readDirectory(source);
-      assertFewDepartures(source, snapshot, await sourceEntries(s.store.root, source.id), allowDepartures);
       const { report, events } = await s.store.transaction(async (tx) => {
         await lockAccounts(tx);
         // Removed while the directory was read: nothing of it is written (one step with `source remove`).
         const current = await findSourceById(tx, source.id);
         if (!current || current.name !== source.name) throw new AppError('not_found', `the source ${source.name} was removed while it synced`);
+        // Departures are counted against the entries as this transaction sees them: another sync
+        // that wrote while this one read the directory is counted, never a list read before it.
+        assertFewDepartures(current, snapshot, await sourceEntries(tx, current.id), allowDepartures);
         return writeSnapshot(tx, actor, current, snapshot);
       });
       await recordSync(s.store.root, source.id, 'ok', { ...report, skipped: report.skipped.length });

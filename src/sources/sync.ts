@@ -36,7 +36,7 @@ import { checkedSkeleton } from '../accounts/lookalikes';
 import { parseUsername } from '../accounts/usernames';
 import { applyDisabled } from '../accounts/lifecycle';
 import { createGroupIn, deleteGroupIn, parseSentGroupName, renameGroupIn } from '../groups/manage';
-import { CONTROL, DirectoryConnection, entryIdOf, type DirectoryEntry } from '../auth/directory-client';
+import { CONTROL, DirectoryConnection, entryIdOf, type DirectoryEntry } from './directory-client';
 
 export interface SourcePerson {
   entryId: string;

@@ -1,8 +1,7 @@
 /** Queries on accounts, groups and memberships. */
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors';
-import { atomically, Handle, isUniqueViolation, op, seal } from './handle';
-import { queueLogouts } from './logout';
+import { Handle, isUniqueViolation, op, seal } from './handle';
 import { deleteGroupRows, memberGroupsSql } from './nesting';
 import { decodeRow } from './schema';
 import { filterSql } from './readable';
@@ -249,23 +248,22 @@ export const updateAccount = op(async (h, id: number, fields: AccountChanges): P
   }
 });
 
-/** Sets columns and invalidates every token issued so far for the account. */
-export const bumpAuthVersion = op((root, id: number, fields: AccountChanges = {}): Promise<void> =>
-  atomically(root, async (h) => {
-    assertSkeletonWithKey(fields);
-    try {
-      await h
-        .k('user_account')
-        .where({ id })
-        .update({ ...fields, auth_version: h.k.raw('auth_version + 1'), updated_at: h.clock.now() });
-    } catch (err) {
-      if (isUniqueViolation(err)) throw taken(err);
-      throw err;
-    }
-    // Every session it had ended: the clients they signed in to are told (back-channel logout).
-    await queueLogouts(seal(h), id, { bumped: true });
-  }),
-);
+/**
+ * Sets columns and invalidates every token issued so far for the account (every session it had
+ * ends). Through accounts/session-ends.ts only, which tells the clients those sessions signed in to.
+ */
+export const bumpAuthVersion = op(async (h, id: number, fields: AccountChanges = {}): Promise<void> => {
+  assertSkeletonWithKey(fields);
+  try {
+    await h
+      .k('user_account')
+      .where({ id })
+      .update({ ...fields, auth_version: h.k.raw('auth_version + 1'), updated_at: h.clock.now() });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw taken(err);
+    throw err;
+  }
+});
 
 /**
  * Serializes account writes: SQLite takes its write lock here (not at a later read→write
@@ -280,11 +278,10 @@ export const lockAccounts = op(async (h): Promise<void> => {
 
 /**
  * Deletes an account and the groups it owns that nobody else is in (its dedicated group), and
- * what was shared with them.
+ * what was shared with them. Through accounts/session-ends.ts only: its open sessions go with it,
+ * and the clients they signed in to are told first.
  */
 export const deleteAccount = op(async (h, id: number): Promise<void> => {
-  // Its open sessions go with it: the clients they signed in to are told (back-channel logout).
-  await queueLogouts(seal(h), id, { open: true });
   const owned: Array<{ id: unknown }> = await h.k('usergroup').where({ user_account_id: id }).whereNull('system_role').select('id');
   const alone: number[] = [];
   for (const g of owned) {

@@ -34,7 +34,7 @@ export function versionMatches(ifMatch: string | undefined, version: string): bo
   if (ifMatch.trim() === '*') return true;
   const wanted = ifMatch.split(',').map((v) => v.trim());
   if (wanted.length === 0 || wanted.some((v) => !ENTITY_TAG.test(v))) {
-    throw new AppError('invalid_input', 'If-Match is * or a list of entity tags such as W/"…"', { reason: 'invalidValue' });
+    throw new AppError('invalid_input', 'If-Match is * or a list of entity tags such as W/"…"', { scimType: 'invalidValue' });
   }
   const bare = (v: string) => v.replace(/^W\//, '');
   return wanted.map(bare).includes(bare(version));

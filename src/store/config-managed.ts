@@ -1,7 +1,5 @@
 /** The objects a configuration file manages (config_managed), by kind and name. */
-import { AppError } from '../errors';
-import { op, type Tx } from './handle';
-import { lockAccounts } from './accounts';
+import { op } from './handle';
 
 export type ManagedKind = 'group' | 'action' | 'oidc_client' | 'saml_sp' | 'forward_app' | 'provider' | 'webhook' | 'scim_target';
 
@@ -67,34 +65,3 @@ export const markManaged = op(
 export const unmarkManaged = op(async (h, kind: ManagedKind, name: string): Promise<void> => {
   await h.k('config_managed').where({ kind, name }).del();
 });
-
-/**
- * Refuses a change to an object a configuration file manages, unless the file itself is being
- * applied: the message names the file, where the change belongs.
- */
-export async function assertNotFileManaged(tx: Tx, via: string, kind: ManagedKind, name: string): Promise<void> {
-  if (via === 'config') return;
-  const file = await managingFile(tx, kind, managedKey(kind, name));
-  if (file !== null) throw new AppError('forbidden', `the ${kind} ${name} is managed by the configuration file ${file}: change it there`);
-}
-
-/**
- * A change to an object a configuration file may manage (or to what sits beside some: `names`, all
- * checked): the refusal's check and the write in one
- * transaction holding the accounts lock, as every apply does, so an apply taking the object over
- * and this change run one after the other, never interleaved (a removal checked before an apply
- * and written after it would take a file's object away).
- */
-export function unlessFileManaged<T>(
-  store: { transaction<R>(fn: (tx: Tx) => Promise<R>): Promise<R> },
-  via: string,
-  kind: ManagedKind,
-  names: string | readonly string[],
-  write: (tx: Tx) => Promise<T>,
-): Promise<T> {
-  return store.transaction(async (tx) => {
-    await lockAccounts(tx);
-    for (const name of typeof names === 'string' ? [names] : names) await assertNotFileManaged(tx, via, kind, name);
-    return write(tx);
-  });
-}

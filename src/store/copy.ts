@@ -103,7 +103,7 @@ export async function copyStore(fromStore: Store, toStore: Store): Promise<CopyR
 
 async function copy(from: Knex, to: Knex, toDialect: Store['dialect']): Promise<CopyReport> {
   if ((await count(to, 'user_account')) > 0) {
-    throw new AppError('forbidden', 'the target store already holds accounts; copy into a new, empty database');
+    throw new AppError('forbidden', 'the target store already holds accounts; copy into a new, empty database', { reason: 'store_not_empty' });
   }
   await to.transaction(async (trx) => {
     // The target's own seed rows (system groups, actions, world rows, secret) give way to the source's.

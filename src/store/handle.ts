@@ -107,6 +107,18 @@ export async function atomically<T>(h: Handle, fn: (h: Handle) => Promise<T>): P
   return (h.k as Knex).transaction((trx) => fn(transactionHandle(h, trx)));
 }
 
+/**
+ * For a use case whose writes must commit together whichever handle it was given: `fn` runs in the
+ * caller's transaction, or in a new one on the root.
+ */
+export async function inOneTransaction<T>(tx: Tx, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  try {
+    return await atomically(open(tx), (h) => fn(seal(h)));
+  } catch (err) {
+    throw storeError(err);
+  }
+}
+
 /** A store function: `fn` gets the open handle; driver failures leave as AppErrors. */
 export function op<A extends unknown[], R>(fn: (h: Handle, ...args: A) => Promise<R>): (tx: Tx, ...args: A) => Promise<R> {
   return async (tx, ...args) => {

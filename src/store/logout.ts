@@ -1,22 +1,10 @@
 /**
- * Back-channel logout messages: when sessions end, each OpenID Connect client they signed in to
- * (oidc_signin) that has a back-channel logout URI gets a message in the delivery queue, written
- * in the transaction that ends them. Called after the write that ends them (so SQLite's write lock
- * is taken first): the sessions are named by what that write did.
+ * The OpenID Connect sign-ins of sessions that end (oidc_signin), for back-channel logout: which
+ * client each ending session signed in to. Read after the write that ends them, in its
+ * transaction (so SQLite's write lock is taken first): the sessions are named by what that write
+ * did. Who is told, and how, is the accounts' rule (accounts/session-ends.ts).
  */
-import { enqueue, type NewDelivery } from './deliveries';
-import { op, seal } from './handle';
-
-export const LOGOUT_TOPIC = 'backchannel_logout';
-
-/** What a logout message carries; the token is signed when it is sent. */
-export interface LogoutMessage {
-  client_id: string;
-  /** The account's reference id (the ID tokens' sub). */
-  sub: string;
-  /** The Gatehouse session (the ID tokens' sid). */
-  sid: string;
-}
+import { op } from './handle';
 
 /**
  * Which sessions end: one (by id, just ended), every session the account's last auth_version bump
@@ -24,8 +12,15 @@ export interface LogoutMessage {
  */
 export type Ending = { session: string } | { bumped: true } | { open: true };
 
-/** Queues a logout message per client the ending sessions signed in to; answers how many. */
-export const queueLogouts = op(async (h, accountId: number, ending: Ending): Promise<number> => {
+/** A sign-in of an ending session: the client, its metadata (the logout URI is there), the account's reference id and the session. */
+export interface EndingSignin {
+  client_id: string;
+  metadata: string;
+  sub: string;
+  sid: string;
+}
+
+export const endingSignins = op(async (h, accountId: number, ending: Ending): Promise<EndingSignin[]> => {
   const live = 's.ended_at IS NULL AND s.expires_at > ?';
   const [which, params] =
     'session' in ending
@@ -41,13 +36,5 @@ export const queueLogouts = op(async (h, accountId: number, ending: Ending): Pro
      WHERE s.account_id = ? AND ${which}`,
     [accountId, ...params],
   );
-  const messages: NewDelivery[] = rows
-    .filter((r) => typeof (JSON.parse(String(r.metadata)) as { backchannel_logout_uri?: unknown }).backchannel_logout_uri === 'string')
-    .map((r) => ({
-      kind: 'logout',
-      topic: LOGOUT_TOPIC,
-      payload: JSON.stringify({ client_id: String(r.client_id), sub: String(r.reference_id), sid: String(r.session_id) } satisfies LogoutMessage),
-    }));
-  await enqueue(seal(h), messages);
-  return messages.length;
+  return rows.map((r) => ({ client_id: String(r.client_id), metadata: String(r.metadata), sub: String(r.reference_id), sid: String(r.session_id) }));
 });

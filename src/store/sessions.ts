@@ -1,6 +1,5 @@
 /** Sessions and their refresh tokens (hashes only). */
-import { atomically, op, seal } from './handle';
-import { queueLogouts } from './logout';
+import { op } from './handle';
 import { decodeRow } from './schema';
 
 export interface SessionRow {
@@ -80,14 +79,13 @@ export const addRefresh = op(async (h, sessionId: string, tokenHash: string): Pr
   await h.k('session').where({ id: sessionId }).update({ last_used_at: now });
 });
 
-/** Ends one session (of this account); false if there was no such open session. */
-export const endSession = op((root, accountId: number, sessionId: string): Promise<boolean> =>
-  atomically(root, async (h) => {
-    const ended = (await h.k('session').where({ id: sessionId, account_id: accountId }).whereNull('ended_at').update({ ended_at: h.clock.now() })) === 1;
-    // The clients it signed in to are told, in the same transaction (back-channel logout).
-    if (ended) await queueLogouts(seal(h), accountId, { session: sessionId });
-    return ended;
-  }),
+/**
+ * Ends one session (of this account); false if there was no such open session. Through
+ * accounts/session-ends.ts only, which tells the clients it signed in to.
+ */
+export const endSession = op(
+  async (h, accountId: number, sessionId: string): Promise<boolean> =>
+    (await h.k('session').where({ id: sessionId, account_id: accountId }).whereNull('ended_at').update({ ended_at: h.clock.now() })) === 1,
 );
 
 /** The account's open sessions (not ended, not expired, not idle, of its current auth_version), newest first. */

@@ -1,6 +1,6 @@
 /** Directory sources and the entries a sync tied to accounts and groups (directory_source, source_entry). */
 import { AppError } from '../errors';
-import { isUniqueViolation, op, seal, type Tx } from './handle';
+import { isUniqueViolation, op, seal } from './handle';
 import { decodeRow } from './schema';
 import type { AccountRow } from './accounts';
 
@@ -158,27 +158,3 @@ export const markFirstSignin = op(async (h, accountId: number): Promise<boolean>
   ]);
   return rows.length === 1;
 });
-
-/**
- * Refuses a change to an account a directory source manages: its name, email, username and
- * password are the directory's (a sync would undo the change, or the password is checked there).
- */
-export async function assertNotSourceManaged(tx: Tx, accountId: number, what: string): Promise<void> {
-  const managed = await sourceOfAccount(tx, accountId);
-  if (managed === null) return;
-  // A person the directory no longer has (disabled by the sync) may be deleted here.
-  if (what === 'deletion' && managed.gone) return;
-  if (what === 'deletion') {
-    throw new AppError(
-      'forbidden',
-      `this account comes from the directory source ${managed.name}: remove the person there (a sync then disables the account, which may then be deleted)`,
-    );
-  }
-  throw new AppError('forbidden', `this account comes from the directory source ${managed.name}: its ${what} is changed there`);
-}
-
-/** Refuses a change to a group a directory source manages (its name, members and nesting are the directory's). */
-export async function assertGroupNotSourceManaged(tx: Tx, groupId: number, what: string): Promise<void> {
-  const name = await sourceOfGroup(tx, groupId);
-  if (name !== null) throw new AppError('forbidden', `this group comes from the directory source ${name}: its ${what} are changed there`);
-}

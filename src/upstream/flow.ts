@@ -12,7 +12,7 @@
  */
 import { assertRecentSignin, assertSessionRecent } from '../accounts/recent-signin';
 import { createHash, randomBytes } from 'node:crypto';
-import { AppError } from '../errors';
+import { AppError, type Reason } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import type { Tx } from '../store/connection';
@@ -125,6 +125,9 @@ async function spend(s: Services, secret: string | null, binding: string | null,
   return flow;
 }
 
+/** The callback's refusals a person can act on, by the catalogue's reason of the same name. */
+const FORBIDDEN_REASON: Partial<Record<SigninFailure, Reason>> = { linked_elsewhere: 'linked_elsewhere', email_not_trusted: 'email_not_trusted' };
+
 /** The callback: checks everything, then links, signs in, or asks for the second factor. */
 export async function finishUpstream(s: Services, actor: Actor, providerName: string, callbackUrl: URL, binding: string | null): Promise<Finished> {
   const provider = await providerByName(s, providerName);
@@ -137,7 +140,7 @@ export async function finishUpstream(s: Services, actor: Actor, providerName: st
     error?: string,
   ) => {
     await signinFailed(s, actor, { ...wayOf(provider), ...(error ? { details: { provider: provider.name, error } } : {}) }, reason, null, null);
-    return new AppError(code, message);
+    return code === 'forbidden' ? new AppError(code, message, { reason: FORBIDDEN_REASON[reason] ?? 'not_permitted' }) : new AppError(code, message);
   };
   if (flow.provider_id !== provider.id) throw await refuse('other_provider', 'this sign-in was begun with another provider: start again');
   const upstreamError = callbackUrl.searchParams.get('error');

@@ -9,7 +9,7 @@ import { iso } from '../clock';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { requireAdministrator } from '../access/caller';
-import { unlessFileManaged } from '../store/config-managed';
+import { unlessManaged } from '../managed/managed-by';
 import { countIdentitiesOf, deleteProvider, findProvider, insertProvider, listProviders, type ProviderRow, stranded } from '../store/upstream';
 import { outboundUrl } from '../runtime/targets';
 
@@ -121,7 +121,7 @@ export async function removeProvider(s: Services, actor: Actor, name: string, fo
   requireAdministrator(actor, 'remove sign-in providers');
   const row = await providerByName(s, name);
   const view = await viewProvider(s, row);
-  await unlessFileManaged(s.store, actor.via, 'provider', row.name, async (tx) => {
+  await unlessManaged(s.store, actor.via, 'provider', row.name, async (tx) => {
     // Counted in the removing transaction: an identity linked meanwhile is counted too.
     const locked = await stranded(tx, row.id);
     if (locked > 0 && !force) {

@@ -1,5 +1,6 @@
 // Another process that holds an exclusive (write) lock on a SQLite file for a while:
-// node lock-holder.js <file> <milliseconds>. Prints "locked" once it holds the lock.
+// node lock-holder.js <file> <milliseconds>. Prints "locked" once it holds the lock. With `stdin`
+// for the milliseconds, it holds the lock until its standard input closes.
 const { DatabaseSync } = require('node:sqlite');
 const [file, ms] = process.argv.slice(2);
 const db = new DatabaseSync(file, { timeout: 10000 });
@@ -11,8 +12,10 @@ try {
   process.exit(1);
 }
 process.stdout.write('locked\n');
-setTimeout(() => {
+const release = () => {
   db.exec('COMMIT');
   db.close();
   process.exit(0);
-}, Number(ms));
+};
+if (ms === 'stdin') process.stdin.on('end', release).resume();
+else setTimeout(release, Number(ms));

@@ -2,8 +2,11 @@
 // `node scripts/test-pg.mjs` runs this file with two instances over one database): two syncs of
 // one source leave one account per person and one group per group; of two instances whose timers
 // find a sync due at the same moment, one runs it; a person's first sign-in, four at once, is
-// audited once.
+// audited once; a sync's departures are counted against what another sync, waiting ahead of it,
+// has just written.
+import { spawn } from 'node:child_process';
 import net from 'node:net';
+import path from 'node:path';
 import t, { type Test } from 'tap';
 import { cli } from '../helpers/cli';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server';
@@ -253,4 +256,81 @@ t.test('a source removed while its sync reads the directory: nothing half-writte
   t.same(await one.db('usergroup').whereIn('name', ['engineers', 'staff', 'sales']).pluck('name'), [], 'nor its groups');
   t.not(synced.code, 0, `the sync says its source is gone rather than succeeding: ${synced.code} ${JSON.stringify(synced.json?.people ?? synced.err)}`);
   clean(t, synced, 'the sync');
+});
+
+/**
+ * Holds the store's accounts lock (every sync's transaction takes it) until `release()`: on SQLite
+ * another process's exclusive transaction (test/helpers/lock-holder.js), on PostgreSQL a
+ * transaction of the test's own holding the lock's row.
+ */
+async function holdAccountsLock(s: TestServer): Promise<{ release(): Promise<void> }> {
+  if (s.core.dialect === 'postgres') {
+    const trx = await s.db.transaction();
+    await trx('write_lock').where({ name: 'accounts' }).increment('counter', 1);
+    return { release: () => trx.commit().then(() => undefined) };
+  }
+  const child = spawn(process.execPath, [path.join(__dirname, '..', 'helpers', 'lock-holder.js'), path.join(s.dataDir, 'gatehouse.sqlite'), 'stdin'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.once('data', () => resolve());
+    void exited.then(() => reject(new Error('the lock holder exited without taking the lock')));
+  });
+  return { release: () => (child.stdin!.end(), exited) };
+}
+
+/**
+ * How many of the core's transactions wait behind the held lock: on SQLite the one writer
+ * connection is taken (by the first) and the others queue for it; on PostgreSQL each waits on the
+ * lock's row.
+ */
+async function waiting(s: TestServer): Promise<number> {
+  if (s.core.dialect === 'postgres') {
+    const rows = await s.db.raw("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
+    return Number(rows.rows[0].n);
+  }
+  const pool = (await s.core.metrics({ token: null, client: '127.0.0.1', userAgent: null })).pool!;
+  return pool.used + pool.pending;
+}
+const until = async (what: () => Promise<boolean>) => {
+  for (let i = 0; i < 400 && !(await what()); i++) await new Promise((r) => setTimeout(r, 25));
+  return what();
+};
+
+t.test('issue 73: a sync checks its departures against the entries its transaction sees, not ones read before another sync wrote', async (t) => {
+  // Sync A reads the directory of six people; then the directory loses five, and sync B reads it.
+  // Both wait on the accounts lock, A first; A writes the six. B's answer would now disable five of
+  // six: refused. (Before, B counted its departures against the entries it read before its
+  // transaction, when A had written nobody yet, and disabled five people without being told to.)
+  const slapd = await directory(t);
+  const dir = tempDir(t);
+  const s = await startTestServer(t, { publicMetrics: true }, dir);
+  const added = await cli(
+    dir,
+    ['source', 'add', 'ldap', '--name', 'corp', '--url', slapd.url, '--bind-dn', ADMIN_DN, '--bind-password-env', 'BINDPW', '--base-dn', SUFFIX],
+    { env: { BINDPW: ADMIN_PASSWORD } },
+  );
+  t.equal(added.code, 0, added.err);
+
+  const lock = await holdAccountsLock(s);
+  const a = s.core.sources.sync(s.core.shell, 'corp').then(
+    (r) => ({ ok: r }),
+    (err: unknown) => ({ err }),
+  );
+  t.ok(await until(async () => (await waiting(s)) >= 1), 'sync A has read the directory and waits for the lock');
+  for (const u of PEOPLE.filter((u) => u !== 'alice')) await slapd.remove(personDn(u));
+  const b = s.core.sources.sync(s.core.shell, 'corp').then(
+    (r) => ({ ok: r }),
+    (err: unknown) => ({ err }),
+  );
+  t.ok(await until(async () => (await waiting(s)) >= 2), 'sync B has read the directory (one person left) and waits behind A');
+  await lock.release();
+
+  const [first, second] = await Promise.all([a, b]);
+  t.ok('ok' in first && first.ok.people.created === PEOPLE.length, `sync A brought the six people: ${JSON.stringify(first)}`);
+  const refused = 'err' in second ? (second.err as { code?: string; message?: string }) : undefined;
+  t.equal(refused?.code, 'conflict', `sync B is refused as a mass departure: ${JSON.stringify('ok' in second ? second.ok.people : refused?.message)}`);
+  const disabled = await s.db('user_account').where({ disabled: true }).pluck('email');
+  t.same(disabled, [], 'nobody disabled without the operator saying so');
 });

@@ -91,9 +91,9 @@ const FORBIDDEN: readonly Rule[] = [
   { from: /^(?!serve$)/, to: /^(ldap\/server|http\/server)$/, why: 'serve (the composition root) alone starts the listeners' },
   { from: /^ldap\//, to: /^(http|cli)\//, why: 'the LDAP front end is a room of its own' },
   {
-    from: /^(?!ldap\/|auth\/directory-client)/,
+    from: /^(?!ldap\/|sources\/directory-client)/,
     to: /^pkg:ldapts$/,
-    why: "LDAP's BER codecs (ldapts) live in src/ldap, its client in src/auth/directory-client.ts",
+    why: "LDAP's BER codecs (ldapts) live in src/ldap, its client in src/sources/directory-client.ts",
   },
   { from: /^cli\//, to: /^(http\/|serve$)/, why: 'the CLI starts the server through serve(), handed to it by bin/' },
   {
@@ -114,6 +114,12 @@ const FORBIDDEN: readonly Rule[] = [
     to: /^(?!pkg:|store\/)/,
     except: /^(errors|clock|config|log|permission\/.*|native\/.*|\.\.\/migrations\/.*)$/,
     why: 'the store knows no domain',
+  },
+  {
+    from: /^managed\//,
+    to: /^(?!pkg:|managed\/)/,
+    except: /^(errors|actor|store\/.*)$/,
+    why: 'who manages an object (a configuration file, a directory source) is one guard below every domain',
   },
   { from: /^(?!core$|http\/|cli\/|ldap\/|serve$)/, to: /^core$/, why: 'only front ends (and serve, which starts them) import the core' },
   // core-vocabulary.ts is the core's list of re-exported types: part of the core.
@@ -157,6 +163,7 @@ t.test('the rules catch what they are for', async (t) => {
     ['auth/tokens', 'store/keys'],
     ['store/accounts', 'accounts/create'],
     ['accounts/create', 'core'],
+    ['managed/managed-by', 'config-file/apply'],
   ];
   for (const [from, to] of tries)
     t.ok(

@@ -2,7 +2,7 @@
 // Directory's byte order, which no slapd here can produce), filter values escaped (RFC 4515), the
 // URL rules (TLS or loopback), and what `source add` refuses before it connects.
 import t from 'tap';
-import { entryIdOf, filterValue, guidBytes, guidText, parseSourceUrl } from '../../src/auth/directory-client';
+import { entryIdOf, filterValue, guidBytes, guidText, parseSourceUrl } from '../../src/sources/directory-client';
 import { newSource, parseEvery } from '../../src/sources/operations';
 
 t.test('objectGUID: the usual text, and back', async (t) => {

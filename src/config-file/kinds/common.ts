@@ -3,7 +3,7 @@
  * literal address checked without DNS, the environment variable names an export writes.
  */
 import net from 'node:net';
-import { AppError, isAppError } from '../../errors';
+import { isAppError, reworded } from '../../errors';
 import { refusedKind } from '../../config/address-ranges';
 import { insideNetwork, targetPolicy } from '../../runtime/targets';
 import type { ParsedConfig } from '../document';
@@ -30,7 +30,7 @@ export function checkLiteralTarget(url: URL, allowPrivate: readonly string[], wh
 /** A core refusal at the entry's key (its message's {--flag} worded as that key). */
 export function atKey(parsed: ParsedConfig, path: ReadonlyArray<string | number>, key: string, err: unknown): never {
   if (!isAppError(err)) throw err;
-  throw new AppError(err.code, `${parsed.at(path)}: ${err.template.replace(/\{--[a-z][a-z-]*\}/g, key)}`);
+  throw reworded(err, `${parsed.at(path)}: ${err.template.replace(/\{--[a-z][a-z-]*\}/g, key)}`);
 }
 
 /**
@@ -71,5 +71,5 @@ export function atEntry(parsed: ParsedConfig, at: readonly [string, number], ent
     return k;
   });
   const path = key !== undefined && key in entry ? [...at, key] : [...at];
-  throw new AppError(err.code, `${parsed.at(path)}: ${message}`);
+  throw reworded(err, `${parsed.at(path)}: ${message}`);
 }

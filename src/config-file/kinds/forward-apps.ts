@@ -4,7 +4,7 @@
  * whether it needs a second factor. An app of the same host and paths made by hand is taken
  * over; one an earlier apply made and the file no longer names is removed.
  */
-import { AppError } from '../../errors';
+import { AppError, isAppError, reworded } from '../../errors';
 import { appKey, appRowOf } from '../../apps/app-rows';
 import { deleteApp, insertApp, listApps, updateApp, type AppRow } from '../../store/apps';
 import { findGroupsByReference } from '../../store/groups';
@@ -64,8 +64,9 @@ export const forwardAppsKind: ConfigKind = {
         allowedGroups: app.allowed_groups,
         bypassPaths: app.bypass_paths,
         twoFactor: app.two_factor,
-      }).catch((err: AppError) => {
-        throw new AppError(err.code ?? 'invalid_input', `${parsed.at(['forward_apps', index])}: ${err.message}`);
+      }).catch((err: unknown) => {
+        const message = `${parsed.at(['forward_apps', index])}: ${(err as Error).message}`;
+        throw isAppError(err) ? reworded(err, message) : new AppError('invalid_input', message);
       });
       const key = appKey(wanted);
       if (named.has(key)) throw new AppError('invalid_input', `${parsed.at(['forward_apps', index, 'host'])}: the app ${key} is named twice`);

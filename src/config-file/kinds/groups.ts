@@ -3,7 +3,7 @@
  * made by hand is taken over; a group an earlier apply made and the file no longer names is
  * deleted; people's memberships are never the file's.
  */
-import { AppError, isAppError } from '../../errors';
+import { AppError, isAppError, reworded } from '../../errors';
 import { CONFIG } from '../../actor';
 import type { Tx } from '../../store/connection';
 import { managedGroups, type GroupRow } from '../../store/groups';
@@ -163,7 +163,7 @@ export const groupsKind: ConfigKind = {
       for (const { child, entry } of n.into) {
         const r = await changeNestingIn(tx, CONFIG, n.row.reference_id, [child.reference_id], 'add').catch((err: unknown) => {
           if (!isAppError(err)) throw err;
-          throw new AppError(err.code, `${parsed.at(['groups', n.index, 'groups', entry])}: ${err.message}`);
+          throw reworded(err, `${parsed.at(['groups', n.index, 'groups', entry])}: ${err.message}`);
         });
         result.audits.push((s, actor) => auditNesting(s, actor, r.group, r.changed, 'add'));
       }

@@ -5,7 +5,7 @@
  * made by hand is taken over (`config export` writes every client, so a store's own export can be
  * applied back to it); one an earlier apply made and the file no longer names is removed.
  */
-import { AppError, isAppError } from '../../errors';
+import { AppError, isAppError, reworded } from '../../errors';
 import type { Services } from '../../services';
 import type { Tx } from '../../store/connection';
 import { deleteClient, insertClient, listClients, updateClient, type OidcClientRow } from '../../store/oidc';
@@ -236,7 +236,8 @@ export const oidcClientsKind: ConfigKind = {
       // Each gate's group at its own line: the same rule clientRowFor applies (a managed group).
       for (const [j, g] of (w.entry.allowed_groups ?? []).entries()) {
         await resolveGateGroup(tx, g).catch((err: Error) => {
-          throw new AppError(isAppError(err) ? err.code : 'invalid_input', `${parsed.at(['oidc_clients', w.index, 'allowed_groups', j])}: ${err.message}`);
+          const message = `${parsed.at(['oidc_clients', w.index, 'allowed_groups', j])}: ${err.message}`;
+          throw isAppError(err) ? reworded(err, message) : new AppError('invalid_input', message);
         });
       }
       const row = await clientRowFor(s, tx, id, inputOf(w.entry), value).catch((err: unknown) => atClient(parsed, w.index, w.entry, err));

@@ -5,7 +5,7 @@
  * (spRowFor). An SP of the same entity id made by hand is taken over; one an earlier apply made and
  * the file no longer names is removed.
  */
-import { AppError, isAppError } from '../../errors';
+import { AppError, isAppError, reworded } from '../../errors';
 import { newShellSafeId } from '../../auth/ids';
 import { deletedGateName, resolveGateGroup } from '../../groups/manage';
 import { spOf, spRowFor, type NameIdKind, type SpEndpoints, BINDING } from '../../saml/providers';
@@ -160,7 +160,8 @@ export const samlSpsKind: ConfigKind = {
         throw new AppError('invalid_input', `${parsed.at(['saml_sps', index])}: give the SP's metadata ({file: PATH}) or its acs endpoints`);
       for (const [j, g] of (sp.allowed_groups ?? []).entries()) {
         const group = await resolveGateGroup(tx, g).catch((err: Error) => {
-          throw new AppError(isAppError(err) ? err.code : 'invalid_input', `${parsed.at(['saml_sps', index, 'allowed_groups', j])}: ${err.message}`);
+          const message = `${parsed.at(['saml_sps', index, 'allowed_groups', j])}: ${err.message}`;
+          throw isAppError(err) ? reworded(err, message) : new AppError('invalid_input', message);
         });
         groupName.set(group.reference_id, group.name);
       }

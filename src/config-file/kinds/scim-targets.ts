@@ -7,7 +7,7 @@
  * as `scim target add` does: the sync reads the committed store and queues its messages.
  */
 import { randomUUID } from 'node:crypto';
-import { AppError, isAppError } from '../../errors';
+import { AppError, isAppError, reworded } from '../../errors';
 import { shownUrl, parseWebhookUrl } from '../../runtime/targets';
 import { resolveGateGroup } from '../../groups/manage';
 import { findGroupsByReference } from '../../store/groups';
@@ -70,7 +70,8 @@ async function groupIds(tx: Tx, parsed: ParsedConfig, index: number, names: read
   const ids: string[] = [];
   for (const [j, g] of names.entries()) {
     const group = await resolveGateGroup(tx, g).catch((err: Error) => {
-      throw new AppError(isAppError(err) ? err.code : 'invalid_input', `${parsed.at(['scim_targets', index, 'groups', j])}: ${err.message}`);
+      const message = `${parsed.at(['scim_targets', index, 'groups', j])}: ${err.message}`;
+      throw isAppError(err) ? reworded(err, message) : new AppError('invalid_input', message);
     });
     if (!ids.includes(group.reference_id)) ids.push(group.reference_id);
   }

@@ -79,11 +79,12 @@ export function csrfToken(ctx: Context, names: PageCookies): string {
 export function assertSameSite(ctx: Context, names: PageCookies, publicUrl: string, submitted: unknown): void {
   const origin = ctx.get('origin');
   const own = `${ctx.protocol}://${ctx.host}`;
-  if (origin && origin !== new URL(publicUrl).origin && origin !== own) throw new AppError('forbidden', 'this form was sent from another site');
+  if (origin && origin !== new URL(publicUrl).origin && origin !== own)
+    throw new AppError('forbidden', 'this form was sent from another site', { reason: 'cross_site_form' });
   const cookie = readCookie(ctx, names.csrf);
   const ok =
     typeof submitted === 'string' && cookie !== undefined && submitted.length === cookie.length && timingSafeEqual(Buffer.from(submitted), Buffer.from(cookie));
-  if (!ok) throw new AppError('forbidden', 'this form has expired; reload the page and send it again');
+  if (!ok) throw new AppError('forbidden', 'this form has expired; reload the page and send it again', { reason: 'form_expired' });
 }
 
 export interface Tokens {

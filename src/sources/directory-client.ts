@@ -1,6 +1,6 @@
 /**
- * Talking to a source directory (LDAP or Active Directory), over ldapts (src/sources syncs from it;
- * a synced person's password is checked with it at sign-in): a connection that is
+ * Talking to a source directory (LDAP or Active Directory), over ldapts (sync.ts syncs from it;
+ * a synced person's password is checked with it at sign-in, through checkPasswordAtSource): a connection that is
  * LDAPS or StartTLS with the certificate verified (plain ldap:// only on this machine's loopback),
  * bounded in time and in bytes; reading every person and group under the base; and checking a
  * person's password by a bind as that person. Referrals are never followed.
@@ -12,19 +12,13 @@
 import net from 'node:net';
 import type tls from 'node:tls';
 import { AppError } from '../errors';
+import type { SourceRow } from '../store/sources';
 
-/** What the client needs of a directory source (src/store/sources.ts's SourceRow has it). */
-export interface DirectoryTarget {
-  name: string;
-  url: string;
-  start_tls: boolean;
-  ca_certificate: string | null;
-  bind_dn: string;
-  bind_password: string;
-  base_dn: string;
-  user_filter: string;
-  id_attribute: string;
-}
+/** What the client needs of a directory source: the stored row's connection fields (a new source's, before it is stored, too). */
+export type DirectoryTarget = Pick<
+  SourceRow,
+  'name' | 'url' | 'start_tls' | 'ca_certificate' | 'bind_dn' | 'bind_password' | 'base_dn' | 'user_filter' | 'id_attribute'
+>;
 
 /** One entry as read: its DN and each asked attribute's values (lower-case attribute names). */
 export interface DirectoryEntry {
@@ -244,4 +238,18 @@ function unreachable(source: Pick<DirectoryTarget, 'name'>, err: unknown): AppEr
     (named && said[named]) ??
     (typeof e.code === 'string' ? e.code : (named?.replace(/Error$/, '') ?? (e.code !== undefined ? `LDAP result ${e.code}` : 'no answer')));
   return new AppError('unavailable', `the directory of the source ${source.name} cannot be used now (${String(why).slice(0, 80)})`);
+}
+
+/**
+ * A synced person's password, checked by a bind at their source's directory (one connection, closed
+ * after). The core hands it to the accounts' sign-in as Services.directoryPasswords: the sources
+ * domain sits above the accounts (a sync writes through their use cases), so accounts never import it.
+ */
+export async function checkPasswordAtSource(source: DirectoryTarget, entryId: string, password: string): Promise<'ok' | 'wrong' | 'gone'> {
+  const connection = await DirectoryConnection.open(source, 'signin');
+  try {
+    return await connection.checkPassword(source, entryId, password);
+  } finally {
+    await connection.close();
+  }
 }
