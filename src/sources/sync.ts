@@ -17,10 +17,7 @@ import {
   emailIsUsername,
   findAccountByEmailKey,
   findAccountById,
-  insertAccount,
-  insertGroup,
   removeMembership,
-  systemGroupId,
   updateAccount,
   usernameInUse,
   NO_PASSWORD,
@@ -33,6 +30,8 @@ import { readWorld } from '../store/guarded-rows';
 import { accountsOfSource, deleteEntry, insertEntry, sourceEntries, updateEntry, type EntryRow, type SourceRow } from '../store/sources';
 import { normalizeEmail, sentName } from '../accounts/validate';
 import { checkedSkeleton } from '../accounts/lookalikes';
+import { accountMaker } from '../accounts/make';
+import type { AuditEntry } from '../audit';
 import { parseUsername } from '../accounts/usernames';
 import { applyDisabled } from '../accounts/lifecycle';
 import { createGroupIn, deleteGroupIn, parseSentGroupName, renameGroupIn } from '../groups/manage';
@@ -83,7 +82,8 @@ export interface SyncReport {
 
 /** What the sync changed, for the audit once it has committed. */
 export interface SyncEvents {
-  created: string[];
+  /** The audit rows of the accounts made (the one maker's). */
+  made: AuditEntry[];
   changed: Array<{ event: 'email_changed' | 'name_changed' | 'username_changed'; account: string }>;
   disabled: string[];
   enabled: string[];
@@ -249,7 +249,7 @@ export async function writeSnapshot(tx: Tx, actor: Actor, source: SourceRow, sna
     skipped: [...snap.skipped],
   };
   const events: SyncEvents = {
-    created: [],
+    made: [],
     changed: [],
     disabled: [],
     enabled: [],
@@ -266,12 +266,10 @@ export async function writeSnapshot(tx: Tx, actor: Actor, source: SourceRow, sna
   const byId = new Map(entries.map((e) => [`${e.kind}:${e.entry_id}`, e]));
   const accounts = await accountsOfSource(tx, source.id);
   const now = Date.now();
+  // The one account maker (accounts/make.ts), its tables' defaults read once for the sync.
+  const make = accountMaker(tx, actor, 'ldap');
   // One statement at a time on a transaction's connection.
-  const accountWorld = await readWorld(tx, 'user_account');
-  const groupWorld = await readWorld(tx, 'usergroup');
-  const membershipWorld = await readWorld(tx, 'membership');
-  const membership = membershipWorld.row.default_permission;
-  const users = await systemGroupId(tx, 'users');
+  const membership = (await readWorld(tx, 'membership')).row.default_permission;
 
   // People: made, brought up to date, or back from being gone.
   const accountOfDn = new Map<string, AccountRow>();
@@ -288,9 +286,7 @@ export async function writeSnapshot(tx: Tx, actor: Actor, source: SourceRow, sna
       if (known) accountOfDn.set(dnKey(p.dn), known);
     }
     try {
-      const account = entry
-        ? await updatePerson(tx, p, entry, accounts.get(entry.id), events)
-        : await createPerson(tx, source, p, accountWorld.row.default_permission, groupWorld.row.default_permission, membership, users, events);
+      const account = entry ? await updatePerson(tx, p, entry, accounts.get(entry.id), events) : await createPerson(tx, make, source, p, events);
       if (account === null) {
         report.people.unchanged++;
         continue;
@@ -433,39 +429,29 @@ export async function writeSnapshot(tx: Tx, actor: Actor, source: SourceRow, sna
   return { report, events };
 }
 
+/** A new entry: its account made by the one maker (accounts/make.ts), the entry recorded. */
 async function createPerson(
   tx: Tx,
+  make: ReturnType<typeof accountMaker>,
   source: SourceRow,
   p: SourcePerson,
-  accountPermission: number,
-  groupPermission: number,
-  membership: number,
-  users: number,
   events: SyncEvents,
 ): Promise<{ row: AccountRow; changed: boolean }> {
-  if (await findAccountByEmailKey(tx, p.emailKey))
-    throw new AppError('email_taken', 'an account with this mail exists already (made here, or for another directory entry): it is left alone');
-  if (await emailIsUsername(tx, p.emailKey)) throw new AppError('email_taken', 'this mail is the username of another account');
-  if (await usernameInUse(tx, p.username)) throw new AppError('name_taken', `the username ${p.username} is taken by an account made here`);
-  // The report is the operator's: it names the account the mail looks like.
-  const emailSkeleton = await checkedSkeleton(tx, p.emailKey, { reveal: true });
-  const made = await insertAccount(tx, {
+  const made = await make({
     email: p.email,
-    emailKey: p.emailKey,
-    emailSkeleton,
-    username: p.username,
     name: p.name,
+    username: p.username,
     // The password is the directory's (a bind per sign-in), unless --keep-passwords keeps a hash after one.
     passwordHash: NO_PASSWORD,
-    permission: accountPermission,
-    provisioned: { externalId: null, disabled: false },
-    origin: 'ldap',
+    source: source.name,
+    words: {
+      emailTaken: 'an account with this mail exists already (made here, or for another directory entry): it is left alone',
+      emailIsUsername: 'this mail is the username of another account',
+      usernameTaken: (username) => `the username ${username} is taken by an account made here`,
+    },
   });
-  const home = await insertGroup(tx, { name: `Home group of ${p.name}`.slice(0, 100), ownerId: made.id, permission: groupPermission });
-  await addMembership(tx, made.id, home.id, membership);
-  await addMembership(tx, made.id, users, membership);
   await insertEntry(tx, { source_id: source.id, kind: 'person', entry_id: p.entryId, dn: p.dn, account_id: made.id, usergroup_id: null });
-  events.created.push(made.referenceId);
+  events.made.push(...made.audit);
   return { row: (await findAccountById(tx, made.id))!, changed: true };
 }
 
