@@ -5,20 +5,22 @@
  *
  * Imported accounts are made by the one maker (accounts/make.ts: the account, its own group,
  * `users`, the address and name rules), with the file's hash kept as it is and the file's format as
- * their origin; the import never makes an administrator, and never touches one. An account that is
- * already there is the import's own only when it still holds the very hash the file has (a previous
- * run of the same file); any other is a local account, left alone unless --overwrite.
+ * their origin; the import never makes an administrator, and never touches one. People join groups
+ * and subgroups go inside their parents through the groups domain's own use cases (its rules:
+ * managed groups, a source's or a file's groups, nesting limits). An account that is already there
+ * is the import's own only when it still holds the very hash the file has (a previous run of the
+ * same file); any other is a local account, left alone unless --overwrite.
  */
 import { AppError, isAppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Tx } from '../store/connection';
-import { addMembership, bumpAuthVersion, findAccountByEmailKey, isAdministrator, NO_PASSWORD, updateAccount, type AccountChanges } from '../store/accounts';
-import { findGroupsByName, isMember, type GroupRow } from '../store/groups';
-import { addNesting } from '../store/nesting';
-import { readWorld } from '../store/guarded-rows';
+import { bumpAuthVersion, findAccountByEmailKey, isAdministrator, NO_PASSWORD, updateAccount, type AccountChanges } from '../store/accounts';
+import type { GroupRow } from '../store/groups';
+import { sourceOfAccount } from '../store/sources';
 import { assertNotFileManaged } from '../store/config-managed';
-import { assertGroupNotSourceManaged, sourceOfAccount } from '../store/sources';
-import { createGroupIn, parseSentGroupName } from '../groups/manage';
+import { createGroupIn, managedGroupNamed, parseSentGroupName } from '../groups/manage';
+import { assertMayChangePeople, membershipWriter, readableGroup } from '../groups/members';
+import { changeNestingIn } from '../groups/nesting';
 import { applyDisabled } from '../accounts/lifecycle';
 import { accountMaker } from '../accounts/make';
 import type { AuditEntry } from '../audit';
@@ -48,8 +50,6 @@ export type GroupMap = Map<string, GroupRow>;
 
 const message = (err: unknown) => (isAppError(err) ? err.message : 'could not be written');
 
-const managed = (g: GroupRow) => g.user_account_id === null && g.system_role === null;
-
 /** Makes or finds the file's groups (parents first), then nests the subgroups. */
 export async function writeGroups(
   tx: Tx,
@@ -64,11 +64,11 @@ export async function writeGroups(
     try {
       // Another system's names: hidden characters are removed, not refused (accounts/validate.ts).
       const name = parseSentGroupName(g.name);
-      const existing = (await findGroupsByName(tx, name)).find(managed);
+      const existing = await managedGroupNamed(tx, name);
       if (existing) {
         await assertNotFileManaged(tx, actor.via, 'group', existing.name);
-        // A directory source's group: its members are the directory's (a sync would take them out again).
-        await assertGroupNotSourceManaged(tx, existing.id, 'members');
+        // People join it as `group add` would have them: its rules (a directory source's group has the directory's members).
+        await assertMayChangePeople(tx, actor, await readableGroup(tx, actor.principal, existing.reference_id));
         map.set(g.key, existing);
         outcomes.push({ name: existing.name, outcome: 'existing' });
       } else {
@@ -88,8 +88,9 @@ export async function writeGroups(
     if (!child || !parent) continue;
     const outcome = outcomes.find((o) => o.name.toLowerCase() === child.name.toLowerCase());
     try {
-      if (await addNesting(tx, parent.id, child.id, { parent: parent.name, child: child.name })) {
-        nested.push([parent, child]);
+      const r = await changeNestingIn(tx, actor, parent.reference_id, [child.reference_id], 'add');
+      if (r.changed.length > 0) {
+        nested.push([r.group, child]);
         if (outcome) outcome.nestedIn = parent.name;
       }
     } catch (err) {
@@ -99,27 +100,21 @@ export async function writeGroups(
   return { map, outcomes, made, nested };
 }
 
-/** The writers of one transaction: the account maker, and the memberships' default permission (read once). */
+/** The writers of one transaction: the account maker and the groups' membership writer (each reads its defaults once). */
 export interface Writers {
   make: ReturnType<typeof accountMaker>;
-  membership: () => Promise<number>;
+  join: ReturnType<typeof membershipWriter>;
 }
 
 export function openWriters(tx: Tx, actor: Actor, run: RunOptions): Writers {
-  let membership: Promise<number> | undefined;
-  return {
-    make: accountMaker(tx, actor, run.format),
-    membership: () => (membership ??= readWorld(tx, 'membership').then((w) => w.row.default_permission)),
-  };
+  return { make: accountMaker(tx, actor, run.format), join: membershipWriter(tx, actor) };
 }
 
-async function join(tx: Tx, w: Writers, accountId: number, person: PlannedPerson, groups: GroupMap): Promise<GroupRow[]> {
+async function join(w: Writers, account: { id: number; reference_id: string }, person: PlannedPerson, groups: GroupMap): Promise<GroupRow[]> {
   const joined: GroupRow[] = [];
   for (const key of person.groups) {
     const group = groups.get(key);
-    if (!group || (await isMember(tx, accountId, group.id))) continue;
-    await addMembership(tx, accountId, group.id, await w.membership());
-    joined.push(group);
+    if (group && (await w.join(group, [account], 'add')).length > 0) joined.push(group);
   }
   return joined;
 }
@@ -164,7 +159,7 @@ export async function writePerson(w: Writers, tx: Tx, person: PlannedPerson, gro
       person.username !== undefined && made.username !== person.username
         ? `the username ${person.username} is taken: another was made from the email`
         : undefined;
-    const joined = await join(tx, w, made.id, person, groups);
+    const joined = await join(w, { id: made.id, reference_id: made.referenceId }, person, groups);
     return { outcome: 'created', account: made.referenceId, joined, made: made.audit, ...(note ? { reason: note } : {}) };
   }
   // Operators are never reached by a source of people, --overwrite or not.
@@ -186,7 +181,7 @@ export async function writePerson(w: Writers, tx: Tx, person: PlannedPerson, gro
     what.push('password');
   } else if (Object.keys(changes).length > 0) await updateAccount(tx, found.id, changes);
   if (overwrite && person.disabled && (await applyDisabled(tx, found, true))) what.push('disabled');
-  const joined = await join(tx, w, found.id, person, groups);
+  const joined = await join(w, found, person, groups);
   if (joined.length > 0) what.push('groups');
   if (what.length === 0) return { outcome: 'unchanged', account: found.reference_id, joined };
   return { outcome: 'updated', reason: what.join(', '), account: found.reference_id, joined };

@@ -4,8 +4,9 @@
 // newcomer, a SCIM client, an import of each of the four formats and a directory source in a real
 // slapd. Each account: its own row, the tables' default permissions, its address's look-alike
 // skeleton, exactly its home group and `users`, the origin of where it came from, and one audit
-// row of its making. The second test reads src/: an account and its home group are inserted in
-// one place, so no way in can make an account around the maker's rules.
+// row of its making. The second test reads src/: the writes behind that shape (an account, a home
+// group, a membership, a nesting) have one home each, so no way in can make an account, or put
+// someone in a group, around those rules.
 import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
@@ -250,7 +251,17 @@ function callersOf(fn: string): string[] {
   return [...found].sort();
 }
 
-t.test('an account and its home group have one home in src/', async (t) => {
+t.test('an account, a home group, a membership and a nesting each have one home in src/', async (t) => {
   t.same(callersOf('insertAccount'), ['accounts/make.ts'], 'only the maker inserts an account');
   t.same(callersOf('insertGroup'), ['accounts/make.ts', 'groups/manage.ts'], 'a home group by the maker, every other group by the groups domain');
+  // administrators.ts: who administers (the first one, promote, demote); invitations: the groups an
+  // administrator chose when inviting, joined as the account is made.
+  t.same(
+    callersOf('addMembership'),
+    ['accounts/administrators.ts', 'accounts/make.ts', 'groups/members.ts', 'invitations/invitations.ts'],
+    'memberships: the maker, the groups domain, administration',
+  );
+  t.same(callersOf('removeMembership'), ['accounts/administrators.ts', 'groups/members.ts']);
+  t.same(callersOf('addNesting'), ['groups/nesting.ts'], 'nesting: the groups domain only');
+  t.same(callersOf('removeNestings'), ['groups/nesting.ts']);
 });
