@@ -14,7 +14,7 @@ import type { Tx } from '../store/connection';
 import { lockAccounts } from '../store/accounts';
 import { findGroupByReference, isManagedGroup, type GroupRow } from '../store/groups';
 import { isReference } from '../store/reference';
-import { assertNotFileManaged } from '../store/config-managed';
+import { assertNotFileManaged, managedKey, managingFile } from '../store/config-managed';
 import { assertGroupNotSourceManaged } from '../store/sources';
 import { addNesting, removeNestings } from '../store/nesting';
 import { assertMayChangeMembers, readableGroup, type MemberChange } from './members';
@@ -42,10 +42,14 @@ export async function changeNestingIn(
   parentReference: string,
   childReferences: readonly string[],
   change: MemberChange,
+  options: { besideFile?: boolean } = {},
 ): Promise<{ group: GroupRow; changed: GroupRow[] }> {
   const parent = await readableGroup(tx, actor.principal, parentReference);
-  // A group a configuration file manages has the groups inside it the file says.
-  await assertNotFileManaged(tx, actor.via, 'group', parent.row.name);
+  // A group a configuration file manages has the groups inside it the file says. Groups no file
+  // manages may sit beside those (an import's subgroup, with besideFile): the file leaves them
+  // alone (config-file/kinds/groups.ts), and whoever may change the group may take them out.
+  const file = actor.via === 'config' ? null : await managingFile(tx, 'group', managedKey('group', parent.row.name));
+  if (file !== null && !(await besideTheFile(tx, change, childReferences, options))) await assertNotFileManaged(tx, actor.via, 'group', parent.row.name);
   // So does a directory source's group (the groups inside it are the directory's nesting). A
   // source's group may still go inside a group made here: that is the outer group's change.
   if (actor.via !== 'source') await assertGroupNotSourceManaged(tx, parent.row.id, 'inner groups');
@@ -83,6 +87,16 @@ export async function changeNestingIn(
     if (await addNesting(tx, parent.row.id, child.id, { parent: parent.row.name, child: child.name })) changed.push(child);
   }
   return { group: parent.row, changed };
+}
+
+/** Whether every group named is one no configuration file manages, put in beside a file's (an import) or taken out. */
+async function besideTheFile(tx: Tx, change: MemberChange, references: readonly string[], options: { besideFile?: boolean }): Promise<boolean> {
+  if (change === 'add' && options.besideFile !== true) return false;
+  for (const reference of references) {
+    const child = isReference(reference) ? await findGroupByReference(tx, reference.toLowerCase()) : undefined;
+    if (!child || (await managingFile(tx, 'group', managedKey('group', child.name))) !== null) return false;
+  }
+  return references.length > 0;
 }
 
 /** One audit row per group put in or taken out. */

@@ -17,7 +17,6 @@ import type { Tx } from '../store/connection';
 import { bumpAuthVersion, findAccountByEmailKey, isAdministrator, NO_PASSWORD, updateAccount, type AccountChanges } from '../store/accounts';
 import type { GroupRow } from '../store/groups';
 import { sourceOfAccount } from '../store/sources';
-import { assertNotFileManaged } from '../store/config-managed';
 import { createGroupIn, managedGroupNamed, parseSentGroupName } from '../groups/manage';
 import { assertMayChangePeople, membershipWriter, readableGroup } from '../groups/members';
 import { changeNestingIn } from '../groups/nesting';
@@ -66,7 +65,6 @@ export async function writeGroups(
       const name = parseSentGroupName(g.name);
       const existing = await managedGroupNamed(tx, name);
       if (existing) {
-        await assertNotFileManaged(tx, actor.via, 'group', existing.name);
         // People join it as `group add` would have them: its rules (a directory source's group has the directory's members).
         await assertMayChangePeople(tx, actor, await readableGroup(tx, actor.principal, existing.reference_id));
         map.set(g.key, existing);
@@ -88,7 +86,9 @@ export async function writeGroups(
     if (!child || !parent) continue;
     const outcome = outcomes.find((o) => o.name.toLowerCase() === child.name.toLowerCase());
     try {
-      const r = await changeNestingIn(tx, actor, parent.reference_id, [child.reference_id], 'add');
+      // Under a parent a configuration file manages, the subgroup goes in beside the file's own
+      // (the file leaves it there: config-file/kinds/groups.ts), so its people are in the parent.
+      const r = await changeNestingIn(tx, actor, parent.reference_id, [child.reference_id], 'add', { besideFile: true });
       if (r.changed.length > 0) {
         nested.push([r.group, child]);
         if (outcome) outcome.nestedIn = parent.name;
