@@ -1,5 +1,6 @@
 /** Guest (or administrator) signup: the one account-creation use case, plus the verification mail. */
-import { assertSignupOpen, createAccount, parseNewAccount } from '../accounts/create';
+import { createAccount, parseNewAccount } from '../accounts/create';
+import { assertSignupOpen } from '../accounts/make';
 import { findAccountById } from '../store/accounts';
 import { stringField } from '../accounts/validate';
 import { acceptWithPassword } from '../invitations/accept';

@@ -13,6 +13,7 @@ import { insertGroup, lockAccounts } from '../store/accounts';
 import {
   findGroupByReference,
   findGroupsByName,
+  findManagedGroupsByName,
   listGroups,
   countAllMembers,
   managedGroups,
@@ -160,6 +161,14 @@ export async function setGroupExternalIdIn(tx: Tx, actor: Actor, referenceId: st
 /** System groups (administrators, users) are part of the permission model: never changed or deleted. */
 export function assertNotSystemGroup(row: { system_role: string | null }, op: 'update' | 'delete'): void {
   if (row.system_role) throw new AppError('forbidden', `system groups cannot be ${op === 'update' ? 'changed' : 'deleted'}`, { reason: 'system_group' });
+}
+
+/**
+ * The managed group (store/groups.ts managedGroupSql: the one definition) of this name, ignoring
+ * case, that another system's groups mean (an import file's): never `administrators` or `users`.
+ */
+export async function managedGroupNamed(tx: Tx, name: string): Promise<GroupRow | undefined> {
+  return (await findManagedGroupsByName(tx, name)).find((g) => g.system_role === null);
 }
 
 export async function resolveGroup(tx: Tx, nameOrId: string): Promise<GroupRow> {

@@ -84,13 +84,7 @@ export async function changeMembersIn(
   change: MemberChange,
 ): Promise<{ group: GroupRow; changed: string[] }> {
   const group = await readableGroup(tx, actor.principal, groupReference);
-  await assertMayChangeMembers(tx, actor.principal, group);
-  // A directory source's group has the directory's members (a change here would be undone by the next sync).
-  await assertNotManaged(tx, actor.via, { kind: 'group', id: group.row.id, name: group.row.name, part: 'members' });
-  // Who administers is never a provisioning service's to change (no SCIM token makes or ends an administrator).
-  if (group.row.system_role === 'administrators' && actor.via === 'scim') {
-    throw new AppError('forbidden', 'SCIM does not change who administers (use the shell or the console)', { reason: 'scim_may_not_touch_administrators' });
-  }
+  await assertMayChangePeople(tx, actor, group);
   const accounts = await accountsByReference(tx, accountReferences);
   const permission = (await readWorld(tx, 'membership')).row.default_permission;
   const changed: string[] = [];
@@ -98,6 +92,56 @@ export async function changeMembersIn(
     if (await applyChange(tx, group.row, account.id, change, permission)) changed.push(account.reference_id);
   }
   return { group: group.row, changed };
+}
+
+/**
+ * The rules of changing who is in a group, whoever changes it: the permission bits, `users` and
+ * `administrators`, a directory source's group (its members are the directory's: only its sync
+ * changes them), and administrators out of a provisioning service's reach.
+ */
+export async function assertMayChangePeople(tx: Tx, actor: Actor, group: GuardedRow<GroupRow>): Promise<void> {
+  await assertMayChangeMembers(tx, actor.principal, group);
+  // A directory source's group has the directory's members (a change here would be undone by the next sync).
+  await assertNotManaged(tx, actor.via, { kind: 'group', id: group.row.id, name: group.row.name, part: 'members' });
+  // Who administers is never a provisioning service's to change (no SCIM token makes or ends an administrator).
+  if (group.row.system_role === 'administrators' && actor.via === 'scim') {
+    throw new AppError('forbidden', 'SCIM does not change who administers (use the shell or the console)', { reason: 'scim_may_not_touch_administrators' });
+  }
+}
+
+/**
+ * changeMembersIn for a writer that changes many groups' people in one transaction (an import's
+ * batch, a directory's sync), with the accounts and groups it already holds: each group's rules
+ * (assertMayChangePeople) are checked once, the first time it is named, and the membership
+ * table's defaults read once. Returns the reference ids of the accounts whose membership changed;
+ * audit them with auditMembers or memberEvents once the transaction has committed.
+ */
+export function membershipWriter(
+  tx: Tx,
+  actor: Actor,
+): (group: Pick<GroupRow, 'reference_id'>, accounts: ReadonlyArray<{ id: number; reference_id: string }>, change: MemberChange) => Promise<string[]> {
+  const groups = new Map<string, Promise<GroupRow>>();
+  let permission: Promise<number> | undefined;
+  const checked = (reference: string) => {
+    if (!groups.has(reference))
+      groups.set(
+        reference,
+        readableGroup(tx, actor.principal, reference).then(async (group) => {
+          await assertMayChangePeople(tx, actor, group);
+          return group.row;
+        }),
+      );
+    return groups.get(reference)!;
+  };
+  return async (which, accounts, change) => {
+    const group = await checked(which.reference_id);
+    permission ??= readWorld(tx, 'membership').then((w) => w.row.default_permission);
+    const changed: string[] = [];
+    for (const account of accounts) {
+      if (await applyChange(tx, group, account.id, change, await permission)) changed.push(account.reference_id);
+    }
+    return changed;
+  };
 }
 
 /** One audit row per account whose membership changed (administrator_added/removed for administrators). */

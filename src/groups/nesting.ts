@@ -15,6 +15,7 @@ import { lockAccounts } from '../store/accounts';
 import { findGroupByReference, isManagedGroup, type GroupRow } from '../store/groups';
 import { isReference } from '../store/reference';
 import { assertNotManaged } from '../managed/managed-by';
+import { managedKey, managingFile } from '../store/config-managed';
 import { addNesting, removeNestings } from '../store/nesting';
 import { assertMayChangeMembers, readableGroup, type MemberChange } from './members';
 
@@ -41,12 +42,16 @@ export async function changeNestingIn(
   parentReference: string,
   childReferences: readonly string[],
   change: MemberChange,
+  options: { besideFile?: boolean } = {},
 ): Promise<{ group: GroupRow; changed: GroupRow[] }> {
   const parent = await readableGroup(tx, actor.principal, parentReference);
   // A group a configuration file manages has the groups inside it the file says; so does a
-  // directory source's group (the groups inside it are the directory's nesting). A source's group
-  // may still go inside a group made here: that is the outer group's change.
-  await assertNotManaged(tx, actor.via, { kind: 'group', id: parent.row.id, name: parent.row.name, part: 'inner groups' });
+  // directory source's group (the groups inside it are the directory's nesting). Groups no file
+  // manages may sit beside a file's (an import's subgroup, with besideFile): the file leaves them
+  // alone (config-file/kinds/groups.ts), and whoever may change the group may take them out. A
+  // source's group may still go inside a group made here: that is the outer group's change.
+  const beside = await besideTheFile(tx, change, childReferences, options);
+  await assertNotManaged(tx, actor.via, { kind: 'group', id: parent.row.id, name: parent.row.name, part: 'inner groups' }, beside ? 'file' : undefined);
   if (change === 'add' && parent.row.system_role === 'administrators') {
     throw new AppError('forbidden', 'no group goes inside administrators: it holds named people only', { reason: 'administrators_holds_people' });
   }
@@ -83,6 +88,16 @@ export async function changeNestingIn(
     if (await addNesting(tx, parent.row.id, child.id, { parent: parent.row.name, child: child.name })) changed.push(child);
   }
   return { group: parent.row, changed };
+}
+
+/** Whether every group named is one no configuration file manages, put in beside a file's (an import) or taken out. */
+async function besideTheFile(tx: Tx, change: MemberChange, references: readonly string[], options: { besideFile?: boolean }): Promise<boolean> {
+  if (change === 'add' && options.besideFile !== true) return false;
+  for (const reference of references) {
+    const child = isReference(reference) ? await findGroupByReference(tx, reference.toLowerCase()) : undefined;
+    if (!child || (await managingFile(tx, 'group', managedKey('group', child.name))) !== null) return false;
+  }
+  return references.length > 0;
 }
 
 /** One audit row per group put in or taken out. */

@@ -6,7 +6,8 @@
  * never takes others with it. A dry run does the same work in one transaction and rolls it back.
  * Audited after each commit: account_imported per account made, and the groups' own events, the
  * batch's together (Audit.recordAll: a few inserts per batch, each event still its own row,
- * webhook message and SCIM push). An account made records the format as its origin (write.ts).
+ * webhook message and SCIM push). An account made records the format as its origin (the one maker:
+ * accounts/make.ts, through write.ts).
  */
 import { isAppError } from '../errors';
 import type { Actor } from '../actor';
@@ -24,7 +25,7 @@ import { readAuth0 } from './auth0';
 import { readKeycloak } from './keycloak';
 import { checkPeople, type PlannedPerson } from './plan';
 import type { ImportFormat, Source } from './source';
-import { readDefaults, writeGroups, writePerson, type GroupMap, type GroupOutcome, type PersonOutcome, type RunOptions } from './write';
+import { openWriters, writeGroups, writePerson, type GroupMap, type GroupOutcome, type PersonOutcome, type RunOptions } from './write';
 
 export { IMPORT_FORMATS, type ImportFormat } from './source';
 
@@ -93,9 +94,9 @@ export function importerOperations(s: Services): ImporterOperations {
   const writeBatch = async (actor: Actor, batch: Array<{ index: number; person: PlannedPerson }>, groups: GroupMap, run: RunOptions) => {
     const written = await s.store.transaction(async (tx) => {
       await lockAccounts(tx);
-      const d = await readDefaults(tx);
+      const w = openWriters(tx, actor, run);
       const out: Written[] = [];
-      for (const { index, person } of batch) out.push({ index, result: await writePerson(tx, person, groups, d, run) });
+      for (const { index, person } of batch) out.push({ index, result: await writePerson(w, tx, person, groups, run) });
       return out;
     });
     await auditWritten(actor, written);
@@ -107,7 +108,7 @@ export function importerOperations(s: Services): ImporterOperations {
     const events: AuditEntry[] = [];
     const joins = new Map<number, { group: GroupRow; accounts: string[] }>();
     for (const { result } of written) {
-      if (result.outcome === 'created') events.push({ event: 'account_imported', fields: { account: result.account! } });
+      events.push(...(result.made ?? []));
       for (const g of result.joined) {
         const entry = joins.get(g.id) ?? { group: g, accounts: [] };
         entry.accounts.push(result.account!);
@@ -144,9 +145,9 @@ export function importerOperations(s: Services): ImporterOperations {
           .transaction(async (tx) => {
             await lockAccounts(tx);
             const g = await writeGroups(tx, actor, groups);
-            const d = await readDefaults(tx);
+            const w = openWriters(tx, actor, run);
             const out: Written[] = [];
-            for (const { index, person } of todo) out.push({ index, result: await writePerson(tx, person, g.map, d, run) });
+            for (const { index, person } of todo) out.push({ index, result: await writePerson(w, tx, person, g.map, run) });
             throw new DryRun({ outcomes: g.outcomes, out });
           })
           .catch((err: unknown) => {

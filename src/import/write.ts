@@ -3,37 +3,27 @@
  * a read made before the first write of a group or a person, so a refusal leaves the transaction
  * usable for the next one (PostgreSQL aborts a transaction at its first failed statement).
  *
- * Imported accounts are made as createAccount makes any (the account, its own group, `users`),
- * with the file's hash kept as it is; the import never makes an administrator, and never touches
- * one. An account that is already there is the import's own only when it still holds the very
- * hash the file has (a previous run of the same file); any other is a local account, left alone
- * unless --overwrite.
+ * Imported accounts are made by the one maker (accounts/make.ts: the account, its own group,
+ * `users`, the address and name rules), with the file's hash kept as it is and the file's format as
+ * their origin; the import never makes an administrator, and never touches one. People join groups
+ * and subgroups go inside their parents through the groups domain's own use cases (its rules:
+ * managed groups, a source's or a file's groups, nesting limits). An account that is already there
+ * is the import's own only when it still holds the very hash the file has (a previous run of the
+ * same file); any other is a local account, left alone unless --overwrite.
  */
 import { AppError, isAppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Tx } from '../store/connection';
-import {
-  addMembership,
-  emailIsUsername,
-  findAccountByEmailKey,
-  insertAccount,
-  insertGroup,
-  isAdministrator,
-  systemGroupId,
-  updateAccount,
-  usernameInUse,
-  type AccountChanges,
-} from '../store/accounts';
-import { findGroupsByName, isMember, type GroupRow } from '../store/groups';
-import { addNesting } from '../store/nesting';
-import { readWorld } from '../store/guarded-rows';
-import { assertNotManaged } from '../managed/managed-by';
-import { sourceOfAccount } from '../store/sources';
-import { createGroupIn, parseSentGroupName } from '../groups/manage';
-import { applyDisabled } from '../accounts/lifecycle';
+import { findAccountByEmailKey, isAdministrator, NO_PASSWORD, updateAccount, type AccountChanges } from '../store/accounts';
 import { bumpAuthVersion } from '../accounts/session-ends';
-import { usernameFor } from '../accounts/usernames';
-import { checkedSkeleton } from '../accounts/lookalikes';
+import type { GroupRow } from '../store/groups';
+import { sourceOfAccount } from '../store/sources';
+import { createGroupIn, managedGroupNamed, parseSentGroupName } from '../groups/manage';
+import { assertMayChangePeople, membershipWriter, readableGroup } from '../groups/members';
+import { changeNestingIn } from '../groups/nesting';
+import { applyDisabled } from '../accounts/lifecycle';
+import { accountMaker } from '../accounts/make';
+import type { AuditEntry } from '../audit';
 import type { ImportFormat, SourceGroup } from './source';
 import { shown, type PlannedPerson } from './plan';
 
@@ -51,14 +41,14 @@ export interface PersonOutcome {
   account?: string;
   /** Groups this run added the person to (reference ids, for the audit). */
   joined: GroupRow[];
+  /** The audit rows of the account made (the maker's). */
+  made?: AuditEntry[];
 }
 
 /** What the groups phase resolved: each file key → the group, or absent when it was skipped. */
 export type GroupMap = Map<string, GroupRow>;
 
 const message = (err: unknown) => (isAppError(err) ? err.message : 'could not be written');
-
-const managed = (g: GroupRow) => g.user_account_id === null && g.system_role === null;
 
 /** Makes or finds the file's groups (parents first), then nests the subgroups. */
 export async function writeGroups(
@@ -74,11 +64,10 @@ export async function writeGroups(
     try {
       // Another system's names: hidden characters are removed, not refused (accounts/validate.ts).
       const name = parseSentGroupName(g.name);
-      const existing = (await findGroupsByName(tx, name)).find(managed);
+      const existing = await managedGroupNamed(tx, name);
       if (existing) {
-        // People join it and groups go inside it: a file's group has the inner groups the file says; a
-        // directory source's group, the directory's members (a sync would take them out again).
-        await assertNotManaged(tx, actor.via, { kind: 'group', id: existing.id, name: existing.name, part: ['members', 'inner groups'] });
+        // People join it as `group add` would have them: its rules (a directory source's group has the directory's members).
+        await assertMayChangePeople(tx, actor, await readableGroup(tx, actor.principal, existing.reference_id));
         map.set(g.key, existing);
         outcomes.push({ name: existing.name, outcome: 'existing' });
       } else {
@@ -98,8 +87,11 @@ export async function writeGroups(
     if (!child || !parent) continue;
     const outcome = outcomes.find((o) => o.name.toLowerCase() === child.name.toLowerCase());
     try {
-      if (await addNesting(tx, parent.id, child.id, { parent: parent.name, child: child.name })) {
-        nested.push([parent, child]);
+      // Under a parent a configuration file manages, the subgroup goes in beside the file's own
+      // (the file leaves it there: config-file/kinds/groups.ts), so its people are in the parent.
+      const r = await changeNestingIn(tx, actor, parent.reference_id, [child.reference_id], 'add', { besideFile: true });
+      if (r.changed.length > 0) {
+        nested.push([r.group, child]);
         if (outcome) outcome.nestedIn = parent.name;
       }
     } catch (err) {
@@ -109,31 +101,21 @@ export async function writeGroups(
   return { map, outcomes, made, nested };
 }
 
-/** The table defaults a new account and its rows get, read once per transaction. */
-export interface Defaults {
-  account: number;
-  group: number;
-  membership: number;
-  users: number;
+/** The writers of one transaction: the account maker and the groups' membership writer (each reads its defaults once). */
+export interface Writers {
+  make: ReturnType<typeof accountMaker>;
+  join: ReturnType<typeof membershipWriter>;
 }
 
-export async function readDefaults(tx: Tx): Promise<Defaults> {
-  const [account, group, membership] = await Promise.all([readWorld(tx, 'user_account'), readWorld(tx, 'usergroup'), readWorld(tx, 'membership')]);
-  return {
-    account: account.row.default_permission,
-    group: group.row.default_permission,
-    membership: membership.row.default_permission,
-    users: await systemGroupId(tx, 'users'),
-  };
+export function openWriters(tx: Tx, actor: Actor, run: RunOptions): Writers {
+  return { make: accountMaker(tx, actor, run.format), join: membershipWriter(tx, actor) };
 }
 
-async function join(tx: Tx, accountId: number, person: PlannedPerson, groups: GroupMap, membership: number): Promise<GroupRow[]> {
+async function join(w: Writers, account: { id: number; reference_id: string }, person: PlannedPerson, groups: GroupMap): Promise<GroupRow[]> {
   const joined: GroupRow[] = [];
   for (const key of person.groups) {
     const group = groups.get(key);
-    if (!group || (await isMember(tx, accountId, group.id))) continue;
-    await addMembership(tx, accountId, group.id, membership);
-    joined.push(group);
+    if (group && (await w.join(group, [account], 'add')).length > 0) joined.push(group);
   }
   return joined;
 }
@@ -150,45 +132,36 @@ export interface RunOptions {
  * records the file's format as its origin; one that was already there keeps its own (null when it
  * was made here), --overwrite or not: origin says what made the account, not who last wrote it.
  */
-export async function writePerson(tx: Tx, person: PlannedPerson, groups: GroupMap, d: Defaults, run: RunOptions): Promise<PersonOutcome> {
+export async function writePerson(w: Writers, tx: Tx, person: PlannedPerson, groups: GroupMap, run: RunOptions): Promise<PersonOutcome> {
   const overwrite = run.overwrite;
   const skipped = (reason: string): PersonOutcome => ({ outcome: 'skipped', reason, joined: [] });
   const found = await findAccountByEmailKey(tx, person.emailKey);
   if (!found) {
-    if (await emailIsUsername(tx, person.emailKey)) return skipped('this email is the username of another account');
-    let emailSkeleton: string;
+    let made;
     try {
-      // The operator reads the report: it names the account the address looks like.
-      emailSkeleton = await checkedSkeleton(tx, person.emailKey, { reveal: true, allow: run.allowLookalike, flag: '{--allow-lookalike}' });
+      made = await w.make({
+        email: person.email,
+        name: person.name,
+        username: person.username,
+        // A username the file asks for and another account has: one is made from the email, and the report says so.
+        ifUsernameTaken: 'make-one',
+        passwordHash: person.passwordHash ?? NO_PASSWORD,
+        emailVerified: person.emailVerified,
+        disabled: person.disabled,
+        // The operator reads the report: it names the account the address looks like.
+        lookalike: { allow: run.allowLookalike, flag: '{--allow-lookalike}' },
+      });
     } catch (err) {
+      // Refused before anything was written (the address is another's username, or looks like another's address).
       if (isAppError(err) && err.code === 'email_taken') return skipped(err.message);
       throw err;
     }
-    let note: string | undefined;
-    let asked = person.username;
-    if (asked !== undefined && (await usernameInUse(tx, asked))) {
-      note = `the username ${asked} is taken: another was made from the email`;
-      asked = undefined;
-    }
-    const username = await usernameFor(tx, person.email, asked);
-    const account = await insertAccount(tx, {
-      email: person.email,
-      emailKey: person.emailKey,
-      emailSkeleton,
-      username,
-      name: person.name,
-      passwordHash: person.passwordHash ?? '',
-      permission: d.account,
-      // As a provisioning service's: never the first administrator, may start disabled.
-      provisioned: { externalId: null, disabled: person.disabled },
-      origin: run.format,
-    });
-    if (!person.emailVerified) await updateAccount(tx, account.id, { email_verified: false });
-    const home = await insertGroup(tx, { name: `Home group of ${person.name}`.slice(0, 100), ownerId: account.id, permission: d.group });
-    await addMembership(tx, account.id, home.id, d.membership);
-    await addMembership(tx, account.id, d.users, d.membership);
-    const joined = await join(tx, account.id, person, groups, d.membership);
-    return { outcome: 'created', account: account.referenceId, joined, ...(note ? { reason: note } : {}) };
+    const note =
+      person.username !== undefined && made.username !== person.username
+        ? `the username ${person.username} is taken: another was made from the email`
+        : undefined;
+    const joined = await join(w, { id: made.id, reference_id: made.referenceId }, person, groups);
+    return { outcome: 'created', account: made.referenceId, joined, made: made.audit, ...(note ? { reason: note } : {}) };
   }
   // Operators are never reached by a source of people, --overwrite or not.
   if (await isAdministrator(tx, found.id)) return skipped('an administrator: an import never changes administrators');
@@ -209,7 +182,7 @@ export async function writePerson(tx: Tx, person: PlannedPerson, groups: GroupMa
     what.push('password');
   } else if (Object.keys(changes).length > 0) await updateAccount(tx, found.id, changes);
   if (overwrite && person.disabled && (await applyDisabled(tx, found, true))) what.push('disabled');
-  const joined = await join(tx, found.id, person, groups, d.membership);
+  const joined = await join(w, found, person, groups);
   if (joined.length > 0) what.push('groups');
   if (what.length === 0) return { outcome: 'unchanged', account: found.reference_id, joined };
   return { outcome: 'updated', reason: what.join(', '), account: found.reference_id, joined };

@@ -17,7 +17,7 @@ import { makeAdministrator } from '../accounts/administrators';
 import { normalizeEmail } from '../accounts/validate';
 import { checkedSkeleton } from '../accounts/lookalikes';
 import { resolveGateGroup } from '../groups/manage';
-import { addMembership, emailKeyTaken, updateAccount } from '../store/accounts';
+import { addMembership, emailKeyTaken } from '../store/accounts';
 import { findGroupByReference } from '../store/groups';
 import { readWorld } from '../store/guarded-rows';
 import {
@@ -184,7 +184,8 @@ export async function acceptInvitation(
   const created = await createAccount(
     s,
     actor,
-    { ...input, email: row.email, emailKey: row.email_key },
+    // The address is the invitation's, which its mail proved.
+    { ...input, email: row.email, emailKey: row.email_key, emailVerified: true },
     async (tx, account) => {
       // Spent first: of two acceptances racing, the loser's account is rolled back whole.
       if (!(await spendInvitation(tx, row.id, account.id))) throw new AppError('token_invalid', REFUSED.used);
@@ -194,10 +195,9 @@ export async function acceptInvitation(
         if (group) await addMembership(tx, account.id, group.id, membership); // a group deleted since is skipped
       }
       if (row.administrator) await makeAdministrator(tx, account.id);
-      await updateAccount(tx, account.id, { email_verified: true });
       if (also) await also(tx, account);
     },
-    { invited: true },
+    { way: 'invitation' },
   );
   await s.audit.record('invitation_accepted', actor, { invitation: row.reference_id, account: created.referenceId });
   if (row.administrator) await s.audit.record('administrator_added', actor, { account: created.referenceId, invitation: row.reference_id });

@@ -88,9 +88,14 @@ function refusal(via: Via, object: ManagedObject, m: Manager): AppError | null {
   });
 }
 
-/** Refuses a change to the part of an object a configuration file or a directory source manages, unless `via` is that manager's writer. */
-export async function assertNotManaged(tx: Tx, via: Via, object: ManagedObject): Promise<void> {
+/**
+ * Refuses a change to the part of an object a configuration file or a directory source manages,
+ * unless `via` is that manager's writer; `besides` names a manager whose part the change leaves
+ * alone (an import's subgroup beside a file's inner groups).
+ */
+export async function assertNotManaged(tx: Tx, via: Via, object: ManagedObject, besides?: Manager['by']): Promise<void> {
   for (const m of await managedBy(tx, object)) {
+    if (m.by === besides) continue;
     const refused = refusal(via, object, m);
     if (refused) throw refused;
   }

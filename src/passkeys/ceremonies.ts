@@ -10,7 +10,8 @@ import { AppError } from '../errors';
 import { type Acting, callerAccount } from '../accounts/acting';
 import { confirmAgain, signIn, signInProved, type SigninFailure } from '../accounts/signin';
 import { assertRecentSignin, confirmPasswordAgain } from '../accounts/recent-signin';
-import { assertSignupOpen, createAccount } from '../accounts/create';
+import { createAccount } from '../accounts/create';
+import { assertSignupOpen } from '../accounts/make';
 import { normalizeEmail, validateName } from '../accounts/validate';
 import { emailKeyTaken, findAccountById, type AccountRow } from '../store/accounts';
 import {

@@ -208,15 +208,22 @@ export function scimOperations(s: Services): ScimOperations {
     async createUser(actor, body) {
       requireAdministrator(actor, 'provision accounts');
       const input = parseUser(body);
-      const created = await createAccount(s, actor, {
-        email: input.email.email,
-        emailKey: input.email.key,
-        name: input.name,
-        username: input.username,
-        // Contract section 19: no password; an upstream provider, a passkey or the reset mail.
-        password: null,
-        provisioned: { externalId: input.externalId, disabled: !input.active },
-      });
+      const created = await createAccount(
+        s,
+        actor,
+        {
+          email: input.email.email,
+          emailKey: input.email.key,
+          name: input.name,
+          username: input.username,
+          // Contract section 19: no password; an upstream provider, a passkey or the reset mail.
+          password: null,
+          externalId: input.externalId,
+          disabled: !input.active,
+        },
+        undefined,
+        { way: 'scim' },
+      );
       return user(s.store.root, created.referenceId);
     },
     // Writes: the version If-Match names is checked in the write's transaction, under the lock

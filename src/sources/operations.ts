@@ -238,7 +238,8 @@ export function sourceOperations(s: Services): SourceOperations {
   };
 
   const audit = async (actor: Actor, source: string, e: SyncEvents) => {
-    for (const account of e.created) await s.audit.record('account_imported', actor, { account, source });
+    // The accounts made, with the rows the one maker wrote for them (account_imported, naming the source).
+    for (const made of e.made) await s.audit.record(made.event, actor, made.fields);
     for (const c of e.changed) await s.audit.record(c.event, actor, { account: c.account, source });
     for (const account of e.disabled) await s.audit.record('account_disabled', actor, { account, source });
     for (const account of e.enabled) await s.audit.record('account_enabled', actor, { account, source });

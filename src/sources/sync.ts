@@ -11,31 +11,29 @@
  */
 import { AppError, isAppError } from '../errors';
 import type { Actor } from '../actor';
+import type { AuditEntry } from '../audit';
 import type { Tx } from '../store/connection';
 import {
-  addMembership,
   emailIsUsername,
   findAccountByEmailKey,
   findAccountById,
-  insertAccount,
-  insertGroup,
-  removeMembership,
-  systemGroupId,
   updateAccount,
   usernameInUse,
   NO_PASSWORD,
   type AccountChanges,
   type AccountRow,
 } from '../store/accounts';
-import { findGroupById, findGroupByReference, membersOf, type GroupRow } from '../store/groups';
-import { addNesting, childGroups, removeNestings } from '../store/nesting';
-import { readWorld } from '../store/guarded-rows';
+import { findGroupById, membersOf, type GroupRow } from '../store/groups';
+import { childGroups } from '../store/nesting';
 import { accountsOfSource, deleteEntry, insertEntry, sourceEntries, updateEntry, type EntryRow, type SourceRow } from '../store/sources';
 import { normalizeEmail, sentName } from '../accounts/validate';
 import { checkedSkeleton } from '../accounts/lookalikes';
 import { parseUsername } from '../accounts/usernames';
 import { applyDisabled } from '../accounts/lifecycle';
+import { accountMaker } from '../accounts/make';
 import { createGroupIn, deleteGroupIn, parseSentGroupName, renameGroupIn } from '../groups/manage';
+import { membershipWriter } from '../groups/members';
+import { changeNestingIn } from '../groups/nesting';
 import { CONTROL, DirectoryConnection, entryIdOf, type DirectoryEntry } from './directory-client';
 
 export interface SourcePerson {
@@ -83,7 +81,8 @@ export interface SyncReport {
 
 /** What the sync changed, for the audit once it has committed. */
 export interface SyncEvents {
-  created: string[];
+  /** The audit rows of the accounts made (the one maker's). */
+  made: AuditEntry[];
   changed: Array<{ event: 'email_changed' | 'name_changed' | 'username_changed'; account: string }>;
   disabled: string[];
   enabled: string[];
@@ -236,241 +235,291 @@ export async function readDirectory(source: SourceRow): Promise<Snapshot> {
   return { people, groups, skipped, skippedPeople, skippedGroups, seenPeople, seenGroups: groupIds };
 }
 
-/**
- * Writes a snapshot, inside the caller's transaction (which holds lockAccounts). Every check is a
- * read before the write it guards, so a refused entry leaves the transaction usable.
- */
-export async function writeSnapshot(tx: Tx, actor: Actor, source: SourceRow, snap: Snapshot): Promise<{ report: SyncReport; events: SyncEvents }> {
-  const report: SyncReport = {
-    people: { created: 0, updated: 0, unchanged: 0, disabled: 0, enabled: 0, skipped: snap.skippedPeople },
-    groups: { created: 0, renamed: 0, removed: 0, skipped: snap.skippedGroups },
-    members: { added: 0, removed: 0 },
-    nestings: { added: 0, removed: 0 },
-    skipped: [...snap.skipped],
-  };
-  const events: SyncEvents = {
-    created: [],
-    changed: [],
-    disabled: [],
-    enabled: [],
-    groupsCreated: [],
-    groupsRenamed: [],
-    groupsRemoved: [],
-    members: [],
-    nestings: [],
-  };
-  const skip = (dn: string, reason: string) => report.skipped.push({ dn: shortDn(dn), reason });
-  // The group use cases refuse to rename or delete a source's group to everyone but its sync.
-  const writer: Actor = { ...actor, via: 'source' };
-  const entries = await sourceEntries(tx, source.id);
-  const byId = new Map(entries.map((e) => [`${e.kind}:${e.entry_id}`, e]));
-  const accounts = await accountsOfSource(tx, source.id);
-  const now = Date.now();
-  // One statement at a time on a transaction's connection.
-  const accountWorld = await readWorld(tx, 'user_account');
-  const groupWorld = await readWorld(tx, 'usergroup');
-  const membershipWorld = await readWorld(tx, 'membership');
-  const membership = membershipWorld.row.default_permission;
-  const users = await systemGroupId(tx, 'users');
-
-  // People: made, brought up to date, or back from being gone.
-  const accountOfDn = new Map<string, AccountRow>();
-  const present = new Set<number>();
-  // People already synced first: of two entries that now share a mail or a username, the one whose
-  // account it is keeps it, and the newcomer is the one left out.
-  const known = (p: SourcePerson) => (byId.has(`person:${p.entryId}`) ? 0 : 1);
-  for (const p of [...snap.people].sort((a, b) => known(a) - known(b))) {
-    const entry = byId.get(`person:${p.entryId}`);
-    if (entry) {
-      // Still in the directory: never disabled as gone, even when its update below is refused.
-      present.add(entry.id);
-      const known = accounts.get(entry.id);
-      if (known) accountOfDn.set(dnKey(p.dn), known);
-    }
-    try {
-      const account = entry
-        ? await updatePerson(tx, p, entry, accounts.get(entry.id), events)
-        : await createPerson(tx, source, p, accountWorld.row.default_permission, groupWorld.row.default_permission, membership, users, events);
-      if (account === null) {
-        report.people.unchanged++;
-        continue;
-      }
-      if (entry) {
-        if (entry.dn !== p.dn) await updateEntry(tx, entry.id, { dn: p.dn });
-        if (entry.gone_at !== null) {
-          await updateEntry(tx, entry.id, { gone_at: null });
-          if (await applyDisabled(tx, account.row, false)) {
-            report.people.enabled++;
-            events.enabled.push(account.row.reference_id);
-          }
-        }
-        if (account.changed) report.people.updated++;
-        else report.people.unchanged++;
-      } else report.people.created++;
-      accountOfDn.set(dnKey(p.dn), account.row);
-    } catch (err) {
-      report.people.skipped++;
-      skip(p.dn, refusal(err));
-    }
-  }
-
-  // Groups: made or renamed; then their members and the groups inside them are the directory's.
-  const groupOfDn = new Map<string, GroupRow>();
-  const groupsPresent = new Set<number>();
-  for (const g of snap.groups) {
-    const entry = byId.get(`group:${g.entryId}`);
-    if (entry) {
-      // Still in the directory: never removed as gone, even when its rename below is refused.
-      groupsPresent.add(entry.id);
-      const known = entry.usergroup_id === null ? undefined : await findGroupById(tx, entry.usergroup_id);
-      if (known) groupOfDn.set(dnKey(g.dn), known);
-    }
-    try {
-      let group: GroupRow | undefined;
-      if (entry) {
-        const found = entry.usergroup_id === null ? undefined : await findGroupById(tx, entry.usergroup_id);
-        if (found && found.name !== g.name) {
-          const renamed = await renameGroupIn(tx, writer, found.reference_id, g.name);
-          group = renamed.group;
-          report.groups.renamed++;
-          events.groupsRenamed.push(group);
-        } else group = found;
-        if (entry.dn !== g.dn) await updateEntry(tx, entry.id, { dn: g.dn });
-      } else {
-        group = await createGroupIn(tx, actor, { name: g.name, ownerId: null });
-        await insertEntry(tx, { source_id: source.id, kind: 'group', entry_id: g.entryId, dn: g.dn, account_id: null, usergroup_id: group.id });
-        report.groups.created++;
-        events.groupsCreated.push(group);
-      }
-      if (group) groupOfDn.set(dnKey(g.dn), group);
-    } catch (err) {
-      report.groups.skipped++;
-      skip(g.dn, refusal(err));
-    }
-  }
-  for (const g of snap.groups) {
-    const group = groupOfDn.get(dnKey(g.dn));
-    if (!group) continue;
-    const wanted = new Map<number, AccountRow>();
-    const wantedGroups = new Map<number, GroupRow>();
-    for (const m of g.members) {
-      const account = accountOfDn.get(m);
-      if (account) wanted.set(account.id, account);
-      const inner = groupOfDn.get(m);
-      if (inner) wantedGroups.set(inner.id, inner);
-    }
-    const current = await membersOf(tx, group.id);
-    const added: string[] = [];
-    const removed: string[] = [];
-    for (const [id, account] of wanted) {
-      if (current.some((c) => c.id === id)) continue;
-      await addMembership(tx, id, group.id, membership);
-      added.push(account.reference_id);
-    }
-    for (const c of current) {
-      if (wanted.has(c.id)) continue;
-      if (await removeMembership(tx, c.id, group.id)) removed.push(c.reference_id);
-    }
-    report.members.added += added.length;
-    report.members.removed += removed.length;
-    if (added.length > 0) events.members.push({ group, accounts: added, change: 'add' });
-    if (removed.length > 0) events.members.push({ group, accounts: removed, change: 'remove' });
-    const children = await childGroups(tx, group.id);
-    const nestedIn: GroupRow[] = [];
-    for (const [id, inner] of wantedGroups) {
-      if (children.some((c) => c.id === id)) continue;
-      try {
-        if (await addNesting(tx, group.id, id, { parent: group.name, child: inner.name })) nestedIn.push(inner);
-      } catch (err) {
-        skip(g.dn, `${inner.name} not put inside it: ${refusal(err)}`);
-      }
-    }
-    const out = children.filter((c) => !wantedGroups.has(c.id));
-    if (out.length > 0)
-      await removeNestings(
-        tx,
-        out.map((c) => ({ parent_id: group.id, child_id: c.id })),
-      );
-    report.nestings.added += nestedIn.length;
-    report.nestings.removed += out.length;
-    if (nestedIn.length > 0) events.nestings.push({ group, children: nestedIn, change: 'add' });
-    if (out.length > 0) {
-      const gone = await Promise.all(out.map((c) => findGroupByReference(tx, c.reference_id)));
-      events.nestings.push({ group, children: gone.filter((x): x is GroupRow => x !== undefined), change: 'remove' });
-    }
-  }
-
-  // What the directory no longer has: groups removed, people disabled (never deleted).
-  for (const e of entries) {
-    if (e.kind === 'group' && !groupsPresent.has(e.id) && !snap.seenGroups.has(e.entry_id)) {
-      const group = e.usergroup_id === null ? undefined : await findGroupById(tx, e.usergroup_id);
-      try {
-        if (group) {
-          await deleteGroupIn(tx, group.reference_id, writer.via);
-          events.groupsRemoved.push(group);
-          report.groups.removed++;
-        }
-        await deleteEntry(tx, e.id);
-      } catch (err) {
-        skip(e.dn, `a group gone from the directory was kept: ${refusal(err)}`);
-      }
-    }
-    // An entry the directory still has is never gone, even when it was left out above.
-    if (e.kind === 'person' && !present.has(e.id) && !snap.seenPeople.has(e.entry_id) && e.gone_at === null && e.account_id !== null) {
-      const account = await findAccountById(tx, e.account_id);
-      try {
-        await updateEntry(tx, e.id, { gone_at: now });
-        if (account && (await applyDisabled(tx, account, true))) {
-          report.people.disabled++;
-          events.disabled.push(account.reference_id);
-        }
-      } catch (err) {
-        skip(e.dn, `a person gone from the directory was not disabled: ${refusal(err)}`);
-      }
-    }
-  }
-  report.skipped = report.skipped.slice(0, MAX_SKIPPED_SHOWN);
-  return { report, events };
+/** One sync's writing: what it read of the store first, the writers it uses, and what it reports. */
+interface Run {
+  tx: Tx;
+  actor: Actor;
+  /** The actor of the group use cases: they refuse to change a source's group to everyone but its sync. */
+  writer: Actor;
+  source: SourceRow;
+  snap: Snapshot;
+  report: SyncReport;
+  events: SyncEvents;
+  entries: EntryRow[];
+  byId: Map<string, EntryRow>;
+  accounts: Map<number, AccountRow>;
+  make: ReturnType<typeof accountMaker>;
+  members: ReturnType<typeof membershipWriter>;
+  /** The accounts and groups of the snapshot's DNs (dnKey), as the steps below find or make them. */
+  accountOfDn: Map<string, AccountRow>;
+  groupOfDn: Map<string, GroupRow>;
+  /** When the sync began: a person gone from the directory is marked gone at it. */
+  now: number;
+  /** The entries still in the directory, even those whose update was refused: never gone. */
+  present: Set<number>;
+  groupsPresent: Set<number>;
 }
 
-async function createPerson(
-  tx: Tx,
-  source: SourceRow,
-  p: SourcePerson,
-  accountPermission: number,
-  groupPermission: number,
-  membership: number,
-  users: number,
-  events: SyncEvents,
-): Promise<{ row: AccountRow; changed: boolean }> {
-  if (await findAccountByEmailKey(tx, p.emailKey))
-    throw new AppError('email_taken', 'an account with this mail exists already (made here, or for another directory entry): it is left alone');
-  if (await emailIsUsername(tx, p.emailKey)) throw new AppError('email_taken', 'this mail is the username of another account');
-  if (await usernameInUse(tx, p.username)) throw new AppError('name_taken', `the username ${p.username} is taken by an account made here`);
-  // The report is the operator's: it names the account the mail looks like.
-  const emailSkeleton = await checkedSkeleton(tx, p.emailKey, { reveal: true });
-  const made = await insertAccount(tx, {
+/**
+ * Writes a snapshot, inside the caller's transaction (which holds lockAccounts). Every check is a
+ * read before the write it guards, so a refused entry leaves the transaction usable. The steps, in
+ * order: people, groups, each group's people, each group's inner groups, what the directory no
+ * longer has.
+ */
+export async function writeSnapshot(tx: Tx, actor: Actor, source: SourceRow, snap: Snapshot): Promise<{ report: SyncReport; events: SyncEvents }> {
+  const run = await startRun(tx, actor, source, snap);
+  await writePeople(run);
+  await writeGroups(run);
+  for (const g of snap.groups) await writeMembers(run, g);
+  for (const g of snap.groups) await writeNesting(run, g);
+  await writeDepartures(run);
+  run.report.skipped = run.report.skipped.slice(0, MAX_SKIPPED_SHOWN);
+  return { report: run.report, events: run.events };
+}
+
+async function startRun(tx: Tx, actor: Actor, source: SourceRow, snap: Snapshot): Promise<Run> {
+  const writer: Actor = { ...actor, via: 'source' };
+  const entries = await sourceEntries(tx, source.id);
+  return {
+    tx,
+    actor,
+    writer,
+    source,
+    snap,
+    report: {
+      people: { created: 0, updated: 0, unchanged: 0, disabled: 0, enabled: 0, skipped: snap.skippedPeople },
+      groups: { created: 0, renamed: 0, removed: 0, skipped: snap.skippedGroups },
+      members: { added: 0, removed: 0 },
+      nestings: { added: 0, removed: 0 },
+      skipped: [...snap.skipped],
+    },
+    events: { made: [], changed: [], disabled: [], enabled: [], groupsCreated: [], groupsRenamed: [], groupsRemoved: [], members: [], nestings: [] },
+    entries,
+    byId: new Map(entries.map((e) => [`${e.kind}:${e.entry_id}`, e])),
+    accounts: await accountsOfSource(tx, source.id),
+    make: accountMaker(tx, actor, 'ldap'),
+    members: membershipWriter(tx, writer),
+    accountOfDn: new Map(),
+    groupOfDn: new Map(),
+    now: Date.now(),
+    present: new Set(),
+    groupsPresent: new Set(),
+  };
+}
+
+const skip = (run: Run, dn: string, reason: string) => run.report.skipped.push({ dn: shortDn(dn), reason });
+
+/** People: made, brought up to date, or back from being gone. */
+async function writePeople(run: Run): Promise<void> {
+  // People already synced first: of two entries that now share a mail or a username, the one whose
+  // account it is keeps it, and the newcomer is the one left out.
+  const known = (p: SourcePerson) => (run.byId.has(`person:${p.entryId}`) ? 0 : 1);
+  for (const p of [...run.snap.people].sort((a, b) => known(a) - known(b))) {
+    const entry = run.byId.get(`person:${p.entryId}`);
+    if (entry) {
+      // Still in the directory: never disabled as gone, even when its update below is refused.
+      run.present.add(entry.id);
+      const account = run.accounts.get(entry.id);
+      if (account) run.accountOfDn.set(dnKey(p.dn), account);
+    }
+    try {
+      const account = entry ? await updatePerson(run, p, entry) : await createPerson(run, p);
+      if (account !== null) run.accountOfDn.set(dnKey(p.dn), account);
+    } catch (err) {
+      run.report.people.skipped++;
+      skip(run, p.dn, refusal(err));
+    }
+  }
+}
+
+/** A new entry: its account made by the one maker (accounts/make.ts), the entry recorded. */
+async function createPerson(run: Run, p: SourcePerson): Promise<AccountRow> {
+  const made = await run.make({
     email: p.email,
-    emailKey: p.emailKey,
-    emailSkeleton,
-    username: p.username,
     name: p.name,
+    username: p.username,
     // The password is the directory's (a bind per sign-in), unless --keep-passwords keeps a hash after one.
     passwordHash: NO_PASSWORD,
-    permission: accountPermission,
-    provisioned: { externalId: null, disabled: false },
-    origin: 'ldap',
+    source: run.source.name,
+    words: {
+      emailTaken: 'an account with this mail exists already (made here, or for another directory entry): it is left alone',
+      emailIsUsername: 'this mail is the username of another account',
+      usernameTaken: (username) => `the username ${username} is taken by an account made here`,
+    },
   });
-  const home = await insertGroup(tx, { name: `Home group of ${p.name}`.slice(0, 100), ownerId: made.id, permission: groupPermission });
-  await addMembership(tx, made.id, home.id, membership);
-  await addMembership(tx, made.id, users, membership);
-  await insertEntry(tx, { source_id: source.id, kind: 'person', entry_id: p.entryId, dn: p.dn, account_id: made.id, usergroup_id: null });
-  events.created.push(made.referenceId);
-  return { row: (await findAccountById(tx, made.id))!, changed: true };
+  await insertEntry(run.tx, { source_id: run.source.id, kind: 'person', entry_id: p.entryId, dn: p.dn, account_id: made.id, usergroup_id: null });
+  run.events.made.push(...made.audit);
+  run.report.people.created++;
+  return (await findAccountById(run.tx, made.id))!;
+}
+
+/** A known entry: its account brought up to it, its DN kept, and enabled again if it had gone. */
+async function updatePerson(run: Run, p: SourcePerson, entry: EntryRow): Promise<AccountRow | null> {
+  const account = await updateAccountOf(run.tx, p, entry, run.accounts.get(entry.id), run.events);
+  if (account === null) {
+    run.report.people.unchanged++;
+    return null;
+  }
+  if (entry.dn !== p.dn) await updateEntry(run.tx, entry.id, { dn: p.dn });
+  if (entry.gone_at !== null) {
+    await updateEntry(run.tx, entry.id, { gone_at: null });
+    if (await applyDisabled(run.tx, account.row, false)) {
+      run.report.people.enabled++;
+      run.events.enabled.push(account.row.reference_id);
+    }
+  }
+  if (account.changed) run.report.people.updated++;
+  else run.report.people.unchanged++;
+  return account.row;
+}
+
+/** Groups: made or renamed (their people and inner groups are the next steps). */
+async function writeGroups(run: Run): Promise<void> {
+  for (const g of run.snap.groups) {
+    const entry = run.byId.get(`group:${g.entryId}`);
+    const found = entry && entry.usergroup_id !== null ? await findGroupById(run.tx, entry.usergroup_id) : undefined;
+    if (entry) {
+      // Still in the directory: never removed as gone, even when its rename below is refused.
+      run.groupsPresent.add(entry.id);
+      if (found) run.groupOfDn.set(dnKey(g.dn), found);
+    }
+    try {
+      const group = entry ? await renameGroup(run, g, entry, found) : await createGroup(run, g);
+      if (group) run.groupOfDn.set(dnKey(g.dn), group);
+    } catch (err) {
+      run.report.groups.skipped++;
+      skip(run, g.dn, refusal(err));
+    }
+  }
+}
+
+async function renameGroup(run: Run, g: SourceGroup, entry: EntryRow, found: GroupRow | undefined): Promise<GroupRow | undefined> {
+  let group = found;
+  if (found && found.name !== g.name) {
+    group = (await renameGroupIn(run.tx, run.writer, found.reference_id, g.name)).group;
+    run.report.groups.renamed++;
+    run.events.groupsRenamed.push(group);
+  }
+  if (entry.dn !== g.dn) await updateEntry(run.tx, entry.id, { dn: g.dn });
+  return group;
+}
+
+async function createGroup(run: Run, g: SourceGroup): Promise<GroupRow> {
+  const group = await createGroupIn(run.tx, run.actor, { name: g.name, ownerId: null });
+  await insertEntry(run.tx, { source_id: run.source.id, kind: 'group', entry_id: g.entryId, dn: g.dn, account_id: null, usergroup_id: group.id });
+  run.report.groups.created++;
+  run.events.groupsCreated.push(group);
+  return group;
+}
+
+/** A synced group's people are the directory's: those it lists join, the others leave (the groups domain's rules). */
+async function writeMembers(run: Run, g: SourceGroup): Promise<void> {
+  const group = run.groupOfDn.get(dnKey(g.dn));
+  if (!group) return;
+  const wanted = new Map<number, AccountRow>();
+  for (const m of g.members) {
+    const account = run.accountOfDn.get(m);
+    if (account) wanted.set(account.id, account);
+  }
+  const current = await membersOf(run.tx, group.id);
+  const added = await run.members(
+    group,
+    [...wanted.values()].filter((a) => !current.some((c) => c.id === a.id)),
+    'add',
+  );
+  const removed = await run.members(
+    group,
+    current.filter((c) => !wanted.has(c.id)),
+    'remove',
+  );
+  run.report.members.added += added.length;
+  run.report.members.removed += removed.length;
+  if (added.length > 0) run.events.members.push({ group, accounts: added, change: 'add' });
+  if (removed.length > 0) run.events.members.push({ group, accounts: removed, change: 'remove' });
+}
+
+/** The groups inside a synced group are the directory's nesting, put in and taken out by the groups domain (its cycle and depth rules). */
+async function writeNesting(run: Run, g: SourceGroup): Promise<void> {
+  const group = run.groupOfDn.get(dnKey(g.dn));
+  if (!group) return;
+  const wanted = new Map<number, GroupRow>();
+  for (const m of g.members) {
+    const inner = run.groupOfDn.get(m);
+    if (inner) wanted.set(inner.id, inner);
+  }
+  const children = await childGroups(run.tx, group.id);
+  const nestedIn: GroupRow[] = [];
+  for (const [id, inner] of wanted) {
+    if (children.some((c) => c.id === id)) continue;
+    try {
+      const r = await changeNestingIn(run.tx, run.writer, group.reference_id, [inner.reference_id], 'add');
+      nestedIn.push(...r.changed);
+    } catch (err) {
+      skip(run, g.dn, `${inner.name} not put inside it: ${refusal(err)}`);
+    }
+  }
+  const out = children.filter((c) => !wanted.has(c.id));
+  let removed: GroupRow[] = [];
+  if (out.length > 0) {
+    try {
+      removed = (
+        await changeNestingIn(
+          run.tx,
+          run.writer,
+          group.reference_id,
+          out.map((c) => c.reference_id),
+          'remove',
+        )
+      ).changed;
+    } catch (err) {
+      skip(run, g.dn, `the groups inside it were not taken out: ${refusal(err)}`);
+    }
+  }
+  run.report.nestings.added += nestedIn.length;
+  run.report.nestings.removed += removed.length;
+  if (nestedIn.length > 0) run.events.nestings.push({ group, children: nestedIn, change: 'add' });
+  if (removed.length > 0) run.events.nestings.push({ group, children: removed, change: 'remove' });
+}
+
+/** What the directory no longer has: groups removed, people disabled (never deleted). */
+async function writeDepartures(run: Run): Promise<void> {
+  for (const e of run.entries) {
+    if (e.kind === 'group' && !run.groupsPresent.has(e.id) && !run.snap.seenGroups.has(e.entry_id)) await removeGoneGroup(run, e);
+    // An entry the directory still has is never gone, even when it was left out above.
+    if (e.kind === 'person' && !run.present.has(e.id) && !run.snap.seenPeople.has(e.entry_id) && e.gone_at === null && e.account_id !== null)
+      await disableGonePerson(run, e, e.account_id);
+  }
+}
+
+async function removeGoneGroup(run: Run, e: EntryRow): Promise<void> {
+  const group = e.usergroup_id === null ? undefined : await findGroupById(run.tx, e.usergroup_id);
+  try {
+    if (group) {
+      await deleteGroupIn(run.tx, group.reference_id, run.writer.via);
+      run.events.groupsRemoved.push(group);
+      run.report.groups.removed++;
+    }
+    await deleteEntry(run.tx, e.id);
+  } catch (err) {
+    skip(run, e.dn, `a group gone from the directory was kept: ${refusal(err)}`);
+  }
+}
+
+async function disableGonePerson(run: Run, e: EntryRow, accountId: number): Promise<void> {
+  const account = await findAccountById(run.tx, accountId);
+  try {
+    await updateEntry(run.tx, e.id, { gone_at: run.now });
+    if (account && (await applyDisabled(run.tx, account, true))) {
+      run.report.people.disabled++;
+      run.events.disabled.push(account.reference_id);
+    }
+  } catch (err) {
+    skip(run, e.dn, `a person gone from the directory was not disabled: ${refusal(err)}`);
+  }
 }
 
 /** Brings an account up to its entry; null when nothing differs. */
-async function updatePerson(
+async function updateAccountOf(
   tx: Tx,
   p: SourcePerson,
   entry: EntryRow,

@@ -91,10 +91,12 @@ export const insertAccount = op(
       passwordHash: string;
       permission: number;
       referenceId?: string;
-      /** A provisioned account: its email is vouched for, it may start disabled, its externalId is kept. */
-      provisioned?: { externalId: string | null; disabled: boolean };
-      /** Made elsewhere (an import's format); absent: made here. */
-      origin?: AccountOrigin;
+      emailVerified: boolean;
+      disabled: boolean;
+      /** The id a provisioning service (SCIM) gave it; null otherwise. */
+      externalId: string | null;
+      /** Made elsewhere (an import's format, a directory source); null: made here. */
+      origin: AccountOrigin | null;
     },
   ): Promise<{ id: number; referenceId: string }> => {
     const now = h.clock.now();
@@ -111,8 +113,10 @@ export const insertAccount = op(
         name: fields.name,
         password: fields.passwordHash,
         permission: fields.permission,
-        ...(fields.provisioned ? { email_verified: true, external_id: fields.provisioned.externalId, disabled: fields.provisioned.disabled } : {}),
-        ...(fields.origin ? { origin: fields.origin } : {}),
+        email_verified: fields.emailVerified,
+        external_id: fields.externalId,
+        disabled: fields.disabled,
+        origin: fields.origin,
         created_at: now,
         updated_at: now,
       });

@@ -43,6 +43,12 @@ export const findGroupsByName = op(async (h, name: string): Promise<GroupRow[]> 
   return rows.map((r) => decodeRow<GroupRow>('usergroup', r));
 });
 
+/** The managed groups (see managedGroupSql) whose name is `name`, ignoring case, oldest first. */
+export const findManagedGroupsByName = op(async (h, name: string): Promise<GroupRow[]> => {
+  const rows = await h.all(`SELECT * FROM usergroup g WHERE lower(g.name) = ? AND ${managedGroupSql('g')} ORDER BY g.id`, [name.toLowerCase()]);
+  return rows.map((r) => decodeRow<GroupRow>('usergroup', r));
+});
+
 export const findGroupByReference = op(async (h, referenceId: string): Promise<GroupRow | undefined> => {
   const rows = await h.all('SELECT * FROM usergroup WHERE reference_id = ?', [referenceId]);
   return rows.length === 0 ? undefined : decodeRow<GroupRow>('usergroup', rows[0]);

@@ -16,11 +16,12 @@ import { AppError, type Reason } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import type { Tx } from '../store/connection';
-import { assertSignupOpen, createAccount } from '../accounts/create';
+import { createAccount } from '../accounts/create';
+import { assertSignupOpen } from '../accounts/make';
 import { normalizeEmail, sentName } from '../accounts/validate';
 import { signIn, signinFailed, signInWithSecondFactor, type SigninFailure } from '../accounts/signin';
 import { acceptInvitation, openInvitation } from '../invitations/invitations';
-import { type AccountRow, findAccountByEmailKey, findAccountById, updateAccount } from '../store/accounts';
+import { type AccountRow, findAccountByEmailKey, findAccountById } from '../store/accounts';
 import {
   countLiveFlows,
   findIdentity,
@@ -266,11 +267,9 @@ async function newAccount(s: Services, actor: Actor, provider: ProviderRow, iden
     if (identity.email === null) throw new AppError('invalid_input', `${provider.display_name} did not share an email address, which an account here needs`);
     await s.limiter.signupAttempt(actor);
     const { email, key } = normalizeEmail(identity.email);
-    created = await createAccount(s, actor, { email, emailKey: key, name, password: null }, async (tx, account) => {
-      await store(tx, account);
-      // The provider's word on the address counts only where the operator trusts it.
-      if (provider.trust_email && identity.emailVerified) await updateAccount(tx, account.id, { email_verified: true });
-    });
+    // The provider's word on the address counts only where the operator trusts it.
+    const emailVerified = provider.trust_email && identity.emailVerified;
+    created = await createAccount(s, actor, { email, emailKey: key, name, password: null, emailVerified }, store, { way: 'upstream' });
   }
   await s.audit.record('identity_linked', actor, { account: created.referenceId, provider: provider.name, how: 'new_account' });
   return findAccountById(s.store.root, created.id);

@@ -69,12 +69,26 @@ interface NestingChange {
   into: Array<{ child: GroupRow; entry: number }>;
 }
 
-/** What the file changes in each group's inner groups, against the store before any of it is changed. */
-async function nestingChanges(tx: Tx, wanted: ReturnType<typeof wantedGroups>, rows: ReadonlyMap<string, GroupRow>): Promise<NestingChange[]> {
+/**
+ * What the file changes in each group's inner groups, against the store before any of it is
+ * changed. The file's list is the groups inside it that a file manages or names: a group no file
+ * manages, put in beside them since this file took the group over (an import's subgroup:
+ * groups/nesting.ts), is not the file's and is left where it is. When the file takes a group over,
+ * every inner group it does not name is taken out, as before.
+ */
+async function nestingChanges(
+  tx: Tx,
+  wanted: ReturnType<typeof wantedGroups>,
+  rows: ReadonlyMap<string, GroupRow>,
+  managedByFile: ReadonlyMap<string, { file: string }>,
+  file: string,
+): Promise<NestingChange[]> {
   const changes: NestingChange[] = [];
   for (const [key, g] of wanted) {
     const row = rows.get(key)!;
-    const before = await childGroups(tx, row.id);
+    const takenOver = managedByFile.get(key)?.file !== file;
+    // A file's group (one it names now, or any file managed before) inside it is the file's to keep or take out.
+    const before = (await childGroups(tx, row.id)).filter((c) => takenOver || wanted.has(lower(c.name)) || managedByFile.has(lower(c.name)));
     const want = new Set(g.inside.map(lower));
     const out = before.filter((c) => !want.has(lower(c.name)));
     const into = g.inside
@@ -131,7 +145,7 @@ export const groupsKind: ConfigKind = {
     // edges added. Each addition then meets a part of the end state, so its cycle, depth and
     // ancestor checks hold exactly when the end state has none: a file that turns nesting around
     // (a ⊃ b to b ⊃ a) applies, one whose end state has a cycle is refused at the entry closing it.
-    const nestings = await nestingChanges(tx, wanted, rows);
+    const nestings = await nestingChanges(tx, wanted, rows, managedByFile, file);
     for (const n of nestings) {
       if (n.out.length === 0) continue;
       const r = await changeNestingIn(
