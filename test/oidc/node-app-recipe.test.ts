@@ -7,14 +7,12 @@
 // not a logout event, or used twice.
 //
 // What the test changes in the recipe, and nothing else:
-//   - https://id.example.com becomes the test's server (on a free port, allowed to deliver to this
-//     computer: --webhook-allow-private loopback) and https://app.example.com becomes
-//     http://localhost:<a free port>, so `gatehouse client add` is given --webhook-allow-private
-//     loopback too (an app on an internal address needs it; the recipe's app is public);
+//   - the ports: 6336 (Gatehouse) and 3000 (the app) become free ones;
+//   - `gatehouse serve` is the test's server (in-process, on the recipe's address, with its
+//     --webhook-allow-private), and each other `gatehouse` line runs through the CLI in-process
+//     against its store, its `> file` written in the folder;
 //   - `npm install` is not run: the folder's node_modules is the project's (the same two libraries);
-//   - each `gatehouse` line runs through the CLI in-process against the server's store, its
-//     `> file` written in the folder; the other lines run with /bin/sh in the folder, as `nobody`
-//     when the test runs as root.
+//   - the other lines run with /bin/sh in the folder, as `nobody` when the test runs as root.
 import fs from 'node:fs';
 import path from 'node:path';
 import * as jose from 'jose';
@@ -29,26 +27,22 @@ import { PASSWORD, setSignup, startTestServer, tempDir } from '../helpers/server
 import { appsDocBlock, gatehouseLine, recipeLines, startLine, visit } from '../helpers/apache-openidc';
 
 const LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
+const ADMIN_PASSWORD = 'a long admin password';
 
 t.test("docs/oidc-apps.md's Node app signs people in, asks for two factors where it needs them, and hears when sessions end", async (t) => {
   const [gatePort, appPort] = [await freePort(), await freePort()];
-  const publicUrl = `http://127.0.0.1:${gatePort}`;
+  const ports = (text: string) => text.replaceAll('6336', String(gatePort)).replaceAll('3000', String(appPort));
+  const lines = recipeLines(ports(appsDocBlock('node-app-shell')));
+  const publicUrl = `http://localhost:${gatePort}`;
   const app = `http://localhost:${appPort}`;
+  // Gatehouse names itself http://localhost:<port> on a loopback address without --public-url.
+  const serveLine = lines.find((l) => l.startsWith('gatehouse serve'));
+  t.equal(serveLine, 'gatehouse serve --webhook-allow-private loopback');
   // TOTP codes are used once: the server's clock moves a step (30 s) by hand between them, from
   // 30 s in the past so that it ends near the wall clock the app checks tokens against.
   const clock = manualClock(Date.now() - 30_000);
   const s = await startTestServer(t, { port: gatePort, publicUrl, webhookAllowPrivate: ['loopback'] }, undefined, { clock });
-  await s.signup('admin@example.com');
-  await setSignup(s, await s.signin('admin@example.com'), 2097057);
-  await s.signup('ada@example.com');
-  await s.signup('tom@example.com');
 
-  const lines = recipeLines(appsDocBlock('node-app-shell')).map((l) =>
-    l
-      .replaceAll('https://id.example.com', publicUrl)
-      .replaceAll('https://app.example.com', app)
-      .replace(/^gatehouse client add /, 'gatehouse --webhook-allow-private loopback client add '),
-  );
   const dir = tempDir(t, 'gatehouse-node-app-');
   fs.chmodSync(dir, 0o755);
   const user = ordinaryUser(dir);
@@ -56,14 +50,19 @@ t.test("docs/oidc-apps.md's Node app signs people in, asks for two factors where
   fs.symlinkSync(path.join(__dirname, '..', '..', 'node_modules'), path.join(dir, 'node_modules'));
   let running: { output: () => string } | undefined;
   for (const line of lines) {
-    if (line.startsWith('npm install ')) continue;
-    if (line.startsWith('gatehouse ')) {
+    if (line === serveLine || line.startsWith('npm install ')) continue;
+    if (/^(printf '[^']*' \| )?gatehouse /.test(line)) {
       const r = await gatehouseLine(s.dataDir, line, dir, user);
       t.equal(r.code, 0, `${line}: ${r.err}`);
     } else if (/ node app\.mjs$/.test(line)) {
+      t.match(line, new RegExp(`^ISSUER=${publicUrl} APP_URL=${app} `), "the app is told both addresses, Gatehouse's as it names itself");
       running = await startLine(t, line, dir, user, appPort);
     } else throw new Error(`a line the test does not know: ${line}`);
   }
+  // The recipe's administrator opens signup; Ada and Tom sign up.
+  await setSignup(s, await s.signin('admin@example.com', ADMIN_PASSWORD), 2097057);
+  await s.signup('ada@example.com');
+  await s.signup('tom@example.com');
   t.ok(running, 'the app runs');
   const client = JSON.parse(fs.readFileSync(path.join(dir, 'app.json'), 'utf8')) as { client_id: string; backchannel_logout_uri: string };
   t.equal(client.backchannel_logout_uri, `${app}/backchannel-logout`);
