@@ -222,7 +222,7 @@ export { migrateStore } from './store/copy';
 /** Bounds jobs at once (the LDAP front end's searches). */
 export { Semaphore } from './auth/semaphore';
 export { IMPORT_FORMATS, type ImportFormat, type ImportReport } from './import/operations';
-export type { SourceView, SyncReport } from './sources/operations';
+export type { SourceInput, SourceView, SyncReport } from './sources/operations';
 
 /** `migrate status`: the store's migrations beside this executable's, read without migrating (a newer store too). */
 export async function readSchemaStatus(config: Config): Promise<SchemaStatus> {

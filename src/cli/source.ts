@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { AppError, reworded } from '../errors';
-import type { SourceView, SyncReport } from '../core';
+import type { SourceInput, SourceView, SyncReport } from '../core';
 import { withCore, wantsJson } from './context';
 import type { Io } from './io';
 import { emit, keyValues, table } from './output';
@@ -54,23 +54,17 @@ function readCa(file: string | undefined): string | null {
   }
 }
 
-interface AddFlags {
-  name: string;
-  url: string;
-  startTls?: boolean;
+/**
+ * The flags of `source add`: the core's SourceInput as the shell takes it, one flag per field
+ * (commander names `--bind-dn` bindDn), except the two that never come as a value: the bind
+ * password (from standard input, a file or the environment) and the CA certificate (from a file).
+ */
+type AddFlags = Omit<SourceInput, 'bindPassword' | 'caCertificate'> & {
   caFile?: string;
-  bindDn: string;
   bindPasswordStdin?: boolean;
   bindPasswordFile?: string;
   bindPasswordEnv?: string;
-  baseDn: string;
-  userFilter?: string;
-  groupFilter?: string;
-  uidAttribute?: string;
-  idAttribute?: string;
-  every?: string;
-  keepPasswords?: boolean;
-}
+};
 
 export function registerSource(program: Command, io: Io): void {
   const source = program.command('source').description('LDAP and Active Directory servers whose people and groups are synced in');
@@ -96,29 +90,21 @@ export function registerSource(program: Command, io: Io): void {
     .option('--keep-passwords', "keep Gatehouse's own hash of a password the directory accepted, so the directory can be retired later")
     .action(async (kind: string, o: AddFlags, c: Command) => {
       if (kind !== 'ldap') throw new AppError('invalid_input', `unknown source kind ${kind.slice(0, 20)} (ldap is known)`);
-      const bindPassword = await readPassword(
-        { passwordStdin: o.bindPasswordStdin, passwordFile: o.bindPasswordFile, passwordEnv: o.bindPasswordEnv },
-        io,
-      ).catch((err: unknown) => {
-        throw err instanceof AppError
-          ? reworded(err, err.message.replace(/--password-/g, '--bind-password-').replace('the password', 'the bind password'))
-          : err;
-      });
+      const { caFile, bindPasswordStdin, bindPasswordFile, bindPasswordEnv, ...input } = o;
+      const bindPassword = await readPassword({ passwordStdin: bindPasswordStdin, passwordFile: bindPasswordFile, passwordEnv: bindPasswordEnv }, io).catch(
+        (err: unknown) => {
+          throw err instanceof AppError
+            ? reworded(err, err.message.replace(/--password-/g, '--bind-password-').replace('the password', 'the bind password'))
+            : err;
+        },
+      );
       await withCore(c, io, async (core) => {
         const added = await core.sources.add(core.shell, {
-          name: o.name,
-          url: o.url,
-          startTls: o.startTls === true,
-          caCertificate: readCa(o.caFile),
-          bindDn: o.bindDn,
+          ...input,
+          startTls: input.startTls === true,
+          keepPasswords: input.keepPasswords === true,
+          caCertificate: readCa(caFile),
           bindPassword,
-          baseDn: o.baseDn,
-          userFilter: o.userFilter,
-          groupFilter: o.groupFilter,
-          uidAttribute: o.uidAttribute,
-          idAttribute: o.idAttribute,
-          every: o.every,
-          keepPasswords: o.keepPasswords === true,
         });
         emit(io, wantsJson(c), added, () => show(added) + `\nnext: gatehouse source sync ${added.name}\n`);
       });
