@@ -19,6 +19,8 @@ export interface PersonRow {
 }
 
 export interface GroupEntryRow {
+  /** The store's id: where the next page of a group read starts (never served). */
+  id: number;
   reference_id: string;
   name: string;
   /** Usernames of its enabled direct members. */
@@ -32,8 +34,17 @@ export interface GroupEntryRow {
 const enabled = (h: { dialect: string }, a: string) => (h.dialect === 'postgres' ? `${a}.disabled = false` : `${a}.disabled = 0`);
 const marks = (list: readonly unknown[]) => list.map(() => '?').join(', ');
 
-/** Enabled accounts, by username, optionally only those named (one indexed read each way). */
-export const readPeople = op(async (h, only?: { username?: string; email?: string; referenceId?: string; group?: string }): Promise<PersonRow[]> => {
+/** One page of a read: rows after `after` (the last row's key of the page before), at most `limit`. */
+export interface Page<K> {
+  after?: K;
+  limit: number;
+}
+
+/**
+ * Enabled accounts, by username, optionally only those named (one indexed read each way); with
+ * `page`, the next `limit` of them after a username (a whole directory is read a page at a time).
+ */
+export const readPeople = op(async (h, only?: { username?: string; email?: string; referenceId?: string; group?: string }, page?: Page<string>): Promise<PersonRow[]> => {
   const where = [enabled(h, 'a')];
   const params: unknown[] = [];
   const narrow = (column: string, value: string | undefined) => {
@@ -55,21 +66,28 @@ export const readPeople = op(async (h, only?: { username?: string; email?: strin
     );
     params.push(only.group.toLowerCase(), only.group.toLowerCase());
   }
+  if (page?.after !== undefined) {
+    where.push('a.username > ?');
+    params.push(page.after);
+  }
   const people = await h.all(
-    `SELECT a.id, a.reference_id, a.username, a.name, a.email, a.created_at FROM user_account a WHERE ${where.join(' AND ')} ORDER BY a.username`,
+    `SELECT a.id, a.reference_id, a.username, a.name, a.email, a.created_at FROM user_account a WHERE ${where.join(' AND ')} ORDER BY a.username${page ? ` LIMIT ${Number(page.limit)}` : ''}`,
     params,
   );
   if (people.length === 0) return [];
   // Each person's groups: the direct ones and, through the closure, every group above them.
-  // UNION keeps one row per (person, group) however many ways lead there.
+  // UNION keeps one row per (person, group) however many ways lead there. A page reads the
+  // groups of its own people only.
+  const whom = page ? [`a.id IN (${marks(people)})`] : where;
+  const whomParams = page ? people.map((p) => Number(p.id)) : params;
   const memberships = await h.all(
     `SELECT x.account_id, g.name FROM (
-       SELECT m.account_id, m.usergroup_id FROM membership m JOIN user_account a ON a.id = m.account_id WHERE ${where.join(' AND ')}
+       SELECT m.account_id, m.usergroup_id FROM membership m JOIN user_account a ON a.id = m.account_id WHERE ${whom.join(' AND ')}
        UNION
        SELECT m.account_id, c.ancestor_id FROM membership m JOIN usergroup_closure c ON c.descendant_id = m.usergroup_id
-         JOIN user_account a ON a.id = m.account_id WHERE ${where.join(' AND ')}
+         JOIN user_account a ON a.id = m.account_id WHERE ${whom.join(' AND ')}
      ) x JOIN usergroup g ON g.id = x.usergroup_id WHERE ${managedGroupSql('g')} ORDER BY g.name`,
-    [...params, ...params],
+    [...whomParams, ...whomParams],
   );
   const byAccount = new Map<number, string[]>();
   for (const m of memberships) {
@@ -102,8 +120,11 @@ export interface GroupQuery {
   chain?: { people: readonly string[]; groups: readonly string[] };
 }
 
-/** Managed groups with their direct members, optionally narrowed (a fixed few statements, each indexed). */
-export const readGroups = op(async (h, q: GroupQuery = {}): Promise<GroupEntryRow[]> => {
+/**
+ * Managed groups with their direct members, optionally narrowed (a fixed few statements, each
+ * indexed); with `page`, the next `limit` groups after a (name, id) in name order.
+ */
+export const readGroups = op(async (h, q: GroupQuery = {}, page?: Page<{ name: string; id: number }>): Promise<GroupEntryRow[]> => {
   const where = [managedGroupSql('g')];
   const params: unknown[] = [];
   if (q.name !== undefined) {
@@ -127,7 +148,14 @@ export const readGroups = op(async (h, q: GroupQuery = {}): Promise<GroupEntryRo
     );
     params.push(q.memberGroup.toLowerCase());
   }
-  const groups = await h.all(`SELECT g.id, g.reference_id, g.name FROM usergroup g WHERE ${where.join(' AND ')} ORDER BY g.name`, params);
+  if (page?.after !== undefined) {
+    where.push('(g.name > ? OR (g.name = ? AND g.id > ?))');
+    params.push(page.after.name, page.after.name, page.after.id);
+  }
+  const groups = await h.all(
+    `SELECT g.id, g.reference_id, g.name FROM usergroup g WHERE ${where.join(' AND ')} ORDER BY g.name, g.id${page ? ` LIMIT ${Number(page.limit)}` : ''}`,
+    params,
+  );
   if (groups.length === 0) return [];
   const ids = groups.map((g) => Number(g.id));
   const members = new Map<number, { people: string[]; groups: string[] }>(ids.map((id) => [id, { people: [], groups: [] }]));
@@ -155,6 +183,7 @@ export const readGroups = op(async (h, q: GroupQuery = {}): Promise<GroupEntryRo
     const id = Number(g.id);
     const m = members.get(id)!;
     return {
+      id,
       reference_id: String(g.reference_id),
       name: String(g.name),
       members: m.people,
