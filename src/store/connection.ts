@@ -285,8 +285,10 @@ export async function openStore(config: Config, clock: Clock, o: OpenOptions = {
     claim: writer ? writer.claim : (sql, params) => rawRows(knex, sql, params),
     batch: (fn) => writes.run(fn),
   };
-  const writes = new GroupCommit(root, (fn) =>
-    dialect === 'sqlite' ? sqliteBatch(knex, root, fn) : knex.transaction((trx) => fn(transactionHandle(root, trx))),
+  const writes = new GroupCommit(
+    root,
+    (fn, waitMs) => (dialect === 'sqlite' ? sqliteBatch(knex, root, fn, waitMs) : knex.transaction((trx) => fn(transactionHandle(root, trx)))),
+    dialect === 'sqlite' ? config.busyTimeout : Infinity,
   );
   const store: Store = {
     dialect,

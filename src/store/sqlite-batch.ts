@@ -29,8 +29,11 @@ interface Queued {
   done: (err?: unknown, rows?: Row[]) => void;
 }
 
-/** Runs `fn` (the batch's writes, through the handle's run and claim) in one transaction on the writer connection. */
-export async function sqliteBatch(knex: Knex, base: Pick<Handle, 'dialect' | 'clock'>, fn: (h: Handle) => Promise<void>): Promise<void> {
+/**
+ * Runs `fn` (the batch's writes, through the handle's run and claim) in one transaction on the
+ * writer connection, waiting at most `waitMs` for the write lock (default: the busy timeout).
+ */
+export async function sqliteBatch(knex: Knex, base: Pick<Handle, 'dialect' | 'clock'>, fn: (h: Handle) => Promise<void>, waitMs?: number): Promise<void> {
   const db = (await knex.client.acquireConnection()) as SqliteConnection;
   // The batch's writes arrive together (its jobs start in one turn); the same write of several
   // jobs becomes one statement over all their parameters, when the store function says how.
@@ -106,7 +109,7 @@ export async function sqliteBatch(knex: Knex, base: Pick<Handle, 'dialect' | 'cl
     batch: (f) => f(h),
   };
   try {
-    await db.exec('BEGIN IMMEDIATE');
+    await (waitMs === undefined ? db.exec('BEGIN IMMEDIATE') : db.begin(waitMs));
     try {
       await fn(h);
     } catch (err) {

@@ -155,6 +155,11 @@ export interface SqliteConnection {
   all(sql: string, params: readonly Param[]): Promise<Row[]>;
   run(sql: string, params: readonly Param[]): Promise<{ changes: number; lastInsertRowid: number }>;
   exec(sql: string): Promise<void>;
+  /**
+   * BEGIN IMMEDIATE, waiting at most `waitMs` for the write lock (not the connection's whole busy
+   * timeout): a write that already waited in the queue waits only what is left of its time.
+   */
+  begin(waitMs: number): Promise<void>;
   /** Several statements one after another, each with its own answer (a group-commit flush). */
   many(items: ReadonlyArray<ManyItem>): Promise<Array<{ rows: Row[] } | { error: unknown }>>;
   close(): Promise<void>;
@@ -167,6 +172,17 @@ export interface ManyItem {
   params: readonly Param[];
   /** True: its rows are wanted (a claim); false: it is run. */
   rows: boolean;
+}
+
+/** BEGIN IMMEDIATE on `db` with a busy wait of `waitMs`, its own busy timeout restored after. */
+export function beginWithin(db: DatabaseSync, waitMs: number): void {
+  const full = Number((db.prepare('PRAGMA busy_timeout').get() as { timeout: number }).timeout);
+  db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.min(full, Math.floor(waitMs)))}`);
+  try {
+    db.exec('BEGIN IMMEDIATE');
+  } finally {
+    db.exec(`PRAGMA busy_timeout = ${full}`);
+  }
 }
 
 /**
@@ -224,6 +240,10 @@ export class InThreadConnection implements SqliteConnection {
 
   exec(sql: string): Promise<void> {
     return this.now(() => this.db.exec(sql));
+  }
+
+  begin(waitMs: number): Promise<void> {
+    return this.now(() => beginWithin(this.db, waitMs));
   }
 
   async many(items: ReadonlyArray<ManyItem>) {

@@ -61,6 +61,13 @@ function answer(op, a, b) {
     case 'all': return all(a, b);
     case 'run': return run(a, b);
     case 'exec': db.exec(a); return null;
+    case 'begin': {
+      // BEGIN IMMEDIATE waiting at most a ms for the lock, the connection's busy timeout restored after.
+      const full = Number(db.prepare('PRAGMA busy_timeout').get().timeout);
+      db.exec('PRAGMA busy_timeout = ' + Math.max(0, Math.min(full, Math.floor(a))));
+      try { db.exec('BEGIN IMMEDIATE'); } finally { db.exec('PRAGMA busy_timeout = ' + full); }
+      return null;
+    }
     case 'many': return a.map(([sql, params, rows]) => {
       try { return [0, rows ? all(sql, params) : (run(sql, params), null)]; } catch (e) { return [1, errorOf(e)]; }
     });
@@ -161,6 +168,10 @@ export class WorkerConnection implements SqliteConnection {
 
   async exec(sql: string): Promise<void> {
     await this.call('exec', sql);
+  }
+
+  async begin(waitMs: number): Promise<void> {
+    await this.call('begin', waitMs);
   }
 
   async many(items: ReadonlyArray<ManyItem>): Promise<Array<{ rows: Row[] } | { error: unknown }>> {

@@ -1,10 +1,13 @@
 // Group commit (store/group-commit.ts): writes arriving together share one transaction, each is
 // answered only once committed, and one failing write does not take the others of its batch down.
 import t, { type Test } from 'tap';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { loadConfig } from '../../src/config';
-import { open, type Handle } from '../../src/store/handle';
+import { GroupCommit } from '../../src/store/group-commit';
+import { open, storeError, type Handle } from '../../src/store/handle';
 import { findPayload, upsertPayload, consumePayload, destroyPayload } from '../../src/store/oidc';
-import { storeFlags, tempDir } from '../helpers/server';
+import { storeFlags, tempDir, TEST_STORE } from '../helpers/server';
 import { inspectionDb, openTestStore } from '../helpers/db';
 
 async function setup(t: Test) {
@@ -193,4 +196,51 @@ t.test('a consume that loses ends the grant it names in the same transaction, ba
   await consumePayload(store.root, 'RefreshToken', 'g3-rt');
   t.equal(await consumePayload(store.root, 'RefreshToken', 'g3-rt'), false);
   t.same(await left('g3'), ['g3', 'g3-at', 'g3-ia', 'g3-rt'], 'nothing ended');
+});
+
+t.test('a batch that ends in doubt (its COMMIT unanswered, the writer gone) runs no write twice', async (t) => {
+  // Rerunning each write alone is only for a batch rolled back because one of its writes failed:
+  // after a lost COMMIT the writes may be stored, and a write applied twice could count twice.
+  const ran: string[] = [];
+  const alone: string[] = [];
+  const root = { run: async () => void alone.push('root') } as unknown as Handle;
+  const writes = new GroupCommit(root, async (fn) => {
+    await fn(root);
+    throw Object.assign(new Error("the store's writer thread exited (1); try again"), { code: 'unavailable' });
+  });
+  const results = await Promise.allSettled(['a', 'b', 'c'].map((id) => writes.run(async () => void ran.push(id))));
+  t.same(
+    results.map((r) => r.status),
+    ['rejected', 'rejected', 'rejected'],
+    'every write of the batch is told',
+  );
+  t.same(ran.sort(), ['a', 'b', 'c'], 'each ran once, in the batch');
+  t.same(alone, [], 'none again alone');
+});
+
+t.test('writes behind a lock another process holds: each is tried once and told, none waits again alone', { skip: TEST_STORE === 'postgres' && 'the SQLite store' }, async (t) => {
+  const config = loadConfig({ dataDir: tempDir(t), busyTimeout: '600' }, {});
+  const store = await openTestStore(t, config);
+  const h = open(store.root);
+  const holder = spawn(process.execPath, [path.join(__dirname, '..', 'helpers', 'lock-holder.js'), path.join(config.dataDir, 'gatehouse.sqlite'), 'stdin'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  t.teardown(() => void holder.stdin.end());
+  await new Promise((r) => holder.stdout.once('data', r));
+  let tries = 0;
+  const started = Date.now();
+  const wave = () => Array.from({ length: 4 }, (_, i) => h.batch((b) => (tries++, insert(b, `w${tries}-${i}`))));
+  const first = wave();
+  await new Promise((r) => setTimeout(r, 300));
+  const second = wave();
+  const results = await Promise.allSettled([...first, ...second]);
+  t.ok(
+    results.every((r) => r.status === 'rejected' && (storeError(r.reason) as { code?: string }).code === 'unavailable'),
+    `all eight told the store is busy (${Date.now() - started} ms for two waves with a 600 ms busy timeout)`,
+  );
+  t.equal(tries, 0, 'none ran: a batch whose BEGIN found the lock held is not run again write by write');
+  holder.stdin.end();
+  await new Promise((r) => holder.once('exit', r));
+  await h.batch((b) => insert(b, 'after'));
+  t.pass('the next write goes in once the lock is gone');
 });
