@@ -212,12 +212,15 @@ export async function signInProved(s: Services, actor: Actor, account: AccountRo
     throw new AppError('email_unverified', UNCONFIRMED_EMAIL);
   }
   await s.limiter.signinSucceeded(account.email_key, actor);
+  // The one opener, from the sign-in's facts (the way, the provider's amr, the second factor);
+  // before the success is counted and recorded, so a session that could not be stored (a busy
+  // or full store) is never logged as a sign-in.
+  const session = way.session
+    ? await openSession(s, actor, account, signinFacts({ method: way.method as SigninMethod, upstreamAmr: way.upstreamAmr }, passed))
+    : null;
   s.counters.signinsOk++;
   countWay(s, way, true);
   // Every way in leaves the same success record, a directory bind (no session) too.
   await s.audit.record('signin_ok', actor, { account: account.reference_id, ...said(way) });
-  if (!way.session) return { account, session: null };
-  // The one opener, from the sign-in's facts (the way, the provider's amr, the second factor).
-  const session = await openSession(s, actor, account, signinFacts({ method: way.method as SigninMethod, upstreamAmr: way.upstreamAmr }, passed));
   return { account, session };
 }

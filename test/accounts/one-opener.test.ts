@@ -13,7 +13,7 @@ import { callsOf } from '../helpers/calls';
 import { cli } from '../helpers/cli';
 import { manualClock, totpAt } from '../helpers/clock';
 import { withAuthenticator } from '../helpers/passkeys';
-import { PASSWORD, setSignup, startTestServer, tokenOf, type TestServer } from '../helpers/server';
+import { PASSWORD, setSignup, startTestServer, TEST_STORE, tokenOf, type TestServer } from '../helpers/server';
 import { acrOf, amrOf } from '../../src/accounts/assurance';
 import type { SessionRow } from '../../src/store/sessions';
 
@@ -200,3 +200,18 @@ async function passkeyCall(page: Page, what: 'register' | 'signin', token?: stri
     { what, token },
   );
 }
+
+t.test('a session that cannot be stored is no sign-in: no signin_ok recorded', async (t) => {
+  // An outside attack saw signin_ok logged for sign-ins whose session write then failed (503).
+  const s = await startTestServer(t);
+  t.equal((await s.signup('ann@example.com')).status, 200, 'the first account');
+  if (TEST_STORE === 'postgres') {
+    await s.db.raw(`CREATE FUNCTION refuse_session() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'no room for sessions'; END $$ LANGUAGE plpgsql`);
+    await s.db.raw('CREATE TRIGGER refuse_session BEFORE INSERT ON session FOR EACH ROW EXECUTE FUNCTION refuse_session()');
+  } else {
+    await s.db.raw("CREATE TRIGGER refuse_session BEFORE INSERT ON session BEGIN SELECT RAISE(ABORT, 'no room for sessions'); END");
+  }
+  const res = await s.action('user_account', 'signin', { email: 'ann@example.com', password: PASSWORD });
+  t.not(res.status, 200, `the sign-in is refused (${res.status})`);
+  t.equal(await s.db('audit_event').where({ event: 'signin_ok' }).count({ n: '*' }).first().then((r: { n: number | string }) => Number(r.n)), 0, 'no signin_ok recorded');
+});
