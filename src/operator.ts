@@ -4,6 +4,7 @@
  */
 import { pruneSamlRequests } from './store/saml';
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { statfs } from 'node:fs/promises';
 import type { Actor, Caller } from './actor';
 import type { AuthCounters, Services } from './services';
 import { actorOf, requireAdministrator } from './access/caller';
@@ -110,9 +111,10 @@ export function operatorOperations(s: Services): OperatorOperations {
       const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
       try {
         return await Promise.race([
-          // Ready means a write can happen now (contract section 10), not only a read.
-          storeWritable(root).then(
-            () => true,
+          // Ready means a write can happen now (contract section 10), not only a read; on SQLite,
+          // with room on its disk for more than this one (a full disk takes small updates in place).
+          Promise.all([storeWritable(root), s.store.dialect === 'sqlite' ? roomForWrites(s.config.dataDir) : true]).then(
+            ([, room]) => room,
             () => false,
           ),
           late,
@@ -164,4 +166,13 @@ export function operatorOperations(s: Services): OperatorOperations {
       ]);
     },
   };
+}
+
+/** Free space below which a SQLite store is not ready: its log and a checkpoint need room to grow. */
+export const READY_MIN_FREE_BYTES = 16 * 1024 * 1024;
+
+/** Whether the data folder's disk has room for the store to grow (the space an ordinary user may use). */
+async function roomForWrites(dataDir: string): Promise<boolean> {
+  const disk = await statfs(dataDir);
+  return disk.bavail * disk.bsize >= READY_MIN_FREE_BYTES;
 }

@@ -2,7 +2,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { PASSWORD, startTestServer, tempDir, withAdmin } from '../helpers/server';
+import { execFileSync } from 'node:child_process';
+import { READY_MIN_FREE_BYTES } from '../../src/operator';
+import { PASSWORD, startTestServer, tempDir, TEST_STORE, withAdmin } from '../helpers/server';
 
 /** The value of one sample line (`name{labels} value`), or undefined. */
 function sample(text: string, line: string): number | undefined {
@@ -21,6 +23,27 @@ t.test('/health/ready: 200 while the store answers, 503 when it does not', async
   t.same(down.body, { status: 'unavailable' });
   t.equal(down.headers.get('retry-after'), '1');
   t.equal((await s.call('GET', '/ping')).status, 200, '/ping does not touch the store');
+});
+
+t.test('/health/ready: a SQLite store whose disk is nearly full is not ready', { skip: TEST_STORE === 'postgres' && 'the SQLite store' }, async (t) => {
+  // An outside attack filled the disk: ready stayed 200 (a no-op update fits in place) while every
+  // sign-in failed. A small disk of its own: a tmpfs mounted for the test.
+  const dir = tempDir(t);
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=48m', 'tmpfs', dir]);
+  t.teardown(() => void execFileSync('umount', ['-l', dir]));
+  const s = await startTestServer(t, {}, dir);
+  t.equal((await s.call('GET', '/health/ready')).status, 200, 'ready with room');
+  const free = () => {
+    const d = fs.statfsSync(dir);
+    return d.bavail * d.bsize;
+  };
+  const filler = path.join(dir, 'filler');
+  fs.writeFileSync(filler, Buffer.alloc(free() - READY_MIN_FREE_BYTES + 1024 * 1024));
+  const full = await s.call('GET', '/health/ready');
+  t.equal(full.status, 503, `not ready with ${Math.round(free() / 1024)} KiB free`);
+  t.same(full.body, { status: 'unavailable' });
+  fs.rmSync(filler);
+  t.equal((await s.call('GET', '/health/ready')).status, 200, 'ready again once there is room');
 });
 
 t.test('/metrics: administrators, the metrics token, or everyone with --public-metrics', async (t) => {
