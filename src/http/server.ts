@@ -32,6 +32,13 @@ export async function startServer(core: Core, host = core.config.host, port = co
   // nothing awaits between here and server.on('request').
   core.listening(url);
   const { app, web, metrics, routes } = createApp(core);
+  // Once stopping, every answer closes its connection: a client that keeps its connections busy
+  // (keep-alive under load) moves to another instance at its next request, so the server drains
+  // in the time its requests take, not in the grace period, which then cuts what is in flight.
+  let draining = false;
+  server.on('request', (_req, res) => {
+    if (draining) res.setHeader('Connection', 'close');
+  });
   server.on('request', app.callback());
   // A running server records its public URL for the shell and delivers the queue (mail, webhooks).
   await core.serving();
@@ -42,6 +49,7 @@ export async function startServer(core: Core, host = core.config.host, port = co
     routes,
     close() {
       closing ??= new Promise<void>((resolve) => {
+        draining = true;
         const grace = setTimeout(() => server.closeAllConnections(), core.config.shutdownGrace);
         grace.unref();
         server.close(() => {
