@@ -18,6 +18,9 @@ export const AUDIT_EVENTS = [
   'password_set',
   'reset_requested',
   'reset_request_limited',
+  /** A sign-in code mailed to an account's address; past the account's hourly limit, none is sent. */
+  'mail_code_sent',
+  'mail_code_limited',
   'account_disabled',
   'account_enabled',
   'account_deleted',
