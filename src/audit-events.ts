@@ -21,6 +21,9 @@ export const AUDIT_EVENTS = [
   /** A sign-in code mailed to an account's address; past the account's hourly limit, none is sent. */
   'mail_code_sent',
   'mail_code_limited',
+  /** An administrator made a recovery link for an account, and when it was used. */
+  'recovery_link_made',
+  'recovery_link_used',
   'account_disabled',
   'account_enabled',
   'account_deleted',
