@@ -102,6 +102,17 @@ async function source(dir: string): Promise<string> {
     expires_at: later,
     created_at: now,
   });
+  await k('mail_code').insert({
+    handle_hash: 'c'.repeat(64),
+    binding_hash: 'd'.repeat(64),
+    code_hash: 'e'.repeat(64),
+    email_key: 'bob@example.com',
+    account_id: bob.id,
+    tries: 1,
+    created_at: now,
+    expires_at: now + 600_000,
+    used_at: null,
+  });
   // What a running server records for the shell.
   await k('gatehouse_setting').insert({ name: 'public_url', value: 'https://id.example.com' });
   await k('rate_counter').insert({ counter_key: 'signin:ip:192.0.2.1', window_start: now, hits: 2 });

@@ -18,6 +18,12 @@ export const AUDIT_EVENTS = [
   'password_set',
   'reset_requested',
   'reset_request_limited',
+  /** A sign-in code mailed to an account's address; past the account's hourly limit, none is sent. */
+  'mail_code_sent',
+  'mail_code_limited',
+  /** An administrator made a recovery link for an account, and when it was used. */
+  'recovery_link_made',
+  'recovery_link_used',
   'account_disabled',
   'account_enabled',
   'account_deleted',

@@ -10,7 +10,7 @@ import { passkeyObstacle, type Config } from './config';
 import { holdDataDir, openCore, othersHoldDataDir, prepareDataDir, type Core } from './core';
 import { createLogger, Logger } from './log';
 import { parseConfig, readConfigText } from './config-file/document';
-import { CONFIG } from './actor';
+import { CONFIG, SHELL } from './actor';
 import { startServer, type RunningServer } from './http/server';
 
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
@@ -79,6 +79,18 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
     // The configuration file, before anything listens: an invalid one stops the start.
     try {
       await applyConfigFile(core, config.config, logger);
+    } catch (err) {
+      await core.close();
+      await release();
+      undoDir();
+      throw err;
+    }
+  }
+  if (config.signinByMail) {
+    // The same switch as the console's and a file's: the signin_by_mail action opened to guests (refused, and the start stopped, where a file manages it).
+    try {
+      const { changed } = await core.actions.setPermission(SHELL, 'signin_by_mail', { guest: 'on' });
+      if (changed) logger.info('signin_by_mail_on', {});
     } catch (err) {
       await core.close();
       await release();

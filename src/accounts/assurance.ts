@@ -24,6 +24,8 @@ export const AUTHN_CONTEXT = {
   password: 'urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport',
   passkey: 'urn:oasis:names:tc:SAML:2.0:ac:classes:X509',
   provider: 'urn:oasis:names:tc:SAML:2.0:ac:classes:unspecified',
+  mail: 'urn:oasis:names:tc:SAML:2.0:ac:classes:unspecified',
+  recovery: 'urn:oasis:names:tc:SAML:2.0:ac:classes:unspecified',
 } as const;
 
 /** The classes a one-factor sign-in is said as. */
@@ -60,14 +62,21 @@ export const isMultiFactor = (session: Pick<SessionRow, 'two_factor'>): boolean 
 /**
  * The methods references (amr): a passkey is hardware-bound ("hwk"), and with user verification
  * two factors ("user", "mfa"); a password is "pwd"; an upstream provider's sign-in is federated
- * ("fed"), followed by what the provider said of its own sign-in (its registered values only).
+ * ("fed"), followed by what the provider said of its own sign-in (its registered values only);
+ * a code mailed to the address (or an administrator's recovery link) is a one-time code ("otp").
  * A second factor checked here after either adds what it was ("otp" for a TOTP code; "hwk",
  * "user" for a passkey) and "mfa".
  */
 export function amrOf(session: SessionWay): string[] {
   const mfa = isMultiFactor(session);
   if (session.method === 'passkey') return mfa ? ['hwk', 'user', 'mfa'] : ['hwk'];
-  const amr = session.method === 'provider' ? ['fed', ...upstreamAmr(session.upstream_amr).filter((v) => v !== 'mfa')] : ['pwd'];
+  // A code mailed to the address, or an administrator's one-time link: something the person was sent ("otp").
+  const amr =
+    session.method === 'provider'
+      ? ['fed', ...upstreamAmr(session.upstream_amr).filter((v) => v !== 'mfa')]
+      : session.method === 'mail' || session.method === 'recovery'
+        ? ['otp']
+        : ['pwd'];
   if (!mfa) return amr;
   const second = session.second_factor === 'hwk' ? ['hwk', 'user'] : ['otp'];
   return [...new Set([...amr, ...second, 'mfa'])];

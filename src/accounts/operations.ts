@@ -9,6 +9,7 @@ import { findAccountById, findAccountByReference, groupsOf, searchAccounts } fro
 import { AppError } from '../errors';
 import { isReference } from '../store/reference';
 import { mailVerification } from './mailed-links';
+import { makeRecoveryLink, openRecoveryLink } from './recovery';
 import { totpUri } from '../auth/totp';
 import { bootstrapAdmin, BootstrapOutcome } from './bootstrap';
 import { createAccount, newAccountFrom } from './create';
@@ -49,6 +50,10 @@ export interface AccountOperations {
   sessions(actor: Actor, email: string): Promise<{ account: AccountView; sessions: SessionView[] }>;
   /** Ends one session: its tokens are refused on the next request, on every instance. */
   revokeSession(actor: Actor, email: string, sessionId: string): Promise<AccountView>;
+  /** A one-time recovery link for the account (an administrator's): 15 minutes to add a passkey or a password once opened. */
+  recoveryLink(actor: Actor, email: string, ttlSeconds?: number): Promise<{ link: string; expires_at: string }>;
+  /** Opens a recovery link (the page): its session's tokens. */
+  openRecovery(caller: Caller, token: string): Promise<{ token: string; refreshToken: string }>;
   /**
    * A page of accounts, newest first, whose email or name holds `q` (the console): `after` is the
    * last reference_id of the page before; `next` the cursor of the page after, or null.
@@ -164,5 +169,7 @@ export function accountOperations(s: Services): AccountOperations {
       await revokeSession(s, actor, account.id, sessionId);
       return viewAccount(s, account);
     },
+    recoveryLink: (actor, email, ttl) => makeRecoveryLink(s, actor, email, ttl),
+    openRecovery: async (caller, token) => openRecoveryLink(s, await actorOf(s, { ...caller, token: null }), token),
   };
 }

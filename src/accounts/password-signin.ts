@@ -30,6 +30,7 @@ const importedKind = (stored: string): string | null => {
 };
 
 const PASSWORD_WAY = { method: 'password', session: true } as const;
+const MAIL_WAY = { method: 'mail', session: true } as const;
 
 /**
  * The password's way in, and what follows a right password: an imported or old-cost hash is
@@ -114,11 +115,21 @@ export async function passwordStep(
   const result = await passwordSignin(s, actor, input, 'step');
   if (!result.secondFactorStep) return { session: result.session! };
   // Said only after the password proved right, as otp_required is.
+  return { step: await holdStep(s, result.account, binding, 'password') };
+}
+
+/**
+ * Holds a sign-in whose first factor proved right (a password, a mailed code) for this browser
+ * while the account's TOTP code is asked: its handle. The handle names the way (its hash covers
+ * it), so the session the code opens says how the sign-in began.
+ */
+export async function holdStep(s: Services, account: AccountRow, binding: string | null, way: 'password' | 'mail'): Promise<string> {
+  // Said only after the first factor proved right, as otp_required is.
   if (binding === null)
     throw new AppError('invalid_input', "this browser did not keep the sign-in page's cookie: allow cookies for this site and sign in again");
-  const handle = `${randomHandle()}.${result.account.auth_version}`;
-  await holdToken(s.store.root, result.account.id, 'signin_step', result.account.email_key, secretOf(handle, binding), STEP_TTL_MS);
-  return { step: handle };
+  const handle = `${randomHandle()}.${account.auth_version}${way === 'mail' ? '.mail' : ''}`;
+  await holdToken(s.store.root, account.id, 'signin_step', account.email_key, secretOf(handle, binding), STEP_TTL_MS);
+  return handle;
 }
 
 /**
@@ -134,7 +145,7 @@ export async function finishPasswordStep(
   binding: string | null,
   code: Record<string, unknown>,
 ): Promise<SigninResult> {
-  const version = /^[A-Za-z0-9_-]{43}\.(\d{1,15})$/.exec(handle)?.[1];
+  const [, version, mail] = /^[A-Za-z0-9_-]{43}\.(\d{1,15})(\.mail)?$/.exec(handle) ?? [];
   if (version === undefined || binding === null) throw expired();
   const secret = secretOf(handle, binding);
   const spent = await consumeToken(s.store.root, secret, 'signin_step');
@@ -143,7 +154,7 @@ export async function finishPasswordStep(
   // Held for the account as it was: a new address or an ended set of sessions (a password change) ends it.
   if (!account || account.email_key !== spent.emailKey || String(account.auth_version) !== version) throw expired();
   try {
-    return await signInWithSecondFactor(s, actor, account, PASSWORD_WAY, code);
+    return await signInWithSecondFactor(s, actor, account, mail ? MAIL_WAY : PASSWORD_WAY, code);
   } catch (err) {
     // A mistyped code, or one refused while TOTP's failure limit holds: the step stays for the next.
     if (isAppError(err) && (err.code === 'otp_invalid' || err.code === 'otp_required' || err.code === 'rate_limited'))

@@ -11,6 +11,10 @@
  *   here that outlives it. It needs a second factor checked here (at its sign-in or since) or the
  *   password entered again. Except for an account that has nothing else to ask (no password, no
  *   passkey, no TOTP): there a recent sign-in with its provider is all the proof it can give.
+ * - A session opened by a code mailed to the address stands as a provider's: the mailbox checked
+ *   the person, and whoever reads it must not gain a lasting way in from that alone.
+ * - A session opened by an administrator's recovery link may add a passkey or a password, within
+ *   15 minutes of its opening, and nothing else (it ends then too).
  * - The operator at the shell is not a self-service session: never asked.
  * - An API key (a request without a session) never adds a way in, however recent: a script's key
  *   must not mint lasting credentials that survive its revocation.
@@ -36,12 +40,19 @@ import { type Acting, confirmPassword } from './acting';
 import { hasPassword } from './ways-in';
 
 /** Where a caller stands: recent enough, or what it lacks. */
-export type Recency = 'recent' | 'stale' | 'provider' | 'sessionless';
+export type Recency = 'recent' | 'stale' | 'provider' | 'recovery' | 'sessionless';
+
+/** What a change adds: a recovery link's session may add only a passkey or a password. */
+export type Adds = 'passkey' | 'password' | 'other';
+
+/** How long a recovery link's session may add a passkey or a password (it ends then too). */
+export const RECOVERY_WINDOW_MS = 15 * 60 * 1000;
 
 const MESSAGES: Record<Exclude<Recency, 'recent' | 'sessionless'>, string> = {
+  recovery: 'a recovery link lets you add a passkey or a password only, within 15 minutes of opening it: add one, then sign in with it to do this',
   stale: 'confirm it is you first: this change needs a sign-in in the last few minutes (enter your password, a code or a passkey again with reauthenticate)',
   provider:
-    'confirm it is you first: a sign-in with another provider is not enough for this change (enter your password, a code or a passkey again with reauthenticate)',
+    'confirm it is you first: a sign-in with another provider or a mailed code is not enough for this change (enter your password, a code or a passkey again with reauthenticate)',
 };
 
 /** Whether an account has anything to ask besides its upstream provider: a password, a passkey or TOTP. */
@@ -50,12 +61,21 @@ export async function hasOwnFactor(s: Services, account: AccountRow, tx: Tx = s.
 }
 
 /** Whether this session proved who the person is within the window, by a proof this server checked. */
-export async function sessionRecency(s: Services, session: SessionRow | undefined, account: AccountRow, tx: Tx = s.store.root): Promise<Recency> {
+export async function sessionRecency(
+  s: Services,
+  session: SessionRow | undefined,
+  account: AccountRow,
+  tx: Tx = s.store.root,
+  adds: Adds = 'other',
+): Promise<Recency> {
   const now = s.clock.now();
   // A session of another account proves nothing of this one.
   if (!session || session.account_id !== account.id || session.ended_at !== null) return 'stale';
+  // A recovery link's session: a passkey or a password, within its window, and nothing else.
+  if (session.method === 'recovery') return adds !== 'other' && now - session.created_at < RECOVERY_WINDOW_MS ? 'recent' : 'recovery';
   if (now - session.authenticated_at > s.config.recentSignin * 1000) return 'stale';
-  if (session.method !== 'provider') return 'recent';
+  // A code mailed to the address stands as a provider's sign-in does: the mailbox, not this server, checked the person.
+  if (session.method !== 'provider' && session.method !== 'mail') return 'recent';
   // A code checked here (at the provider sign-in or since), or anything entered again after the
   // session opened (reauthenticated moves authenticated_at past created_at).
   if (session.two_factor || session.authenticated_at > session.created_at) return 'recent';
@@ -63,17 +83,17 @@ export async function sessionRecency(s: Services, session: SessionRow | undefine
 }
 
 /** The standing of one session of an account, both read through `tx` (the transaction of the write, at the write). */
-async function standingOf(s: Services, tx: Tx, accountId: number, sessionId: string | null): Promise<Recency> {
+async function standingOf(s: Services, tx: Tx, accountId: number, sessionId: string | null, adds: Adds = 'other'): Promise<Recency> {
   const account = await findAccountById(tx, accountId);
   if (!account) throw new AppError('unauthenticated', 'sign in first');
-  return sessionRecency(s, sessionId === null ? undefined : await findSession(tx, sessionId), account, tx);
+  return sessionRecency(s, sessionId === null ? undefined : await findSession(tx, sessionId), account, tx, adds);
 }
 
 /** The caller's standing; `recent` at the shell. */
-export async function recency(s: Services, actor: Actor, tx: Tx = s.store.root): Promise<Recency> {
+export async function recency(s: Services, actor: Actor, tx: Tx = s.store.root, adds: Adds = 'other'): Promise<Recency> {
   if (actor.via === 'cli') return 'recent';
   if (actor.session === null || actor.principal.accountId === null) return 'sessionless';
-  return standingOf(s, tx, actor.principal.accountId, actor.session);
+  return standingOf(s, tx, actor.principal.accountId, actor.session, adds);
 }
 
 /**
@@ -83,13 +103,14 @@ export async function recency(s: Services, actor: Actor, tx: Tx = s.store.root):
  * caller without a session is refused here, before the password is tried.
  * `tx`: the transaction that writes the change, when the check is made in it (see above).
  */
-export async function assertRecentSignin(s: Services, actor: Actor, o: { proving?: boolean; tx?: Tx } = {}): Promise<void> {
+export async function assertRecentSignin(s: Services, actor: Actor, o: { proving?: boolean; tx?: Tx; adds?: Adds } = {}): Promise<void> {
   if (actor.via !== 'cli' && actor.principal.accountId === null) throw new AppError('unauthenticated', 'sign in first');
-  const standing = await recency(s, actor, o.tx);
+  const standing = await recency(s, actor, o.tx, o.adds);
   if (standing === 'recent') return;
   if (standing === 'sessionless') {
     throw new AppError('forbidden', 'an API key cannot add a way in or make credentials: sign in (a session) to do this', { reason: 'api_key_not_a_session' });
   }
+  if (standing === 'recovery') throw new AppError('reauthentication_required', MESSAGES.recovery);
   if (o.proving) return;
   throw new AppError('reauthentication_required', MESSAGES[standing]);
 }
@@ -102,7 +123,7 @@ export async function assertRecentSignin(s: Services, actor: Actor, o: { proving
 export async function assertSessionRecent(s: Services, tx: Tx, accountId: number, sessionId: string | null): Promise<void> {
   const standing = await standingOf(s, tx, accountId, sessionId);
   if (standing === 'recent') return;
-  throw new AppError('reauthentication_required', MESSAGES[standing === 'provider' ? 'provider' : 'stale']);
+  throw new AppError('reauthentication_required', MESSAGES[standing === 'provider' || standing === 'recovery' ? standing : 'stale']);
 }
 
 /**

@@ -61,6 +61,8 @@ export interface SessionFacts {
   upstreamAmr: readonly string[];
   /** When the person last proved who they are (auth_time): now, unless said. */
   authenticatedAt?: number;
+  /** A session that ends sooner than a sign-in's (a recovery link's: 15 minutes). */
+  lifetimeMs?: number;
 }
 
 /**
@@ -117,7 +119,7 @@ export async function openSession(s: Services, actor: Actor, account: AccountRow
       auth_version: account.auth_version,
       created_at: now,
       last_used_at: now,
-      expires_at: now + SESSION_ABSOLUTE_MS,
+      expires_at: now + Math.min(facts.lifetimeMs ?? SESSION_ABSOLUTE_MS, SESSION_ABSOLUTE_MS),
       client: actor.client?.slice(0, 64) ?? null,
       user_agent: actor.userAgent?.slice(0, 200) ?? null,
       two_factor: facts.twoFactor,

@@ -52,6 +52,8 @@ export const SIGNIN_FAILURES = [
   'unverified',
   /** A directory source's person, while that directory cannot be reached (no lockout counts it). */
   'directory_unavailable',
+  /** A code mailed to the address, typed wrong (or spent, expired, or past its five tries). */
+  'wrong_mail_code',
 ] as const;
 export type SigninFailure = (typeof SIGNIN_FAILURES)[number];
 

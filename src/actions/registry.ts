@@ -16,6 +16,7 @@ import { listSessionsAction, refresh, revokeSessionAction, signout } from './ses
 import { passkeyOptions, passkeyRegister, passkeySignin } from './passkeys';
 import { invite } from './invite';
 import { reauthenticate } from './reauthenticate';
+import { signinByMail } from './signin-by-mail';
 import type { ActionDef, ActionResult } from './types';
 
 const ACTIONS: readonly ActionDef[] = [
@@ -42,6 +43,7 @@ const ACTIONS: readonly ActionDef[] = [
   passkeySignin,
   invite,
   reauthenticate,
+  signinByMail,
 ];
 
 export function findAction(onType: string, name: string): ActionDef {

@@ -26,6 +26,8 @@ export interface ActionResult {
   readonly passkey?: PasskeyView;
   /** An invitation made (invite): never its token, which only the mail carries. */
   readonly invitation?: InvitationView;
+  /** A mailed sign-in code asked for (signin_by_mail): the request's secret, sent back with the code. */
+  readonly mailCodeRequest?: string;
   /** A new account (signup). */
   readonly created?: { readonly referenceId: string; readonly email: string; readonly usergroupId: string };
 }

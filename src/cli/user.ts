@@ -1,4 +1,5 @@
-/** `gatehouse user list | show | create | set-password | revoke-sessions | sessions | revoke-session | disable | enable | unlock | promote | demote | totp-reset | passkeys | passkey-remove | invite | invitations | invite-revoke` */
+/** `gatehouse user list | show | create | set-password | revoke-sessions | recovery-link | sessions | revoke-session | disable | enable | unlock | promote | demote | totp-reset | passkeys | passkey-remove | invite | invitations | invite-revoke` */
+import { parseDuration } from '../config';
 import type { Command } from 'commander';
 import type { AccountView } from '../core';
 import { withCore, wantsJson } from './context';
@@ -88,6 +89,19 @@ export function registerUser(program: Command, io: Io): void {
     .description('invalidate every token issued so far')
     .action(async (email: string, _o, c: Command) =>
       withCore(c, io, async (core) => done(io, c, await core.accounts.revokeSessions(core.shell, email), true, 'every earlier session is signed out')),
+    );
+
+  user
+    .command('recovery-link <email>')
+    .description(
+      'print a one-time link that opens the account page for 15 minutes, to add a passkey or a password (the person is told by mail when it is used)',
+    )
+    .option('--expires <duration>', 'how long the link works (1m to 7d)', '24h')
+    .action(async (email: string, o: { expires: string }, c: Command) =>
+      withCore(c, io, async (core) => {
+        const r = await core.accounts.recoveryLink(core.shell, email, parseDuration(o.expires, '--expires'));
+        emit(io, wantsJson(c), r, () => `${r.link}\n(works once, until ${r.expires_at}; give it to the person by a way you trust)`);
+      }),
     );
 
   user

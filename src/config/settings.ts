@@ -116,6 +116,14 @@ export const SETTINGS = {
     arg: '<file>',
     help: 'a configuration file (YAML: gatehouse config) applied before listening; an invalid one stops the start',
   },
+  signinByMail: {
+    env: 'GATEHOUSE_SIGNIN_BY_MAIL',
+    parse: bool,
+    fallback: false,
+    scope: 'serve',
+    shown: 'off',
+    help: 'turn on sign-in by a mailed code as the server starts (the signin_by_mail action opened to guests; the console and a configuration file turn it off)',
+  },
   publicStatistics: { env: 'GATEHOUSE_PUBLIC_STATISTICS', parse: bool, fallback: false, scope: 'serve', shown: 'off', help: 'serve /statistics to everyone' },
   publicMetrics: { env: 'GATEHOUSE_PUBLIC_METRICS', parse: bool, fallback: false, scope: 'serve', shown: 'off', help: 'serve /metrics to everyone' },
   metricsTokenFile: {

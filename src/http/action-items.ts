@@ -24,6 +24,7 @@ export function actionItems(r: ActionResult): ActionItem[] {
   if (r.passkeyOptions !== undefined) items.push({ ResponseType: 'client.store.set', Attributes: { key: 'passkey_options', value: r.passkeyOptions } });
   if (r.passkey) items.push({ ResponseType: 'passkey', Attributes: { ...r.passkey } });
   if (r.invitation) items.push({ ResponseType: 'invitation', Attributes: { ...r.invitation } });
+  if (r.mailCodeRequest !== undefined) items.push({ ResponseType: 'client.store.set', Attributes: { key: 'mail_code_request', value: r.mailCodeRequest } });
   if (r.sessions) items.push({ ResponseType: 'sessions', Attributes: { sessions: r.sessions } });
   if (r.message !== undefined) items.push(notify(r.message));
   if (r.created) {

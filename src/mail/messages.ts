@@ -127,3 +127,57 @@ export function invitationMessage(link: string, to: string, ttlSeconds: number):
     ].join('\n'),
   };
 }
+
+/** A sign-in code by mail: the code to type, and a link that signs in only in the browser that asked. */
+export function signinCodeMessage(link: string, to: string, name: string, code: string, ttlSeconds: number): MailMessage {
+  return {
+    to,
+    subject: `Your sign-in code: ${code}`,
+    text: [
+      `Hello ${name},`,
+      '',
+      'Someone (hopefully you) asked to sign in with a code sent to this address. Type this code on the sign-in page:',
+      '',
+      `  ${code}`,
+      '',
+      'or open this link in the same browser:',
+      '',
+      `  ${link}`,
+      '',
+      `The code works once and expires in ${humanDuration(ttlSeconds)}. The link signs in only in the browser where the code was asked for.`,
+      'If you did not ask for it, ignore this message: nobody can sign in with it from another browser.',
+    ].join('\n'),
+  };
+}
+
+/** A recovery link an administrator made: it opens the account page for a short while, to add a passkey or a password. */
+export function recoveryMessage(link: string, to: string, name: string, ttlSeconds: number): MailMessage {
+  return {
+    to,
+    subject: 'A recovery link for your account',
+    text: [
+      `Hello ${name},`,
+      '',
+      'An administrator made a link that signs you in to your account page, to add a new passkey or a password:',
+      '',
+      `  ${link}`,
+      '',
+      `It works once and expires in ${humanDuration(ttlSeconds)}.`,
+      'If you did not ask for this, tell your administrator at once.',
+    ].join('\n'),
+  };
+}
+
+/** Told to the person when their account's recovery link was used. */
+export function recoveryUsedMessage(to: string, name: string): MailMessage {
+  return {
+    to,
+    subject: 'Your account was opened with a recovery link',
+    text: [
+      `Hello ${name},`,
+      '',
+      'A recovery link an administrator made for your account was just used to sign in. It may add a passkey or a password in the next 15 minutes.',
+      'If this was not you, tell your administrator at once.',
+    ].join('\n'),
+  };
+}

@@ -151,7 +151,7 @@ export async function beginCeremony(ctx: Acting, input: OptionsInput): Promise<C
  * registration asks again, when it stores the passkey.
  */
 async function assertRecent(ctx: Acting, account: AccountRow, password: string | undefined): Promise<void> {
-  await assertRecentSignin(ctx.s, ctx.actor, { proving: password !== undefined });
+  await assertRecentSignin(ctx.s, ctx.actor, { proving: password !== undefined, adds: 'passkey' });
   if (password !== undefined) await confirmPasswordAgain(ctx, account, password);
 }
 
@@ -217,7 +217,7 @@ export async function finishRegistration(ctx: Acting, rawResponse: unknown, rawN
     // The rule holds when the passkey is stored, not only when its options were asked for (up to
     // CHALLENGE_TTL_MS before): the session's sign-in is read again, in the same transaction.
     const added = await s.store.transaction(async (tx) => {
-      await assertRecentSignin(s, actor, { tx });
+      await assertRecentSignin(s, actor, { tx, adds: 'passkey' });
       return insertPasskey(tx, { ...row, account_id: challenge.account_id! });
     });
     await s.audit.record('passkey_added', actor, { account: actor.principal.referenceId, passkey: added.reference_id });

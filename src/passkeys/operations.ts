@@ -57,7 +57,7 @@ export function passkeyOperations(s: Services): PasskeyOperations {
       return {
         passkeys: (await passkeysOf(s.store.root, account.id)).map(viewPasskey),
         hasPassword: hasPassword(account),
-        recent: (await recency(s, actor)) === 'recent',
+        recent: (await recency(s, actor, s.store.root, 'passkey')) === 'recent',
       };
     },
     async removeMine(caller, id) {

@@ -60,7 +60,18 @@ export const keys = {
   samlAddress: (address: string) => `saml_addr:${address}`,
   totpAccount: (referenceId: string) => `totp_account:${referenceId}`,
   resetAccount: (referenceId: string) => `reset_account:${referenceId}`,
+  /** Mailed sign-in codes asked from one address, for one typed address, mailed to one account. */
+  mailCodeAddress: (address: string) => `mail_code_addr:${address}`,
+  mailCodeEmail: (emailKey: string) => `mail_code_email:${emailKey}`,
+  mailCodeAccount: (referenceId: string) => `mail_code_account:${referenceId}`,
 };
+
+/** Codes asked by mail: per client address, and per typed address (whether or not it has an account), in --limit-window. */
+export const MAIL_CODES_PER_ADDRESS = 20;
+export const MAIL_CODES_PER_EMAIL = 5;
+/** Codes mailed to one account in an hour: past it, none is sent (the answer does not change). */
+export const MAIL_CODES_PER_ACCOUNT = 5;
+const MAIL_CODE_ACCOUNT_WINDOW_MS = 3600_000;
 
 function limited(count: Count, windowMs: number, now: number, what: string): AppError {
   const retryAfter = Math.max(1, Math.ceil((count.windowStart + windowMs - now) / 1000));
@@ -195,6 +206,26 @@ export class Limiter {
     if (!this.config.rateLimits) return;
     const count = await hit(this.db, keys.samlAddress(addressGroup(addressOf(who))), this.windowMs);
     if (count.hits > this.config.samlRequestsPerAddress) throw limited(count, this.windowMs, this.clock.now(), 'SAML sign-in requests from this address');
+  }
+
+  /**
+   * A request for a mailed sign-in code: counted from this address and for the typed address (an
+   * address with no account counts alike, so the refusal says nothing of who exists). Refused
+   * past either limit; the per-address one is off with --no-rate-limits, the other never.
+   */
+  async mailCodeRequest(emailKey: string, who: Counted): Promise<void> {
+    if (this.config.rateLimits) {
+      const byAddress = await hit(this.db, keys.mailCodeAddress(addressGroup(addressOf(who))), this.windowMs);
+      if (byAddress.hits > MAIL_CODES_PER_ADDRESS) throw limited(byAddress, this.windowMs, this.clock.now(), 'codes asked from this address');
+    }
+    const byEmail = await hit(this.db, keys.mailCodeEmail(emailKey), this.windowMs);
+    if (byEmail.hits > MAIL_CODES_PER_EMAIL) throw limited(byEmail, this.windowMs, this.clock.now(), 'codes asked for this email address');
+  }
+
+  /** A code about to be mailed to an account; false past its hourly limit (then none is sent). */
+  async mailCodeForAccount(referenceId: string): Promise<boolean> {
+    const count = await hit(this.db, keys.mailCodeAccount(referenceId), MAIL_CODE_ACCOUNT_WINDOW_MS);
+    return count.hits <= MAIL_CODES_PER_ACCOUNT;
   }
 
   async assertTotpAllowed(referenceId: string): Promise<void> {

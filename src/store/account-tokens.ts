@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { op } from './handle';
 
-export type TokenPurpose = 'verify_email' | 'reset_password' | 'unlock_signin';
+export type TokenPurpose = 'verify_email' | 'reset_password' | 'unlock_signin' | 'recovery';
 /** Every purpose a row may have: the mailed ones, and a sign-in's second-factor step held for a browser (accounts/password-signin.ts). */
 export type StoredPurpose = TokenPurpose | 'signin_step';
 
@@ -77,10 +77,9 @@ export const voidTokens = op(async (h, accountId: number, purpose: TokenPurpose)
   await h.k('account_token').where({ account_id: accountId, purpose }).whereNull('used_at').update({ used_at: h.clock.now() });
 });
 
-/** Drops tokens that expired a day ago or more. */
-export const pruneTokens = op(async (h): Promise<number> =>
-  h
-    .k('account_token')
-    .where('expires_at', '<', h.clock.now() - 86400_000)
-    .del(),
-);
+/** Drops tokens (and mailed sign-in codes) that expired a day ago or more. */
+export const pruneTokens = op(async (h): Promise<number> => {
+  const before = h.clock.now() - 86400_000;
+  const tokens = await h.k('account_token').where('expires_at', '<', before).del();
+  return tokens + (await h.k('mail_code').where('expires_at', '<', before).del());
+});

@@ -25,6 +25,7 @@ export const COPIED_TABLES: readonly TableName[] = [
   'signing_key',
   'write_lock',
   'account_token',
+  'mail_code',
   'session',
   'refresh_token',
   'oidc_client',

@@ -38,6 +38,18 @@ export const SCHEMA = {
   record_usergroup: { id: 'int', record_type: 'text', record_id: 'int', usergroup_id: 'int' },
   gatehouse_setting: { name: 'text', value: 'text' },
   write_lock: { name: 'text', counter: 'int' },
+  mail_code: {
+    id: 'int',
+    handle_hash: 'text',
+    binding_hash: 'text',
+    code_hash: 'text',
+    email_key: 'text',
+    account_id: 'int',
+    tries: 'int',
+    created_at: 'time',
+    expires_at: 'time',
+    used_at: 'time',
+  },
   account_token: {
     id: 'int',
     account_id: 'int',

@@ -29,7 +29,8 @@ export interface SessionRow {
 
 export type SecondFactor = 'otp' | 'hwk';
 
-export type SigninMethod = 'password' | 'passkey' | 'provider';
+/** `mail`: a code mailed to the address; `recovery`: an administrator's recovery link (accounts/mail-signin.ts, recovery.ts). */
+export type SigninMethod = 'password' | 'passkey' | 'provider' | 'mail' | 'recovery';
 
 export interface RefreshRow {
   token_hash: string;

@@ -24,6 +24,8 @@ const ADMINISTRATORS_ONLY = encode({ owner: OPERATIONS, group: ['peek', 'read'] 
  */
 const AS_NEW: Readonly<Record<string, number>> = {
   'user_account/signup': SIGNUP_CLOSED,
+  // Sign-in by a mailed code: off until turned on (as guest signup is).
+  'user_account/signin_by_mail': SIGNUP_CLOSED,
   ...Object.fromEntries(
     [
       'signin',

@@ -66,6 +66,7 @@ export const DONE: Readonly<Record<string, string>> = Object.assign(Object.creat
   totp_off: 'Two-factor authentication is off.',
   revoked: 'The session is signed out.',
   signed_out: 'You are signed out.',
+  recovery: 'You are signed in by a recovery link: add a passkey or a password in the next 15 minutes, then sign in with it.',
   everywhere: 'Every session is signed out.',
   reset: 'Your password is changed. Sign in with the new one.',
   passkey_added: 'Passkey added. You can sign in with it from now on.',

@@ -2,10 +2,37 @@
 import type { Context } from 'koa';
 import { field, form, html, notice, page } from './html';
 import { type PageKit, refusal, see, send, str } from './kit';
-import { clearTokens, csrfToken, guestCaller } from './session';
+import { clearTokens, csrfToken, guestCaller, storeTokens } from './session';
 
 export function registerMailedLinks(kit: PageKit) {
-  const { router, names, run, html_, post, passwordHint } = kit;
+  const { router, names, run, html_, post, passwordHint, core } = kit;
+
+  // ---- A recovery link an administrator made: 15 minutes on the account page to add a passkey or a password.
+  const recoverPage = (ctx: Context, o: { status?: number; error?: string } = {}) => {
+    const csrf = csrfToken(ctx, names);
+    send(
+      ctx,
+      o.status ?? 200,
+      page(
+        { title: 'Recover your account', csrf, script: true },
+        html`${notice('error', o.error)}
+          <section data-with-token>
+            <p>An administrator made this link for you. It opens your account page for 15 minutes, to add a new passkey or a password. It works once.</p>
+            ${form('/recover', csrf, 'Open my account', [field('token', 'Code from the link', { autocomplete: 'off', hint: 'The link fills this in.' })])}
+          </section>`,
+      ),
+    );
+  };
+  router.get('/recover', html_, (ctx) => recoverPage(ctx));
+  post('/recover', async (ctx) => {
+    try {
+      const tokens = await core.accounts.openRecovery(guestCaller(ctx), str(ctx.request.body, 'token').trim());
+      storeTokens(ctx, names, { token: tokens.token, refresh: tokens.refreshToken });
+      see(ctx, '/account?done=recovery');
+    } catch (err) {
+      recoverPage(ctx, refusal(err));
+    }
+  });
   /**
    * A page whose mailed link carries a one-time token (in the fragment, moved into the form by the
    * page's script): one button runs the action, then a fixed success message.

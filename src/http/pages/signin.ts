@@ -33,8 +33,12 @@ export function registerSignin(kit: PageKit) {
       field('email', 'Email', { type: 'email', autocomplete: 'username webauthn', value: o.email, autofocus: !o.email }),
       field('password', 'Password', { type: 'password', autocomplete: 'current-password', autofocus: Boolean(o.email) }),
     ];
+    const byMail = await core.actions.signinByMailOpen();
+    const carried = new URLSearchParams({ ...(o.returnTo ? { return_to: o.returnTo } : {}), ...(o.rd ? { rd: o.rd } : {}) }).toString();
     const links = html`<p class="links">
-      ${(await signupOpen()) ? html`<a href="/signup">Create an account</a>` : ''}<a href="/reset-password">Forgot your password?</a>
+      ${byMail ? html`<a href="/signin/mail${carried ? `?${carried}` : ''}" id="signin-by-mail">Email me a sign-in code</a>` : ''}${
+        (await signupOpen()) ? html`<a href="/signup">Create an account</a>` : ''
+      }<a href="/reset-password">Forgot your password?</a>
     </p>`;
     // The passkey form carries the same return addresses as the password form.
     const passkey = ceremonyForm(
@@ -115,6 +119,142 @@ export function registerSignin(kit: PageKit) {
       if (code === 'otp_invalid' || code === 'otp_required' || code === 'rate_limited') return codeStep(ctx, step, to, refusal(err));
       await signinPage(ctx, { ...refusal(err), returnTo: to.returnTo, rd: to.rd });
     }
+  });
+
+  // ---- Sign in by a mailed code ------------------------------------------------------------------
+  const carriedFields = (to: { returnTo?: string; rd?: string | null }) => [
+    to.returnTo ? html`<input type="hidden" name="return_to" value="${to.returnTo}" />` : raw(''),
+    to.rd ? html`<input type="hidden" name="rd" value="${to.rd}" />` : raw(''),
+  ];
+  const mailPage = async (
+    ctx: Context,
+    o: { status?: number; error?: string; email?: string; handle?: string; returnTo?: string; rd?: string | null } = {},
+  ) => {
+    const csrf = csrfToken(ctx, names);
+    ensureDevice(ctx, names);
+    const to = { returnTo: o.returnTo, rd: o.rd };
+    const body =
+      o.handle === undefined
+        ? html`<section>
+            <p>We mail you a code that signs you in, in this browser. It works for 10 minutes.</p>
+            ${form('/signin/mail', csrf, 'Email me a code', [
+              ...carriedFields(to),
+              field('email', 'Email', { type: 'email', autocomplete: 'username', value: o.email, autofocus: true }),
+            ])}
+            <p class="links"><a href="/signin">Sign in another way</a></p>
+          </section>`
+        : html`${notice('info', 'If an account uses this address, a code is on its way to it. Type it here, or open the link in the mail in this browser.')}
+            <section>
+              ${form('/signin/mail/code', csrf, 'Sign in', [
+                ...carriedFields(to),
+                html`<input type="hidden" name="request" value="${o.handle}" />`,
+                field('code', 'Code from the email', {
+                  autocomplete: 'one-time-code',
+                  autofocus: true,
+                  maxlength: 12,
+                  hint: '8 letters and digits. It works once, for 10 minutes.',
+                }),
+              ])}
+              <p class="links"><a href="/signin/mail">Ask for a new code</a><a href="/signin">Sign in another way</a></p>
+            </section>`;
+    send(ctx, o.status ?? 200, page({ title: 'Sign in with a code', csrf }, html`${notice('error', o.error)}${body}`));
+  };
+  const mailOpen = async (ctx: Context) => {
+    if (await core.actions.signinByMailOpen()) return true;
+    send(
+      ctx,
+      404,
+      page(
+        { title: 'Sign in' },
+        html`${notice('error', 'Sign-in by a mailed code is not turned on here.')}
+          <section>
+            <p class="links"><a href="/signin">Sign in</a></p>
+          </section>`,
+      ),
+    );
+    return false;
+  };
+  router.get('/signin/mail', html_, async (ctx) => {
+    if (!(await mailOpen(ctx))) return;
+    const to = {
+      returnTo: INTERACTION_PATH.test(String(ctx.query.return_to ?? '')) ? String(ctx.query.return_to) : undefined,
+      rd: returnAddress(ctx.query.rd),
+    };
+    await mailPage(ctx, to);
+  });
+  post('/signin/mail', async (ctx) => {
+    const body = ctx.request.body;
+    const email = str(body, 'email');
+    const to = returnsOf(body);
+    try {
+      const { handle } = await core.actions.mailCodeRequest(guestCaller(ctx), email);
+      await mailPage(ctx, { handle, ...to });
+    } catch (err) {
+      await mailPage(ctx, { ...refusal(err), email, ...to });
+    }
+  });
+  /** A code typed (or the mailed link's): signed in, the TOTP step, or the page again saying why. */
+  const mailSignin = async (
+    ctx: Context,
+    handle: string,
+    code: string,
+    to: ReturnType<typeof returnsOf>,
+    again: (o: { status?: number; error?: string }) => Promise<void>,
+  ) => {
+    try {
+      const previous = await pageCaller(ctx, core, names);
+      const done = await core.actions.mailCodeSignin(guestCaller(ctx), handle, code);
+      if ('step' in done) return codeStep(ctx, done.step, to);
+      await signedIn(ctx, previous, done.session, to);
+    } catch (err) {
+      await again(refusal(err));
+    }
+  };
+  post('/signin/mail/code', async (ctx) => {
+    const body = ctx.request.body;
+    const handle = str(body, 'request');
+    const to = returnsOf(body);
+    await mailSignin(ctx, handle, str(body, 'code'), to, (o) => mailPage(ctx, { ...o, handle, ...to }));
+  });
+  /** The mailed link: the request in the query, the code in the fragment (the page's script moves it into the form). */
+  const linkPage = async (ctx: Context, handle: string, o: { status?: number; error?: string } = {}) => {
+    const csrf = csrfToken(ctx, names);
+    const where = await core.actions.mailCodeBrowser(guestCaller(ctx), handle);
+    const body =
+      where === 'this'
+        ? html`<section data-with-token>
+            <p>Sign in with the code from your email, in this browser.</p>
+            ${form('/signin/mail/link', csrf, 'Sign in', [
+              html`<input type="hidden" name="request" value="${handle}" />`,
+              field('token', 'Code from the email', { autocomplete: 'one-time-code', maxlength: 12, hint: 'The link in the email fills this in.' }),
+            ])}
+          </section>`
+        : where === 'other'
+          ? html`${notice(
+                'error',
+                'This link signs in only in the browser where the code was asked for, and this is another one: nobody is signed in here. Open the link in that browser, or type the code there.',
+              )}
+              <section>
+                <p class="links"><a href="/signin/mail">Ask for a code in this browser</a><a href="/signin">Sign in another way</a></p>
+              </section>`
+          : html`${notice('error', 'This code has expired or was used already.')}
+              <section>
+                <p class="links"><a href="/signin/mail">Ask for a new code</a><a href="/signin">Sign in another way</a></p>
+              </section>`;
+    send(
+      ctx,
+      o.status ?? (where === 'this' ? 200 : 400),
+      page({ title: 'Sign in with a code', csrf, script: where === 'this' }, html`${notice('error', o.error)}${body}`),
+    );
+  };
+  router.get('/signin/mail/link', html_, async (ctx) => {
+    if (!(await mailOpen(ctx))) return;
+    await linkPage(ctx, String(ctx.query.request ?? '').slice(0, 64));
+  });
+  post('/signin/mail/link', async (ctx) => {
+    const body = ctx.request.body;
+    const handle = str(body, 'request').slice(0, 64);
+    await mailSignin(ctx, handle, str(body, 'token'), { returnTo: undefined, rd: null }, (o) => linkPage(ctx, handle, o));
   });
 
   post('/signout', async (ctx) => {

@@ -98,6 +98,8 @@ const DONE: Readonly<Record<string, string>> = Object.assign(Object.create(null)
   app_added: 'The app is added.',
   app_removed: 'The app is removed; its proxy refuses everyone from the next request.',
   signup_opened: 'Guest signup is open.',
+  signin_by_mail_on: 'Sign-in by a mailed code is on.',
+  signin_by_mail_off: 'Sign-in by a mailed code is off.',
   signup_closed: 'Guest signup is closed.',
   app_password_revoked: 'The app password is revoked.',
   api_key_revoked: 'The API key is revoked.',

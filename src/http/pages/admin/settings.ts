@@ -1,4 +1,4 @@
-/** The console's server-wide switches and records: guest signup, signing keys, the audit log. */
+/** The console's server-wide switches and records: guest signup, sign-in by mail, signing keys, the audit log. */
 import type { Context } from 'koa';
 import { field, html } from '../html';
 import { type PageKit, str } from '../kit';
@@ -19,35 +19,68 @@ export function registerConsoleSettings(kit: PageKit, c: ConsoleKit): void {
 
   const signupPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string } = {}) => {
     const status = await core.signupStatus();
-    const managedBy = (await core.configFile.managedBy(a.actor)).of('action', 'user_account/signup');
+    const managed = await core.configFile.managedBy(a.actor);
+    const managedBy = managed.of('action', 'user_account/signup');
+    const byMail = await core.actions.signinByMailOpen();
+    const byMailManagedBy = managed.of('action', 'user_account/signin_by_mail');
     c.show(
       ctx,
       a,
       'signup',
       'Guest signup',
       html`<section>
-        <p id="signup-state">
-          <strong>${status.open ? 'Open' : 'Closed'}.</strong> ${
-            status.open
-              ? 'Anyone who can reach /signup can make an account. Its permissions are the ones new accounts get by default: they see only what is theirs or shared with them.'
-              : `Only invited people (and accounts made from the shell or here) get in: ${CLOSED_BY[status.closedBy ?? ''] ?? 'a check of the signup chain refuses guests'}.`
+          <p id="signup-state">
+            <strong>${status.open ? 'Open' : 'Closed'}.</strong> ${
+              status.open
+                ? 'Anyone who can reach /signup can make an account. Its permissions are the ones new accounts get by default: they see only what is theirs or shared with them.'
+                : `Only invited people (and accounts made from the shell or here) get in: ${CLOSED_BY[status.closedBy ?? ''] ?? 'a check of the signup chain refuses guests'}.`
+            }
+          </p>
+          <p>This is the same switch as <code>gatehouse action set-permission signup --guest on|off</code>; running servers see it at once.</p>
+          ${
+            managedBy !== null
+              ? html`<p class="notice info" id="signup-managed-by">Set by ${managedBy}: who may sign up is changed there.</p>`
+              : html`<form method="post" action="/admin/signup" class="${status.open ? '' : 'danger'}">
+                  <input type="hidden" name="csrf" value="${a.csrf}" /><input type="hidden" name="guest" value="${status.open ? 'off' : 'on'}" />
+                  ${status.open ? '' : confirmBox('Let anyone on the internet make an account')}
+                  <button type="submit" class="secondary">${status.open ? 'Close guest signup' : 'Open guest signup'}</button>
+                </form>`
           }
-        </p>
-        <p>This is the same switch as <code>gatehouse action set-permission signup --guest on|off</code>; running servers see it at once.</p>
-        ${
-          managedBy !== null
-            ? html`<p class="notice info" id="signup-managed-by">Set by ${managedBy}: who may sign up is changed there.</p>`
-            : html`<form method="post" action="/admin/signup" class="${status.open ? '' : 'danger'}">
-                <input type="hidden" name="csrf" value="${a.csrf}" /><input type="hidden" name="guest" value="${status.open ? 'off' : 'on'}" />
-                ${status.open ? '' : confirmBox('Let anyone on the internet make an account')}
-                <button type="submit" class="secondary">${status.open ? 'Close guest signup' : 'Open guest signup'}</button>
-              </form>`
-        }
-      </section>`,
+        </section>
+        <section id="signin-by-mail">
+          <h2>Sign-in by a mailed code</h2>
+          <p id="signin-by-mail-state">
+            <strong>${byMail ? 'On' : 'Off'}.</strong> ${
+              byMail
+                ? 'The sign-in page offers to mail a one-time code to an account’s address; the code signs in only in the browser that asked for it. It is one factor: an account with two-factor authentication is asked for its code too.'
+                : 'People sign in with a password, a passkey or another provider only.'
+            }
+          </p>
+          <p>
+            The same switch as <code>gatehouse serve --signin-by-mail</code> and <code>gatehouse action set-permission signin_by_mail --guest on|off</code>.
+          </p>
+          ${
+            byMailManagedBy !== null
+              ? html`<p class="notice info">Set by ${byMailManagedBy}: it is changed there.</p>`
+              : html`<form method="post" action="/admin/signin-by-mail">
+                  <input type="hidden" name="csrf" value="${a.csrf}" /><input type="hidden" name="guest" value="${byMail ? 'off' : 'on'}" />
+                  <button type="submit" class="secondary">${byMail ? 'Turn sign-in by mail off' : 'Turn sign-in by mail on'}</button>
+                </form>`
+          }
+        </section>`,
       o,
     );
   };
   c.get('/admin/signup', 'signup', signupPage);
+  c.post(
+    '/admin/signin-by-mail',
+    async (_ctx, a, body) => {
+      const guest = str(body, 'guest') === 'on' ? 'on' : 'off';
+      await core.actions.setPermission(a.actor, 'signin_by_mail', { guest });
+      return `/admin/signup?done=signin_by_mail_${guest}`;
+    },
+    signupPage,
+  );
   c.post(
     '/admin/signup',
     async (_ctx, a, body) => {

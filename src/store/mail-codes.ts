@@ -1,0 +1,62 @@
+/**
+ * Mailed sign-in codes (accounts/mail-signin.ts): one row per request, only hashes kept. Spending
+ * one is one conditional UPDATE whose row count decides (four requests at once: one wins); a wrong
+ * code is counted by another, which ends the row at its fifth.
+ */
+import { createHash } from 'node:crypto';
+import { op } from './handle';
+import { decodeRow } from './schema';
+
+export const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').digest('hex');
+
+/** Wrong codes a request takes; the next one ends it. */
+export const MAIL_CODE_TRIES = 5;
+
+export interface MailCodeRow {
+  id: number;
+  handle_hash: string;
+  binding_hash: string;
+  code_hash: string;
+  email_key: string;
+  account_id: number | null;
+  tries: number;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export const insertMailCode = op(
+  async (h, row: Pick<MailCodeRow, 'handle_hash' | 'binding_hash' | 'code_hash' | 'email_key' | 'account_id' | 'expires_at'>): Promise<void> => {
+    await h.k('mail_code').insert({ ...row, tries: 0, created_at: h.clock.now(), used_at: null });
+  },
+);
+
+/** The request a handle names, for the browser whose cookie hashes to `bindingHash`; spent or not. */
+export const findMailCode = op(async (h, handleHash: string): Promise<MailCodeRow | undefined> => {
+  const row = await h.k('mail_code').where({ handle_hash: handleHash }).first();
+  return row ? decodeRow<MailCodeRow>('mail_code', row) : undefined;
+});
+
+/** Spends a live request whose code hashes to `codeHash`, for its browser: true for the one write that did. */
+export const spendMailCode = op(async (h, id: number, bindingHash: string, codeHash: string): Promise<boolean> => {
+  const now = h.clock.now();
+  const changed = await h
+    .k('mail_code')
+    .where({ id, binding_hash: bindingHash, code_hash: codeHash })
+    .whereNotNull('account_id')
+    .whereNull('used_at')
+    .where('expires_at', '>', now)
+    .where('tries', '<', MAIL_CODE_TRIES)
+    .update({ used_at: now });
+  return changed === 1;
+});
+
+/** A wrong code: counted while the request lives (at the fifth it ends). */
+export const countWrongMailCode = op(async (h, id: number): Promise<void> => {
+  await h
+    .k('mail_code')
+    .where({ id })
+    .whereNull('used_at')
+    .where('tries', '<', MAIL_CODE_TRIES)
+    .update({ tries: h.k.raw('tries + 1') });
+});

@@ -1,0 +1,57 @@
+// A recovery link: `gatehouse user recovery-link` prints it; opened in Chromium it signs the
+// person in to /account (said on the page), audited and told by mail; its session may add a
+// passkey but nothing else (an invitation needs a real sign-in); replayed, it is refused clearly.
+import t from 'tap';
+import { launch, screenshots } from '../helpers/browser';
+import { cli } from '../helpers/cli';
+import { passkeyServer } from '../helpers/passkeys';
+import { errorCode } from '../helpers/server';
+import { startSmtp } from '../helpers/smtp';
+
+t.test('recovery link: made at the shell, opened once, 15 minutes to add a passkey, told by mail, replay refused', async (t) => {
+  const smtp = await startSmtp(t);
+  const { s } = await passkeyServer(t, { smtpUrl: smtp.url });
+  const made = await cli(s.dataDir, ['--json', 'user', 'recovery-link', 'admin@example.com', '--expires', '1h']);
+  t.equal(made.code, 0);
+  const link = made.json.link as string;
+  t.match(link, /\/recover#token=[A-Za-z0-9_-]{43}$/, 'a link carrying its token in the fragment');
+  t.equal((await cli(s.dataDir, ['user', 'recovery-link', 'admin@example.com', '--expires', '9d'])).code, 2, 'at most 7 days');
+
+  const browser = await launch(t);
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(link);
+  await page.getByRole('button', { name: 'Open my account' }).waitFor();
+  await screenshots(page, 'recover');
+  await page.getByRole('button', { name: 'Open my account' }).click();
+  await page.waitForURL(/\/account/);
+  t.match(await page.locator('.notice.success').textContent(), /recovery link: add a passkey or a password in the next 15 minutes/);
+  await screenshots(page, 'recover-account');
+
+  const session = await s.db('session').orderBy('created_at', 'desc').first();
+  t.equal(session.method, 'recovery', 'a recovery session');
+  t.ok(Number(session.expires_at) - Number(session.created_at) <= 15 * 60 * 1000, 'it ends within 15 minutes');
+  const jwt = (await context.cookies()).find((c) => c.value.includes('~'))!.value.split('~')[0];
+  t.equal((await s.action('user_account', 'passkey_options', {}, jwt)).status, 200, 'it may add a passkey');
+  const invite = await s.action('user_account', 'invite', { email: 'new@example.com' }, jwt);
+  t.equal(invite.status, 403);
+  t.equal(errorCode(invite), 'reauthentication_required', 'and nothing else');
+
+  await s.core.settle();
+  const told = await smtp.next('admin@example.com', 2);
+  t.match(told.raw, /Subject: Your account was opened with a recovery link/, 'the person is told by mail');
+  t.same(
+    (await s.db('audit_event').whereIn('event', ['recovery_link_made', 'recovery_link_used']).orderBy('id')).map((r) => r.event),
+    ['recovery_link_made', 'recovery_link_used'],
+    'audited',
+  );
+
+  // Replayed in another browser: refused, saying why; nobody signed in.
+  const other = await (await browser.newContext()).newPage();
+  await other.goto(link);
+  await other.getByRole('button', { name: 'Open my account' }).click();
+  await other.locator('.notice.error').waitFor();
+  t.match(await other.locator('.notice.error').textContent(), /recovery link is not valid or was already used/);
+  await screenshots(other, 'recover-replayed');
+  t.equal(Number((await s.db('session').where({ method: 'recovery' }).count({ n: '*' }))[0].n), 1, 'one recovery session');
+});
