@@ -75,11 +75,17 @@ export function directoryOperations(s: Services): DirectoryOperations {
         const own = await readPeople(s.store.root, { referenceId: identity.referenceId });
         return own.filter((p) => matches(p, query));
       }
-      return pages<Person, string>((after) => readPeople(s.store.root, query, { after, limit: PAGE }), (p) => p.username);
+      return pages<Person, string>(
+        (after) => readPeople(s.store.root, query, { after, limit: PAGE }),
+        (p) => p.username,
+      );
     },
     async groups(identity, query = {}) {
       if (!identity.reader) return [];
-      return pages<DirectoryGroup, { name: string; id: number }>((after) => readGroups(s.store.root, query, { after, limit: PAGE }), (g) => ({ name: g.name, id: g.id }));
+      return pages<DirectoryGroup, { name: string; id: number }>(
+        (after) => readGroups(s.store.root, query, { after, limit: PAGE }),
+        (g) => ({ name: g.name, id: g.id }),
+      );
     },
     searched(outcome) {
       const searches = s.counters.ldap.searches;

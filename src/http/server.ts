@@ -1,5 +1,5 @@
 /** Listening and graceful shutdown (stop accepting, finish in-flight requests, close the store). */
-import http from 'node:http';
+import http, { type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Core } from '../core';
 import { createApp, type RouteTable } from './app';
@@ -35,9 +35,13 @@ export async function startServer(core: Core, host = core.config.host, port = co
   // Once stopping, every answer closes its connection: a client that keeps its connections busy
   // (keep-alive under load) moves to another instance at its next request, so the server drains
   // in the time its requests take, not in the grace period, which then cuts what is in flight.
+  // Answers under way at the signal (a request whose body was still coming) close theirs too.
   let draining = false;
-  server.on('request', (_req, res) => {
-    if (draining) res.setHeader('Connection', 'close');
+  const underWay = new Set<ServerResponse>();
+  server.on('request', (_req, res: ServerResponse) => {
+    if (draining) return void res.setHeader('Connection', 'close');
+    underWay.add(res);
+    res.once('close', () => underWay.delete(res));
   });
   server.on('request', app.callback());
   // A running server records its public URL for the shell and delivers the queue (mail, webhooks).
@@ -50,6 +54,8 @@ export async function startServer(core: Core, host = core.config.host, port = co
     close() {
       closing ??= new Promise<void>((resolve) => {
         draining = true;
+        for (const res of underWay) if (!res.headersSent) res.setHeader('Connection', 'close');
+        underWay.clear();
         const grace = setTimeout(() => server.closeAllConnections(), core.config.shutdownGrace);
         grace.unref();
         server.close(() => {

@@ -16,7 +16,7 @@ import { LATEST_MIGRATION, migrationSource } from './migrations';
 import { damagedSqlite, identify, isNotADatabase, MigrationReport, refuseStranger, report, sqliteFileHasContent } from './identity';
 import { ReadPool } from './read-pool';
 import { PgStatements } from './pg-statements';
-import { nodeSqliteKnex, type RootReader } from './sqlite-knex';
+import { BEGIN_IMMEDIATE, beginWithin, nodeSqliteKnex, type RootReader } from './sqlite-knex';
 import { DatabaseSync } from 'node:sqlite';
 import { InThreadConnection } from './sqlite-driver';
 import { WorkerConnection } from './sqlite-writer';
@@ -121,7 +121,7 @@ function sqliteKnex(config: Config, reader: RootReader, started: () => void): Kn
     started();
     return WorkerConnection.open(filename, writerPragmas(config.busyTimeout));
   };
-  return immediateTransactions(nodeSqliteKnex({ open, reader }, { log: QUIET, acquireConnectionTimeout: config.busyTimeout + 10000 }));
+  return immediateTransactions(nodeSqliteKnex({ open, reader }, { log: QUIET, acquireConnectionTimeout: config.busyTimeout + 10000 }), config.busyTimeout);
 }
 
 /**
@@ -145,14 +145,23 @@ function foldLog(filename: string): void {
  * (busy timeout) for another process's writes to end. A deferred transaction that reads first
  * fails busy at its first write whenever another process (a running server, a shell command)
  * committed since its read, without waiting; most of ours read before they write.
+ *
+ * The wait counts from when the transaction was asked for: one that queued for the writer
+ * connection behind others (each waiting on a lock another process holds) waits only what is
+ * left of its busy timeout, so every request behind a held lock is answered within it, not one
+ * busy timeout after another.
  */
-function immediateTransactions(knex: Knex): Knex {
+function immediateTransactions(knex: Knex, busyTimeoutMs: number): Knex {
   type Trx = { begin(conn: unknown): Promise<unknown>; query(conn: unknown, sql: string): Promise<unknown> };
   const client = knex.client as { transaction(...args: unknown[]): Trx };
   const make = client.transaction.bind(client);
   client.transaction = (...args: unknown[]) => {
+    const asked = Date.now();
     const trx = make(...args);
-    trx.begin = (conn) => trx.query(conn, 'BEGIN IMMEDIATE;');
+    trx.begin = (conn) => {
+      beginWithin.set(conn as object, Math.max(0, busyTimeoutMs - (Date.now() - asked)));
+      return trx.query(conn, BEGIN_IMMEDIATE);
+    };
     return trx;
   };
   return knex;

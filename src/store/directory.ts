@@ -44,67 +44,69 @@ export interface Page<K> {
  * Enabled accounts, by username, optionally only those named (one indexed read each way); with
  * `page`, the next `limit` of them after a username (a whole directory is read a page at a time).
  */
-export const readPeople = op(async (h, only?: { username?: string; email?: string; referenceId?: string; group?: string }, page?: Page<string>): Promise<PersonRow[]> => {
-  const where = [enabled(h, 'a')];
-  const params: unknown[] = [];
-  const narrow = (column: string, value: string | undefined) => {
-    if (value === undefined) return;
-    where.push(`a.${column} = ?`);
-    params.push(value);
-  };
-  narrow('username', only?.username);
-  narrow('email_key', only?.email);
-  narrow('reference_id', only?.referenceId);
-  if (only?.group !== undefined) {
-    // From the group (by its name's index) and the groups inside it to their members, not from
-    // every account to its groups: memberOf holds every group, so its members are the group's
-    // own and those of every group below it.
-    where.push(
-      `a.id IN (SELECT gm.account_id FROM membership gm WHERE gm.usergroup_id IN (
+export const readPeople = op(
+  async (h, only?: { username?: string; email?: string; referenceId?: string; group?: string }, page?: Page<string>): Promise<PersonRow[]> => {
+    const where = [enabled(h, 'a')];
+    const params: unknown[] = [];
+    const narrow = (column: string, value: string | undefined) => {
+      if (value === undefined) return;
+      where.push(`a.${column} = ?`);
+      params.push(value);
+    };
+    narrow('username', only?.username);
+    narrow('email_key', only?.email);
+    narrow('reference_id', only?.referenceId);
+    if (only?.group !== undefined) {
+      // From the group (by its name's index) and the groups inside it to their members, not from
+      // every account to its groups: memberOf holds every group, so its members are the group's
+      // own and those of every group below it.
+      where.push(
+        `a.id IN (SELECT gm.account_id FROM membership gm WHERE gm.usergroup_id IN (
          SELECT gg.id FROM usergroup gg WHERE lower(gg.name) = ? AND ${managedGroupSql('gg')}
          UNION SELECT gc.descendant_id FROM usergroup gg JOIN usergroup_closure gc ON gc.ancestor_id = gg.id WHERE lower(gg.name) = ? AND ${managedGroupSql('gg')}))`,
+      );
+      params.push(only.group.toLowerCase(), only.group.toLowerCase());
+    }
+    if (page?.after !== undefined) {
+      where.push('a.username > ?');
+      params.push(page.after);
+    }
+    const people = await h.all(
+      `SELECT a.id, a.reference_id, a.username, a.name, a.email, a.created_at FROM user_account a WHERE ${where.join(' AND ')} ORDER BY a.username${page ? ` LIMIT ${Number(page.limit)}` : ''}`,
+      params,
     );
-    params.push(only.group.toLowerCase(), only.group.toLowerCase());
-  }
-  if (page?.after !== undefined) {
-    where.push('a.username > ?');
-    params.push(page.after);
-  }
-  const people = await h.all(
-    `SELECT a.id, a.reference_id, a.username, a.name, a.email, a.created_at FROM user_account a WHERE ${where.join(' AND ')} ORDER BY a.username${page ? ` LIMIT ${Number(page.limit)}` : ''}`,
-    params,
-  );
-  if (people.length === 0) return [];
-  // Each person's groups: the direct ones and, through the closure, every group above them.
-  // UNION keeps one row per (person, group) however many ways lead there. A page reads the
-  // groups of its own people only.
-  const whom = page ? [`a.id IN (${marks(people)})`] : where;
-  const whomParams = page ? people.map((p) => Number(p.id)) : params;
-  const memberships = await h.all(
-    `SELECT x.account_id, g.name FROM (
+    if (people.length === 0) return [];
+    // Each person's groups: the direct ones and, through the closure, every group above them.
+    // UNION keeps one row per (person, group) however many ways lead there. A page reads the
+    // groups of its own people only.
+    const whom = page ? [`a.id IN (${marks(people)})`] : where;
+    const whomParams = page ? people.map((p) => Number(p.id)) : params;
+    const memberships = await h.all(
+      `SELECT x.account_id, g.name FROM (
        SELECT m.account_id, m.usergroup_id FROM membership m JOIN user_account a ON a.id = m.account_id WHERE ${whom.join(' AND ')}
        UNION
        SELECT m.account_id, c.ancestor_id FROM membership m JOIN usergroup_closure c ON c.descendant_id = m.usergroup_id
          JOIN user_account a ON a.id = m.account_id WHERE ${whom.join(' AND ')}
      ) x JOIN usergroup g ON g.id = x.usergroup_id WHERE ${managedGroupSql('g')} ORDER BY g.name`,
-    [...whomParams, ...whomParams],
-  );
-  const byAccount = new Map<number, string[]>();
-  for (const m of memberships) {
-    const id = Number(m.account_id);
-    const list = byAccount.get(id) ?? [];
-    list.push(String(m.name));
-    byAccount.set(id, list);
-  }
-  return people.map((p) => ({
-    reference_id: String(p.reference_id),
-    username: String(p.username),
-    name: String(p.name),
-    email: String(p.email),
-    created_at: Number(p.created_at),
-    groups: byAccount.get(Number(p.id)) ?? [],
-  }));
-});
+      [...whomParams, ...whomParams],
+    );
+    const byAccount = new Map<number, string[]>();
+    for (const m of memberships) {
+      const id = Number(m.account_id);
+      const list = byAccount.get(id) ?? [];
+      list.push(String(m.name));
+      byAccount.set(id, list);
+    }
+    return people.map((p) => ({
+      reference_id: String(p.reference_id),
+      username: String(p.username),
+      name: String(p.name),
+      email: String(p.email),
+      created_at: Number(p.created_at),
+      groups: byAccount.get(Number(p.id)) ?? [],
+    }));
+  },
+);
 
 /** What a group read narrows to and what it reads besides the groups. */
 export interface GroupQuery {

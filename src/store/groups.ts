@@ -131,10 +131,14 @@ export const unshareRecord = op(async (h, table: GuardedTable, recordId: number,
  * `g` is the usergroup row's alias in the statement.
  */
 export const managedGroupSql = (g: string) =>
-  `(${g}.system_role IS NOT NULL OR (
-     (${g}.user_account_id IS NULL OR ${g}.user_account_id IN (
-        SELECT am.account_id FROM membership am JOIN usergroup ag ON ag.id = am.usergroup_id WHERE ag.system_role = 'administrators'))
-     AND ${g}.id <> COALESCE((SELECT MIN(d.id) FROM usergroup d WHERE d.user_account_id = ${g}.user_account_id AND d.system_role IS NULL), 0)))`;
+  // A dedicated group is its owner's first; "an older group of the same owner exists" is read
+  // through the owner's index (d.id < g.id). The role's test is written so that no planner takes
+  // the unique index on system_role for it: its NULLs are every ordinary group, and SQLite,
+  // counting on uniqueness, read all of them once per row (seconds a page of a directory search).
+  `(${g}.system_role IS NOT NULL OR ${g}.user_account_id IS NULL OR (
+     ${g}.user_account_id IN (
+        SELECT am.account_id FROM membership am JOIN usergroup ag ON ag.id = am.usergroup_id WHERE ag.system_role = 'administrators')
+     AND EXISTS (SELECT 1 FROM usergroup d WHERE d.user_account_id = ${g}.user_account_id AND d.id < ${g}.id AND COALESCE(d.system_role, '') = '')))`;
 
 /**
  * Takes the groups an account owns out of every managed group they are inside (its dedicated

@@ -40,6 +40,14 @@ interface QueryObject {
   context?: { lastID: number; changes: number };
 }
 
+export const BEGIN_IMMEDIATE = 'BEGIN IMMEDIATE;';
+
+/**
+ * How long the next BEGIN IMMEDIATE on a connection may wait for the lock, set by the transaction
+ * about to begin on it (connection.ts: what is left of its busy timeout after its wait in the queue).
+ */
+export const beginWithin = new WeakMap<object, number>();
+
 /** The pool's stand-in connection for reads routed to the reader (never acquired, never released). */
 const READER = Symbol('reader');
 
@@ -105,6 +113,16 @@ class NodeSqliteClient extends (Client_SQLite3 as unknown as new (config: Knex.C
 
   async _query(conn: SqliteConnection | typeof READER, obj: QueryObject): Promise<QueryObject> {
     if (!obj.sql) throw new Error('The query is empty');
+    const within = obj.sql === BEGIN_IMMEDIATE && conn !== READER ? beginWithin.get(conn) : undefined;
+    if (within !== undefined) {
+      beginWithin.delete(conn as SqliteConnection);
+      try {
+        await (conn as SqliteConnection).begin(within);
+      } catch (err) {
+        throw sqliteError(err);
+      }
+      return obj;
+    }
     const params = bindAll(obj.bindings);
     const runs = obj.method === 'insert' || obj.method === 'update' ? !obj.returning : obj.method === 'counter' || obj.method === 'del';
     try {

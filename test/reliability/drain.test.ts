@@ -13,8 +13,12 @@ import { PASSWORD, storeFlags } from '../helpers/server';
 t.test('SIGTERM under keep-alive load: every request answered, the server gone long before its grace', async (t) => {
   const { dir, env } = exeFolder(t);
   const store = await storeFlags(t, dir);
-  const dbArgs = store.db ? ['--db', store.db] : [];
-  const boot = await runExe(EXE, ['--data-dir', dir, ...dbArgs, 'bootstrap-admin', '--email', 'admin@example.com', '--password-stdin'], { env, cwd: dir, stdin: PASSWORD + '\n' });
+  const dbArgs = store.db ? ['--db', String(store.db)] : [];
+  const boot = await runExe(EXE, ['--data-dir', dir, ...dbArgs, 'bootstrap-admin', '--email', 'admin@example.com', '--password-stdin'], {
+    env,
+    cwd: dir,
+    stdin: PASSWORD + '\n',
+  });
   t.equal(boot.code, 0, boot.stderr);
   // A grace of ten minutes: if draining waited for it, the test would time out instead of passing.
   const server = await serveExe(t, EXE, ['--data-dir', dir, ...dbArgs], { env: { ...env, GATEHOUSE_SHUTDOWN_GRACE: '600000' }, cwd: dir });
@@ -66,4 +70,38 @@ t.test('SIGTERM under keep-alive load: every request answered, the server gone l
   );
   t.ok(outcomes.closing > 0, 'answers after the signal close their connection');
   t.notMatch(server.output(), /"level":"error"/, 'nothing logged as an error');
+});
+
+t.test('an answer under way at the signal (its body still coming) closes its connection too', async (t) => {
+  // The retest: a request whose headers came before SIGTERM and its body after was answered with
+  // keep-alive, and the server waited for that idle connection to time out before it stopped.
+  const { dir, env } = exeFolder(t);
+  const store = await storeFlags(t, dir);
+  const dbArgs = store.db ? ['--db', String(store.db)] : [];
+  const server = await serveExe(t, EXE, ['--data-dir', dir, ...dbArgs], { env: { ...env, GATEHOUSE_SHUTDOWN_GRACE: '600000' }, cwd: dir });
+  const agent = new http.Agent({ keepAlive: true });
+  const body = JSON.stringify({ attributes: { email: 'nobody@example.com', password: 'not the password' } });
+  const answer = new Promise<http.IncomingMessage>((resolve, reject) => {
+    const req = http.request(new URL('/action/user_account/signin', server.url), {
+      agent,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+    });
+    req.on('response', (res) => (res.resume(), resolve(res)));
+    req.on('error', reject);
+    req.flushHeaders();
+    // The body once the signal has been taken (the server says so in its log).
+    const sent = setInterval(() => {
+      if (/shutting_down/.test(server.output())) {
+        clearInterval(sent);
+        req.end(body);
+      }
+    }, 20);
+  });
+  await new Promise((r) => setTimeout(r, 300));
+  const stopped = server.stop();
+  const res = await answer;
+  t.equal(res.headers.connection, 'close', `answered (${res.statusCode}) with Connection: close`);
+  t.equal(await stopped, 0, 'and the server stopped without waiting for the connection to time out');
+  agent.destroy();
 });

@@ -218,29 +218,33 @@ t.test('a batch that ends in doubt (its COMMIT unanswered, the writer gone) runs
   t.same(alone, [], 'none again alone');
 });
 
-t.test('writes behind a lock another process holds: each is tried once and told, none waits again alone', { skip: TEST_STORE === 'postgres' && 'the SQLite store' }, async (t) => {
-  const config = loadConfig({ dataDir: tempDir(t), busyTimeout: '600' }, {});
-  const store = await openTestStore(t, config);
-  const h = open(store.root);
-  const holder = spawn(process.execPath, [path.join(__dirname, '..', 'helpers', 'lock-holder.js'), path.join(config.dataDir, 'gatehouse.sqlite'), 'stdin'], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  t.teardown(() => void holder.stdin.end());
-  await new Promise((r) => holder.stdout.once('data', r));
-  let tries = 0;
-  const started = Date.now();
-  const wave = () => Array.from({ length: 4 }, (_, i) => h.batch((b) => (tries++, insert(b, `w${tries}-${i}`))));
-  const first = wave();
-  await new Promise((r) => setTimeout(r, 300));
-  const second = wave();
-  const results = await Promise.allSettled([...first, ...second]);
-  t.ok(
-    results.every((r) => r.status === 'rejected' && (storeError(r.reason) as { code?: string }).code === 'unavailable'),
-    `all eight told the store is busy (${Date.now() - started} ms for two waves with a 600 ms busy timeout)`,
-  );
-  t.equal(tries, 0, 'none ran: a batch whose BEGIN found the lock held is not run again write by write');
-  holder.stdin.end();
-  await new Promise((r) => holder.once('exit', r));
-  await h.batch((b) => insert(b, 'after'));
-  t.pass('the next write goes in once the lock is gone');
-});
+t.test(
+  'writes behind a lock another process holds: each is tried once and told, none waits again alone',
+  { skip: TEST_STORE === 'postgres' && 'the SQLite store' },
+  async (t) => {
+    const config = loadConfig({ dataDir: tempDir(t), busyTimeout: '600' }, {});
+    const store = await openTestStore(t, config);
+    const h = open(store.root);
+    const holder = spawn(process.execPath, [path.join(__dirname, '..', 'helpers', 'lock-holder.js'), path.join(config.dataDir, 'gatehouse.sqlite'), 'stdin'], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    t.teardown(() => void holder.stdin.end());
+    await new Promise((r) => holder.stdout.once('data', r));
+    let tries = 0;
+    const started = Date.now();
+    const wave = () => Array.from({ length: 4 }, (_, i) => h.batch((b) => (tries++, insert(b, `w${tries}-${i}`))));
+    const first = wave();
+    await new Promise((r) => setTimeout(r, 300));
+    const second = wave();
+    const results = await Promise.allSettled([...first, ...second]);
+    t.ok(
+      results.every((r) => r.status === 'rejected' && (storeError(r.reason) as { code?: string }).code === 'unavailable'),
+      `all eight told the store is busy (${Date.now() - started} ms for two waves with a 600 ms busy timeout)`,
+    );
+    t.equal(tries, 0, 'none ran: a batch whose BEGIN found the lock held is not run again write by write');
+    holder.stdin.end();
+    await new Promise((r) => holder.once('exit', r));
+    await h.batch((b) => insert(b, 'after'));
+    t.pass('the next write goes in once the lock is gone');
+  },
+);

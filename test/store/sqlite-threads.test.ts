@@ -96,3 +96,32 @@ t.test('a full disk and a read-only store file are said in words', async (t) => 
   t.match(storeError(error('SQLITE_FULL', 'database or disk is full')), { code: 'unavailable', message: /the store's disk is full/ });
   t.match(storeError(error('SQLITE_READONLY', 'attempt to write a readonly database')), { code: 'unavailable', message: /store file cannot be written/ });
 });
+
+t.test('transactions queued behind a held lock each wait only what is left of their busy timeout', sqliteOnly, async (t) => {
+  // An outside retest: ten sign-ins behind a lock another process held were answered 2, 4, 6...
+  // seconds later (one busy timeout after another: each waited its whole timeout once it had the
+  // writer connection). Now a transaction's BEGIN waits what is left of its timeout since it asked.
+  const { store, config, knex } = await setup(t, { busyTimeout: '1000' });
+  const writer = await writerOf(knex);
+  const asked: number[] = [];
+  const begin = writer.begin.bind(writer);
+  writer.begin = (waitMs: number) => (asked.push(waitMs), begin(waitMs));
+  const holder = spawn(process.execPath, [path.join(__dirname, '..', 'helpers', 'lock-holder.js'), path.join(config.dataDir, 'gatehouse.sqlite'), 'stdin'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  t.teardown(() => void holder.stdin.end());
+  await new Promise((r) => holder.stdout.once('data', r));
+  const write = () => store.transaction(async (tx) => open(tx).run("INSERT INTO gatehouse_setting (name, value) VALUES ('x', 'y')", []));
+  const results = await Promise.allSettled([write(), write(), write()]);
+  t.ok(
+    results.every((r) => r.status === 'rejected' && isAppError(r.reason) && r.reason.code === 'unavailable'),
+    'each told the store is busy',
+  );
+  t.equal(asked.length, 3, 'each began once');
+  t.ok(asked[0]! > 500, `the first waits (nearly) its whole busy timeout (${asked[0]} ms)`);
+  t.ok(asked[1]! < 500 && asked[2]! < 500, `the ones that queued behind it wait what is left (${asked.slice(1).join(', ')} ms)`);
+  holder.stdin.end();
+  await new Promise((r) => holder.once('exit', r));
+  await write();
+  t.pass('a transaction goes in once the lock is gone');
+});
