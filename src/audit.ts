@@ -11,6 +11,7 @@ import type { AuditEvent } from './audit-events';
 import type { LogFields, Logger } from './log';
 import type { Clock } from './clock';
 import type { Store } from './store/connection';
+import type { Tx } from './store/handle';
 import { appendAudit, AuditFilter, AuditRow, readAudit } from './store/audit';
 import { enqueue, type NewDelivery } from './store/deliveries';
 import { eventMessages, eventReads } from './deliveries/queue';
@@ -23,7 +24,7 @@ export interface AuditEntry {
   event: AuditEvent;
   fields: AuditFields;
   level?: 'info' | 'warn';
-  /** The account as it was, for an event about an account that is gone. */
+  /** The account as it is or was, where the store cannot be asked (an account gone, or not yet committed). */
   about?: AccountFacts;
 }
 
@@ -53,8 +54,26 @@ export class Audit {
     for (let i = 0; i < entries.length; i += CHUNK) await this.write(actor, entries.slice(i, i + CHUNK));
   }
 
-  private async write(actor: Actor, entries: readonly AuditEntry[]): Promise<void> {
+  /**
+   * Events written inside the caller's transaction, with the change they describe: both are
+   * stored or neither (a signup answered 200 always has its audit row). Their log lines and the
+   * sender's wake-up wait for the commit: call what this returns once it is done.
+   */
+  async within(tx: Tx, actor: Actor, entries: readonly AuditEntry[]): Promise<() => void> {
+    const { rows, lines } = this.rows(actor, entries);
+    const messages = await this.messages(actor, entries);
+    await appendAudit(tx, rows);
+    if (messages.length > 0) await enqueue(tx, messages);
+    return () => {
+      for (const [level, event, line] of lines) this.logger[level](event, line);
+      if (messages.length > 0) this.queued();
+    };
+  }
+
+  /** The rows of `entries` and their log lines. */
+  private rows(actor: Actor, entries: readonly AuditEntry[]) {
     const by = actor.principal.referenceId;
+    const lines: Array<['info' | 'warn', AuditEvent, LogFields]> = [];
     const rows = entries.map(({ event, fields, level = 'info' }) => {
       const line: LogFields = {
         ...fields,
@@ -63,7 +82,7 @@ export class Audit {
         by: by !== null && by !== fields.account ? by : undefined,
         scim_token: actor.scimToken,
       };
-      this.logger[level](event, line);
+      lines.push([level, event, line]);
       const { account, client, ...rest } = line;
       return {
         event,
@@ -72,11 +91,22 @@ export class Audit {
         details: Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)),
       };
     });
+    return { rows, lines };
+  }
+
+  /** The webhook and SCIM messages `entries` make (the endpoints and targets read once). */
+  private async messages(actor: Actor, entries: readonly AuditEntry[]): Promise<NewDelivery[]> {
+    const reads = eventReads(this.store);
+    const messages: NewDelivery[] = [];
+    for (const { event, fields, about } of entries) messages.push(...(await eventMessages(reads, this.clock, event, actor, fields, about)));
+    return messages;
+  }
+
+  private async write(actor: Actor, entries: readonly AuditEntry[]): Promise<void> {
+    const { rows, lines } = this.rows(actor, entries);
+    for (const [level, event, line] of lines) this.logger[level](event, line);
     try {
-      // The endpoints and targets are read once for the chunk; each event makes its own messages.
-      const reads = eventReads(this.store);
-      const messages: NewDelivery[] = [];
-      for (const { event, fields, about } of entries) messages.push(...(await eventMessages(reads, this.clock, event, actor, fields, about)));
+      const messages = await this.messages(actor, entries);
       if (messages.length === 0) return await appendAudit(this.store.root, rows);
       await this.store.transaction(async (tx) => {
         await appendAudit(tx, rows);

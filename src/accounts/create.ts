@@ -96,11 +96,11 @@ export async function createAccount(
       lookalike: options.lookalike,
     });
     if (also) await also(tx, account);
-    return account;
+    // Audited in the same transaction: an account made is an account audited, or neither.
+    return { account, audited: await s.audit.within(tx, actor, account.audit) };
   });
   s.counters.signups++;
-  // Audited after the commit: the audit write must not wait for the connection the transaction held.
-  for (const entry of made.audit) await s.audit.record(entry.event, actor, entry.fields);
-  const { audit: _audit, emailKey: _key, ...created } = made;
+  made.audited();
+  const { audit: _audit, emailKey: _key, ...created } = made.account;
   return created;
 }

@@ -124,7 +124,7 @@ export interface MadeAccount {
   name: string;
   usergroupReferenceId: string;
   becameAdministrator: boolean;
-  /** The audit rows of the account made, to record once the transaction has committed. */
+  /** The audit rows of the account made (signup writes them in its transaction: accounts/create.ts). */
   audit: AuditEntry[];
 }
 
@@ -195,8 +195,11 @@ export function accountMaker(tx: Tx, actor: Actor, way: AccountWay): (input: Acc
     // A provisioned person is an ordinary account: administration is given by an administrator.
     const becameAdministrator = rules.provisioned ? false : await claimFirstAdministrator(tx, account.id);
     const fields = { account: account.referenceId, ...(input.source === undefined ? {} : { source: input.source }) };
-    const audit: AuditEntry[] = [{ event: rules.event, fields }];
-    if (becameAdministrator) audit.push({ event: 'bootstrap', fields: { account: account.referenceId, outcome: 'created' } });
+    // The account's facts go with its events: they are written before it is committed, when no
+    // other connection can read it yet (a webhook's body names the account by them).
+    const about = { id: account.referenceId, email, name };
+    const audit: AuditEntry[] = [{ event: rules.event, fields, about }];
+    if (becameAdministrator) audit.push({ event: 'bootstrap', fields: { account: account.referenceId, outcome: 'created' }, about });
     return {
       id: account.id,
       referenceId: account.referenceId,

@@ -16,7 +16,7 @@ import { launch } from '../helpers/browser';
 import { passkeyServer, withAuthenticator } from '../helpers/passkeys';
 import { startHostileUpstream } from '../helpers/hostile-upstream';
 import { ADMIN_DN, ADMIN_PASSWORD, personLdif, startSlapd, SUFFIX } from '../helpers/slapd';
-import { PASSWORD, tempDir, type TestServer } from '../helpers/server';
+import { PASSWORD, startTestServer, tempDir, TEST_STORE, type TestServer } from '../helpers/server';
 import { emailSkeleton } from '../../src/accounts/lookalikes';
 
 type Json = Record<string, any>;
@@ -264,4 +264,21 @@ t.test('an account, a home group, a membership and a nesting each have one home 
   t.same(callersOf('removeMembership'), ['accounts/administrators.ts', 'groups/members.ts']);
   t.same(callersOf('addNesting'), ['groups/nesting.ts'], 'nesting: the groups domain only');
   t.same(callersOf('removeNestings'), ['groups/nesting.ts']);
+});
+
+t.test('an account made is an account audited, or neither', async (t) => {
+  // An outside retest filled the disk: signups answered 200 and their accounts exist, but their
+  // audit rows (written after the commit) were lost. Now they are written in the same transaction.
+  const s = await startTestServer(t);
+  t.equal((await s.signup('first@example.com')).status, 200, 'the first account, audited');
+  if (TEST_STORE === 'postgres') {
+    await s.db.raw(`CREATE FUNCTION refuse_audit() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'no room for audit rows'; END $$ LANGUAGE plpgsql`);
+    await s.db.raw('CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_event FOR EACH ROW EXECUTE FUNCTION refuse_audit()');
+  } else {
+    await s.db.raw("CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_event BEGIN SELECT RAISE(ABORT, 'no room for audit rows'); END");
+  }
+  const res = await s.signup('second@example.com');
+  t.not(res.status, 200, `the signup is refused (${res.status})`);
+  t.equal(await s.db('user_account').where({ email_key: 'second@example.com' }).first(), undefined, 'and no account without its audit row');
+  t.equal(Number((await s.db('audit_event').where({ event: 'signup' }).count({ n: '*' }).first())?.n), 1, 'the audit holds the one signup that was made');
 });
