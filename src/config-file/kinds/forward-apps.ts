@@ -8,9 +8,9 @@ import { AppError, isAppError, reworded } from '../../errors';
 import { appKey, appRowOf } from '../../apps/app-rows';
 import { deleteApp, insertApp, listApps, updateApp, type AppRow } from '../../store/apps';
 import { findGroupsByReference } from '../../store/groups';
-import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
+import { managedNames, markManaged } from '../../store/config-managed';
 import { sameSet } from './common';
-import { droppedBy, listed, noResult, noteTakeOver, type ConfigKind } from '../kind';
+import { dropUnnamed, listed, noResult, noteTakeOver, type ConfigKind } from '../kind';
 
 interface ConfigApp {
   host: string;
@@ -102,22 +102,20 @@ export const forwardAppsKind: ConfigKind = {
       }
       await markManaged(tx, 'forward_app', key, file, madeHere.has(key));
     }
-    const gone = droppedBy(managed, (key) => named.has(key), file);
-    for (const key of gone.release) {
-      await unmarkManaged(tx, 'forward_app', key);
-      result.changes.push({ sign: '-', kind: 'forward_app', name: key, detail: 'no longer managed (made by hand: kept)' });
-    }
-    for (const key of gone.remove) {
-      const row = stored.get(key);
-      if (row) {
-        await deleteApp(tx, row.id);
-        result.audits.push((s, actor) => s.audit.record('app_removed', actor, { account: null, app: row.reference_id, host: row.host }));
-      }
-      await unmarkManaged(tx, 'forward_app', key);
-      result.changes.push({ sign: '-', kind: 'forward_app', name: key, detail: null });
-    }
     result.unmanaged = [...stored.keys()].filter((k) => !named.has(k) && !managed.has(k) && !madeHere.has(k)).map((name) => ({ kind: 'forward_app', name }));
-    result.unmanaged.push(...gone.others.map((o) => ({ kind: 'forward_app', name: o.key, file: o.file })));
+    const dropped = await dropUnnamed(tx, result, file, {
+      kind: 'forward_app',
+      managed,
+      named,
+      remove: {
+        stored,
+        drop: async (row) => {
+          await deleteApp(tx, row.id);
+          result.audits.push((s, actor) => s.audit.record('app_removed', actor, { account: null, app: row.reference_id, host: row.host }));
+        },
+      },
+    });
+    result.changes.push(...dropped);
     return result;
   },
 
