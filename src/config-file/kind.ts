@@ -115,6 +115,11 @@ export interface Unnamed<T> {
   kind: ManagedKind;
   /** config_managed's entries of the kind. */
   managed: Managed;
+  /**
+   * Every object of the kind the store holds, as its config_managed key and its name in the list of
+   * what no file manages (default: the keys of `remove.stored`, as they are; none: the kind lists none).
+   */
+  objects?: Iterable<readonly [key: string, name: string]>;
   /** The config_managed keys the file names. */
   named: { has(key: string): boolean };
   /** An object's name in the plan, from its key (default: the key). */
@@ -126,16 +131,17 @@ export interface Unnamed<T> {
    * only no longer managed), then `drop` deletes it and queues its audit rows. Null: the kind is
    * never deleted by a file, only let go.
    */
-  remove: { stored: { get(key: string): T | undefined }; drop(found: T, key: string): Promise<void> } | null;
+  remove: { stored: ReadonlyMap<string, T>; drop(found: T, key: string): Promise<void> } | null;
   /** The plan's words for an object let go and kept (default: made by hand, kept). */
   kept?: string;
 }
 
 /**
- * The objects this file managed and no longer names, in the apply's transaction: each an apply
- * made is deleted (the kind's `remove`), each only taken over is let go and kept; neither is
- * managed from now on. What another file manages is listed in `result.unmanaged`, untouched.
- * Returns the plan's lines, for the kind to place among its own.
+ * The objects of a kind the file does not name, in the apply's transaction. What this file managed
+ * is dropped: each an apply made is deleted (the kind's `remove`), each only taken over is let go
+ * and kept; neither is managed from now on. What no file manages (made by hand) and what another
+ * file manages are listed in `result.unmanaged`, untouched. Returns the plan's lines, for the kind
+ * to place among its own.
  */
 export async function dropUnnamed<T>(tx: Tx, result: KindResult, file: string, u: Unnamed<T>): Promise<PlanLine[]> {
   const gone = droppedBy(u.managed, (key) => u.named.has(key), file);
@@ -156,6 +162,9 @@ export async function dropUnnamed<T>(tx: Tx, result: KindResult, file: string, u
       lines.push({ sign: '-', kind: u.kind, name, detail: null });
     }
   }
+  const objects = u.objects ?? (remove === null ? [] : [...remove.stored.keys()].map((key) => [key, key] as const));
+  const handMade = [...objects].filter(([key]) => !u.named.has(key) && !u.managed.has(key)).map(([, name]) => ({ kind: u.kind, name }));
+  result.unmanaged.push(...handMade.sort((a, b) => a.name.localeCompare(b.name)));
   const other = u.shownOther ?? shown;
   result.unmanaged.push(...gone.others.map((o) => ({ kind: u.kind, name: other(o.key), file: o.file })));
   return lines;

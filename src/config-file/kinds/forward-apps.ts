@@ -9,7 +9,7 @@ import { appKey, appRowOf } from '../../apps/app-rows';
 import { deleteApp, insertApp, listApps, updateApp, type AppRow } from '../../store/apps';
 import { findGroupsByReference } from '../../store/groups';
 import { managedNames, markManaged } from '../../store/config-managed';
-import { sameSet } from './common';
+import { sameSet, allowedGroupsSchema } from './common';
 import { dropUnnamed, listed, noResult, noteTakeOver, type ConfigKind } from '../kind';
 
 interface ConfigApp {
@@ -36,13 +36,7 @@ export const forwardAppsKind: ConfigKind = {
       properties: {
         host: { type: 'string', minLength: 1, maxLength: 253, description: 'The host name (app.example.com: no scheme, no port).' },
         paths: { ...prefixes, description: 'Path prefixes this app covers (none: the whole host).' },
-        allowed_groups: {
-          type: 'array',
-          maxItems: 100,
-          uniqueItems: true,
-          items: { type: 'string', minLength: 1, maxLength: 100 },
-          description: 'Managed groups whose members may open it (none: every signed-in account).',
-        },
+        allowed_groups: allowedGroupsSchema('Managed groups whose members may open it (none: every signed-in account).'),
         bypass_paths: { ...prefixes, description: 'Path prefixes open to everyone, signed in or not.' },
         two_factor: { type: 'boolean', description: 'Sessions need a second factor.' },
       },
@@ -102,7 +96,6 @@ export const forwardAppsKind: ConfigKind = {
       }
       await markManaged(tx, 'forward_app', key, file, madeHere.has(key));
     }
-    result.unmanaged = [...stored.keys()].filter((k) => !named.has(k) && !managed.has(k) && !madeHere.has(k)).map((name) => ({ kind: 'forward_app', name }));
     const dropped = await dropUnnamed(tx, result, file, {
       kind: 'forward_app',
       managed,

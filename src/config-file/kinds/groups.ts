@@ -158,12 +158,9 @@ export const groupsKind: ConfigKind = {
       result.audits.push((s, actor) => auditNesting(s, actor, r.group, r.changed, 'remove'));
     }
     // Deleted: what an earlier apply managed and the file no longer names.
-    result.unmanaged = [...existing.values()]
-      .filter((g) => !wanted.has(lower(g.name)) && !managedByFile.has(lower(g.name)))
-      .map((g) => ({ kind: 'group', name: g.name }))
-      .sort((a, b) => a.name.localeCompare(b.name));
     const dropped = await dropUnnamed(tx, result, file, {
       kind: 'group',
+      objects: [...existing.values()].map((g) => [lower(g.name), g.name] as const),
       managed: managedByFile,
       named: wanted,
       shown: (key) => existing.get(key)?.name ?? key,

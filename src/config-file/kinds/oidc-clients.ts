@@ -13,7 +13,7 @@ import { resolveGateGroup } from '../../groups/manage';
 import { managedNames, markManaged } from '../../store/config-managed';
 import { clientRowFor, clientView, forgetClient, ID_TOKEN_CLAIMS, ownAudience, parseClientId, type ClientView, type NewClient } from '../../oidc/clients';
 import type { ParsedConfig } from '../document';
-import { atEntry } from './common';
+import { atEntry, allowedGroupsSchema } from './common';
 import { dropUnnamed, listed, noResult, noteTakeOver, refChange, type ConfigKind, type KeepSecret } from '../kind';
 import { sameSecret, SECRET_REF_SCHEMA, type SecretRef } from '../secrets';
 
@@ -188,13 +188,7 @@ export const oidcClientsKind: ConfigKind = {
         device: { type: 'boolean', description: 'The device flow: a TV or command line shows a code, the person confirms it at /device.' },
         credentials: { type: 'boolean', description: 'Client credentials: the app acts as itself (machine to machine).' },
         audience: { type: 'string', minLength: 1, maxLength: 200, description: 'With credentials: the resource server its tokens are for.' },
-        allowed_groups: {
-          type: 'array',
-          maxItems: 100,
-          uniqueItems: true,
-          items: { type: 'string', minLength: 1, maxLength: 100 },
-          description: 'Only members of these managed groups may sign in (none: everyone).',
-        },
+        allowed_groups: allowedGroupsSchema('Only members of these managed groups may sign in (none: everyone).'),
         first_party: { type: 'boolean', description: 'Your own app: no consent page.' },
         two_factor: { type: 'boolean', description: 'Sign-ins need a second factor.' },
         id_token_claims: {
@@ -273,12 +267,9 @@ export const oidcClientsKind: ConfigKind = {
       await markManaged(tx, 'oidc_client', key, file, !before, w.entry.secret === undefined ? null : { secret: w.entry.secret });
     }
     // Removed: what an earlier apply managed and the file no longer names.
-    result.unmanaged = existing
-      .filter((r) => !wanted.has(keyOf(r.client_id)) && !managedByFile.has(keyOf(r.client_id)))
-      .map((r) => ({ kind: 'oidc_client', name: `${r.client_id} (${r.name})` }))
-      .sort((a, b) => a.name.localeCompare(b.name));
     const dropped = await dropUnnamed(tx, result, file, {
       kind: 'oidc_client',
+      objects: existing.map((r) => [keyOf(r.client_id), `${r.client_id} (${r.name})`] as const),
       managed: managedByFile,
       named: wanted,
       shown: (key) => byKey.get(key)?.[0]?.client_id ?? key,

@@ -138,7 +138,6 @@ export const providersKind: ConfigKind = {
       }
       await markManaged(tx, 'provider', p.name, file, !row, { client_secret: p.client_secret });
     }
-    result.unmanaged = [...byName.keys()].filter((k) => !named.has(k) && !managed.has(k)).map((name) => ({ kind: 'provider', name }));
     const dropped = await dropUnnamed(tx, result, file, {
       kind: 'provider',
       managed,

@@ -15,7 +15,7 @@ import { findGroupsByReference } from '../../store/groups';
 import { deleteSamlSp, insertSamlSp, listSamlSps, type SamlSpRow, updateSamlSp } from '../../store/saml';
 import { managedNames, markManaged } from '../../store/config-managed';
 import type { ParsedConfig } from '../document';
-import { atEntry } from './common';
+import { atEntry, allowedGroupsSchema } from './common';
 import { dropUnnamed, listed, noResult, noteTakeOver, type ConfigKind } from '../kind';
 
 interface ConfigSp {
@@ -130,13 +130,7 @@ export const samlSpsKind: ConfigKind = {
         },
         authn_requests_signed: { type: 'boolean', description: 'Without metadata: it signs its AuthnRequests (checked with certificate).' },
         nameid: { enum: ['email', 'persistent', 'username'], description: 'The NameID it gets (default: email).' },
-        allowed_groups: {
-          type: 'array',
-          maxItems: 100,
-          uniqueItems: true,
-          items: { type: 'string', minLength: 1, maxLength: 100 },
-          description: 'Only members of these managed groups may sign in (none: everyone).',
-        },
+        allowed_groups: allowedGroupsSchema('Only members of these managed groups may sign in (none: everyone).'),
         two_factor: { type: 'boolean', description: 'Sign-ins need a second factor.' },
       },
     },
@@ -204,7 +198,6 @@ export const samlSpsKind: ConfigKind = {
       }
       await markManaged(tx, 'saml_sp', sp.entity_id, file, made);
     }
-    result.unmanaged = [...stored.keys()].filter((k) => !named.has(k) && !managed.has(k)).map((name) => ({ kind: 'saml_sp', name }));
     const dropped = await dropUnnamed(tx, result, file, {
       kind: 'saml_sp',
       managed,

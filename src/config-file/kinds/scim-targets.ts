@@ -214,12 +214,9 @@ export const scimTargetsKind: ConfigKind = {
     }
     // Removed: what an earlier apply of this file managed and it no longer names.
     const nameOf = (key: string) => byKey.get(key)?.[0]?.name ?? key;
-    result.unmanaged = stored
-      .filter((r) => !wanted.has(keyOf(r.name)) && !managed.has(keyOf(r.name)))
-      .map((r) => ({ kind: 'scim_target', name: `${r.name} (${shownUrl(r.url)})` }))
-      .sort((a, b) => a.name.localeCompare(b.name));
     const dropped = await dropUnnamed(tx, result, file, {
       kind: 'scim_target',
+      objects: stored.map((r) => [keyOf(r.name), `${r.name} (${shownUrl(r.url)})`] as const),
       managed,
       named: wanted,
       shown: nameOf,

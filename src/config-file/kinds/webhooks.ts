@@ -211,12 +211,9 @@ export const webhooksKind: ConfigKind = {
       const row = byId.get(id);
       return row ? shownUrl(row.url) : id;
     };
-    result.unmanaged = stored
-      .filter((r) => !kept.has(r.reference_id) && !managed.has(r.reference_id))
-      .map((r) => ({ kind: 'webhook', name: `${shownUrl(r.url)} (${r.reference_id})` }))
-      .sort((a, b) => a.name.localeCompare(b.name));
     const dropped = await dropUnnamed(tx, result, file, {
       kind: 'webhook',
+      objects: stored.map((r) => [r.reference_id, `${shownUrl(r.url)} (${r.reference_id})`] as const),
       managed,
       named: kept,
       shown: shownOf,
