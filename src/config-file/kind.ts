@@ -7,6 +7,7 @@
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import type { Tx } from '../store/connection';
+import { unmarkManaged, type ManagedKind } from '../store/config-managed';
 import type { ParsedConfig } from './document';
 
 export interface PlanLine {
@@ -97,7 +98,7 @@ export function takeOverNote(managed: Managed, key: string, file: string): strin
  * hand and only taken over: let go, kept). What another file manages is that file's: never removed
  * or released here, only listed (`others`).
  */
-export function droppedBy(managed: Managed, named: (key: string) => boolean, file: string) {
+function droppedBy(managed: Managed, named: (key: string) => boolean, file: string) {
   const out = { remove: [] as string[], release: [] as string[], others: [] as Array<{ key: string; file: string }> };
   for (const [key, entry] of managed) {
     if (named(key)) continue;
@@ -106,6 +107,67 @@ export function droppedBy(managed: Managed, named: (key: string) => boolean, fil
     else out.release.push(key);
   }
   return out;
+}
+
+/** How one kind drops what its file no longer names (dropUnnamed). */
+export interface Unnamed<T> {
+  /** config_managed's kind, and the kind the plan names. */
+  kind: ManagedKind;
+  /** config_managed's entries of the kind. */
+  managed: Managed;
+  /**
+   * Every object of the kind the store holds, as its config_managed key and its name in the list of
+   * what no file manages (default: the keys of `remove.stored`, as they are; none: the kind lists none).
+   */
+  objects?: Iterable<readonly [key: string, name: string]>;
+  /** The config_managed keys the file names. */
+  named: { has(key: string): boolean };
+  /** An object's name in the plan, from its key (default: the key). */
+  shown?: (key: string) => string;
+  /** Its name in the list of what another file manages (default: `shown`). */
+  shownOther?: (key: string) => string;
+  /**
+   * What an apply made is deleted: found by its key in `stored` (gone already, deleted by hand:
+   * only no longer managed), then `drop` deletes it and queues its audit rows. Null: the kind is
+   * never deleted by a file, only let go.
+   */
+  remove: { stored: ReadonlyMap<string, T>; drop(found: T, key: string): Promise<void> } | null;
+  /** The plan's words for an object let go and kept (default: made by hand, kept). */
+  kept?: string;
+}
+
+/**
+ * The objects of a kind the file does not name, in the apply's transaction. What this file managed
+ * is dropped: each an apply made is deleted (the kind's `remove`), each only taken over is let go
+ * and kept; neither is managed from now on. What no file manages (made by hand) and what another
+ * file manages are listed in `result.unmanaged`, untouched. Returns the plan's lines, for the kind
+ * to place among its own.
+ */
+export async function dropUnnamed<T>(tx: Tx, result: KindResult, file: string, u: Unnamed<T>): Promise<PlanLine[]> {
+  const gone = droppedBy(u.managed, (key) => u.named.has(key), file);
+  const shown = u.shown ?? ((key: string) => key);
+  const lines: PlanLine[] = [];
+  const kept = u.kept ?? 'no longer managed (made by hand: kept)';
+  const remove = u.remove;
+  for (const key of remove === null ? [...gone.remove, ...gone.release] : gone.release) {
+    await unmarkManaged(tx, u.kind, key);
+    lines.push({ sign: '-', kind: u.kind, name: shown(key), detail: kept });
+  }
+  if (remove !== null) {
+    for (const key of gone.remove) {
+      const name = shown(key);
+      const found = remove.stored.get(key);
+      if (found !== undefined) await remove.drop(found, key);
+      await unmarkManaged(tx, u.kind, key);
+      lines.push({ sign: '-', kind: u.kind, name, detail: null });
+    }
+  }
+  const objects = u.objects ?? (remove === null ? [] : [...remove.stored.keys()].map((key) => [key, key] as const));
+  const handMade = [...objects].filter(([key]) => !u.named.has(key) && !u.managed.has(key)).map(([, name]) => ({ kind: u.kind, name }));
+  result.unmanaged.push(...handMade.sort((a, b) => a.name.localeCompare(b.name)));
+  const other = u.shownOther ?? shown;
+  result.unmanaged.push(...gone.others.map((o) => ({ kind: u.kind, name: other(o.key), file: o.file })));
+  return lines;
 }
 
 export const noResult = (): KindResult => ({ changes: [], unmanaged: [], notes: [], audits: [] });

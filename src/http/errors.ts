@@ -46,6 +46,10 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   unavailable: 503,
 };
 
+const SCIM_ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
+/** Gatehouse's extension of SCIM's Error: `reason`, which rule refused (errors.ts REASONS). */
+const SCIM_ERROR_EXTENSION = 'urn:gatehouse:params:scim:api:messages:2.0:Error';
+
 /** RFC 7644 section 3.12's scimType: the reason the core gave, or the one SCIM names for the code. */
 function scimType(err: AppError): string | undefined {
   if (err.scimType) return err.scimType;
@@ -82,12 +86,16 @@ export function errorBody(style: ErrorStyle, err: AppError): unknown {
     ];
   }
   if (style === 'scim') {
-    // RFC 7644 section 3.12: the status as a string, scimType where SCIM names the reason.
+    // RFC 7644 section 3.12: the status as a string, scimType where SCIM names the reason. Which
+    // rule refused is no attribute of SCIM's Error: it comes as an extension (RFC 7643 section
+    // 3.3), its URN in `schemas` and its attributes under that URN, which a SCIM client that
+    // does not know it passes over.
     return {
-      schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
+      schemas: [SCIM_ERROR, ...(err.reason ? [SCIM_ERROR_EXTENSION] : [])],
       status: String(STATUS[err.code]),
       ...(scimType(err) ? { scimType: scimType(err) } : {}),
       detail: err.message,
+      ...(err.reason ? { [SCIM_ERROR_EXTENSION]: { reason: err.reason } } : {}),
     };
   }
   // `reason` beside `code`: which rule refused (errors.ts REASONS), when one did.

@@ -146,3 +146,61 @@ t.test('a directory source’s people and groups: managed_by_directory over HTTP
     'a synced person’s username changed at the shell',
   );
 });
+
+t.test('SCIM: a refusal says its reason in an extension of SCIM’s Error; other errors keep the Error as RFC 7644 has it', async (t) => {
+  const s = await startTestServer(t);
+  t.equal((await s.signup('admin@example.com')).status, 200);
+  const adminId = String((await s.db('user_account').where({ email: 'admin@example.com' }).first()).reference_id);
+  const file = path.join(tempDir(t), 'gatehouse.yaml');
+  fs.writeFileSync(file, 'version: 1\ngroups:\n  - name: platform\n');
+  t.equal((await cli(s.dataDir, ['config', 'apply', file])).code, 0, 'a file manages the group platform');
+  const platformId = String((await s.db('usergroup').where({ name: 'platform' }).first()).reference_id);
+  const token: string = (await cli(s.dataDir, ['--json', 'scim', 'token', 'add', '--name', 'idp'])).json.token;
+  const scim = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${s.url}/scim/v2${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/scim+json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, type: res.headers.get('content-type'), body: (await res.json()) as Record<string, unknown> };
+  };
+  const ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
+  const EXTENSION = 'urn:gatehouse:params:scim:api:messages:2.0:Error';
+  const PATCH = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+
+  const refusals: Array<[string, () => ReturnType<typeof scim>, string, string]> = [
+    [
+      'an administrator deactivated',
+      () => scim('PATCH', `/Users/${adminId}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: false }] }),
+      '403',
+      'scim_may_not_touch_administrators',
+    ],
+    ['an administrator deleted', () => scim('DELETE', `/Users/${adminId}`), '403', 'scim_may_not_touch_administrators'],
+    ['a file’s group deleted', () => scim('DELETE', `/Groups/${platformId}`), '403', 'managed_by_file'],
+  ];
+  for (const [what, request, status, reason] of refusals) {
+    const r = await request();
+    t.equal(r.status, Number(status), `${what}: ${JSON.stringify(r.body)}`);
+    t.match(r.type, /^application\/scim\+json/);
+    t.same(Object.keys(r.body).sort(), ['detail', 'schemas', 'status', EXTENSION].sort(), `${what}: SCIM’s members and the extension’s, nothing beside`);
+    t.same(r.body.schemas, [ERROR, EXTENSION], `${what}: the Error and its extension, named in schemas`);
+    t.equal(r.body.status, status);
+    t.same(r.body[EXTENSION], { reason }, `${what}: ${reason}`);
+    t.type(r.body.detail, 'string');
+  }
+  // docs/scim.md's example is such a reply, as it comes (its detail elided).
+  const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'scim.md'), 'utf8');
+  const example = /## Requests[\s\S]*?```json\n([\s\S]*?)```/.exec(doc);
+  t.ok(example, 'docs/scim.md shows a refusal');
+  const deleted = await scim('DELETE', `/Users/${adminId}`);
+  t.same({ ...deleted.body, detail: '…' }, JSON.parse(example![1].replace(/^ {2}/gm, '')), 'the docs show the reply as it comes');
+  t.ok(await s.db('user_account').where({ reference_id: adminId, disabled: false }).first(), 'the administrator as they were');
+  t.ok(await s.db('usergroup').where({ reference_id: platformId }).first(), 'platform is still there');
+
+  // An error no rule of Gatehouse's refused (a bad filter, a name in use) is SCIM's Error alone.
+  const badFilter = await scim('GET', `/Users?filter=${encodeURIComponent('userName eq')}`);
+  t.equal(badFilter.status, 400);
+  t.same(badFilter.body.schemas, [ERROR]);
+  t.same(Object.keys(badFilter.body).sort(), ['detail', 'schemas', 'scimType', 'status'], 'schemas, status, scimType, detail');
+  t.equal(badFilter.body.scimType, 'invalidFilter');
+});

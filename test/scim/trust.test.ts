@@ -36,7 +36,12 @@ t.test('administrators are out of a SCIM token write reach; reads still list the
     Operations: [{ op: 'replace', path: 'emails[primary eq true].value', value: 'attacker@evil.example' }],
   });
   t.equal(patched.status, 403, 'PATCH refused');
-  t.same(patched.body.schemas, ['urn:ietf:params:scim:api:messages:2.0:Error'], 'as a SCIM Error');
+  t.same(
+    patched.body.schemas,
+    ['urn:ietf:params:scim:api:messages:2.0:Error', 'urn:gatehouse:params:scim:api:messages:2.0:Error'],
+    'as a SCIM Error, with the extension that says which rule refused',
+  );
+  t.same(patched.body['urn:gatehouse:params:scim:api:messages:2.0:Error'], { reason: 'scim_may_not_touch_administrators' });
   t.equal(patched.body.status, '403');
   const put = await scim('PUT', `/Users/${admin.id}`, {
     schemas: [USER],

@@ -8,8 +8,8 @@
 import { AppError } from '../../errors';
 import { MAX_PERMISSION, OPERATIONS, SIGNUP_CLOSED, SIGNUP_OPEN, bit, encode } from '../../permission/bits';
 import { listActions, updateRow } from '../../store/records';
-import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
-import { droppedBy, noResult, noteTakeOver, type ConfigKind } from '../kind';
+import { managedNames, markManaged } from '../../store/config-managed';
+import { dropUnnamed, noResult, noteTakeOver, type ConfigKind } from '../kind';
 
 type ConfigAction = { permission?: number; guest?: boolean };
 
@@ -114,12 +114,15 @@ export const actionsKind: ConfigKind = {
       await markManaged(tx, 'action', key, file, false);
     }
     // An action is never made or deleted by a file: dropped, it is let go with its permission as it is.
-    const gone = droppedBy(managed, (key) => named.has(key), file);
-    for (const key of [...gone.remove, ...gone.release]) {
-      await unmarkManaged(tx, 'action', key);
-      result.changes.push({ sign: '-', kind: 'action', name: key, detail: 'no longer managed (its permission stays)' });
-    }
-    result.unmanaged.push(...gone.others.map((o) => ({ kind: 'action', name: o.key, file: o.file })));
+    result.changes.push(
+      ...(await dropUnnamed(tx, result, file, {
+        kind: 'action',
+        managed,
+        named,
+        remove: null,
+        kept: 'no longer managed (its permission stays)',
+      })),
+    );
     return result;
   },
 

@@ -55,6 +55,10 @@ export function envNames(prefix: string, words: readonly string[]): string[] {
   });
 }
 
+/** The schema of an entry's `allowed_groups`: managed groups' names, said of the kind by `description`. */
+export const allowedGroupsSchema = (description: string) =>
+  ({ type: 'array', maxItems: 100, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 100 }, description }) as const;
+
 /** Whether two lists hold the same items, in any order. */
 export const sameSet = (a: readonly string[], b: readonly string[]) => JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
 

@@ -8,9 +8,9 @@ import { AppError, isAppError, reworded } from '../../errors';
 import { appKey, appRowOf } from '../../apps/app-rows';
 import { deleteApp, insertApp, listApps, updateApp, type AppRow } from '../../store/apps';
 import { findGroupsByReference } from '../../store/groups';
-import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
-import { sameSet } from './common';
-import { droppedBy, listed, noResult, noteTakeOver, type ConfigKind } from '../kind';
+import { managedNames, markManaged } from '../../store/config-managed';
+import { sameSet, allowedGroupsSchema } from './common';
+import { dropUnnamed, listed, noResult, noteTakeOver, type ConfigKind } from '../kind';
 
 interface ConfigApp {
   host: string;
@@ -36,13 +36,7 @@ export const forwardAppsKind: ConfigKind = {
       properties: {
         host: { type: 'string', minLength: 1, maxLength: 253, description: 'The host name (app.example.com: no scheme, no port).' },
         paths: { ...prefixes, description: 'Path prefixes this app covers (none: the whole host).' },
-        allowed_groups: {
-          type: 'array',
-          maxItems: 100,
-          uniqueItems: true,
-          items: { type: 'string', minLength: 1, maxLength: 100 },
-          description: 'Managed groups whose members may open it (none: every signed-in account).',
-        },
+        allowed_groups: allowedGroupsSchema('Managed groups whose members may open it (none: every signed-in account).'),
         bypass_paths: { ...prefixes, description: 'Path prefixes open to everyone, signed in or not.' },
         two_factor: { type: 'boolean', description: 'Sessions need a second factor.' },
       },
@@ -102,22 +96,19 @@ export const forwardAppsKind: ConfigKind = {
       }
       await markManaged(tx, 'forward_app', key, file, madeHere.has(key));
     }
-    const gone = droppedBy(managed, (key) => named.has(key), file);
-    for (const key of gone.release) {
-      await unmarkManaged(tx, 'forward_app', key);
-      result.changes.push({ sign: '-', kind: 'forward_app', name: key, detail: 'no longer managed (made by hand: kept)' });
-    }
-    for (const key of gone.remove) {
-      const row = stored.get(key);
-      if (row) {
-        await deleteApp(tx, row.id);
-        result.audits.push((s, actor) => s.audit.record('app_removed', actor, { account: null, app: row.reference_id, host: row.host }));
-      }
-      await unmarkManaged(tx, 'forward_app', key);
-      result.changes.push({ sign: '-', kind: 'forward_app', name: key, detail: null });
-    }
-    result.unmanaged = [...stored.keys()].filter((k) => !named.has(k) && !managed.has(k) && !madeHere.has(k)).map((name) => ({ kind: 'forward_app', name }));
-    result.unmanaged.push(...gone.others.map((o) => ({ kind: 'forward_app', name: o.key, file: o.file })));
+    const dropped = await dropUnnamed(tx, result, file, {
+      kind: 'forward_app',
+      managed,
+      named,
+      remove: {
+        stored,
+        drop: async (row) => {
+          await deleteApp(tx, row.id);
+          result.audits.push((s, actor) => s.audit.record('app_removed', actor, { account: null, app: row.reference_id, host: row.host }));
+        },
+      },
+    });
+    result.changes.push(...dropped);
     return result;
   },
 

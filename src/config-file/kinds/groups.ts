@@ -8,12 +8,12 @@ import { CONFIG } from '../../actor';
 import type { Tx } from '../../store/connection';
 import { managedGroups, type GroupRow } from '../../store/groups';
 import { childGroups, type NestedGroup } from '../../store/nesting';
-import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
+import { managedNames, markManaged } from '../../store/config-managed';
 import { auditGroupCreated, auditGroupDeleted, createGroupIn, deleteGroupIn, parseGroupName } from '../../groups/manage';
 import { auditNesting, changeNestingIn } from '../../groups/nesting';
 import { groupNameIndex } from '../../groups/names';
 import type { ParsedConfig } from '../document';
-import { droppedBy, listed, noResult, noteTakeOver, type ConfigKind, type PlanLine } from '../kind';
+import { dropUnnamed, listed, noResult, noteTakeOver, type ConfigKind } from '../kind';
 
 const name = { type: 'string', minLength: 1, maxLength: 100 } as const;
 
@@ -158,21 +158,20 @@ export const groupsKind: ConfigKind = {
       result.audits.push((s, actor) => auditNesting(s, actor, r.group, r.changed, 'remove'));
     }
     // Deleted: what an earlier apply managed and the file no longer names.
-    const dropped: PlanLine[] = [];
-    const gone = droppedBy(managedByFile, (key) => wanted.has(key), file);
-    for (const key of gone.release) {
-      await unmarkManaged(tx, 'group', key);
-      dropped.push({ sign: '-', kind: 'group', name: existing.get(key)?.name ?? key, detail: 'no longer managed (made by hand: kept)' });
-    }
-    for (const key of gone.remove) {
-      const row = existing.get(key);
-      if (row) {
-        const deleted = await deleteGroupIn(tx, row.reference_id, 'config');
-        result.audits.push((s, actor) => auditGroupDeleted(s, actor, deleted));
-      }
-      await unmarkManaged(tx, 'group', key);
-      dropped.push({ sign: '-', kind: 'group', name: row?.name ?? key, detail: null });
-    }
+    const dropped = await dropUnnamed(tx, result, file, {
+      kind: 'group',
+      objects: [...existing.values()].map((g) => [lower(g.name), g.name] as const),
+      managed: managedByFile,
+      named: wanted,
+      shown: (key) => existing.get(key)?.name ?? key,
+      remove: {
+        stored: existing,
+        drop: async (row) => {
+          const deleted = await deleteGroupIn(tx, row.reference_id, 'config');
+          result.audits.push((s, actor) => auditGroupDeleted(s, actor, deleted));
+        },
+      },
+    });
     for (const n of nestings) {
       for (const { child, entry } of n.into) {
         const r = await changeNestingIn(tx, CONFIG, n.row.reference_id, [child.reference_id], 'add').catch((err: unknown) => {
@@ -189,11 +188,6 @@ export const groupsKind: ConfigKind = {
       });
     }
     result.changes.push(...dropped);
-    result.unmanaged = [...existing.values()]
-      .filter((g) => !wanted.has(lower(g.name)) && !managedByFile.has(lower(g.name)))
-      .map((g) => ({ kind: 'group', name: g.name }))
-      .sort((a, b) => a.name.localeCompare(b.name));
-    result.unmanaged.push(...gone.others.map((o) => ({ kind: 'group', name: existing.get(o.key)?.name ?? o.key, file: o.file })));
     return result;
   },
 

@@ -10,11 +10,11 @@ import type { Services } from '../../services';
 import type { Tx } from '../../store/connection';
 import { deleteClient, insertClient, listClients, updateClient, type OidcClientRow } from '../../store/oidc';
 import { resolveGateGroup } from '../../groups/manage';
-import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
+import { managedNames, markManaged } from '../../store/config-managed';
 import { clientRowFor, clientView, forgetClient, ID_TOKEN_CLAIMS, ownAudience, parseClientId, type ClientView, type NewClient } from '../../oidc/clients';
 import type { ParsedConfig } from '../document';
-import { atEntry } from './common';
-import { droppedBy, listed, noResult, noteTakeOver, refChange, type ConfigKind, type KeepSecret } from '../kind';
+import { atEntry, allowedGroupsSchema } from './common';
+import { dropUnnamed, listed, noResult, noteTakeOver, refChange, type ConfigKind, type KeepSecret } from '../kind';
 import { sameSecret, SECRET_REF_SCHEMA, type SecretRef } from '../secrets';
 
 interface ConfigClient {
@@ -188,13 +188,7 @@ export const oidcClientsKind: ConfigKind = {
         device: { type: 'boolean', description: 'The device flow: a TV or command line shows a code, the person confirms it at /device.' },
         credentials: { type: 'boolean', description: 'Client credentials: the app acts as itself (machine to machine).' },
         audience: { type: 'string', minLength: 1, maxLength: 200, description: 'With credentials: the resource server its tokens are for.' },
-        allowed_groups: {
-          type: 'array',
-          maxItems: 100,
-          uniqueItems: true,
-          items: { type: 'string', minLength: 1, maxLength: 100 },
-          description: 'Only members of these managed groups may sign in (none: everyone).',
-        },
+        allowed_groups: allowedGroupsSchema('Only members of these managed groups may sign in (none: everyone).'),
         first_party: { type: 'boolean', description: 'Your own app: no consent page.' },
         two_factor: { type: 'boolean', description: 'Sign-ins need a second factor.' },
         id_token_claims: {
@@ -273,28 +267,26 @@ export const oidcClientsKind: ConfigKind = {
       await markManaged(tx, 'oidc_client', key, file, !before, w.entry.secret === undefined ? null : { secret: w.entry.secret });
     }
     // Removed: what an earlier apply managed and the file no longer names.
-    const gone = droppedBy(managedByFile, (key) => wanted.has(key), file);
-    for (const key of gone.release) {
-      await unmarkManaged(tx, 'oidc_client', key);
-      result.changes.push({ sign: '-', kind: 'oidc_client', name: byKey.get(key)?.[0]?.client_id ?? key, detail: 'no longer managed (made by hand: kept)' });
-    }
-    for (const key of gone.remove) {
-      const rows = byKey.get(key) ?? [];
-      for (const row of rows) {
-        await deleteClient(tx, row.client_id);
-        result.audits.push(async (s2, actor) => {
-          forgetClient(s2, row.client_id);
-          await s2.audit.record('client_removed', actor, { account: null, client_id: row.client_id });
-        });
-      }
-      await unmarkManaged(tx, 'oidc_client', key);
-      result.changes.push({ sign: '-', kind: 'oidc_client', name: rows[0]?.client_id ?? key, detail: null });
-    }
-    result.unmanaged = existing
-      .filter((r) => !wanted.has(keyOf(r.client_id)) && !managedByFile.has(keyOf(r.client_id)))
-      .map((r) => ({ kind: 'oidc_client', name: `${r.client_id} (${r.name})` }))
-      .sort((a, b) => a.name.localeCompare(b.name));
-    result.unmanaged.push(...gone.others.map((o) => ({ kind: 'oidc_client', name: byKey.get(o.key)?.[0]?.client_id ?? o.key, file: o.file })));
+    const dropped = await dropUnnamed(tx, result, file, {
+      kind: 'oidc_client',
+      objects: existing.map((r) => [keyOf(r.client_id), `${r.client_id} (${r.name})`] as const),
+      managed: managedByFile,
+      named: wanted,
+      shown: (key) => byKey.get(key)?.[0]?.client_id ?? key,
+      remove: {
+        stored: byKey,
+        drop: async (rows) => {
+          for (const row of rows) {
+            await deleteClient(tx, row.client_id);
+            result.audits.push(async (s2, actor) => {
+              forgetClient(s2, row.client_id);
+              await s2.audit.record('client_removed', actor, { account: null, client_id: row.client_id });
+            });
+          }
+        },
+      },
+    });
+    result.changes.push(...dropped);
     return result;
   },
 

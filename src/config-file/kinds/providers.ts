@@ -8,10 +8,10 @@
 import { AppError } from '../../errors';
 import { providerRowFor } from '../../upstream/providers';
 import { countIdentitiesOf, deleteProvider, insertProvider, listProviders, stranded, updateProvider, type ProviderRow } from '../../store/upstream';
-import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
+import { managedNames, markManaged } from '../../store/config-managed';
 import type { ParsedConfig } from '../document';
 import { atEntry } from './common';
-import { droppedBy, listed, noResult, noteTakeOver, refChange, type ConfigKind } from '../kind';
+import { dropUnnamed, listed, noResult, noteTakeOver, refChange, type ConfigKind } from '../kind';
 import { sameSecret, SECRET_REF_SCHEMA, type SecretRef } from '../secrets';
 
 interface ConfigProvider {
@@ -138,31 +138,28 @@ export const providersKind: ConfigKind = {
       }
       await markManaged(tx, 'provider', p.name, file, !row, { client_secret: p.client_secret });
     }
-    const gone = droppedBy(managed, (key) => named.has(key), file);
-    for (const name of gone.release) {
-      await unmarkManaged(tx, 'provider', name);
-      result.changes.push({ sign: '-', kind: 'provider', name, detail: 'no longer managed (made by hand: kept)' });
-    }
-    for (const name of gone.remove) {
-      const row = byName.get(name);
-      await unmarkManaged(tx, 'provider', name);
-      if (row) {
-        // Counted in this transaction: an account that signs in only through it keeps it.
-        const locked = await stranded(tx, row.id);
-        if (locked > 0) {
-          throw new AppError(
-            'last_credential',
-            `the provider ${name} is no longer in ${file}, but ${locked} account${locked === 1 ? ' signs' : 's sign'} in only through it: keep it in the file until they have another way in (a password reset link gives one)`,
-          );
-        }
-        const identities = await countIdentitiesOf(tx, row.id);
-        await deleteProvider(tx, row.id);
-        result.audits.push((s, actor) => s.audit.record('provider_removed', actor, { account: null, provider: name, identities }));
-      }
-      result.changes.push({ sign: '-', kind: 'provider', name, detail: null });
-    }
-    result.unmanaged = [...byName.keys()].filter((k) => !named.has(k) && !managed.has(k)).map((name) => ({ kind: 'provider', name }));
-    result.unmanaged.push(...gone.others.map((o) => ({ kind: 'provider', name: o.key, file: o.file })));
+    const dropped = await dropUnnamed(tx, result, file, {
+      kind: 'provider',
+      managed,
+      named,
+      remove: {
+        stored: byName,
+        drop: async (row, name) => {
+          // Counted in this transaction: an account that signs in only through it keeps it.
+          const locked = await stranded(tx, row.id);
+          if (locked > 0) {
+            throw new AppError(
+              'last_credential',
+              `the provider ${name} is no longer in ${file}, but ${locked} account${locked === 1 ? ' signs' : 's sign'} in only through it: keep it in the file until they have another way in (a password reset link gives one)`,
+            );
+          }
+          const identities = await countIdentitiesOf(tx, row.id);
+          await deleteProvider(tx, row.id);
+          result.audits.push((s, actor) => s.audit.record('provider_removed', actor, { account: null, provider: name, identities }));
+        },
+      },
+    });
+    result.changes.push(...dropped);
     return result;
   },
 

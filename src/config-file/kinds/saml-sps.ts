@@ -13,10 +13,10 @@ import { MAX_METADATA } from '../../saml/xml';
 import { withoutUserinfo } from '../../runtime/targets';
 import { findGroupsByReference } from '../../store/groups';
 import { deleteSamlSp, insertSamlSp, listSamlSps, type SamlSpRow, updateSamlSp } from '../../store/saml';
-import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
+import { managedNames, markManaged } from '../../store/config-managed';
 import type { ParsedConfig } from '../document';
-import { atEntry } from './common';
-import { droppedBy, listed, noResult, noteTakeOver, type ConfigKind } from '../kind';
+import { atEntry, allowedGroupsSchema } from './common';
+import { dropUnnamed, listed, noResult, noteTakeOver, type ConfigKind } from '../kind';
 
 interface ConfigSp {
   entity_id: string;
@@ -130,13 +130,7 @@ export const samlSpsKind: ConfigKind = {
         },
         authn_requests_signed: { type: 'boolean', description: 'Without metadata: it signs its AuthnRequests (checked with certificate).' },
         nameid: { enum: ['email', 'persistent', 'username'], description: 'The NameID it gets (default: email).' },
-        allowed_groups: {
-          type: 'array',
-          maxItems: 100,
-          uniqueItems: true,
-          items: { type: 'string', minLength: 1, maxLength: 100 },
-          description: 'Only members of these managed groups may sign in (none: everyone).',
-        },
+        allowed_groups: allowedGroupsSchema('Only members of these managed groups may sign in (none: everyone).'),
         two_factor: { type: 'boolean', description: 'Sign-ins need a second factor.' },
       },
     },
@@ -204,22 +198,19 @@ export const samlSpsKind: ConfigKind = {
       }
       await markManaged(tx, 'saml_sp', sp.entity_id, file, made);
     }
-    const gone = droppedBy(managed, (key) => named.has(key), file);
-    for (const key of gone.release) {
-      await unmarkManaged(tx, 'saml_sp', key);
-      result.changes.push({ sign: '-', kind: 'saml_sp', name: key, detail: 'no longer managed (made by hand: kept)' });
-    }
-    for (const key of gone.remove) {
-      const row = stored.get(key);
-      await unmarkManaged(tx, 'saml_sp', key);
-      if (row) {
-        await deleteSamlSp(tx, row.id);
-        result.audits.push((s2, actor) => s2.audit.record('saml_sp_removed', actor, { account: null, sp: row.id, entity_id: row.entity_id }));
-      }
-      result.changes.push({ sign: '-', kind: 'saml_sp', name: key, detail: null });
-    }
-    result.unmanaged = [...stored.keys()].filter((k) => !named.has(k) && !managed.has(k)).map((name) => ({ kind: 'saml_sp', name }));
-    result.unmanaged.push(...gone.others.map((o) => ({ kind: 'saml_sp', name: o.key, file: o.file })));
+    const dropped = await dropUnnamed(tx, result, file, {
+      kind: 'saml_sp',
+      managed,
+      named,
+      remove: {
+        stored,
+        drop: async (row) => {
+          await deleteSamlSp(tx, row.id);
+          result.audits.push((s2, actor) => s2.audit.record('saml_sp_removed', actor, { account: null, sp: row.id, entity_id: row.entity_id }));
+        },
+      },
+    });
+    result.changes.push(...dropped);
     return result;
   },
 

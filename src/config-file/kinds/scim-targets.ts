@@ -12,14 +12,14 @@ import { shownUrl, parseWebhookUrl } from '../../runtime/targets';
 import { resolveGateGroup } from '../../groups/manage';
 import { findGroupsByReference } from '../../store/groups';
 import { deleteScimTarget, findScimTarget, insertScimTarget, listScimTargets, updateScimTarget, type ScimTargetRow } from '../../store/scim';
-import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
+import { managedNames, markManaged } from '../../store/config-managed';
 import { assertTokenProtected, parseTargetToken, queueSync } from '../../scim/targets';
 import { scimName } from '../../scim/names';
 import type { Actor } from '../../actor';
 import type { Services } from '../../services';
 import type { Tx } from '../../store/connection';
 import type { ParsedConfig } from '../document';
-import { droppedBy, listed, noResult, noteTakeOver, refChange, type ConfigKind } from '../kind';
+import { dropUnnamed, listed, noResult, noteTakeOver, refChange, type ConfigKind } from '../kind';
 import { sameSecret, SECRET_REF_SCHEMA, type SecretRef } from '../secrets';
 import { atKey, checkLiteralTarget, envNames, sameSet } from './common';
 
@@ -214,26 +214,24 @@ export const scimTargetsKind: ConfigKind = {
     }
     // Removed: what an earlier apply of this file managed and it no longer names.
     const nameOf = (key: string) => byKey.get(key)?.[0]?.name ?? key;
-    const gone = droppedBy(managed, (key) => wanted.has(key), file);
-    for (const key of gone.release) {
-      // Made by hand and only taken over: let go, never removed.
-      await unmarkManaged(tx, 'scim_target', key);
-      result.changes.push({ sign: '-', kind: 'scim_target', name: nameOf(key), detail: 'no longer managed (made by hand: kept)' });
-    }
-    for (const key of gone.remove) {
-      for (const row of byKey.get(key) ?? []) {
-        // Its queued messages go with it; what it holds stays there (the app keeps its accounts), as `scim target remove`.
-        await deleteScimTarget(tx, row.id);
-        result.audits.push((s2, actor) => s2.audit.record('scim_target_removed', actor, { account: null, scim_target: row.reference_id, name: row.name }));
-      }
-      await unmarkManaged(tx, 'scim_target', key);
-      result.changes.push({ sign: '-', kind: 'scim_target', name: nameOf(key), detail: null });
-    }
-    result.unmanaged = stored
-      .filter((r) => !wanted.has(keyOf(r.name)) && !managed.has(keyOf(r.name)))
-      .map((r) => ({ kind: 'scim_target', name: `${r.name} (${shownUrl(r.url)})` }))
-      .sort((a, b) => a.name.localeCompare(b.name));
-    result.unmanaged.push(...gone.others.map((o) => ({ kind: 'scim_target', name: nameOf(o.key), file: o.file })));
+    const dropped = await dropUnnamed(tx, result, file, {
+      kind: 'scim_target',
+      objects: stored.map((r) => [keyOf(r.name), `${r.name} (${shownUrl(r.url)})`] as const),
+      managed,
+      named: wanted,
+      shown: nameOf,
+      remove: {
+        stored: byKey,
+        drop: async (rows) => {
+          for (const row of rows) {
+            // Its queued messages go with it; what it holds stays there (the app keeps its accounts), as `scim target remove`.
+            await deleteScimTarget(tx, row.id);
+            result.audits.push((s2, actor) => s2.audit.record('scim_target_removed', actor, { account: null, scim_target: row.reference_id, name: row.name }));
+          }
+        },
+      },
+    });
+    result.changes.push(...dropped);
     return result;
   },
 

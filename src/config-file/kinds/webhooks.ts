@@ -12,9 +12,9 @@ import { AppError } from '../../errors';
 import { parseWebhookUrl, shownUrl } from '../../runtime/targets';
 import { EVENT_TYPES } from '../../deliveries/events';
 import { deleteWebhook, insertWebhook, listWebhooks, updateWebhook, type WebhookRow } from '../../store/deliveries';
-import { managedNames, markManaged, unmarkManaged } from '../../store/config-managed';
+import { managedNames, markManaged } from '../../store/config-managed';
 import type { ParsedConfig } from '../document';
-import { droppedBy, noResult, noteTakeOver, refChange, type ConfigKind } from '../kind';
+import { dropUnnamed, noResult, noteTakeOver, refChange, type ConfigKind } from '../kind';
 import { sameSecret, SECRET_REF_SCHEMA, type SecretRef } from '../secrets';
 import { atKey, checkLiteralTarget, envNames, sameSet } from './common';
 
@@ -211,26 +211,22 @@ export const webhooksKind: ConfigKind = {
       const row = byId.get(id);
       return row ? shownUrl(row.url) : id;
     };
-    const gone = droppedBy(managed, (id) => kept.has(id), file);
-    for (const id of gone.release) {
-      // Made by hand and only taken over: let go, never removed.
-      await unmarkManaged(tx, 'webhook', id);
-      result.changes.push({ sign: '-', kind: 'webhook', name: shownOf(id), detail: 'no longer managed (made by hand: kept)' });
-    }
-    for (const id of gone.remove) {
-      const row = byId.get(id);
-      if (row) {
-        await deleteWebhook(tx, row.id);
-        result.audits.push((s2, actor) => s2.audit.record('webhook_removed', actor, { account: null, webhook: row.reference_id }));
-      }
-      await unmarkManaged(tx, 'webhook', id);
-      result.changes.push({ sign: '-', kind: 'webhook', name: shownOf(id), detail: null });
-    }
-    result.unmanaged = stored
-      .filter((r) => !kept.has(r.reference_id) && !managed.has(r.reference_id))
-      .map((r) => ({ kind: 'webhook', name: `${shownUrl(r.url)} (${r.reference_id})` }))
-      .sort((a, b) => a.name.localeCompare(b.name));
-    result.unmanaged.push(...gone.others.map((o) => ({ kind: 'webhook', name: `${shownOf(o.key)} (${o.key})`, file: o.file })));
+    const dropped = await dropUnnamed(tx, result, file, {
+      kind: 'webhook',
+      objects: stored.map((r) => [r.reference_id, `${shownUrl(r.url)} (${r.reference_id})`] as const),
+      managed,
+      named: kept,
+      shown: shownOf,
+      shownOther: (id) => `${shownOf(id)} (${id})`,
+      remove: {
+        stored: byId,
+        drop: async (row) => {
+          await deleteWebhook(tx, row.id);
+          result.audits.push((s2, actor) => s2.audit.record('webhook_removed', actor, { account: null, webhook: row.reference_id }));
+        },
+      },
+    });
+    result.changes.push(...dropped);
     return result;
   },
 
