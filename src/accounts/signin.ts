@@ -23,6 +23,7 @@ import type { SigninMethod } from '../store/sessions';
 import { passwordFailure } from './failures';
 import { verifySecondFactor } from './second-factor';
 import { type Issued, openSession, signinFacts } from './sessions';
+import { noticeNewSignin } from './new-signin';
 
 export const UNCONFIRMED_EMAIL = 'confirm your email address first (request_verification sends a new link)';
 
@@ -219,5 +220,7 @@ export async function signInProved(s: Services, actor: Actor, account: AccountRo
   if (!way.session) return { account, session: null };
   // The one opener, from the sign-in's facts (the way, the provider's amr, the second factor).
   const session = await openSession(s, actor, account, signinFacts({ method: way.method as SigninMethod, upstreamAmr: way.upstreamAmr }, passed));
+  // A browser or place new to the account is told by mail (with a link that ends this session).
+  await noticeNewSignin(s, actor, account, session.sessionId);
   return { account, session };
 }

@@ -16,6 +16,7 @@ import { listSessionsAction, refresh, revokeSessionAction, signout } from './ses
 import { passkeyOptions, passkeyRegister, passkeySignin } from './passkeys';
 import { invite } from './invite';
 import { reauthenticate } from './reauthenticate';
+import { deleteAccountAction, endSessionAction, exportDataAction, listAppsAction, revokeAppAction, signoutOthersAction } from './own-account';
 import type { ActionDef, ActionResult } from './types';
 
 const ACTIONS: readonly ActionDef[] = [
@@ -42,6 +43,12 @@ const ACTIONS: readonly ActionDef[] = [
   passkeySignin,
   invite,
   reauthenticate,
+  signoutOthersAction,
+  listAppsAction,
+  revokeAppAction,
+  exportDataAction,
+  deleteAccountAction,
+  endSessionAction,
 ];
 
 export function findAction(onType: string, name: string): ActionDef {

@@ -4,6 +4,7 @@ import type { Services } from '../services';
 import type { SessionView } from '../accounts/sessions';
 import type { PasskeyView } from '../passkeys/views';
 import type { InvitationView } from '../invitations/invitations';
+import type { ConnectedApp } from '../accounts/connected-apps';
 
 /**
  * What an action answers, typed. The HTTP front end turns it into the Daptin-shaped list of
@@ -26,6 +27,10 @@ export interface ActionResult {
   readonly passkey?: PasskeyView;
   /** An invitation made (invite): never its token, which only the mail carries. */
   readonly invitation?: InvitationView;
+  /** The apps holding access to the caller's account (list_apps). */
+  readonly apps?: readonly ConnectedApp[];
+  /** What the server holds about the caller (export_data). */
+  readonly data?: Readonly<Record<string, unknown>>;
   /** A new account (signup). */
   readonly created?: { readonly referenceId: string; readonly email: string; readonly usergroupId: string };
 }
