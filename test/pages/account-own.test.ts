@@ -92,3 +92,31 @@ t.test('sessions, connected apps, the download and the deletion on /account', as
   await screenshots(page, 'account-deleted');
   t.notOk(await s.db('user_account').where({ email: 'ada@example.com' }).first(), 'the account is gone');
 });
+
+t.test('the console deletes an account (the box ticked), never the last administrator', async (t) => {
+  const s = await withAdmin(t);
+  await setSignup(s, s.adminToken, 2097057);
+  await s.signup('bo@example.com');
+  const ref = String((await s.db('user_account').where({ email: 'bo@example.com' }).first('reference_id'))!.reference_id);
+  const adminRef = String((await s.db('user_account').where({ email: 'admin@example.com' }).first('reference_id'))!.reference_id);
+  const browser = await launch(t);
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(`${s.config.publicUrl}/signin`);
+  await fillSignin(page, 'admin@example.com');
+  await page.waitForURL(/\/account/);
+
+  await page.goto(`${s.config.publicUrl}/admin/accounts/${adminRef}`);
+  await page.getByLabel('Delete this account and everything it holds (cannot be undone)').check();
+  await page.getByRole('button', { name: 'Delete account' }).click();
+  t.match(await page.locator('main').textContent(), /The last administrator cannot be deleted/i, 'the last administrator stays');
+
+  await page.goto(`${s.config.publicUrl}/admin/accounts/${ref}`);
+  await page.getByLabel('Delete this account and everything it holds (cannot be undone)').check();
+  await page.getByRole('button', { name: 'Delete account' }).click();
+  await page.waitForURL(/\/admin\/accounts\?done=account_deleted/);
+  t.match(await page.locator('main').textContent(), /The account is deleted/);
+  t.notOk(await s.db('user_account').where({ email: 'bo@example.com' }).first(), 'gone');
+  const audit = (await s.db('audit_event').where({ event: 'account_deleted' }).first())!;
+  t.equal(audit.account, ref, 'audited by id');
+  t.notMatch(String(audit.details), /bo@example/, 'not by email');
+});
