@@ -13,7 +13,7 @@ export interface Device {
   system: string | null;
   /** "desktop", "mobile", "tablet", or null. */
   kind: string | null;
-  /** How a page or a mail says it: "Firefox on Windows", or the User-Agent's first words, or "an unknown device". */
+  /** How a page or a mail says it: "Firefox on Windows", or the User-Agent itself (60 characters), or "an unknown device". */
   label: string;
 }
 
@@ -26,7 +26,8 @@ export async function describeDevice(userAgent: string | null): Promise<Device> 
   const browser = clean(parsed.browser.name);
   const system = clean(parsed.os.name);
   const kind = clean(parsed.platform.type);
-  const label = browser && system ? `${browser} on ${system}` : (browser ?? system ?? (userAgent.split(/[\s(]/)[0] || 'an unknown device').slice(0, 40));
+  // A User-Agent no browser is read from (a script, an app) is shown as it says itself.
+  const label = browser && system ? `${browser} on ${system}` : (browser ?? system ?? (userAgent.trim().slice(0, 60) || 'an unknown device'));
   return { browser, system, kind, label };
 }
 

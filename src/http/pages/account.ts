@@ -194,7 +194,7 @@ export function registerAccount(kit: PageKit): AccountPages {
                       <input type="hidden" name="csrf" value="${csrf}" /><input type="hidden" name="session_id" value="${x.id}" /><button
                         type="submit"
                         class="secondary"
-                        aria-label="Sign out ${x.device} from ${x.client ?? 'an unknown address'}"
+                        aria-label="Sign out the session of ${x.device} from ${x.client ?? 'an unknown address'}"
                       >
                         Sign out
                       </button>
