@@ -85,6 +85,8 @@ const LAZY = [
   'koa-body',
   'nodemailer',
   'qrcode',
+  // The browser and system of a User-Agent (src/accounts/devices.ts): the account page and the new-sign-in mail.
+  'bowser',
   '@simplewebauthn/server',
   'openid-client',
   'standardwebhooks',

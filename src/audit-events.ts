@@ -60,6 +60,16 @@ export const AUDIT_EVENTS = [
   'session_revoked',
   'signout',
   'sessions_revoked',
+  /** Every session but the caller's own ended (sign out everywhere else). */
+  'other_sessions_revoked',
+  /** A session ended by the link of a new-sign-in mail. */
+  'session_ended_by_link',
+  /** A mail told the account of a sign-in from a browser or place it had not used lately. */
+  'new_signin_told',
+  /** One app's access taken back from the account's page: its grants and tokens ended. */
+  'app_revoked',
+  /** A person downloaded what the server holds about them. */
+  'data_exported',
   'refresh_token_reused',
   'device_authorized',
   'saml_signin',

@@ -67,6 +67,7 @@ export const REASONS = {
   account_group_not_nestable: 'an account’s own group does not go inside a group that only managed groups go into',
   managed_by_file: 'a configuration file manages the object: the change belongs in the file (config apply)',
   managed_by_directory: 'the account or group comes from a directory source: the change belongs in the directory',
+  managed_by_scim: 'an app provisions the account over SCIM (it has an externalId): it is deleted there, unless an administrator forces it',
   scim_may_not_touch_administrators: 'a SCIM token changes no administrator and not who administers',
   administrator_exists: 'an administrator exists already (bootstrap, become_an_administrator)',
   totp_already_on: 'TOTP is on already: turn it off before enrolling another device',

@@ -10,6 +10,22 @@ import { invalidToken, type Verified } from '../auth/tokens';
 import { isApiKey } from '../auth/api-keys';
 import { verifyApiKey } from './api-keys';
 import type { Presented } from './presented';
+import { touchSession } from '../store/sessions';
+
+/**
+ * How stale a session's "last used" may be before a request moves it: a request writes nothing,
+ * except the first of a session in each interval (one conditional write, so two instances or
+ * requests at once move it once). Refreshes move it too.
+ */
+export const SESSION_TOUCH_MS = 5 * 60_000;
+
+/** The session's "last used" moved when it is older than the interval (after the request was allowed). */
+async function seen(s: Services, presented: Presented | null, facts: RequestFacts): Promise<void> {
+  const last = facts.account?.sessionLastUsed ?? null;
+  if (presented?.sid == null || last === null) return;
+  const before = s.clock.now() - SESSION_TOUCH_MS;
+  if (last < before) await touchSession(s.store.root, presented.sid, before);
+}
 
 /**
  * The caller, and (when `table` is given) that record type's table permission, read together in
@@ -21,7 +37,10 @@ export async function authenticate(
   table: string | null = null,
 ): Promise<{ principal: Principal; table?: Guarded; session: string | null }> {
   const presented = token === null ? null : await verifyBearer(s, token);
-  return decide(presented, await factsFor(s, presented, table));
+  const facts = await factsFor(s, presented, table);
+  const decided = decide(presented, facts);
+  await seen(s, presented, facts);
+  return decided;
 }
 
 /** One Presented per verified token (the token cache gives one Verified per token): a stable key for the hint below. */
@@ -66,7 +85,9 @@ export async function authenticateWith<T>(
           (value) => ({ value }),
           (error: unknown) => ({ error }),
         );
-  const result = decide(presented, await factsFor(s, presented, table));
+  const facts = await factsFor(s, presented, table);
+  const result = decide(presented, facts);
+  await seen(s, presented, facts);
   if (presented !== null) lastPrincipal.set(presented, result.principal);
   if (early === null || !samePrincipal(hint!, result.principal)) return { ...result, value: await read(result.principal) };
   const settled = await early;
@@ -98,6 +119,7 @@ export async function authenticateRiding<T>(
     ride(presented && { referenceId: presented.referenceId, sid: presented.sid }),
   );
   const { principal, session } = decide(presented, facts);
+  await seen(s, presented, facts);
   return { principal, session, value };
 }
 

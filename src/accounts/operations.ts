@@ -18,6 +18,7 @@ import { AccountView, listAccountViews, viewAccount, viewOf } from './views';
 import { listSessions, revokeSession, SessionView } from './sessions';
 import { appPasswordOperations, type AppPasswordOperations } from './app-passwords';
 import { apiKeyOperations, type ApiKeyOperations } from './api-keys';
+import { deleteAccountByEmail } from './delete';
 
 /** Operator input for a new account (passwords never come from arguments). */
 export interface AccountInput {
@@ -64,6 +65,11 @@ export interface AccountOperations {
   /** The groups an account is in, by name (its own dedicated group included), for the console. */
   /** Every group the account is in: `direct` when it is a member itself; `through`: the groups directly inside it the account is in. */
   groupsOf(actor: Actor, referenceId: string): Promise<Array<{ reference_id: string; name: string; direct: boolean; through: string[] }>>;
+  /**
+   * Deletes an account and everything hanging off it (accounts/delete.ts): never the last
+   * administrator; one a directory source or a SCIM client manages only with `force`.
+   */
+  delete(actor: Actor, email: string, o?: { force?: boolean }): Promise<{ reference_id: string; email: string }>;
   /** Mails the account a new verification link (an administrator's "resend"). */
   sendVerification(actor: Actor, email: string): Promise<AccountView>;
   /** App passwords (for LDAP binds): any account's, and the caller's own. */
@@ -113,6 +119,7 @@ export function accountOperations(s: Services): AccountOperations {
       return { account: await view(email), unlocked: r.unlocked };
     },
     resetTotp: (actor, email) => changed(email, resetTotp(s, actor, email)),
+    delete: (actor, email, o) => deleteAccountByEmail(s, actor, email, o),
     promote: (actor, email) => changed(email, promote(s, actor, email)),
     demote: (actor, email) => changed(email, demote(s, actor, email)),
     async pendingTotp(caller) {

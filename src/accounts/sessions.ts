@@ -13,6 +13,11 @@ import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { AccountRow, findAccountById } from '../store/accounts';
 import { endSession } from './session-ends';
+import { describeDevice } from './devices';
+import { amrOf } from './assurance';
+import { checkTokenShape } from './one-time-tokens';
+import { consumeToken } from '../store/account-tokens';
+import { inOneTransaction } from '../store/handle';
 import {
   addRefresh,
   findRefresh,
@@ -187,22 +192,73 @@ export async function refreshSession(s: Services, actor: Actor, refreshToken: st
 
 export interface SessionView {
   id: string;
+  /** When it was signed in. */
   created_at: string;
+  /** When it was last seen (a request moves it at most every few minutes, a refresh always). */
   last_used_at: string;
   client: string | null;
   user_agent: string | null;
   current: boolean;
+  /** The browser and system its User-Agent names ("Firefox on Windows"), or what it says of itself. */
+  device: string;
+  browser: string | null;
+  system: string | null;
+  /** How it was signed in (RFC 8176: pwd, otp, hwk, fed, mfa). */
+  amr: string[];
 }
 
 export async function listSessions(s: Services, accountId: number, currentSession: string | null): Promise<SessionView[]> {
-  return (await openSessions(s.store.root, accountId, SESSION_IDLE_MS)).map((r) => ({
-    id: r.id,
-    created_at: new Date(r.created_at).toISOString(),
-    last_used_at: new Date(r.last_used_at).toISOString(),
-    client: r.client,
-    user_agent: r.user_agent,
-    current: r.id === currentSession,
-  }));
+  const rows = await openSessions(s.store.root, accountId, SESSION_IDLE_MS);
+  return Promise.all(
+    rows.map(async (r) => {
+      const d = await describeDevice(r.user_agent);
+      return {
+        id: r.id,
+        created_at: new Date(r.created_at).toISOString(),
+        last_used_at: new Date(r.last_used_at).toISOString(),
+        client: r.client,
+        user_agent: r.user_agent,
+        current: r.id === currentSession,
+        device: d.label,
+        browser: d.browser,
+        system: d.system,
+        amr: amrOf(r),
+      };
+    }),
+  );
+}
+
+/**
+ * Ends every open session of the account but `keep` (the caller's own), each told to the apps it
+ * signed in to, in one transaction; answers how many ended.
+ */
+export async function signoutOthers(s: Services, actor: Actor, account: AccountRow, keep: string): Promise<number> {
+  const ended = await inOneTransaction(s.store.root, async (tx) => {
+    let n = 0;
+    for (const r of await openSessions(tx, account.id, SESSION_IDLE_MS)) if (r.id !== keep && (await endSession(tx, account.id, r.id))) n++;
+    return n;
+  });
+  if (ended > 0) s.sender.nudge();
+  await s.audit.record('other_sessions_revoked', actor, { account: account.reference_id, session: keep, ended });
+  return ended;
+}
+
+/**
+ * The new-sign-in mail's link: ends the one session its token is bound to (accounts/new-signin.ts),
+ * once. Nothing else: no sign-in, no other session.
+ */
+export async function endSessionByLink(s: Services, actor: Actor, token: string): Promise<void> {
+  checkTokenShape(token, 'end_session');
+  const result = await consumeToken(s.store.root, token, 'end_session');
+  if (!result.ok) {
+    if (result.reason === 'expired') throw new AppError('token_expired', 'the sign-out link has expired; end the session from your account page');
+    throw new AppError('token_invalid', 'the sign-out link is not valid or was already used');
+  }
+  const account = await findAccountById(s.store.root, result.accountId);
+  if (!account || result.sessionId === null) throw new AppError('token_invalid', 'the sign-out link is not valid or was already used');
+  // Ended already (signed out, expired): the link has done its work either way.
+  if (await endSession(s.store.root, account.id, result.sessionId)) s.sender.nudge();
+  await s.audit.record('session_ended_by_link', actor, { account: account.reference_id, session: result.sessionId });
 }
 
 /** Ends one of the account's sessions: its tokens are refused from the next request on. */

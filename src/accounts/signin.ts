@@ -23,6 +23,7 @@ import type { SigninMethod } from '../store/sessions';
 import { passwordFailure } from './failures';
 import { verifySecondFactor } from './second-factor';
 import { type Issued, openSession, signinFacts } from './sessions';
+import { noticeNewSignin } from './new-signin';
 
 export const UNCONFIRMED_EMAIL = 'confirm your email address first (request_verification sends a new link)';
 
@@ -224,5 +225,7 @@ export async function signInProved(s: Services, actor: Actor, account: AccountRo
   countWay(s, way, true);
   // Every way in leaves the same success record, a directory bind (no session) too.
   await s.audit.record('signin_ok', actor, { account: account.reference_id, ...said(way) });
+  // A browser or place new to the account is told by mail (with a link that ends this session).
+  if (session) await noticeNewSignin(s, actor, account, session.sessionId);
   return { account, session };
 }

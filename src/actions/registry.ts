@@ -17,6 +17,7 @@ import { passkeyOptions, passkeyRegister, passkeySignin } from './passkeys';
 import { invite } from './invite';
 import { reauthenticate } from './reauthenticate';
 import { signinByMail } from './signin-by-mail';
+import { deleteAccountAction, endSessionAction, exportDataAction, listAppsAction, revokeAppAction, signoutOthersAction } from './own-account';
 import type { ActionDef, ActionResult } from './types';
 
 const ACTIONS: readonly ActionDef[] = [
@@ -44,6 +45,12 @@ const ACTIONS: readonly ActionDef[] = [
   invite,
   reauthenticate,
   signinByMail,
+  signoutOthersAction,
+  listAppsAction,
+  revokeAppAction,
+  exportDataAction,
+  deleteAccountAction,
+  endSessionAction,
 ];
 
 export function findAction(onType: string, name: string): ActionDef {

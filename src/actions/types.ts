@@ -4,6 +4,7 @@ import type { Services } from '../services';
 import type { SessionView } from '../accounts/sessions';
 import type { PasskeyView } from '../passkeys/views';
 import type { InvitationView } from '../invitations/invitations';
+import type { ConnectedApp } from '../accounts/connected-apps';
 
 /**
  * What an action answers, typed. The HTTP front end turns it into the Daptin-shaped list of
@@ -28,6 +29,10 @@ export interface ActionResult {
   readonly invitation?: InvitationView;
   /** A mailed sign-in code asked for (signin_by_mail): the request's secret, sent back with the code. */
   readonly mailCodeRequest?: string;
+  /** The apps holding access to the caller's account (list_apps). */
+  readonly apps?: readonly ConnectedApp[];
+  /** What the server holds about the caller (export_data). */
+  readonly data?: Readonly<Record<string, unknown>>;
   /** A new account (signup). */
   readonly created?: { readonly referenceId: string; readonly email: string; readonly usergroupId: string };
 }

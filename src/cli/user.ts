@@ -1,7 +1,8 @@
-/** `gatehouse user list | show | create | set-password | revoke-sessions | recovery-link | sessions | revoke-session | disable | enable | unlock | promote | demote | totp-reset | passkeys | passkey-remove | invite | invitations | invite-revoke` */
+/** `gatehouse user list | show | create | delete | set-password | revoke-sessions | recovery-link | sessions | revoke-session | disable | enable | unlock | promote | demote | totp-reset | passkeys | passkey-remove | invite | invitations | invite-revoke` */
 import { parseDuration } from '../config';
 import type { Command } from 'commander';
 import type { AccountView } from '../core';
+import { AppError } from '../errors';
 import { withCore, wantsJson } from './context';
 import type { Io } from './io';
 import { emit, keyValues, table } from './output';
@@ -150,6 +151,19 @@ export function registerUser(program: Command, io: Io): void {
     .action(async (email: string, id: string, _o, c: Command) =>
       withCore(c, io, async (core) => done(io, c, await core.accounts.revokeSession(core.shell, email, id), true, `session ${id} is signed out`)),
     );
+
+  user
+    .command('delete <email>')
+    .description('delete the account and everything hanging off it (never the last administrator)')
+    .option('--yes', 'really delete it (nothing is deleted without it)')
+    .option('--force', 'also an account a directory source or a SCIM client manages (it may come back at its next sync)')
+    .action(async (email: string, opts: { yes?: boolean; force?: boolean }, c: Command) => {
+      if (opts.yes !== true) throw new AppError('invalid_input', `deleting ${email} cannot be undone: run it again with --yes`);
+      await withCore(c, io, async (core) => {
+        const gone = await core.accounts.delete(core.shell, email, { force: opts.force === true });
+        emit(io, wantsJson(c), { account: gone, deleted: true }, () => `${gone.email}: deleted (id ${gone.reference_id})\n`);
+      });
+    });
 
   registerInvitations(user, io);
   registerAppPasswords(user, io);

@@ -26,6 +26,8 @@ export function actionItems(r: ActionResult): ActionItem[] {
   if (r.invitation) items.push({ ResponseType: 'invitation', Attributes: { ...r.invitation } });
   if (r.mailCodeRequest !== undefined) items.push({ ResponseType: 'client.store.set', Attributes: { key: 'mail_code_request', value: r.mailCodeRequest } });
   if (r.sessions) items.push({ ResponseType: 'sessions', Attributes: { sessions: r.sessions } });
+  if (r.apps) items.push({ ResponseType: 'apps', Attributes: { apps: r.apps } });
+  if (r.data) items.push({ ResponseType: 'account.data', Attributes: { data: r.data } });
   if (r.message !== undefined) items.push(notify(r.message));
   if (r.created) {
     const c = r.created;

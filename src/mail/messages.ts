@@ -8,12 +8,12 @@ import type { MailMessage } from './mailer';
 /** The link a mail carries: the app's template (--verify-url, --reset-url) or Gatehouse's own page. */
 export function mailLink(
   config: { publicUrl: string; verifyUrl: string | null; resetUrl: string | null },
-  kind: 'verify' | 'reset' | 'unlock',
+  kind: 'verify' | 'reset' | 'unlock' | 'end_session',
   token: string,
 ): string {
   const template = kind === 'verify' ? config.verifyUrl : kind === 'reset' ? config.resetUrl : null;
   if (template !== null) return template.split('{token}').join(encodeURIComponent(token));
-  return `${config.publicUrl}/${{ verify: 'verify-email', reset: 'reset-password', unlock: 'unlock' }[kind]}#token=${token}`;
+  return `${config.publicUrl}/${{ verify: 'verify-email', reset: 'reset-password', unlock: 'unlock', end_session: 'end-session' }[kind]}#token=${token}`;
 }
 
 export function verificationMessage(link: string, to: string, name: string, token: string, ttlSeconds: number): MailMessage {
@@ -178,6 +178,39 @@ export function recoveryUsedMessage(to: string, name: string): MailMessage {
       '',
       'A recovery link an administrator made for your account was just used to sign in. It may add a passkey or a password in the next 15 minutes.',
       'If this was not you, tell your administrator at once.',
+    ].join('\n'),
+  };
+}
+
+/**
+ * A sign-in from a browser or place the account has not used lately: what, where, when, and a
+ * link that ends that one session (the link works once and ends nothing else).
+ */
+export function newSigninMessage(
+  link: string,
+  to: string,
+  name: string,
+  o: { device: string; address: string | null; at: number; ttlSeconds: number },
+): MailMessage {
+  return {
+    to,
+    subject: 'A new sign-in to your account',
+    text: [
+      `Hello ${name},`,
+      '',
+      'Your account was just signed in to from a browser or place it has not used lately:',
+      '',
+      `  Browser: ${o.device}`,
+      `  Address: ${o.address ?? 'unknown'}`,
+      `  When:    ${new Date(o.at).toISOString().replace('T', ' ').slice(0, 16)} UTC`,
+      '',
+      'If this was you, there is nothing to do.',
+      'If it was not, end that session now with this link, then change your password:',
+      '',
+      `  ${link}`,
+      '',
+      `The link ends only that session, works once and expires in ${humanDuration(o.ttlSeconds)}.`,
+      'You see every session, and can end any of them, on your account page.',
     ].join('\n'),
   };
 }

@@ -6,6 +6,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Services } from '../services';
+import { grantExists } from '../store/connected-apps';
 import {
   accountFacts,
   type AccountFacts,
@@ -110,6 +111,14 @@ export async function inTokenRequest(s: Services, fn: () => Promise<void>): Prom
   // After this request's own tokens are stored, so that they end with the grant too.
   for (const grantId of request.reused) await revokeReusedGrant(s.store.root, grantId);
   if (request.reused.size > 0) return 'reused';
+  // A grant ended meanwhile (revoked from the account's page, or by another request's reuse, on
+  // any instance): gone now that this request's writes are stored, so what they stored (a rotated
+  // refresh token, new access tokens) is removed with it and no token of it stays alive; a
+  // revocation committed later removes them itself. (The answer stands: what it carries no longer
+  // works, as when a reuse ends the grant after the winner's answer.)
+  for (const grantId of new Set([...request.grants.keys(), ...request.grantOf.values()])) {
+    if (!(await grantExists(s.store.root, grantId))) await revokeReusedGrant(s.store.root, grantId);
+  }
   let current = true;
   for (const clientId of request.served.keys()) {
     if (request.confirmed.has(clientId)) continue;

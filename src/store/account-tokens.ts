@@ -6,13 +6,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { op } from './handle';
 
-export type TokenPurpose = 'verify_email' | 'reset_password' | 'unlock_signin' | 'recovery';
+export type TokenPurpose = 'verify_email' | 'reset_password' | 'unlock_signin' | 'recovery' | 'end_session';
 /** Every purpose a row may have: the mailed ones, and a sign-in's second-factor step held for a browser (accounts/password-signin.ts). */
 export type StoredPurpose = TokenPurpose | 'signin_step';
 
 const hashOf = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 
-export const issueToken = op(async (h, accountId: number, purpose: TokenPurpose, emailKey: string, ttlSeconds: number): Promise<string> => {
+/** `sessionId`: the one session an end_session token may end (the new-sign-in mail's link). */
+export const issueToken = op(async (h, accountId: number, purpose: TokenPurpose, emailKey: string, ttlSeconds: number, sessionId?: string): Promise<string> => {
   const token = randomBytes(32).toString('base64url');
   const now = h.clock.now();
   await h.k('account_token').insert({
@@ -22,11 +23,12 @@ export const issueToken = op(async (h, accountId: number, purpose: TokenPurpose,
     email_key: emailKey,
     expires_at: now + ttlSeconds * 1000,
     created_at: now,
+    ...(sessionId === undefined ? {} : { session_id: sessionId }),
   });
   return token;
 });
 
-export type ConsumeResult = { ok: true; accountId: number; emailKey: string } | { ok: false; reason: 'unknown' | 'used' | 'expired' };
+export type ConsumeResult = { ok: true; accountId: number; emailKey: string; sessionId: string | null } | { ok: false; reason: 'unknown' | 'used' | 'expired' };
 
 export const consumeToken = op(async (h, token: string, purpose: StoredPurpose): Promise<ConsumeResult> => {
   const now = h.clock.now();
@@ -37,10 +39,15 @@ export const consumeToken = op(async (h, token: string, purpose: StoredPurpose):
     .whereNull('used_at')
     .where('expires_at', '>', now)
     .update({ used_at: now });
-  const row = await h.k('account_token').where({ token_hash: tokenHash, purpose }).first('account_id', 'email_key', 'used_at', 'expires_at');
+  const row = await h.k('account_token').where({ token_hash: tokenHash, purpose }).first('account_id', 'email_key', 'used_at', 'expires_at', 'session_id');
   if (!row) return { ok: false, reason: 'unknown' };
   if (updated !== 1) return { ok: false, reason: Number(row.expires_at) <= now && row.used_at === null ? 'expired' : 'used' };
-  return { ok: true, accountId: Number(row.account_id), emailKey: String(row.email_key) };
+  return {
+    ok: true,
+    accountId: Number(row.account_id),
+    emailKey: String(row.email_key),
+    sessionId: row.session_id === null || row.session_id === undefined ? null : String(row.session_id),
+  };
 });
 
 /**

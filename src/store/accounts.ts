@@ -294,6 +294,13 @@ export const deleteAccount = op(async (h, id: number): Promise<void> => {
   }
   await deleteGroupRows(seal(h), alone);
   await h.k('record_usergroup').where({ record_type: 'user_account', record_id: id }).del();
+  // The OpenID Connect provider's rows name the account by reference (no foreign key): its grants,
+  // every token they issued, and its provider sessions go with it.
+  const account = await h.k('user_account').where({ id }).first('reference_id');
+  if (account) {
+    const ref = String(account.reference_id);
+    await h.k.raw(`DELETE FROM oidc_payload WHERE account = ? OR grant_id IN (SELECT id FROM oidc_payload WHERE model = 'Grant' AND account = ?)`, [ref, ref]);
+  }
   await h.k('user_account').where({ id }).del();
 });
 

@@ -128,3 +128,35 @@ export const pruneKnownSignins = op(async (h, olderThanMs: number): Promise<numb
     .where('last_at', '<', h.clock.now() - olderThanMs)
     .del(),
 );
+
+/**
+ * A sign-in's browser and place (`signinKey`, hashed by the caller) for the new-sign-in mail:
+ * `known` when the account used it within `withinMs` (its time moved at most once per
+ * `touchEveryMs`), else recorded now by one conditional write: `new` for the one request whose
+ * write recorded it (two sign-ins at once from one new browser: one mail), `first` when the
+ * account had no other (its first sign-in under this rule, told to nobody).
+ */
+export const notePlace = op(async (h, accountId: number, signinKey: string, withinMs: number, touchEveryMs: number): Promise<'known' | 'new' | 'first'> => {
+  const now = h.clock.now();
+  const [row] = await h.all('SELECT last_at FROM known_signin WHERE account_id = ? AND signin_key = ?', [accountId, signinKey]);
+  if (row && Number(row.last_at) > now - withinMs) {
+    if (Number(row.last_at) < now - touchEveryMs) {
+      await h.batch((b) =>
+        b.run('UPDATE known_signin SET last_at = ? WHERE account_id = ? AND signin_key = ? AND last_at < ?', [now, accountId, signinKey, now - touchEveryMs]),
+      );
+    }
+    return 'known';
+  }
+  const won = await h.claim(
+    `INSERT INTO known_signin (account_id, signin_key, last_at) VALUES (?, ?, ?)
+       ON CONFLICT (account_id, signin_key) DO UPDATE SET last_at = excluded.last_at WHERE known_signin.last_at <= ?
+       RETURNING account_id`,
+    [accountId, signinKey, now, now - withinMs],
+  );
+  if (won.length === 0) return 'known';
+  const others = await h.all(`SELECT 1 AS one FROM known_signin WHERE account_id = ? AND signin_key LIKE 'seen:%' AND signin_key <> ? LIMIT 1`, [
+    accountId,
+    signinKey,
+  ]);
+  return others.length > 0 ? 'new' : 'first';
+});

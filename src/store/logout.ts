@@ -38,3 +38,16 @@ export const endingSignins = op(async (h, accountId: number, ending: Ending): Pr
   );
   return rows.map((r) => ({ client_id: String(r.client_id), metadata: String(r.metadata), sub: String(r.reference_id), sid: String(r.session_id) }));
 });
+
+/** The sign-ins of the account's open sessions to one client (its access revoked from the account's page): the client is told of each. */
+export const clientSignins = op(async (h, accountId: number, clientId: string): Promise<EndingSignin[]> => {
+  const rows = await h.all(
+    `SELECT o.session_id, o.client_id, c.metadata, a.reference_id FROM oidc_signin o
+     JOIN session s ON s.id = o.session_id
+     JOIN user_account a ON a.id = s.account_id
+     JOIN oidc_client c ON c.client_id = o.client_id
+     WHERE s.account_id = ? AND o.client_id = ? AND s.ended_at IS NULL AND s.expires_at > ?`,
+    [accountId, clientId, h.clock.now()],
+  );
+  return rows.map((r) => ({ client_id: String(r.client_id), metadata: String(r.metadata), sub: String(r.reference_id), sid: String(r.session_id) }));
+});

@@ -43,6 +43,8 @@ export interface AuthFacts {
   keyValid: boolean;
   /** Whether the token's session is open (not ended or expired, of the current auth_version). */
   sessionValid: boolean;
+  /** When the token's open session was last seen (ms; its "last used"), or null (no session). */
+  sessionLastUsed: number | null;
 }
 
 /** Who a token names, and the key that signed it (null: the legacy HS256 secret). */
@@ -56,7 +58,7 @@ export interface TokenSubjectRef {
 const AUTH_FACTS = `SELECT 'a' AS kind, a.id AS id, a.auth_version AS auth_version, a.disabled AS disabled,
     m.usergroup_id AS group_id, g.system_role AS system_role, CAST(NULL AS INTEGER) AS permission, CAST(NULL AS INTEGER) AS owner_id,
     (SELECT COUNT(*) FROM signing_key k WHERE k.kid = ? AND (k.verify_until IS NULL OR k.verify_until > ?)) AS key_ok,
-    (SELECT COUNT(*) FROM session s WHERE s.id = ? AND s.account_id = a.id AND s.ended_at IS NULL AND s.expires_at > ? AND s.auth_version = a.auth_version) AS session_ok
+    (SELECT MAX(s.last_used_at) FROM session s WHERE s.id = ? AND s.account_id = a.id AND s.ended_at IS NULL AND s.expires_at > ? AND s.auth_version = a.auth_version) AS session_ok
   FROM user_account a
   LEFT JOIN membership m ON m.account_id = a.id
   LEFT JOIN usergroup g ON g.id = m.usergroup_id
@@ -112,7 +114,8 @@ function factsFrom(subject: TokenSubjectRef | null, rows: Row[]): RequestFacts {
         referenceId: subject!.referenceId,
         authVersion: Number(r.auth_version),
         keyValid: subject!.kid === null || Number(r.key_ok) > 0,
-        sessionValid: subject!.sid === null || Number(r.session_ok) > 0,
+        sessionValid: subject!.sid === null || (r.session_ok !== null && r.session_ok !== undefined),
+        sessionLastUsed: subject!.sid === null || r.session_ok === null || r.session_ok === undefined ? null : Number(r.session_ok),
         disabled: r.disabled === true || r.disabled === 1,
         groupIds: new Set(),
         isAdmin: false,

@@ -59,6 +59,7 @@ export const SCHEMA = {
     expires_at: 'time',
     used_at: 'time',
     created_at: 'time',
+    session_id: 'text',
   },
   rate_counter: { counter_key: 'text', window_start: 'time', hits: 'int' },
   known_signin: { account_id: 'int', signin_key: 'text', last_at: 'time' },

@@ -81,6 +81,15 @@ export const addRefresh = op(async (h, sessionId: string, tokenHash: string): Pr
 });
 
 /**
+ * The session was seen now: "last used" moves, unless it moved since `before` (one conditional
+ * write, at most once per interval per session whatever the number of requests or instances).
+ */
+export const touchSession = op(async (h, sessionId: string, before: number): Promise<void> => {
+  const now = h.clock.now();
+  await h.batch((b) => b.run('UPDATE session SET last_used_at = ? WHERE id = ? AND last_used_at < ? AND ended_at IS NULL', [now, sessionId, before]));
+});
+
+/**
  * Ends one session (of this account); false if there was no such open session. Through
  * accounts/session-ends.ts only, which tells the clients it signed in to.
  */

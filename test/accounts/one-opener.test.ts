@@ -24,8 +24,10 @@ t.test('in the code: one opener writes every session, and only the sign-in routi
   t.same(callsOf('insertSession'), ['accounts/sessions.ts:openSession'], "the store's session insert is the opener's alone");
   t.same(
     callsOf('openSession'),
-    ['accounts/sessions.ts:reopenSession', 'accounts/signin.ts:signInProved'],
-    'the opener is called by the sign-in routine and reopenSession',
+    ['accounts/recovery.ts:openRecoveryLink', 'accounts/sessions.ts:reopenSession', 'accounts/signin.ts:signInProved'],
+    // A recovery link is an administrator's one-time way back in (no password, no second factor
+    // to ask): it opens its short session with the facts of its own, never through a sign-in.
+    'the opener is called by the sign-in routine, reopenSession and the recovery link',
   );
 });
 

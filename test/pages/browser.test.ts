@@ -174,7 +174,7 @@ t.test('enrol TOTP from the QR page, sign in with a code, end another session', 
 
   // The laptop ends the phone's session.
   await page.goto(`${s.url}/account`);
-  t.match(await page.locator('ul.sessions li').first().textContent(), /This browser/, 'this browser first');
+  t.match(await page.locator('ul.sessions li').first().textContent(), /this browser/i, 'this browser first');
   const phoneRow = page.locator('ul.sessions li', { hasText: 'Phone browser' });
   t.equal(await phoneRow.count(), 1);
   await screenshots(page, 'account-sessions');

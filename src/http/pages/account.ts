@@ -10,8 +10,22 @@ import { identitySection } from './provider-forms';
 import { apiKeySection, appPasswordSection } from './credential-forms';
 import { confirmAddress, needsConfirming } from './confirm-return';
 
+/** A time as the page says it (UTC, to the minute). */
+const when = (iso: string) => `${iso.replace('T', ' ').slice(0, 16)} UTC`;
+
+/** A session's amr (RFC 8176) in words. */
+function howSignedIn(amr: readonly string[]): string {
+  const words: string[] = [];
+  if (amr.includes('fed')) words.push('another provider');
+  if (amr.includes('pwd')) words.push('password');
+  if (amr.includes('hwk')) words.push('a passkey');
+  if (amr.includes('otp')) words.push('a code');
+  return words.length === 0 ? 'an unknown way' : words.join(' and ');
+}
+
 /** The account page's section of a form (a confirmation comes back to it). */
 const SECTION_OF: Readonly<Record<string, string>> = {
+  delete: 'delete-account',
   email: 'email',
   totp: 'two-factor',
   passkeys: 'passkeys',
@@ -64,11 +78,12 @@ export function registerAccount(kit: PageKit): AccountPages {
     const a = me.view.attributes as { email: string; username: string; name: string; email_verified: boolean; totp_enabled: boolean };
     const sessions: SessionView[] = [...((await run(caller, 'list_sessions', {})).sessions ?? [])];
     const passkeys = await core.passkeys.mine(caller);
-    const [identities, providers, appPasswords, apiKeys] = await Promise.all([
+    const [identities, providers, appPasswords, apiKeys, apps] = await Promise.all([
       core.providers.identities(caller),
       core.providers.buttons(),
       core.accounts.appPasswords.listMine(caller),
       core.accounts.apiKeys.listMine(caller),
+      run(caller, 'list_apps', {}).then((r) => r.apps ?? []),
     ]);
     const profile = html`<section id="profile" aria-labelledby="h-profile">
       <h2 id="h-profile">Profile</h2>
@@ -159,15 +174,18 @@ export function registerAccount(kit: PageKit): AccountPages {
       </section>`;
     }
     sessions.sort((x, y) => Number(y.current) - Number(x.current));
+    const others = sessions.filter((x) => !x.current).length;
     const sessionList = html`<section id="sessions" aria-labelledby="h-sessions">
       <h2 id="h-sessions">Sessions</h2>
+      <p>Every browser and app signed in to your account. End any you do not recognise, then change your password.</p>
       <ul class="sessions">
         ${sessions.map(
           (x) =>
             html`<li>
               <div>
-                <div>${x.current ? 'This browser' : (x.user_agent ?? 'Unknown device').slice(0, 80)}</div>
-                <div class="meta">from ${x.client ?? 'unknown'} &middot; last used ${x.last_used_at.replace('T', ' ').slice(0, 16)} UTC</div>
+                <div><strong>${x.device}</strong>${x.current ? html` <span class="badge">this browser</span>` : ''}</div>
+                <div class="meta">from ${x.client ?? 'an unknown address'} &middot; signed in ${when(x.created_at)} with ${howSignedIn(x.amr)}</div>
+                <div class="meta">last seen ${when(x.last_used_at)}</div>
               </div>
               ${
                 x.current
@@ -176,7 +194,7 @@ export function registerAccount(kit: PageKit): AccountPages {
                       <input type="hidden" name="csrf" value="${csrf}" /><input type="hidden" name="session_id" value="${x.id}" /><button
                         type="submit"
                         class="secondary"
-                        aria-label="Sign out the session from ${x.client ?? 'unknown'}"
+                        aria-label="Sign out the session of ${x.device} from ${x.client ?? 'an unknown address'}"
                       >
                         Sign out
                       </button>
@@ -185,7 +203,70 @@ export function registerAccount(kit: PageKit): AccountPages {
             </li>`,
         )}
       </ul>
-      <p class="links">${form('/account/signout-everywhere', csrf, 'Sign out everywhere', [], { secondary: true })}</p>
+      <p class="links">
+        ${others > 0 ? form('/account/signout-others', csrf, 'Sign out everywhere else', [], { secondary: true }) : ''}
+        ${form('/account/signout-everywhere', csrf, 'Sign out everywhere', [], { secondary: true })}
+      </p>
+    </section>`;
+    const appList = html`<section id="apps" aria-labelledby="h-apps">
+      <h2 id="h-apps">Connected apps</h2>
+      ${
+        apps.length === 0
+          ? html`<p>No app has signed you in yet.</p>`
+          : html`<p>Apps you signed in to with this account, and what they may read. Revoking one ends its access at once; it asks you again next time.</p>
+              <ul class="sessions" id="app-list">
+                ${apps.map(
+                  (app) =>
+                    html`<li>
+                      <div>
+                        <div><strong>${app.name}</strong> <span class="meta">${app.kind === 'oidc' ? 'OpenID Connect' : 'SAML'}</span></div>
+                        <div class="meta">may read: ${app.scopes.join(', ') || 'who you are'}${app.offline ? ' · also while you are away' : ''}</div>
+                        <div class="meta">since ${app.since ? when(app.since) : 'unknown'}</div>
+                      </div>
+                      <form method="post" action="/account/apps/revoke">
+                        <input type="hidden" name="csrf" value="${csrf}" /><input type="hidden" name="kind" value="${app.kind}" /><input
+                          type="hidden"
+                          name="app_id"
+                          value="${app.id}"
+                        /><button type="submit" class="secondary" aria-label="Revoke the access of ${app.name}">Revoke</button>
+                      </form>
+                    </li>`,
+                )}
+              </ul>`
+      }
+    </section>`;
+    const yourData = html`<section id="your-data" aria-labelledby="h-data">
+      <h2 id="h-data">Your data</h2>
+      <p>
+        Download what this server holds about you as a JSON file: your account, groups, sessions, passkeys, app passwords and API keys (their names), linked
+        providers, connected apps and the security log about you. It holds no password, key or secret.
+      </p>
+      ${form('/account/export', csrf, 'Download my data', [], { secondary: true })}
+    </section>`;
+    const deletion = html`<section id="delete-account" aria-labelledby="h-delete">
+      <h2 id="h-delete">Delete your account</h2>
+      <p>
+        Your account and everything it holds go at once: sessions, passkeys, app passwords, API keys, linked providers and the apps' access. This cannot be
+        undone.
+      </p>
+      ${form(
+        '/account/delete',
+        csrf,
+        'Delete my account',
+        [
+          ...(passkeys.hasPassword
+            ? [
+                field('deletePassword', 'Password', {
+                  type: 'password',
+                  autocomplete: 'current-password',
+                  hint: 'Or leave it empty and confirm with a passkey.',
+                }),
+              ]
+            : []),
+          html`<label class="check"><input type="checkbox" name="confirm" value="yes" required /> I want to delete my account</label>`,
+        ],
+        { secondary: true },
+      )}
     </section>`;
     // Each part's section carries the id its entry in the page's contents links to.
     const parts: Array<[id: string, title: string, body: Html | '']> = [
@@ -199,6 +280,9 @@ export function registerAccount(kit: PageKit): AccountPages {
       ['app-passwords', 'App passwords', appPasswordSection(csrf, appPasswords, o.appPassword, passkeys.recent)],
       ['api-keys', 'API keys', apiKeySection(csrf, apiKeys, o.apiKey, passkeys.recent)],
       ['sessions', 'Sessions', sessionList],
+      ['apps', 'Connected apps', appList],
+      ['your-data', 'Your data', yourData],
+      ['delete-account', 'Delete your account', deletion],
     ];
     send(
       ctx,
@@ -295,6 +379,33 @@ export function registerAccount(kit: PageKit): AccountPages {
   accountPost('/account/sessions/revoke', async (_ctx, caller, body) => {
     await run(caller, 'revoke_session', { session_id: str(body, 'session_id') });
     return '/account?done=revoked';
+  });
+  accountPost('/account/signout-others', async (_ctx, caller) => {
+    await run(caller, 'signout_others', {});
+    return '/account?done=others#sessions';
+  });
+  accountPost('/account/apps/revoke', async (_ctx, caller, body) => {
+    await run(caller, 'revoke_app', { kind: str(body, 'kind'), app_id: str(body, 'app_id') });
+    return '/account?done=app_revoked#apps';
+  });
+  // The download: a JSON file, never cached, never shown inline (its text is the person's own data).
+  post('/account/export', async (ctx) => {
+    const caller = await pageCaller(ctx, core, names);
+    if (!caller) return see(ctx, '/signin');
+    const { data } = await run(caller, 'export_data', {});
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('Content-Disposition', 'attachment; filename="gatehouse-my-data.json"');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Content-Security-Policy', "default-src 'none'; sandbox");
+    ctx.type = 'application/json; charset=utf-8';
+    ctx.body = JSON.stringify(data ?? {}, null, 2);
+  });
+  accountPost('/account/delete', async (ctx, caller, body) => {
+    if (str(body, 'confirm') !== 'yes') return { status: 400, error: 'Tick the box to confirm; nothing was deleted.' };
+    // No password: a passkey (or the password) entered again on the confirmation page, then back here to press again.
+    await run(caller, 'delete_account', str(body, 'deletePassword') === '' ? {} : { password: str(body, 'deletePassword') });
+    clearTokens(ctx, names);
+    return '/signin?done=deleted';
   });
   accountPost('/account/signout-everywhere', async (ctx, caller) => {
     await run(caller, 'signout_everywhere', {});

@@ -51,6 +51,8 @@ ul.sessions { list-style: none; padding: 0; margin: 0; }
 ul.sessions li { display: flex; justify-content: space-between; align-items: center; gap: 1rem; padding: .6rem 0; border-top: 1px solid var(--line); }
 ul.sessions li:first-child { border-top: none; }
 ul.sessions button { white-space: nowrap; }
+.badge { display: inline-block; font-size: .8rem; padding: 0 .4rem; border: 1px solid var(--line); border-radius: 999px; color: var(--muted); }
+p.links form { display: inline-block; margin: 0 .5rem .5rem 0; }
 .meta { color: var(--muted); font-size: .9rem; overflow-wrap: anywhere; }
 form[data-passkey] { margin-top: .75rem; }
 section > form + form, section > .links + form, section > .table-wrap + form { margin-top: 1.25rem; }

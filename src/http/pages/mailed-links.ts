@@ -1,4 +1,4 @@
-/** The pages the mailed links open: confirm an email address, lift the signin delay, reset a password. */
+/** The pages the mailed links open: confirm an email address, lift the signin delay, end a session, reset a password. */
 import type { Context } from 'koa';
 import { field, form, html, notice, page } from './html';
 import { type PageKit, refusal, see, send, str } from './kit';
@@ -81,6 +81,17 @@ export function registerMailedLinks(kit: PageKit) {
     button: 'Let me sign in',
     done: 'Signin is unlocked for you. Sign in now.',
     next: { href: '/signin', text: 'Sign in' },
+  });
+
+  // The new-sign-in mail's link: ends that one session (nothing else; no sign-in needed).
+  tokenLink({
+    path: '/end-session',
+    action: 'end_session',
+    title: 'End a session',
+    intro: 'Your account was signed in to from a new browser or place. If it was not you, end that session:',
+    button: 'End that session',
+    done: 'That session is signed out. Change your password now if someone else knows it.',
+    next: { href: '/account#sessions', text: 'Your sessions' },
   });
 
   // ---- Password reset ------------------------------------------------------------------------

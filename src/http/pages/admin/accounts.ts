@@ -117,6 +117,14 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
         : button(csrf, `${base}/promote`, 'Make administrator', { confirm: 'Make this account an administrator' }),
       v.totp_enabled ? button(csrf, `${base}/totp-reset`, 'Reset two-factor', { confirm: 'Turn two-factor off and end its sessions' }) : html``,
       v.email_verified ? html`` : button(csrf, `${base}/verification`, 'Resend confirmation link'),
+      button(csrf, `${base}/delete`, 'Delete account', { confirm: 'Delete this account and everything it holds (cannot be undone)' }),
+      // A directory's person is the directory's to remove: here only on purpose (its next sync may bring it back).
+      fromSource === null
+        ? html``
+        : button(csrf, `${base}/delete`, 'Delete even so', {
+            confirm: 'Delete it although the directory still manages it (its next sync may bring it back)',
+            hidden: { force: 'yes' },
+          }),
     ];
     c.show(
       ctx,
@@ -265,6 +273,18 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
       },
       (ctx, a, e) => accountPage(ctx, a, ctx.params.id, e),
     );
+  // Deleted: back to the list (the account's own page is gone). A directory's person is deleted
+  // only with the box ticked, which the button says (the core refuses it otherwise).
+  c.post(
+    '/admin/accounts/:id/delete',
+    async (ctx, a, body) => {
+      assertConfirmed(body);
+      const v = await core.accounts.byReference(a.actor, ctx.params.id);
+      await core.accounts.delete(a.actor, v.email, { force: str(body, 'force') === 'yes' });
+      return '/admin/accounts?done=account_deleted';
+    },
+    (ctx, a, e) => accountPage(ctx, a, ctx.params.id, e),
+  );
   change('disable', async (a, email) => (await core.accounts.setDisabled(a.actor, email, true), 'disabled'), true);
   change('enable', async (a, email) => (await core.accounts.setDisabled(a.actor, email, false), 'enabled'));
   change('promote', async (a, email) => (await core.accounts.promote(a.actor, email), 'promoted'), true);

@@ -69,6 +69,7 @@ export function onOff(value: string): boolean {
  */
 const DONE: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, {
   disabled: 'The account is disabled; its sessions have ended.',
+  account_deleted: 'The account is deleted, with its sessions, keys and grants; the apps it signed in to are told.',
   enabled: 'The account is enabled.',
   promoted: 'The account is now an administrator.',
   demoted: 'The account is no longer an administrator.',
