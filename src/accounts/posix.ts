@@ -37,10 +37,14 @@ export function posixAccount(username: string, posixId: number | null, shell: st
 export function parseShell(raw: unknown): string {
   if (typeof raw !== 'string') throw new AppError('invalid_input', '{--shell} must be a string');
   const shell = raw.trim();
-  if (!shell.startsWith('/')) throw new AppError('invalid_input', `{--shell} must be an absolute path, such as /bin/bash or /usr/bin/zsh (got "${shell.slice(0, 60)}")`);
+  if (!shell.startsWith('/'))
+    throw new AppError('invalid_input', `{--shell} must be an absolute path, such as /bin/bash or /usr/bin/zsh (got "${shell.slice(0, 60)}")`);
   if (shell.length > 200) throw new AppError('invalid_input', '{--shell} is at most 200 characters');
   if (!/^(\/[A-Za-z0-9._+-]+)+$/.test(shell)) {
-    throw new AppError('invalid_input', '{--shell} is a path of letters, digits and . _ + - between slashes, with no space, no empty part and no slash at the end');
+    throw new AppError(
+      'invalid_input',
+      '{--shell} is a path of letters, digits and . _ + - between slashes, with no space, no empty part and no slash at the end',
+    );
   }
   if (shell.split('/').some((part) => part === '.' || part === '..')) throw new AppError('invalid_input', '{--shell} may not hold a . or .. part');
   return shell;

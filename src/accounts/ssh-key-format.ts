@@ -6,7 +6,7 @@
  * curve or a modulus that is no RSA modulus. Taken: ed25519, ECDSA P-256/384/521, their
  * security-key (`sk-`) forms, RSA of 2048 bits or more. Refused with why: anything else.
  *
- * Hand-written rather than `sshpk`: sshpk reads neither `sk-` form (its issue 72, open since 2020),
+ * Hand-written rather than `sshpk`: sshpk reads neither `sk-` form (a request open upstream since 2020),
  * and a public key's wire form is a few length-prefixed fields; the cryptographic check is
  * node:crypto's.
  */
@@ -103,7 +103,8 @@ function application(r: Reader): void {
 
 /** Reads one key line (`type base64 [comment]`), or refuses it with why. */
 export function parseSshPublicKey(raw: string): SshPublicKey {
-  if (raw.length > MAX_KEY_LINE) throw refuse(`${raw.length} characters is too long for a public key (at most ${MAX_KEY_LINE}); is it a private key or a file of many?`);
+  if (raw.length > MAX_KEY_LINE)
+    throw refuse(`${raw.length} characters is too long for a public key (at most ${MAX_KEY_LINE}); is it a private key or a file of many?`);
   const lines = raw.split(/\r?\n/).filter((l) => l.trim() !== '' && !l.trim().startsWith('#'));
   if (lines.length === 0) throw refuse('it is empty');
   if (lines.length > 1) throw refuse(`it holds ${lines.length} lines: add one key at a time`);
@@ -124,7 +125,8 @@ export function parseSshPublicKey(raw: string): SshPublicKey {
   if (/[\p{Cc}\p{Cf}]/u.test(comment)) throw refuse('its comment holds control or invisible characters');
   const r = new Reader(blob);
   const inner = r.text('type');
-  if (!TAKEN.includes(inner) && inner !== 'ssh-dss') throw refuse(`its data is not an SSH public key (it does not start with a key type, it starts with "${inner.slice(0, 20)}")`);
+  if (!TAKEN.includes(inner) && inner !== 'ssh-dss')
+    throw refuse(`its data is not an SSH public key (it does not start with a key type, it starts with "${inner.slice(0, 20)}")`);
   if (inner !== type) throw refuse(`the line says ${type} but the key data is a ${inner} key`);
   let description: string;
   if (type === 'ssh-ed25519' || type === 'sk-ssh-ed25519@openssh.com') {
@@ -144,7 +146,8 @@ export function parseSshPublicKey(raw: string): SshPublicKey {
     const e = r.mpint('exponent');
     const n = r.mpint('modulus');
     const bits = n.length * 8 - Math.clz32(n[0]) + 24;
-    if (bits < MIN_RSA_BITS) throw refuse(`an RSA key of ${bits} bits is too weak (at least ${MIN_RSA_BITS}): make an ed25519 key, or RSA of 3072 bits or more`);
+    if (bits < MIN_RSA_BITS)
+      throw refuse(`an RSA key of ${bits} bits is too weak (at least ${MIN_RSA_BITS}): make an ed25519 key, or RSA of 3072 bits or more`);
     if (bits > MAX_RSA_BITS) throw refuse(`an RSA key of ${bits} bits is larger than OpenSSH takes (at most ${MAX_RSA_BITS})`);
     if (!(e[e.length - 1] & 1) || (e.length === 1 && e[0] < 3) || e.length > 8) throw refuse('its RSA exponent is not an odd number of 3 or more');
     if (!(n[n.length - 1] & 1)) throw refuse('its RSA modulus is even');

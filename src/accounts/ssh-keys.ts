@@ -111,7 +111,7 @@ export function sshKeyOperations(s: Services): SshKeyOperations {
   };
 
   return {
-    add: async (actor, email, key) => add(actor, await other(actor, email, "add SSH keys to other accounts"), key),
+    add: async (actor, email, key) => add(actor, await other(actor, email, 'add SSH keys to other accounts'), key),
     list: async (actor, email) => list(await other(actor, email, "read other accounts' SSH keys")),
     remove: async (actor, email, id) => remove(actor, await other(actor, email, "remove other accounts' SSH keys"), id),
     setShell: async (actor, email, shell) => setShell(actor, await other(actor, email, "set other accounts' login shells"), shell),

@@ -17,7 +17,8 @@ const MAX_READ = 65536;
 async function readKey(io: Io, from: string): Promise<string> {
   if (from === '-') {
     const text = await io.readStdin();
-    if (text.length > MAX_READ) throw new AppError('invalid_input', `standard input holds ${text.length} characters: a public key is one line of a few hundred`);
+    if (text.length > MAX_READ)
+      throw new AppError('invalid_input', `standard input holds ${text.length} characters: a public key is one line of a few hundred`);
     return text;
   }
   let stat: fs.Stats;
@@ -27,7 +28,8 @@ async function readKey(io: Io, from: string): Promise<string> {
     throw new AppError('invalid_input', `cannot read ${from}: no such file (give the .pub file, or - to read the key from standard input)`);
   }
   if (!stat.isFile()) throw new AppError('invalid_input', `${from} is not a file`);
-  if (stat.size > MAX_READ) throw new AppError('invalid_input', `${from} is ${stat.size} bytes: a public key is one line of a few hundred (give the .pub file)`);
+  if (stat.size > MAX_READ)
+    throw new AppError('invalid_input', `${from} is ${stat.size} bytes: a public key is one line of a few hundred (give the .pub file)`);
   return fs.readFileSync(from, 'utf8');
 }
 
@@ -63,7 +65,10 @@ export function registerSshKeys(user: Command, io: Io): void {
         emit(io, wantsJson(c), { email, ssh_keys: list }, () =>
           list.length === 0
             ? 'no SSH keys\n'
-            : table([['ID', 'TYPE', 'FINGERPRINT', 'COMMENT', 'ADDED'], ...list.map((v) => [v.id, v.description, v.fingerprint, v.comment || '-', v.created_at])]),
+            : table([
+                ['ID', 'TYPE', 'FINGERPRINT', 'COMMENT', 'ADDED'],
+                ...list.map((v) => [v.id, v.description, v.fingerprint, v.comment || '-', v.created_at]),
+              ]),
         );
       }),
     );

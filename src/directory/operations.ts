@@ -98,7 +98,8 @@ export function directoryOperations(s: Services): DirectoryOperations {
       return groups;
     },
     async posixIdBase(base) {
-      if (!Number.isInteger(base) || base < 1000) throw new AppError('invalid_input', `{--posix-id-base} must be 1000 or more (below are the system's own accounts), got ${base}`);
+      if (!Number.isInteger(base) || base < 1000)
+        throw new AppError('invalid_input', `{--posix-id-base} must be 1000 or more (below are the system's own accounts), got ${base}`);
       const { counter, refused } = await movePosixBase(s.store.root, base);
       if (refused)
         throw new AppError(

@@ -86,7 +86,12 @@ export function unlockMessage(link: string, to: string, name: string, token: str
  * To the account's address, when an SSH key was added to it or removed (a key is a way in to
  * every host that reads the directory): which key, and what to do if it was not them.
  */
-export function sshKeyMessage(to: string, name: string, change: 'added' | 'removed', key: { description: string; fingerprint: string; comment: string }): MailMessage {
+export function sshKeyMessage(
+  to: string,
+  name: string,
+  change: 'added' | 'removed',
+  key: { description: string; fingerprint: string; comment: string },
+): MailMessage {
   return {
     to,
     subject: change === 'added' ? 'An SSH key was added to your account' : 'An SSH key was removed from your account',

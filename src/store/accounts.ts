@@ -55,7 +55,9 @@ export interface AccountRow {
 }
 
 /** Columns an account update may set (never its ids, nor where it came from). */
-export type AccountChanges = Partial<Omit<AccountRow, 'id' | 'reference_id' | 'user_account_id' | 'created_at' | 'updated_at' | 'auth_version' | 'origin' | 'posix_id'>>;
+export type AccountChanges = Partial<
+  Omit<AccountRow, 'id' | 'reference_id' | 'user_account_id' | 'created_at' | 'updated_at' | 'auth_version' | 'origin' | 'posix_id'>
+>;
 
 const emailTaken = () => new AppError('email_taken', 'an account with this email already exists');
 const usernameTaken = () => new AppError('name_taken', 'this username is taken');

@@ -43,73 +43,75 @@ const enabled = (h: { dialect: string }, a: string) => (h.dialect === 'postgres'
 const marks = (list: readonly unknown[]) => list.map(() => '?').join(', ');
 
 /** Enabled accounts, by username, optionally only those named (one indexed read each way). */
-export const readPeople = op(async (h, only?: { username?: string; email?: string; referenceId?: string; group?: string; posixId?: number }): Promise<PersonRow[]> => {
-  const where = [enabled(h, 'a')];
-  const params: unknown[] = [];
-  const narrow = (column: string, value: string | undefined) => {
-    if (value === undefined) return;
-    where.push(`a.${column} = ?`);
-    params.push(value);
-  };
-  narrow('username', only?.username);
-  narrow('email_key', only?.email);
-  narrow('reference_id', only?.referenceId);
-  if (only?.posixId !== undefined) {
-    where.push('a.posix_id = ?');
-    params.push(only.posixId);
-  }
-  if (only?.group !== undefined) {
-    // From the group (by its name's index) and the groups inside it to their members, not from
-    // every account to its groups: memberOf holds every group, so its members are the group's
-    // own and those of every group below it.
-    where.push(
-      `a.id IN (SELECT gm.account_id FROM membership gm WHERE gm.usergroup_id IN (
+export const readPeople = op(
+  async (h, only?: { username?: string; email?: string; referenceId?: string; group?: string; posixId?: number }): Promise<PersonRow[]> => {
+    const where = [enabled(h, 'a')];
+    const params: unknown[] = [];
+    const narrow = (column: string, value: string | undefined) => {
+      if (value === undefined) return;
+      where.push(`a.${column} = ?`);
+      params.push(value);
+    };
+    narrow('username', only?.username);
+    narrow('email_key', only?.email);
+    narrow('reference_id', only?.referenceId);
+    if (only?.posixId !== undefined) {
+      where.push('a.posix_id = ?');
+      params.push(only.posixId);
+    }
+    if (only?.group !== undefined) {
+      // From the group (by its name's index) and the groups inside it to their members, not from
+      // every account to its groups: memberOf holds every group, so its members are the group's
+      // own and those of every group below it.
+      where.push(
+        `a.id IN (SELECT gm.account_id FROM membership gm WHERE gm.usergroup_id IN (
          SELECT gg.id FROM usergroup gg WHERE lower(gg.name) = ? AND ${managedGroupSql('gg')}
          UNION SELECT gc.descendant_id FROM usergroup gg JOIN usergroup_closure gc ON gc.ancestor_id = gg.id WHERE lower(gg.name) = ? AND ${managedGroupSql('gg')}))`,
-    );
-    params.push(only.group.toLowerCase(), only.group.toLowerCase());
-  }
-  // The SSH keys in the same statement, one line each, by the account's index on ssh_key.
-  const keys =
-    h.dialect === 'postgres'
-      ? `(SELECT string_agg(k.key_type || ' ' || k.key_data || ' ' || k.comment, E'\\n' ORDER BY k.id) FROM ssh_key k WHERE k.account_id = a.id)`
-      : `(SELECT group_concat(x.line, char(10)) FROM (SELECT k.key_type || ' ' || k.key_data || ' ' || k.comment AS line FROM ssh_key k WHERE k.account_id = a.id ORDER BY k.id) x)`;
-  const people = await h.all(
-    `SELECT a.id, a.reference_id, a.username, a.name, a.email, a.created_at, a.posix_id, a.login_shell, ${keys} AS ssh_keys
+      );
+      params.push(only.group.toLowerCase(), only.group.toLowerCase());
+    }
+    // The SSH keys in the same statement, one line each, by the account's index on ssh_key.
+    const keys =
+      h.dialect === 'postgres'
+        ? `(SELECT string_agg(k.key_type || ' ' || k.key_data || ' ' || k.comment, E'\\n' ORDER BY k.id) FROM ssh_key k WHERE k.account_id = a.id)`
+        : `(SELECT group_concat(x.line, char(10)) FROM (SELECT k.key_type || ' ' || k.key_data || ' ' || k.comment AS line FROM ssh_key k WHERE k.account_id = a.id ORDER BY k.id) x)`;
+    const people = await h.all(
+      `SELECT a.id, a.reference_id, a.username, a.name, a.email, a.created_at, a.posix_id, a.login_shell, ${keys} AS ssh_keys
      FROM user_account a WHERE ${where.join(' AND ')} ORDER BY a.username`,
-    params,
-  );
-  if (people.length === 0) return [];
-  // Each person's groups: the direct ones and, through the closure, every group above them.
-  // UNION keeps one row per (person, group) however many ways lead there.
-  const memberships = await h.all(
-    `SELECT x.account_id, g.name FROM (
+      params,
+    );
+    if (people.length === 0) return [];
+    // Each person's groups: the direct ones and, through the closure, every group above them.
+    // UNION keeps one row per (person, group) however many ways lead there.
+    const memberships = await h.all(
+      `SELECT x.account_id, g.name FROM (
        SELECT m.account_id, m.usergroup_id FROM membership m JOIN user_account a ON a.id = m.account_id WHERE ${where.join(' AND ')}
        UNION
        SELECT m.account_id, c.ancestor_id FROM membership m JOIN usergroup_closure c ON c.descendant_id = m.usergroup_id
          JOIN user_account a ON a.id = m.account_id WHERE ${where.join(' AND ')}
      ) x JOIN usergroup g ON g.id = x.usergroup_id WHERE ${managedGroupSql('g')} ORDER BY g.name`,
-    [...params, ...params],
-  );
-  const byAccount = new Map<number, string[]>();
-  for (const m of memberships) {
-    const id = Number(m.account_id);
-    const list = byAccount.get(id) ?? [];
-    list.push(String(m.name));
-    byAccount.set(id, list);
-  }
-  return people.map((p) => ({
-    reference_id: String(p.reference_id),
-    username: String(p.username),
-    name: String(p.name),
-    email: String(p.email),
-    created_at: Number(p.created_at),
-    groups: byAccount.get(Number(p.id)) ?? [],
-    posix_id: p.posix_id === null || p.posix_id === undefined ? null : Number(p.posix_id),
-    login_shell: p.login_shell === null || p.login_shell === undefined ? null : String(p.login_shell),
-    ssh_keys: typeof p.ssh_keys === 'string' && p.ssh_keys !== '' ? p.ssh_keys.split('\n').map((l) => l.trimEnd()) : [],
-  }));
-});
+      [...params, ...params],
+    );
+    const byAccount = new Map<number, string[]>();
+    for (const m of memberships) {
+      const id = Number(m.account_id);
+      const list = byAccount.get(id) ?? [];
+      list.push(String(m.name));
+      byAccount.set(id, list);
+    }
+    return people.map((p) => ({
+      reference_id: String(p.reference_id),
+      username: String(p.username),
+      name: String(p.name),
+      email: String(p.email),
+      created_at: Number(p.created_at),
+      groups: byAccount.get(Number(p.id)) ?? [],
+      posix_id: p.posix_id === null || p.posix_id === undefined ? null : Number(p.posix_id),
+      login_shell: p.login_shell === null || p.login_shell === undefined ? null : String(p.login_shell),
+      ssh_keys: typeof p.ssh_keys === 'string' && p.ssh_keys !== '' ? p.ssh_keys.split('\n').map((l) => l.trimEnd()) : [],
+    }));
+  },
+);
 
 /** What a group read narrows to and what it reads besides the groups. */
 export interface GroupQuery {

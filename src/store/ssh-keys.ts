@@ -65,9 +65,11 @@ export const deleteSshKey = op(async (h, accountId: number, referenceId: string)
 
 /** Sets the account's login shell (null: the default); whether it changed. */
 export const setLoginShell = op(async (h, accountId: number, shell: string | null): Promise<boolean> => {
-  const rows = await h.claim(
-    `UPDATE user_account SET login_shell = ?, updated_at = ? WHERE id = ? AND login_shell IS DISTINCT FROM ? RETURNING id`,
-    [shell, h.clock.now(), accountId, shell],
-  );
+  const rows = await h.claim(`UPDATE user_account SET login_shell = ?, updated_at = ? WHERE id = ? AND login_shell IS DISTINCT FROM ? RETURNING id`, [
+    shell,
+    h.clock.now(),
+    accountId,
+    shell,
+  ]);
   return rows.length > 0;
 });

@@ -3,7 +3,7 @@
 // loginShell, gecos), every managed group posixGroup (gidNumber, memberUid at any depth beside
 // member), numbers given once and never again, SSH keys as sshPublicKey, numeric ordering, and a
 // username that is not a Linux name served without the POSIX side.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -14,7 +14,7 @@ import { PASSWORD } from '../helpers/server';
 
 const group = (name: string) => `cn=${name},ou=groups,${BASE}`;
 
-function keyFile(t: Parameters<Parameters<typeof t.test>[1]>[0], type: string, comment: string): string {
+function keyFile(t: Test, type: string, comment: string): string {
   const dir = tempDir(t);
   const file = path.join(dir, 'id');
   execFileSync('ssh-keygen', ['-q', '-t', ...type.split(' '), '-N', '', '-C', comment, '-f', file]);
@@ -112,7 +112,9 @@ t.test('a username that is not a Linux name: served without the POSIX side', asy
     t.notOk(entry.get('objectClass')!.includes('posixAccount'));
     t.notOk(entry.get('uidNumber'));
   }
-  const readers = ldif((await ldapTool('ldapsearch', [...as, '-b', group('ldap-readers'), '(objectClass=*)', 'memberUid', 'member'])).out).get(group('ldap-readers'))!;
+  const readers = ldif((await ldapTool('ldapsearch', [...as, '-b', group('ldap-readers'), '(objectClass=*)', 'memberUid', 'member'])).out).get(
+    group('ldap-readers'),
+  )!;
   t.same(readers.get('memberUid'), ['bot'], 'memberUid lists Linux names only');
   t.equal(readers.get('member')!.length, 3, 'member lists everyone');
   const posix = ldif((await ldapTool('ldapsearch', [...as, '-b', BASE, '(&(objectClass=posixAccount)(uid=1234))', 'uid'])).out);
