@@ -2,6 +2,7 @@
 // packaged executable on its default SQLite store and slapd (back_mdb, indexes on uid, mail and
 // uniqueMember) holding the same people and group, each started here on a free port.
 //   search by uid/s       Gitea's login search, `(&(objectClass=person)(uid=seedK))`, random K
+//   POSIX search by uid/s sssd's login lookup, `(&(uid=seedK)(objectClass=posixAccount)…)` with the POSIX attributes
 //   group search/s        Nextcloud's `(&(objectClass=groupOfUniqueNames)(uniqueMember=<dn>))`
 //   app-password bind/s   Gatehouse binding with an app password; slapd a simple bind ({SSHA})
 //   password bind/s       Gatehouse binding with a bcrypt password, beside the bcrypt ceiling
@@ -164,6 +165,15 @@ const searchUid = (size) => (id) =>
     filter: FilterParser.parseString(`(&(objectClass=person)(uid=seed${random(size)}))`),
     attributes: ['uid', 'mail', 'cn'],
   }).write();
+/** What sssd asks for a login: the person by uid, as posixAccount, with the POSIX attributes and SSH keys. */
+const searchPosix = (size) => (id) =>
+  new SearchRequest({
+    messageId: id,
+    baseDN: `ou=people,${BASE}`,
+    scope: 'sub',
+    filter: FilterParser.parseString(`(&(uid=seed${random(size)})(objectClass=posixAccount)(uidNumber=*)(!(uidNumber=0)))`),
+    attributes: ['uid', 'uidNumber', 'gidNumber', 'homeDirectory', 'loginShell', 'gecos', 'cn', 'sshPublicKey', 'memberOf'],
+  }).write();
 const searchGroups = (size) => (id) =>
   new SearchRequest({
     messageId: id,
@@ -189,6 +199,7 @@ export async function ldapFigures({ sizes = [1000, 100000], duration = 5, connec
     const row = { size, ceiling };
     try {
       row.ghUid = await load(gh.port, { bind: ghAdmin, next: searchUid(size), seconds: duration, connections });
+      row.ghPosix = await load(gh.port, { bind: ghAdmin, next: searchPosix(size), seconds: duration, connections });
       row.ghGroup = await load(gh.port, { bind: ghAdmin, next: searchGroups(size), seconds: duration, connections });
       row.ghAppBind = await load(gh.port, { bind: ghAdmin, next: bindAs(ghAdmin.dn, gh.app), seconds: duration, connections });
       row.ghPasswordBind = await load(gh.port, {
@@ -223,6 +234,9 @@ export function printLdap(rows) {
   for (const row of rows) {
     console.log(`\n${row.size.toLocaleString('en-US')} accounts          Gatehouse      slapd   ratio   goal`);
     console.log(`  search by uid/s       ${f(row.ghUid).padStart(9)}  ${f(row.slUid).padStart(9)}   ${r(row.ghUid, row.slUid).padStart(5)}   >= 0.5`);
+    console.log(
+      `  POSIX search by uid/s ${f(row.ghPosix).padStart(9)}          -       -   >= search by uid/s (sssd's login lookup, POSIX attributes and keys)`,
+    );
     console.log(`  group search/s        ${f(row.ghGroup).padStart(9)}  ${f(row.slGroup).padStart(9)}   ${r(row.ghGroup, row.slGroup).padStart(5)}   >= 0.5`);
     console.log(
       `  app-password bind/s   ${f(row.ghAppBind).padStart(9)}  ${f(row.slBind).padStart(9)}   ${r(row.ghAppBind, row.slBind).padStart(5)}   >= 0.5 (slapd: simple bind, {SSHA})`,

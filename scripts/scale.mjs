@@ -42,6 +42,13 @@ export async function seedAccounts(knex, dialect, count) {
       [first.password, world.user_account, now, now],
     );
     await trx.raw(`UPDATE user_account SET user_account_id = id WHERE user_account_id IS NULL`);
+    // POSIX numbers, as the account maker gives them (stores made before them have no counter).
+    if (await trx.schema.hasTable('posix_counter')) {
+      const [{ next_id: next }] = await trx('posix_counter').select('next_id');
+      await trx.raw(`UPDATE user_account SET posix_id = ? + id WHERE posix_id IS NULL`, [Number(next)]);
+      const [{ top }] = await trx('user_account').max({ top: 'posix_id' });
+      await trx('posix_counter').update({ next_id: Number(top) + 1 });
+    }
     await trx.raw(
       `INSERT INTO usergroup (reference_id, name, permission, user_account_id, created_at, updated_at)
        SELECT ${uuid}, ${concat(`'Home group of '`, 'a.name')}, ?, a.id, ?, ? FROM user_account a WHERE a.email_key LIKE 'seed%@scale.example'`,

@@ -76,6 +76,12 @@ async function source(dir: string): Promise<string> {
   await gatehouse(dir, ['webhook', 'add', '--url', 'https://hooks.example.com/gatehouse']);
   await gatehouse(dir, ['user', 'app-password', 'add', 'bob@example.com', '--name', 'nextcloud']);
   await gatehouse(dir, ['user', 'api-key', 'add', 'admin@example.com', '--name', 'script']);
+  await gatehouse(
+    dir,
+    ['user', 'ssh-key', 'add', 'bob@example.com', '-'],
+    'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIE3/+bUL3vO5SYk1wD1s1QLdjVI1nOqGCqsRnCPsbdKx bob@laptop',
+  );
+  await gatehouse(dir, ['user', 'set-shell', 'bob@example.com', '/usr/bin/zsh']);
   await gatehouse(dir, ['user', 'invite', 'dora@example.com', '--group', 'staff']);
   await gatehouse(dir, ['scim', 'token', 'add', '--name', 'okta']);
   const metadata = path.join(dir, 'sp.xml');

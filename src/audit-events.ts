@@ -54,6 +54,9 @@ export const AUDIT_EVENTS = [
   'identity_unlinked',
   'app_password_added',
   'app_password_revoked',
+  'ssh_key_added',
+  'ssh_key_removed',
+  'login_shell_changed',
   'api_key_added',
   'api_key_revoked',
   // Sessions and tokens

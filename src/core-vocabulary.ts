@@ -17,6 +17,7 @@ export type { AccountInput } from './accounts/operations';
 export type { MetricsSnapshot } from './operator';
 export type { AccountView } from './accounts/views';
 export type { AppPasswordView } from './accounts/app-passwords';
+export type { SshKeyView } from './accounts/ssh-keys';
 export type { ApiKeyView, NewApiKey } from './accounts/api-keys';
 export type { ActionResult } from './actions/types';
 export type { ActionPermissionView, PermissionChange } from './records/action-permissions';

@@ -75,6 +75,17 @@ export async function serve(config: Config, logger: Logger = createLogger(undefi
     undoDir();
     throw err;
   }
+  if (config.posixIdBase !== null) {
+    // The POSIX numbers' base, before anything listens: one that would give a number twice stops the start.
+    try {
+      await core.directory.posixIdBase(config.posixIdBase);
+    } catch (err) {
+      await core.close();
+      await release();
+      undoDir();
+      throw err;
+    }
+  }
   if (config.config !== null) {
     // The configuration file, before anything listens: an invalid one stops the start.
     try {

@@ -35,6 +35,7 @@ import {
   usernameInUse,
 } from '../store/accounts';
 import { readAction, readWorld } from '../store/guarded-rows';
+import { takePosixId } from '../store/posix';
 import { claimFirstAdministrator } from './administrators';
 import { normalizeEmail, validateName, type NameOrigin } from './validate';
 import { parseUsername, usernameFor } from './usernames';
@@ -185,9 +186,11 @@ export function accountMaker(tx: Tx, actor: Actor, way: AccountWay): (input: Acc
       disabled: input.disabled ?? false,
       externalId: input.externalId ?? null,
       origin: rules.origin,
+      // Its uidNumber (and its user-private group's gidNumber), given once (contract section 25).
+      posixId: await takePosixId(tx),
     }); // 3
     const groupPermission = await table('usergroup', 'create'); // 4
-    const home = await insertGroup(tx, { name: `Home group of ${name}`.slice(0, 100), ownerId: account.id, permission: groupPermission }); // 5
+    const home = await insertGroup(tx, { name: `Home group of ${name}`.slice(0, 100), ownerId: account.id, permission: groupPermission, posixId: null }); // 5
     const membership = await table('membership', 'refer'); // 6
     await addMembership(tx, account.id, home.id, membership);
     // Every account also joins `users`, through which self-service actions are executable.

@@ -9,7 +9,13 @@ import { consumeToken, issueToken, TokenPurpose } from '../store/account-tokens'
 import { queueMail, type MailTopic } from '../deliveries/queue';
 import type { MailMessage } from '../mail/mailer';
 
-const LABEL: Record<TokenPurpose, string> = { verify_email: 'verification', reset_password: 'reset', unlock_signin: 'unlock', recovery: 'recovery', end_session: 'sign-out' };
+const LABEL: Record<TokenPurpose, string> = {
+  verify_email: 'verification',
+  reset_password: 'reset',
+  unlock_signin: 'unlock',
+  recovery: 'recovery',
+  end_session: 'sign-out',
+};
 
 /** Cheap shape check, before any store work. */
 export function checkTokenShape(token: string, purpose: TokenPurpose): void {
@@ -29,7 +35,13 @@ export async function redeemToken(s: Services, token: string, purpose: TokenPurp
   return account;
 }
 
-const TOPIC: Record<TokenPurpose, MailTopic> = { verify_email: 'verification', reset_password: 'reset', unlock_signin: 'unlock', recovery: 'recovery', end_session: 'new_signin' };
+const TOPIC: Record<TokenPurpose, MailTopic> = {
+  verify_email: 'verification',
+  reset_password: 'reset',
+  unlock_signin: 'unlock',
+  recovery: 'recovery',
+  end_session: 'new_signin',
+};
 
 /**
  * Issues a token and queues its mail in one write: both or neither. A running server sends it,

@@ -19,6 +19,7 @@ import { listSessions, revokeSession, SessionView } from './sessions';
 import { appPasswordOperations, type AppPasswordOperations } from './app-passwords';
 import { apiKeyOperations, type ApiKeyOperations } from './api-keys';
 import { deleteAccountByEmail } from './delete';
+import { sshKeyOperations, type SshKeyOperations } from './ssh-keys';
 
 /** Operator input for a new account (passwords never come from arguments). */
 export interface AccountInput {
@@ -76,6 +77,8 @@ export interface AccountOperations {
   readonly appPasswords: AppPasswordOperations;
   /** API keys (for scripts on the HTTP API): any account's, by an administrator or the shell. */
   readonly apiKeys: ApiKeyOperations;
+  /** SSH public keys and the login shell the directory serves to Linux hosts: any account's, and the caller's own. */
+  readonly ssh: SshKeyOperations;
 }
 
 const MAX_SEARCH = 100;
@@ -88,6 +91,7 @@ export function accountOperations(s: Services): AccountOperations {
     bootstrapAdmin: (actor, input) => bootstrapAdmin(s, actor, input),
     appPasswords: appPasswordOperations(s, (email) => findAccountByEmail(s, email)),
     apiKeys: apiKeyOperations(s, (email) => findAccountByEmail(s, email)),
+    ssh: sshKeyOperations(s),
     async create(actor, input) {
       requireAdministrator(actor, 'create accounts from here');
       const created = await createAccount(s, actor, newAccountFrom(input, s.config.passwordMinLength), undefined, {

@@ -9,6 +9,7 @@ import { emit, keyValues, table } from './output';
 import { addPasswordOptions, PasswordFlags, readPassword } from './password-input';
 import { registerInvitations } from './invitations';
 import { registerAppPasswords } from './app-passwords';
+import { registerSshKeys } from './ssh-keys';
 import { registerApiKeys } from './api-keys';
 
 const showAccount = (v: AccountView, groups?: string) =>
@@ -167,6 +168,7 @@ export function registerUser(program: Command, io: Io): void {
 
   registerInvitations(user, io);
   registerAppPasswords(user, io);
+  registerSshKeys(user, io);
   registerApiKeys(user, io);
 
   user

@@ -443,6 +443,15 @@ export const SETTINGS = {
     repeatable: true,
     help: "a managed group whose members may search the directory (an app's bind account); administrators always may",
   },
+  posixIdBase: {
+    env: 'GATEHOUSE_POSIX_ID_BASE',
+    parse: int(1000, 2_000_000_000) as (raw: string, name: string) => number | null,
+    fallback: null,
+    scope: 'serve',
+    arg: '<n>',
+    shown: '10000',
+    help: "the first uidNumber and gidNumber the directory gives (at least 1000, below Linux's system accounts' range ends); kept in the store: a base that would meet numbers already given is refused",
+  },
   ldapAllowInsecureBind: {
     env: 'GATEHOUSE_LDAP_ALLOW_INSECURE_BIND',
     parse: bool,

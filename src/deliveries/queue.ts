@@ -16,7 +16,8 @@ import { type AccountFacts, eventBody, eventTypeOf, subscribes } from './events'
 import { pushMessages, pushReads, type PushReads } from './scim-push';
 
 /** The kinds of mail, as the queue lists them. */
-export type MailTopic = 'verification' | 'reset' | 'unlock' | 'invitation' | 'email_moved' | 'signin_code' | 'recovery' | 'recovery_used' | 'new_signin';
+export type MailTopic =
+  'verification' | 'reset' | 'unlock' | 'invitation' | 'email_moved' | 'signin_code' | 'recovery' | 'recovery_used' | 'new_signin' | 'ssh_key';
 
 export async function queueMail(tx: Tx, message: MailMessage, topic: MailTopic): Promise<void> {
   await enqueue(tx, [{ kind: 'mail', topic, payload: JSON.stringify(message) }]);

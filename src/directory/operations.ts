@@ -7,13 +7,18 @@
  * connection already bound too (stillBound).
  */
 import type { Caller } from '../actor';
+import { AppError } from '../errors';
+import { movePosixBase } from '../store/posix';
 import type { Services } from '../services';
 import { actorOf } from '../access/caller';
 import { directoryBind } from '../accounts/directory-bind';
 import { bindHolds, isReader } from '../store/groups';
+import { LINUX_NAME, posixAccount, type PosixAccount } from '../accounts/posix';
 import { type GroupEntryRow, type GroupQuery, type PersonRow, readGroups, readPeople } from '../store/directory';
 
-export type Person = PersonRow;
+/** A person as the directory serves them: the row, and their POSIX side (null: not a POSIX account, see accounts/posix.ts). */
+export type Person = PersonRow & { posix: PosixAccount | null };
+/** A group as the directory serves it: `uids` holds only people who are POSIX accounts. */
 export type DirectoryGroup = GroupEntryRow;
 export type { GroupQuery };
 
@@ -33,6 +38,8 @@ export interface PeopleQuery {
   referenceId?: string;
   /** Members of this managed group (by name). */
   group?: string;
+  /** The person of this POSIX number (uidNumber, or their own group's gidNumber). */
+  posixId?: number;
 }
 
 export interface DirectoryOperations {
@@ -48,6 +55,12 @@ export interface DirectoryOperations {
   people(identity: DirectoryIdentity, query?: PeopleQuery): Promise<Person[]>;
   /** Managed groups for a reader (optionally narrowed: by name, by a member); none for anyone else. */
   groups(identity: DirectoryIdentity, query?: GroupQuery): Promise<DirectoryGroup[]>;
+  /**
+   * Sets the base POSIX numbers are given from (--posix-id-base): kept when it is the store's,
+   * taken when no number was given yet or it stands past every number given, refused otherwise
+   * (it would give a number twice). Returns the base and the next number.
+   */
+  posixIdBase(base: number): Promise<{ base: number; next: number }>;
   /** Counts one answered search for /metrics, by outcome (ok, refused, not_found, failed). */
   searched(outcome: SearchOutcome): void;
 }
@@ -73,19 +86,35 @@ export function directoryOperations(s: Services): DirectoryOperations {
       // Someone who may not search reads their own entry, whatever they ask for.
       if (!identity.reader) {
         const own = await readPeople(s.store.root, { referenceId: identity.referenceId });
-        return own.filter((p) => matches(p, query));
+        return own.filter((p) => matches(p, query)).map(withPosix);
       }
-      return pages<Person, string>(
-        (after) => readPeople(s.store.root, query, { after, limit: PAGE }),
-        (p) => p.username,
-      );
+      return (
+        await pages<PersonRow, string>(
+          (after) => readPeople(s.store.root, query, { after, limit: PAGE }),
+          (p) => p.username,
+        )
+      ).map(withPosix);
     },
     async groups(identity, query = {}) {
       if (!identity.reader) return [];
-      return pages<DirectoryGroup, { name: string; id: number }>(
+      const groups = await pages<DirectoryGroup, { name: string; id: number }>(
         (after) => readGroups(s.store.root, query, { after, limit: PAGE }),
         (g) => ({ name: g.name, id: g.id }),
       );
+      // memberUid names logins: someone whose username is no Linux name is not one.
+      for (const g of groups) if (g.uids.some((u) => !LINUX_NAME.test(u))) g.uids = g.uids.filter((u) => LINUX_NAME.test(u));
+      return groups;
+    },
+    async posixIdBase(base) {
+      if (!Number.isInteger(base) || base < 1000)
+        throw new AppError('invalid_input', `{--posix-id-base} must be 1000 or more (below are the system's own accounts), got ${base}`);
+      const { counter, refused } = await movePosixBase(s.store.root, base);
+      if (refused)
+        throw new AppError(
+          'invalid_input',
+          `{--posix-id-base} ${base} would meet the POSIX numbers already given (${counter.low} to ${counter.next - 1}, from the base ${counter.base}): keep ${counter.base}, or give ${counter.next} or more`,
+        );
+      return { base: counter.base, next: counter.next };
     },
     searched(outcome) {
       const searches = s.counters.ldap.searches;
@@ -113,7 +142,10 @@ async function pages<T, K>(read: (after: K | undefined) => Promise<T[]>, key: (r
   }
 }
 
-const matches = (p: Person, q: PeopleQuery) =>
+const withPosix = (p: PersonRow): Person => ({ ...p, posix: posixAccount(p.username, p.posix_id, p.login_shell) });
+
+const matches = (p: PersonRow, q: PeopleQuery) =>
+  (q.posixId === undefined || p.posix_id === q.posixId) &&
   (q.username === undefined || p.username === q.username) &&
   (q.email === undefined || p.email.toLowerCase() === q.email) &&
   (q.referenceId === undefined || p.reference_id === q.referenceId) &&

@@ -10,6 +10,7 @@ import { requireAdministrator } from '../access/caller';
 import { parsePermission } from '../permission/bits';
 import type { Tx } from '../store/connection';
 import { insertGroup, lockAccounts } from '../store/accounts';
+import { takePosixId } from '../store/posix';
 import {
   findGroupByReference,
   findGroupsByName,
@@ -84,6 +85,8 @@ export async function createGroupIn(tx: Tx, actor: Actor, input: NewGroup, known
     ownerId: input.ownerId,
     permission: input.permission ?? world.row.default_permission,
     externalId: input.externalId,
+    // Its gidNumber, given once (contract section 25).
+    posixId: await takePosixId(tx),
   });
   return (await findGroupByReference(tx, referenceId))!;
 }

@@ -11,7 +11,7 @@
  * middle (OverBudget), so no single entry can hold the thread for long.
  */
 import type { ExtensibleMatch, LdapFilter } from './protocol';
-import { inChainOn, normalValue, valuesOf, type Entry } from './tree';
+import { INTEGER_VALUED, inChainOn, normalValue, valuesOf, type Entry } from './tree';
 
 /**
  * A search's work so far, in units (one value looked at by one term): past `limit` in all, or past
@@ -135,6 +135,13 @@ export function compile(f: LdapFilter, meter: Meter = new Meter()): Matcher {
       meter.spend(1 + have.size);
       return [...have];
     };
+    if (INTEGER_VALUED.has(type)) {
+      // uidNumber>=10000: as numbers, never as strings ("9" sorts after "10000"); a value that is no integer matches nothing.
+      const n = /^-?\d{1,15}$/.test(value.trim()) ? Number(value) : NaN;
+      const numbers = (e: Entry) => ordered(e).map(Number);
+      if (f.compare === 'ge') return { test: (e) => numbers(e).some((v) => v >= n), cost: 2 };
+      if (f.compare === 'le') return { test: (e) => numbers(e).some((v) => v <= n), cost: 2 };
+    }
     if (f.compare === 'ge') return { test: (e) => ordered(e).some((v) => v >= value), cost: 2 };
     if (f.compare === 'le') return { test: (e) => ordered(e).some((v) => v <= value), cost: 2 };
     // Equality, and approximate as equality.

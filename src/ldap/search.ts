@@ -215,7 +215,7 @@ async function candidates(
       return scope === 'one' ? [] : [tree.person(found[0])];
     }
     case 'group': {
-      const found = await dir.groups(identity, { name: at.name, chain: chainOf(filter, tree) });
+      const found = await dir.groups(identity, { name: at.name, chain: chainOf(filter, tree), uids: true });
       if (found.length === 0) return null;
       return scope === 'one' ? [] : [tree.group(found[0])];
     }

@@ -169,22 +169,36 @@ export class Tree {
     };
   }
 
+  /**
+   * A person: inetOrgPerson, and for a POSIX account (section 25) also posixAccount (RFC 2307:
+   * uidNumber, gidNumber of their user-private group, homeDirectory, loginShell, gecos) and, with
+   * SSH keys, ldapPublicKey (sshPublicKey, as sss_ssh_authorizedkeys reads it).
+   */
   person(p: Person): Entry {
     const sn = p.name.trim().split(/\s+/).pop() || p.username;
-    return {
-      dn: this.personDn(p.username),
-      attributes: [
-        ['objectClass', ['top', 'person', 'organizationalPerson', 'inetOrgPerson']],
-        ['uid', [p.username]],
-        ['cn', [p.name]],
-        ['displayName', [p.name]],
-        ['sn', [sn]],
-        ['mail', [p.email]],
-        ['memberOf', p.groups.map((g) => this.groupDn(g))],
-        ['entryUUID', [p.reference_id]],
-        ['createTimestamp', [generalizedTime(p.created_at)]],
-      ],
-    };
+    const x = p.posix;
+    const keys = x && p.ssh_keys.length > 0;
+    const classes = ['top', 'person', 'organizationalPerson', 'inetOrgPerson', ...(x ? ['posixAccount'] : []), ...(keys ? ['ldapPublicKey'] : [])];
+    const attributes: Array<[string, readonly string[]]> = [
+      ['objectClass', classes],
+      ['uid', [p.username]],
+      ['cn', [p.name]],
+      ['displayName', [p.name]],
+      ['sn', [sn]],
+      ['mail', [p.email]],
+      ['memberOf', p.groups.map((g) => this.groupDn(g))],
+    ];
+    if (x)
+      attributes.push(
+        ['uidNumber', [String(x.uidNumber)]],
+        ['gidNumber', [String(x.gidNumber)]],
+        ['homeDirectory', [x.homeDirectory]],
+        ['loginShell', [x.loginShell]],
+        ['gecos', [gecos(p.name)]],
+      );
+    if (keys) attributes.push(['sshPublicKey', p.ssh_keys]);
+    attributes.push(['entryUUID', [p.reference_id]], ['createTimestamp', [generalizedTime(p.created_at)]]);
+    return { dn: this.personDn(p.username), attributes };
   }
 
   /**
@@ -199,16 +213,21 @@ export class Tree {
     return {
       dn: this.groupDn(g.name),
       attributes: [
-        ['objectClass', ['top', 'groupOfNames', 'groupOfUniqueNames']],
+        ['objectClass', ['top', 'groupOfNames', 'groupOfUniqueNames', ...(g.posix_id === null ? [] : ['posixGroup'])]],
         ['cn', [g.name]],
         ['member', members],
         ['uniqueMember', members],
+        ...(g.posix_id === null ? [] : [['gidNumber', [String(g.posix_id)]] as [string, readonly string[]]]),
+        ['memberUid', g.uids],
         ['entryUUID', [g.reference_id]],
       ],
       inChain,
     };
   }
 }
+
+/** gecos (a string of the IA5 set, read by passwd(5) as fields split by commas and colons): the name, with those and control characters left out. */
+const gecos = (name: string) => name.replace(/[,:\p{Cc}]/gu, ' ').trim();
 
 const generalizedTime = (ms: number) =>
   new Date(ms)
@@ -220,6 +239,8 @@ const generalizedTime = (ms: number) =>
 const DN_VALUED = new Set(['member', 'uniquemember', 'memberof', 'namingcontexts']);
 /** Operational attributes: returned when named or with `+`, not with `*`. */
 const OPERATIONAL = new Set(['entryuuid', 'createtimestamp']);
+/** Attributes whose values are integers: ordered as numbers (uidNumber>=10000). */
+export const INTEGER_VALUED = new Set(['uidnumber', 'gidnumber']);
 
 export const valuesOf = (e: Entry, type: string) => {
   const t = type.toLowerCase();
@@ -283,9 +304,14 @@ export interface GroupsHint {
   member?: string;
   memberGroup?: string;
   deep?: boolean;
+  posixId?: number;
   members: boolean;
   chain: { people: string[]; groups: string[] };
+  uids: boolean;
 }
+
+/** A POSIX number as a filter asserts it, or undefined when it is none (then the filter answers, unnarrowed). */
+const posixNumber = (v: string) => (/^[1-9]\d{0,14}$/.test(v.trim()) ? Number(v.trim()) : undefined);
 
 /**
  * What a group search narrows to before reading: an equality on cn, and an equality on member or
@@ -296,17 +322,28 @@ export interface GroupsHint {
  * names, wherever it is in the filter, so each group read says which of them are inside it.
  */
 export function groupsHint(f: LdapFilter, attributes: readonly string[], tree: Tree): GroupsHint {
-  const hint: Omit<GroupsHint, 'members' | 'chain'> = {};
+  const hint: Omit<GroupsHint, 'members' | 'chain' | 'uids'> = {};
   let by: LdapFilter | null = null;
   for (const p of 'and' in f ? f.and : [f]) {
     let value: string | null = null;
+    let deep = false;
     if ('compare' in p && p.compare === 'eq') {
       const a = p.attribute.toLowerCase();
       if (a === 'cn' && hint.name === undefined) hint.name = p.value.toLowerCase();
+      if (a === 'gidnumber' && hint.posixId === undefined) hint.posixId = posixNumber(p.value) ?? -1;
       if (MEMBER_ATTRIBUTES.has(a)) value = p.value;
+      // memberUid lists everyone inside at any depth: the groups a person is in at any depth.
+      if (a === 'memberuid' && by === null) {
+        hint.member = p.value.toLowerCase();
+        hint.deep = true;
+        by = p;
+        continue;
+      }
     }
-    const deep = 'extensible' in p && inChainOn(p.extensible) === 'member';
-    if (deep) value = p.extensible.value;
+    if ('extensible' in p && inChainOn(p.extensible) === 'member') {
+      deep = true;
+      value = p.extensible.value;
+    }
     if (value === null || by !== null) continue;
     const at = tree.locate(value);
     if (at?.at === 'person') hint.member = at.name;
@@ -316,16 +353,20 @@ export function groupsHint(f: LdapFilter, attributes: readonly string[], tree: T
     by = p;
   }
   const asked = attributes.map((a) => a.toLowerCase());
-  const returned = asked.length === 0 || asked.includes('*') || asked.some((a) => MEMBER_ATTRIBUTES.has(a));
-  return { ...hint, members: returned || mentions(f, MEMBER_ATTRIBUTES, by), chain: chainOf(f, tree) };
+  const all = asked.length === 0 || asked.includes('*');
+  const returned = all || asked.some((a) => MEMBER_ATTRIBUTES.has(a));
+  const uids = all || asked.includes('memberuid') || mentions(f, MEMBER_UID, null);
+  return { ...hint, members: returned || mentions(f, MEMBER_ATTRIBUTES, by), chain: chainOf(f, tree), uids };
 }
+
+const MEMBER_UID: ReadonlySet<string> = new Set(['memberuid']);
 
 /**
  * What a search narrows to before reading: an equality on uid, mail or entryUUID at the top of
  * the filter or in a top-level AND lets the directory read one person by index; on memberOf (or
  * the in-chain rule on it, the same thing here), the members of that group at any depth.
  */
-export function peopleHint(f: LdapFilter, tree: Tree): { username?: string; email?: string; referenceId?: string; group?: string } {
+export function peopleHint(f: LdapFilter, tree: Tree): { username?: string; email?: string; referenceId?: string; group?: string; posixId?: number } {
   let inGroup: string | undefined;
   for (const p of 'and' in f ? f.and : [f]) {
     let memberOf: string | null = null;
@@ -335,6 +376,8 @@ export function peopleHint(f: LdapFilter, tree: Tree): { username?: string; emai
       if (a === 'uid') return { username: value };
       if (a === 'mail') return { email: value };
       if (a === 'entryuuid') return { referenceId: value };
+      // A number that is none (0, text) finds nobody: -1 is no one's.
+      if (a === 'uidnumber' || a === 'gidnumber') return { posixId: posixNumber(value) ?? -1 };
       if (a === 'memberof') memberOf = p.value;
     }
     if ('extensible' in p && inChainOn(p.extensible) === 'memberof') memberOf = p.extensible.value;

@@ -83,6 +83,35 @@ export function unlockMessage(link: string, to: string, name: string, token: str
 }
 
 /**
+ * To the account's address, when an SSH key was added to it or removed (a key is a way in to
+ * every host that reads the directory): which key, and what to do if it was not them.
+ */
+export function sshKeyMessage(
+  to: string,
+  name: string,
+  change: 'added' | 'removed',
+  key: { description: string; fingerprint: string; comment: string },
+): MailMessage {
+  return {
+    to,
+    subject: change === 'added' ? 'An SSH key was added to your account' : 'An SSH key was removed from your account',
+    text: [
+      `Hello ${name},`,
+      '',
+      change === 'added'
+        ? 'This SSH key was added to your account. It now signs you in to the servers that read the directory:'
+        : 'This SSH key was removed from your account. It no longer signs you in to the servers that read the directory:',
+      '',
+      `  ${key.description} ${key.fingerprint}${key.comment ? ` ${key.comment}` : ''}`,
+      '',
+      change === 'added'
+        ? 'If it was not you, remove the key on your account page at once and tell your administrator.'
+        : 'If it was not you, tell your administrator.',
+    ].join('\n'),
+  };
+}
+
+/**
  * To the old address, when a provisioning service (SCIM) moved an account that has its own way in
  * (a password, a passkey) to a new one: the new address can now receive its reset links.
  */

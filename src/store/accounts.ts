@@ -46,12 +46,18 @@ export interface AccountRow {
   external_id: string | null;
   /** What made it elsewhere (set when it is made, never changed after); null: made here. */
   origin: AccountOrigin | null;
+  /** The POSIX number (uidNumber, and the gidNumber of its user-private group), given once; null only for a row written around the accounts' code. */
+  posix_id: number | null;
+  /** The login shell the directory serves; null: the default, /bin/bash. */
+  login_shell: string | null;
   created_at: number;
   updated_at: number;
 }
 
 /** Columns an account update may set (never its ids, nor where it came from). */
-export type AccountChanges = Partial<Omit<AccountRow, 'id' | 'reference_id' | 'user_account_id' | 'created_at' | 'updated_at' | 'auth_version' | 'origin'>>;
+export type AccountChanges = Partial<
+  Omit<AccountRow, 'id' | 'reference_id' | 'user_account_id' | 'created_at' | 'updated_at' | 'auth_version' | 'origin' | 'posix_id'>
+>;
 
 const emailTaken = () => new AppError('email_taken', 'an account with this email already exists');
 const usernameTaken = () => new AppError('name_taken', 'this username is taken');
@@ -97,6 +103,8 @@ export const insertAccount = op(
       externalId: string | null;
       /** Made elsewhere (an import's format, a directory source); null: made here. */
       origin: AccountOrigin | null;
+      /** Its POSIX number (uidNumber), taken in the same transaction (store/posix.ts). */
+      posixId: number;
     },
   ): Promise<{ id: number; referenceId: string }> => {
     const now = h.clock.now();
@@ -117,6 +125,7 @@ export const insertAccount = op(
         external_id: fields.externalId,
         disabled: fields.disabled,
         origin: fields.origin,
+        posix_id: fields.posixId,
         created_at: now,
         updated_at: now,
       });
@@ -132,7 +141,17 @@ export const insertAccount = op(
 );
 
 export const insertGroup = op(
-  async (h, fields: { name: string; ownerId: number | null; permission: number; externalId?: string | null }): Promise<{ id: number; referenceId: string }> => {
+  async (
+    h,
+    fields: {
+      name: string;
+      ownerId: number | null;
+      permission: number;
+      externalId?: string | null;
+      /** Its POSIX number (gidNumber), taken in the same transaction; null for an account's dedicated group, whose number is its account's. */
+      posixId: number | null;
+    },
+  ): Promise<{ id: number; referenceId: string }> => {
     const now = h.clock.now();
     const referenceId = randomUUID();
     const id = await insertReturningId(h, 'usergroup', {
@@ -141,6 +160,7 @@ export const insertGroup = op(
       permission: fields.permission,
       user_account_id: fields.ownerId,
       external_id: fields.externalId ?? null,
+      posix_id: fields.posixId,
       created_at: now,
       updated_at: now,
     });

@@ -42,6 +42,8 @@ export const COPIED_TABLES: readonly TableName[] = [
   'scim_pushed',
   'delivery',
   'app_password',
+  'ssh_key',
+  'posix_counter',
   'api_key',
   'saml_key',
   'saml_sp',

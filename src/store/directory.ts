@@ -16,6 +16,12 @@ export interface PersonRow {
   created_at: number;
   /** Names of the managed groups it is in, directly or through groups inside groups. */
   groups: string[];
+  /** Its POSIX number (uidNumber, and its user-private group's gidNumber); null only for a row written around the accounts' code. */
+  posix_id: number | null;
+  /** Its login shell; null: the default. */
+  login_shell: string | null;
+  /** Its SSH public keys, as authorized_keys lines (type, key, comment), oldest first. */
+  ssh_keys: string[];
 }
 
 export interface GroupEntryRow {
@@ -29,6 +35,10 @@ export interface GroupEntryRow {
   memberGroups: string[];
   /** Of the people (usernames) and groups (names, lower case) a query's `chain` named, those inside it at any depth. */
   chain: { people: string[]; groups: string[] };
+  /** Its POSIX number (gidNumber); null only for a row written around the groups' code. */
+  posix_id: number | null;
+  /** Usernames of the enabled people inside it at any depth (memberUid), when the query asked (`uids`); else empty. */
+  uids: string[];
 }
 
 const enabled = (h: { dialect: string }, a: string) => (h.dialect === 'postgres' ? `${a}.disabled = false` : `${a}.disabled = 0`);
@@ -45,7 +55,11 @@ export interface Page<K> {
  * `page`, the next `limit` of them after a username (a whole directory is read a page at a time).
  */
 export const readPeople = op(
-  async (h, only?: { username?: string; email?: string; referenceId?: string; group?: string }, page?: Page<string>): Promise<PersonRow[]> => {
+  async (
+    h,
+    only?: { username?: string; email?: string; referenceId?: string; group?: string; posixId?: number },
+    page?: Page<string>,
+  ): Promise<PersonRow[]> => {
     const where = [enabled(h, 'a')];
     const params: unknown[] = [];
     const narrow = (column: string, value: string | undefined) => {
@@ -56,6 +70,10 @@ export const readPeople = op(
     narrow('username', only?.username);
     narrow('email_key', only?.email);
     narrow('reference_id', only?.referenceId);
+    if (only?.posixId !== undefined) {
+      where.push('a.posix_id = ?');
+      params.push(only.posixId);
+    }
     if (only?.group !== undefined) {
       // From the group (by its name's index) and the groups inside it to their members, not from
       // every account to its groups: memberOf holds every group, so its members are the group's
@@ -71,8 +89,14 @@ export const readPeople = op(
       where.push('a.username > ?');
       params.push(page.after);
     }
+    // The SSH keys in the same statement, one line each, by the account's index on ssh_key.
+    const keys =
+      h.dialect === 'postgres'
+        ? `(SELECT string_agg(k.key_type || ' ' || k.key_data || ' ' || k.comment, E'\\n' ORDER BY k.id) FROM ssh_key k WHERE k.account_id = a.id)`
+        : `(SELECT group_concat(x.line, char(10)) FROM (SELECT k.key_type || ' ' || k.key_data || ' ' || k.comment AS line FROM ssh_key k WHERE k.account_id = a.id ORDER BY k.id) x)`;
     const people = await h.all(
-      `SELECT a.id, a.reference_id, a.username, a.name, a.email, a.created_at FROM user_account a WHERE ${where.join(' AND ')} ORDER BY a.username${page ? ` LIMIT ${Number(page.limit)}` : ''}`,
+      `SELECT a.id, a.reference_id, a.username, a.name, a.email, a.created_at, a.posix_id, a.login_shell, ${keys} AS ssh_keys
+     FROM user_account a WHERE ${where.join(' AND ')} ORDER BY a.username${page ? ` LIMIT ${Number(page.limit)}` : ''}`,
       params,
     );
     if (people.length === 0) return [];
@@ -104,6 +128,9 @@ export const readPeople = op(
       email: String(p.email),
       created_at: Number(p.created_at),
       groups: byAccount.get(Number(p.id)) ?? [],
+      posix_id: p.posix_id === null || p.posix_id === undefined ? null : Number(p.posix_id),
+      login_shell: p.login_shell === null || p.login_shell === undefined ? null : String(p.login_shell),
+      ssh_keys: typeof p.ssh_keys === 'string' && p.ssh_keys !== '' ? p.ssh_keys.split('\n').map((l) => l.trimEnd()) : [],
     }));
   },
 );
@@ -120,6 +147,10 @@ export interface GroupQuery {
   members?: boolean;
   /** People (usernames) and groups (names) each group row reports in `chain` when they are inside it at any depth. */
   chain?: { people: readonly string[]; groups: readonly string[] };
+  /** Only the group of this POSIX number (gidNumber). */
+  posixId?: number;
+  /** Whether each group's people at any depth (memberUid) are read. */
+  uids?: boolean;
 }
 
 /**
@@ -132,6 +163,10 @@ export const readGroups = op(async (h, q: GroupQuery = {}, page?: Page<{ name: s
   if (q.name !== undefined) {
     where.push('lower(g.name) = ?');
     params.push(q.name.toLowerCase());
+  }
+  if (q.posixId !== undefined) {
+    where.push('g.posix_id = ?');
+    params.push(q.posixId);
   }
   if (q.member !== undefined) {
     // From the person (by username) to their groups (and, deep, to every group above those),
@@ -155,7 +190,7 @@ export const readGroups = op(async (h, q: GroupQuery = {}, page?: Page<{ name: s
     params.push(page.after.name, page.after.name, page.after.id);
   }
   const groups = await h.all(
-    `SELECT g.id, g.reference_id, g.name FROM usergroup g WHERE ${where.join(' AND ')} ORDER BY g.name, g.id${page ? ` LIMIT ${Number(page.limit)}` : ''}`,
+    `SELECT g.id, g.reference_id, g.name, g.posix_id FROM usergroup g WHERE ${where.join(' AND ')} ORDER BY g.name, g.id${page ? ` LIMIT ${Number(page.limit)}` : ''}`,
     params,
   );
   if (groups.length === 0) return [];
@@ -181,6 +216,24 @@ export const readGroups = op(async (h, q: GroupQuery = {}, page?: Page<{ name: s
     for (const r of rows) members.get(Number(r.parent_id))?.[Number(r.kind) === 1 ? 'groups' : 'people'].push(String(r.name));
   }
   const chain = await readChain(h, q.chain, new Set(ids));
+  const uids = new Map<number, string[]>();
+  if (q.uids) {
+    // Everyone inside each group at any depth: its own members and those of every group below it (UNION: one row each).
+    const rows = await h.all(
+      `SELECT x.group_id, a.username FROM (
+         SELECT m.usergroup_id AS group_id, m.account_id FROM membership m WHERE m.usergroup_id IN (${marks(ids)})
+         UNION
+         SELECT c.ancestor_id, m.account_id FROM usergroup_closure c JOIN membership m ON m.usergroup_id = c.descendant_id WHERE c.ancestor_id IN (${marks(ids)})
+       ) x JOIN user_account a ON a.id = x.account_id WHERE ${enabled(h, 'a')} ORDER BY a.username`,
+      [...ids, ...ids],
+    );
+    for (const r of rows) {
+      const id = Number(r.group_id);
+      const list = uids.get(id);
+      if (list) list.push(String(r.username));
+      else uids.set(id, [String(r.username)]);
+    }
+  }
   return groups.map((g) => {
     const id = Number(g.id);
     const m = members.get(id)!;
@@ -191,6 +244,8 @@ export const readGroups = op(async (h, q: GroupQuery = {}, page?: Page<{ name: s
       members: m.people,
       memberGroups: m.groups,
       chain: chain.get(id) ?? { people: [], groups: [] },
+      posix_id: g.posix_id === null || g.posix_id === undefined ? null : Number(g.posix_id),
+      uids: uids.get(id) ?? [],
     };
   });
 });

@@ -36,6 +36,7 @@ import * as directorySources from '../../migrations/20261212000100_directory_sou
 import * as emailSkeletons from '../../migrations/20261213000000_email_skeletons';
 import * as emailSkeletonsIdna from '../../migrations/20261214000000_email_skeletons_idna';
 import * as configRefs from '../../migrations/20261214000100_config_refs';
+import * as posixAndSshKeys from '../../migrations/20261215000000_posix_and_ssh_keys';
 import * as signinByMail from '../../migrations/20261216000000_signin_by_mail';
 import * as ownPages from '../../migrations/20261217000000_own_pages';
 
@@ -78,6 +79,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261213000000_email_skeletons', emailSkeletons],
   ['20261214000000_email_skeletons_idna', emailSkeletonsIdna],
   ['20261214000100_config_refs', configRefs],
+  ['20261215000000_posix_and_ssh_keys', posixAndSshKeys],
   ['20261216000000_signin_by_mail', signinByMail],
   ['20261217000000_own_pages', ownPages],
 ];

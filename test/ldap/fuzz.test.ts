@@ -180,6 +180,10 @@ t.test('the decoder answers every message with a request or an error', async (t)
     name: 'Ann',
     created_at: 0,
     groups: ['media'],
+    posix_id: 10001,
+    login_shell: null,
+    ssh_keys: [],
+    posix: { uidNumber: 10001, gidNumber: 10001, homeDirectory: '/home/ann', loginShell: '/bin/bash' },
   });
   let requests = 0;
   let refused = 0;

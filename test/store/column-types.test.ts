@@ -29,6 +29,9 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
   const app = await cli(s.dataDir, ['--json', 'user', 'app-password', 'add', 'admin@example.com', '--name', 'NAS']);
   await s.core.directory.bind({ token: null, client: '127.0.0.1', userAgent: null }, 'admin', app.json.secret, []);
   // An API key that expires, used once (expires_at, last_used_at).
+  const ssh = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIE3/+bUL3vO5SYk1wD1s1QLdjVI1nOqGCqsRnCPsbdKx columns@example';
+  t.equal((await cli(s.dataDir, ['user', 'ssh-key', 'add', 'admin@example.com', '-'], { stdin: ssh })).code, 0);
+  t.equal((await cli(s.dataDir, ['user', 'set-shell', 'admin@example.com', '/usr/bin/zsh'])).code, 0);
   const key = await cli(s.dataDir, ['--json', 'user', 'api-key', 'add', 'admin@example.com', '--name', 'ci', '--expires', '30d']);
   t.equal((await s.call('GET', '/api/me', { token: key.json.key })).status, 200);
   await s.signup('kim@example.com');

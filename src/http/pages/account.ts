@@ -8,6 +8,7 @@ import type { SessionView } from '../../core';
 import { passkeySection } from './passkey-forms';
 import { identitySection } from './provider-forms';
 import { apiKeySection, appPasswordSection } from './credential-forms';
+import { sshKeySection } from './ssh-key-forms';
 import { confirmAddress, needsConfirming } from './confirm-return';
 
 /** A time as the page says it (UTC, to the minute). */
@@ -31,6 +32,8 @@ const SECTION_OF: Readonly<Record<string, string>> = {
   passkeys: 'passkeys',
   'app-passwords': 'app-passwords',
   'api-keys': 'api-keys',
+  'ssh-keys': 'ssh-keys',
+  shell: 'ssh-keys',
 };
 
 /** An account form's handler: a redirect's address, or the account page's state to show. */
@@ -78,12 +81,14 @@ export function registerAccount(kit: PageKit): AccountPages {
     const a = me.view.attributes as { email: string; username: string; name: string; email_verified: boolean; totp_enabled: boolean };
     const sessions: SessionView[] = [...((await run(caller, 'list_sessions', {})).sessions ?? [])];
     const passkeys = await core.passkeys.mine(caller);
-    const [identities, providers, appPasswords, apiKeys, apps] = await Promise.all([
+    const [identities, providers, appPasswords, apiKeys, apps, sshKeys, shell] = await Promise.all([
       core.providers.identities(caller),
       core.providers.buttons(),
       core.accounts.appPasswords.listMine(caller),
       core.accounts.apiKeys.listMine(caller),
       run(caller, 'list_apps', {}).then((r) => r.apps ?? []),
+      core.accounts.ssh.listMine(caller),
+      core.accounts.ssh.shellMine(caller),
     ]);
     const profile = html`<section id="profile" aria-labelledby="h-profile">
       <h2 id="h-profile">Profile</h2>
@@ -279,6 +284,7 @@ export function registerAccount(kit: PageKit): AccountPages {
       ['email', 'Email address', passkeys.hasPassword ? email : ''],
       ['app-passwords', 'App passwords', appPasswordSection(csrf, appPasswords, o.appPassword, passkeys.recent)],
       ['api-keys', 'API keys', apiKeySection(csrf, apiKeys, o.apiKey, passkeys.recent)],
+      ['ssh-keys', 'SSH keys', sshKeySection(csrf, sshKeys, shell, passkeys.recent)],
       ['sessions', 'Sessions', sessionList],
       ['apps', 'Connected apps', appList],
       ['your-data', 'Your data', yourData],

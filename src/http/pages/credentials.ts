@@ -25,3 +25,20 @@ export function registerCredentialPages(kit: PageKit, account: AccountPages): vo
     return '/account?done=api_key_revoked';
   });
 }
+
+/** The account page's SSH keys and login shell (ssh-key-forms.ts): add a key, remove one, set the shell. */
+export function registerSshKeyPages(kit: PageKit, account: AccountPages): void {
+  const { core } = kit;
+  account.post('/account/ssh-keys', async (_ctx, caller, body) => {
+    await core.accounts.ssh.addMine(caller, str(body, 'sshKey'));
+    return '/account?done=ssh_key_added#ssh-keys';
+  });
+  account.post('/account/ssh-keys/remove', async (_ctx, caller, body) => {
+    await core.accounts.ssh.removeMine(caller, str(body, 'id'));
+    return '/account?done=ssh_key_removed#ssh-keys';
+  });
+  account.post('/account/shell', async (_ctx, caller, body) => {
+    await core.accounts.ssh.setShellMine(caller, str(body, 'shell'));
+    return '/account?done=login_shell#ssh-keys';
+  });
+}

@@ -78,6 +78,9 @@ export const DONE: Readonly<Record<string, string>> = Object.assign(Object.creat
   linked: 'The sign-in is linked: you can use it to sign in from now on.',
   unlinked: 'The sign-in is unlinked.',
   app_password_revoked: 'The app password is revoked: the app it was for can no longer sign in with it.',
+  ssh_key_added: 'SSH key added: servers that read the directory take it at their next look-up.',
+  ssh_key_removed: 'SSH key removed: servers that read the directory stop taking it at their next look-up.',
+  login_shell: 'Login shell changed: servers use it at your next sign-in there.',
   api_key_revoked: 'The API key is revoked: a script using it is refused from its next request.',
 });
 

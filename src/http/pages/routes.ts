@@ -14,7 +14,7 @@ import { registerSignin } from './signin';
 import { registerSignup } from './signup';
 import { registerMailedLinks } from './mailed-links';
 import { registerAccount } from './account';
-import { registerCredentialPages } from './credentials';
+import { registerCredentialPages, registerSshKeyPages } from './credentials';
 import { registerInteractions } from './oidc-interaction';
 import { registerPasskeys } from './passkeys';
 import { registerConsole } from './admin/routes';
@@ -55,6 +55,7 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
   registerPasskeys(kit, signinPage, signupPage, account);
   registerProviders(kit, account);
   registerCredentialPages(kit, account);
+  registerSshKeyPages(kit, account);
   // "Confirm it is you": a recent sign-in before a new way in, and an app's second factor.
   registerConfirm(kit);
   registerConsole(kit);
