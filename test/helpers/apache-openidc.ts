@@ -141,7 +141,7 @@ export async function signedInAs(apache: OidcApache, context: BrowserContext): P
 }
 
 /** Polls Apache until its page no longer serves a person (the back-channel delivery arrived), up to `ms`. */
-export async function waitSignedOut(apache: OidcApache, context: BrowserContext, ms = 15_000): Promise<boolean> {
+export async function waitSignedOut(apache: OidcApache, context: BrowserContext, ms = 60_000): Promise<boolean> {
   const until = Date.now() + ms;
   for (;;) {
     if ((await signedInAs(apache, context)) === null) return true;
