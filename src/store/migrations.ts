@@ -37,6 +37,7 @@ import * as emailSkeletons from '../../migrations/20261213000000_email_skeletons
 import * as emailSkeletonsIdna from '../../migrations/20261214000000_email_skeletons_idna';
 import * as configRefs from '../../migrations/20261214000100_config_refs';
 import * as signinByMail from '../../migrations/20261216000000_signin_by_mail';
+import * as oauth2Providers from '../../migrations/20261216000100_oauth2_providers';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -78,6 +79,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261214000000_email_skeletons_idna', emailSkeletonsIdna],
   ['20261214000100_config_refs', configRefs],
   ['20261216000000_signin_by_mail', signinByMail],
+  ['20261216000100_oauth2_providers', oauth2Providers],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
