@@ -76,6 +76,8 @@ export const REASONS = {
   not_in_allowed_groups: 'the app is open to members of certain groups only',
   linked_elsewhere: 'the account at the other provider is linked to another account here',
   email_not_trusted: 'an account with this email address exists here, and the provider is not trusted with it: sign in, then link',
+  no_verified_email: 'the account at the other provider (GitHub) has no verified primary email address',
+  not_in_organization: 'the account at the other provider (GitHub) is not a member of the organization it is limited to',
   cross_site_form: 'a page’s form was sent from another site',
   form_expired: 'a page’s form has expired: reload the page and send it again',
   store_not_empty: 'a copy into a store that already holds accounts',

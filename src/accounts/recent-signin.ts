@@ -116,6 +116,19 @@ export async function assertRecentSignin(s: Services, actor: Actor, o: { proving
 }
 
 /**
+ * A password set without the current one: in a recovery link's session, within its window (the
+ * person who lost everything does not know it), or by an account that has none yet (a passkey or
+ * provider account), after a recent sign-in as for any new way in. An account that has a password
+ * changes it with the current one everywhere else.
+ */
+export async function assertMaySetPassword(s: Services, actor: Actor, account: AccountRow): Promise<void> {
+  const session = actor.session ? await findSession(s.store.root, actor.session) : undefined;
+  const recovering = session?.method === 'recovery' && session.account_id === account.id;
+  if (!recovering && hasPassword(account)) throw new AppError('invalid_input', 'currentPassword is required: enter your current password to change it');
+  await assertRecentSignin(s, actor, { adds: 'password' });
+}
+
+/**
  * The rule at the write of a change begun by an earlier request, for the session that began it
  * (a provider's callback comes without the session's token: its flow names the session). Read
  * through `tx`, the transaction that stores the new way in.

@@ -46,8 +46,15 @@ export interface Issued {
   refreshToken: string;
 }
 
-async function sign(s: Services, account: AccountRow, sessionId: string): Promise<string> {
-  return s.tokens.sign({ referenceId: account.reference_id, email: account.email, name: account.name, authVersion: account.auth_version, sessionId });
+async function sign(s: Services, account: AccountRow, sessionId: string, sessionEndsAt: number): Promise<string> {
+  return s.tokens.sign({
+    referenceId: account.reference_id,
+    email: account.email,
+    name: account.name,
+    authVersion: account.auth_version,
+    sessionId,
+    sessionEndsAt,
+  });
 }
 
 /**
@@ -113,6 +120,7 @@ function keptAmr(session: SessionRow | undefined): string[] {
  */
 export async function openSession(s: Services, actor: Actor, account: AccountRow, facts: SessionFacts): Promise<Issued> {
   const now = s.clock.now();
+  const expiresAt = now + Math.min(facts.lifetimeMs ?? SESSION_ABSOLUTE_MS, SESSION_ABSOLUTE_MS);
   // Typed as `user revoke-session <email> <id>`: never starting with a dash.
   const sessionId = newShellSafeId(16);
   const refreshToken = newRefreshToken();
@@ -124,7 +132,7 @@ export async function openSession(s: Services, actor: Actor, account: AccountRow
       auth_version: account.auth_version,
       created_at: now,
       last_used_at: now,
-      expires_at: now + Math.min(facts.lifetimeMs ?? SESSION_ABSOLUTE_MS, SESSION_ABSOLUTE_MS),
+      expires_at: expiresAt,
       client: actor.client?.slice(0, 64) ?? null,
       user_agent: actor.userAgent?.slice(0, 200) ?? null,
       two_factor: facts.twoFactor,
@@ -136,13 +144,16 @@ export async function openSession(s: Services, actor: Actor, account: AccountRow
     },
     hash(refreshToken),
   );
-  return { sessionId, token: await sign(s, account, sessionId), refreshToken };
+  return { sessionId, token: await sign(s, account, sessionId, expiresAt), refreshToken };
 }
 
 /** A session opened from the caller's own (after a change that ended its sessions): its facts carried (carriedFacts). */
 export async function reopenSession(s: Services, actor: Actor, account: AccountRow, twoFactor?: boolean): Promise<Issued> {
   const current = actor.session ? await findSession(s.store.root, actor.session) : undefined;
-  return openSession(s, actor, account, carriedFacts(current, twoFactor));
+  const facts = carriedFacts(current, twoFactor);
+  // A recovery link's session, carried (a password set in it): it still ends when the link's 15 minutes do.
+  if (current?.method === 'recovery') facts.lifetimeMs = Math.max(1000, current.expires_at - s.clock.now());
+  return openSession(s, actor, account, facts);
 }
 
 function sessionLive(session: SessionRow, account: AccountRow | undefined, now: number): account is AccountRow {
@@ -176,7 +187,7 @@ export async function refreshSession(s: Services, actor: Actor, refreshToken: st
     }
     const next = newRefreshToken();
     await addRefresh(tx, session.id, hash(next));
-    return { kind: 'ok' as const, account, sessionId: session.id, refreshToken: next };
+    return { kind: 'ok' as const, account, sessionId: session.id, endsAt: session.expires_at, refreshToken: next };
   });
   if (outcome.kind === 'reused') {
     await s.audit.record('refresh_token_reused', actor, { account: outcome.account, session: outcome.session }, 'warn');
@@ -185,7 +196,7 @@ export async function refreshSession(s: Services, actor: Actor, refreshToken: st
   return {
     account: outcome.account,
     sessionId: outcome.sessionId,
-    token: await sign(s, outcome.account, outcome.sessionId),
+    token: await sign(s, outcome.account, outcome.sessionId, outcome.endsAt),
     refreshToken: outcome.refreshToken,
   };
 }

@@ -55,6 +55,10 @@ export const SIGNIN_FAILURES = [
   'directory_unavailable',
   /** A code mailed to the address, typed wrong (or spent, expired, or past its five tries). */
   'wrong_mail_code',
+  /** GitHub: the person has no verified primary address there. */
+  'no_verified_email',
+  /** GitHub: the person is not a member of the provider's allowed organisation. */
+  'not_in_organization',
 ] as const;
 export type SigninFailure = (typeof SIGNIN_FAILURES)[number];
 

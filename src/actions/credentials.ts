@@ -11,7 +11,7 @@ import { bumpAuthVersion } from '../accounts/session-ends';
 import { newSession } from './account-helpers';
 import { callerAccount, confirmPassword } from '../accounts/acting';
 import { sendVerification } from '../accounts/mailed-links';
-import { assertRecentSignin } from '../accounts/recent-signin';
+import { assertMaySetPassword, assertRecentSignin } from '../accounts/recent-signin';
 import { checkedSkeleton } from '../accounts/lookalikes';
 import { ActionDef, said } from './types';
 import { assertNotManaged } from '../managed/managed-by';
@@ -19,16 +19,22 @@ import { assertNotManaged } from '../managed/managed-by';
 export const changePassword: ActionDef = {
   onType: 'user_account',
   name: 'change_password',
-  input: { currentPassword: 'required', password: 'required', passwordConfirm: 'required' },
+  // Without currentPassword: a password set in a recovery link's session, or by an account that has none (assertMaySetPassword).
+  input: { currentPassword: 'optional', password: 'required', passwordConfirm: 'required' },
   async run(ctx) {
     const { s, attributes } = ctx;
-    const current = stringField(attributes, 'currentPassword')!;
+    const current = stringField(attributes, 'currentPassword', false);
     const password = stringField(attributes, 'password')!;
     const confirm = stringField(attributes, 'passwordConfirm')!;
     const account = await callerAccount(ctx);
-    await confirmPassword(ctx, account, current);
-    await replacePassword(s, ctx.actor, account, await newPasswordHash(s, password, confirm, account.email_key), 'password_changed');
-    return { session: await newSession(ctx, await reloadAccount(s, account.id)), message: 'password changed; other sessions are signed out' };
+    if (current === undefined || current === '') await assertMaySetPassword(s, ctx.actor, account);
+    else await confirmPassword(ctx, account, current);
+    const event = current === undefined || current === '' ? 'password_set' : 'password_changed';
+    await replacePassword(s, ctx.actor, account, await newPasswordHash(s, password, confirm, account.email_key), event);
+    return {
+      session: await newSession(ctx, await reloadAccount(s, account.id)),
+      message: `password ${event === 'password_set' ? 'set' : 'changed'}; other sessions are signed out`,
+    };
   },
 };
 

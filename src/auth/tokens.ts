@@ -38,6 +38,8 @@ export interface TokenSubject {
   authVersion: number;
   /** The session the token belongs to. */
   sessionId: string;
+  /** When that session ends (ms): the token never outlives it (a recovery link's 15 minutes). */
+  sessionEndsAt?: number;
 }
 
 export interface Claims {
@@ -93,7 +95,11 @@ export class TokenService {
       name: subject.name,
       iat,
       nbf: iat,
-      exp: iat + this.ttlSeconds,
+      // A backend that checks only the signature trusts the token to its exp: never past its session's end.
+      exp:
+        subject.sessionEndsAt === undefined
+          ? iat + this.ttlSeconds
+          : Math.max(iat + 1, Math.min(iat + this.ttlSeconds, Math.floor(subject.sessionEndsAt / 1000))),
       jti: randomUUID(),
       auth_version: subject.authVersion,
       sid: subject.sessionId,

@@ -22,7 +22,7 @@ export interface PasskeyOperations {
    * The caller's passkeys, whether the account has a password beside them, and whether its
    * session signed in recently enough (--recent-signin) to add one without confirming it is them.
    */
-  mine(caller: Caller): Promise<{ passkeys: PasskeyView[]; hasPassword: boolean; recent: boolean }>;
+  mine(caller: Caller): Promise<{ passkeys: PasskeyView[]; hasPassword: boolean; recent: boolean; recovery: boolean }>;
   removeMine(caller: Caller, id: string): Promise<PasskeyView>;
   /** Administrators and the shell: an account's passkeys. */
   list(actor: Actor, email: string): Promise<PasskeyView[]>;
@@ -58,6 +58,8 @@ export function passkeyOperations(s: Services): PasskeyOperations {
         passkeys: (await passkeysOf(s.store.root, account.id)).map(viewPasskey),
         hasPassword: hasPassword(account),
         recent: (await recency(s, actor, s.store.root, 'passkey')) === 'recent',
+        // A recovery link's session: it may add a passkey or a password, and nothing else.
+        recovery: (await recency(s, actor, s.store.root, 'other')) === 'recovery',
       };
     },
     async removeMine(caller, id) {

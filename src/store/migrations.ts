@@ -38,6 +38,7 @@ import * as emailSkeletonsIdna from '../../migrations/20261214000000_email_skele
 import * as configRefs from '../../migrations/20261214000100_config_refs';
 import * as posixAndSshKeys from '../../migrations/20261215000000_posix_and_ssh_keys';
 import * as signinByMail from '../../migrations/20261216000000_signin_by_mail';
+import * as oauth2Providers from '../../migrations/20261216000100_oauth2_providers';
 import * as ownPages from '../../migrations/20261217000000_own_pages';
 
 interface Migration {
@@ -81,6 +82,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261214000100_config_refs', configRefs],
   ['20261215000000_posix_and_ssh_keys', posixAndSshKeys],
   ['20261216000000_signin_by_mail', signinByMail],
+  ['20261216000100_oauth2_providers', oauth2Providers],
   ['20261217000000_own_pages', ownPages],
 ];
 

@@ -132,6 +132,8 @@ export const SCHEMA = {
     scopes: 'text',
     trust_email: 'bool',
     created_at: 'time',
+    kind: 'text',
+    settings: 'text',
   },
   linked_identity: {
     id: 'int',

@@ -15,7 +15,13 @@ export interface ProviderRow {
   scopes: string;
   trust_email: boolean;
   created_at: number;
+  /** `oidc`, `github` or `oauth2`. */
+  kind: ProviderKind;
+  /** JSON: the settings of its kind (upstream/providers.ts ProviderSettings); `{}` for `oidc`. */
+  settings: string;
 }
+
+export type ProviderKind = 'oidc' | 'github' | 'oauth2';
 
 export interface IdentityRow {
   id: number;

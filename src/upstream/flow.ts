@@ -36,6 +36,7 @@ import {
 } from '../store/upstream';
 import { callbackPath, providerByName } from './providers';
 import { authorizationUrl, exchange, type UpstreamIdentity } from './relying-party';
+import { keepTeamGroups } from './teams';
 
 const FLOW_TTL_MS = 10 * 60 * 1000;
 const TOTP_STEP_TTL_MS = 5 * 60 * 1000;
@@ -127,7 +128,12 @@ async function spend(s: Services, secret: string | null, binding: string | null,
 }
 
 /** The callback's refusals a person can act on, by the catalogue's reason of the same name. */
-const FORBIDDEN_REASON: Partial<Record<SigninFailure, Reason>> = { linked_elsewhere: 'linked_elsewhere', email_not_trusted: 'email_not_trusted' };
+const FORBIDDEN_REASON: Partial<Record<SigninFailure, Reason>> = {
+  linked_elsewhere: 'linked_elsewhere',
+  email_not_trusted: 'email_not_trusted',
+  no_verified_email: 'no_verified_email',
+  not_in_organization: 'not_in_organization',
+};
 
 /** The callback: checks everything, then links, signs in, or asks for the second factor. */
 export async function finishUpstream(s: Services, actor: Actor, providerName: string, callbackUrl: URL, binding: string | null): Promise<Finished> {
@@ -156,6 +162,8 @@ export async function finishUpstream(s: Services, actor: Actor, providerName: st
     s.clock.now(),
   );
   if ('refused' in result) throw await refuse('upstream_answer', `${provider.display_name}'s answer did not check out, so you are not signed in; start again`);
+  // The provider's answer was true, and says this person may not come in (GitHub: no verified address, not in the organisation).
+  if ('denied' in result) throw await refuse(result.denied.reason, result.denied.message, 'forbidden');
   const identity = result.identity;
   const { session: linkingSession, ...carry } = JSON.parse(flow.carry) as LinkCarry;
   const linked = await findIdentity(s.store.root, provider.id, identity.subject);
@@ -213,6 +221,8 @@ export async function finishUpstream(s: Services, actor: Actor, providerName: st
     }
   }
   if (!account) throw await refuse('account_gone', 'the account linked to this sign-in no longer exists');
+  // GitHub's teams, as they are now, before the session opens: a team left there is a group left here.
+  await keepTeamGroups(s, actor, provider, account, identity.teams);
   return signInLinked(s, actor, provider, account, carry, binding!, identity.amr);
 }
 

@@ -7,6 +7,7 @@
  */
 import { AppError } from '../errors';
 import type { ProviderRow } from '../store/upstream';
+import { oauthAuthorizationUrl, oauthExchange } from './oauth2';
 
 // Types only: the library is loaded when someone first signs in through a provider.
 import type * as Client from 'openid-client';
@@ -63,6 +64,13 @@ function unavailable(p: ProviderRow, err: unknown): AppError {
   });
 }
 
+/** A network failure or timeout is the upstream being down; anything else is a refusal of what it sent (its words for the log only). */
+function failed(p: ProviderRow, err: unknown): { refused: string } {
+  const e = err as { name?: string; code?: string; message?: string };
+  if (unreachable(err)) throw unavailable(p, err);
+  return { refused: `${e?.code ?? e?.name ?? 'error'}: ${(e?.message ?? '').slice(0, 160)}` };
+}
+
 export interface Begun {
   url: string;
   state: string;
@@ -72,6 +80,7 @@ export interface Begun {
 
 /** The upstream authorization URL for a new flow: code flow, PKCE S256, fresh state and nonce. */
 export async function authorizationUrl(p: ProviderRow, redirectUri: string, now: number): Promise<Begun> {
+  if (p.kind !== 'oidc') return oauthAuthorizationUrl(p, redirectUri);
   const lib = await library();
   const config = await configurationOf(p, now);
   const verifier = lib.randomPKCECodeVerifier();
@@ -95,6 +104,8 @@ export interface UpstreamIdentity {
   name: string | null;
   /** What the provider's ID token said of its own sign-in (`amr`, RFC 8176): at most 10 short values, or none. */
   amr: string[];
+  /** GitHub: the person's teams (`org/slug`), read when some team maps to a group. */
+  teams?: string[];
 }
 
 /** At most this many `amr` values are kept, each at most this long: a provider's word, not a place to store things. */
@@ -118,7 +129,17 @@ export async function exchange(
   callbackUrl: URL,
   checks: { state: string; nonce: string; verifier: string },
   now: number,
-): Promise<{ identity: UpstreamIdentity } | { refused: string }> {
+): Promise<{ identity: UpstreamIdentity } | { refused: string } | { denied: { reason: 'no_verified_email' | 'not_in_organization'; message: string } }> {
+  if (p.kind !== 'oidc') {
+    try {
+      const result = await oauthExchange(p, callbackUrl, { state: checks.state, verifier: checks.verifier });
+      if ('denied' in result) return { denied: { reason: result.denied.reason, message: result.denied.message } };
+      // No ID token, so nothing of the provider's own sign-in: one factor, whatever it asked.
+      return { identity: { ...result.identity, amr: [] } };
+    } catch (err) {
+      return failed(p, err);
+    }
+  }
   const lib = await library();
   const config = await configurationOf(p, now);
   let claims: Record<string, unknown> | undefined;
@@ -140,10 +161,7 @@ export async function exchange(
       claims = { ...claims, email: info.email, email_verified: info.email_verified, name: claims.name ?? info.name };
     }
   } catch (err) {
-    const e = err as { name?: string; code?: string; message?: string };
-    // A network failure or timeout is the upstream being down; anything else is a refusal of what it sent.
-    if (unreachable(err)) throw unavailable(p, err);
-    return { refused: `${e?.code ?? e?.name ?? 'error'}: ${(e?.message ?? '').slice(0, 160)}` };
+    return failed(p, err);
   }
   if (!claims || typeof claims.sub !== 'string' || claims.sub === '' || claims.sub.length > 255) return { refused: 'no usable sub claim' };
   const email = typeof claims.email === 'string' && claims.email.length <= 254 ? claims.email : null;

@@ -1,12 +1,13 @@
 /**
- * `providers:` other OpenID Connect providers people sign in with (Google, GitLab, Keycloak), each
+ * `providers:` other providers people sign in with (OpenID Connect: Google, GitLab, Keycloak;
+ * GitHub; plain OAuth 2.0, by `kind`), each
  * named by its short name, with the client secret Gatehouse holds there as a reference. Every rule
  * is the shell's (providerRowFor). A provider of the same name made by hand is taken over; one an
  * earlier apply made and the file no longer names is removed, unless some account signs in only
  * through it (the apply is refused and says how many).
  */
 import { AppError } from '../../errors';
-import { providerRowFor } from '../../upstream/providers';
+import { assertTeamGroups, type GithubSettings, type OAuth2Settings, providerRowFor } from '../../upstream/providers';
 import { countIdentitiesOf, deleteProvider, insertProvider, listProviders, stranded, updateProvider, type ProviderRow } from '../../store/upstream';
 import { managedNames, markManaged } from '../../store/config-managed';
 import type { ParsedConfig } from '../document';
@@ -15,8 +16,20 @@ import { dropUnnamed, listed, noResult, noteTakeOver, refChange, type ConfigKind
 import { sameSecret, SECRET_REF_SCHEMA, type SecretRef } from '../secrets';
 
 interface ConfigProvider {
+  kind?: 'oidc' | 'github' | 'oauth2';
   name: string;
-  issuer: string;
+  issuer?: string;
+  url?: string;
+  api_url?: string;
+  allowed_org?: string;
+  team_groups?: string[];
+  authorization_url?: string;
+  token_url?: string;
+  userinfo_url?: string;
+  id_field?: string;
+  email_field?: string;
+  email_verified_field?: string;
+  name_field?: string;
   client_id: string;
   client_secret: SecretRef;
   scopes?: string[];
@@ -35,6 +48,7 @@ const FILE_KEYS: Record<string, keyof ConfigProvider> = {
   'client-secret-env': 'client_secret',
   scope: 'scopes',
   'display-name': 'display_name',
+  'team-group': 'team_groups',
 };
 
 function atProvider(parsed: ParsedConfig, index: number, entry: object, err: unknown): never {
@@ -46,7 +60,9 @@ function differences(was: ProviderRow, now: Omit<ProviderRow, 'id' | 'created_at
   const one = (key: string, a: string, b: string) => {
     if (a !== b) out.push(`${key}: ${b} (was ${a})`);
   };
+  one('kind', was.kind, now.kind);
   one('issuer', was.issuer, now.issuer);
+  if (was.settings !== now.settings) out.push('settings changed');
   one('client_id', was.client_id, now.client_id);
   one('display_name', was.display_name, now.display_name);
   if (was.scopes !== now.scopes) out.push(`scopes: ${listed(JSON.parse(now.scopes) as string[])} (was ${listed(JSON.parse(was.scopes) as string[])})`);
@@ -56,20 +72,69 @@ function differences(was: ProviderRow, now: Omit<ProviderRow, 'id' | 'created_at
   return out;
 }
 
+/** A provider's own fields in a file, by its kind (every one written out: a default could change). */
+function kindFields(row: ProviderRow): Partial<ConfigProvider> {
+  if (row.kind === 'github') {
+    const g = JSON.parse(row.settings) as GithubSettings;
+    return {
+      url: row.issuer,
+      api_url: g.api_url,
+      ...(g.allowed_org !== null ? { allowed_org: g.allowed_org } : {}),
+      ...(g.team_groups.length > 0 ? { team_groups: g.team_groups.map((t) => `${t.org}/${t.team}=${t.group}`) } : {}),
+    };
+  }
+  if (row.kind === 'oauth2') {
+    const o = JSON.parse(row.settings) as OAuth2Settings;
+    return {
+      authorization_url: o.authorization_url,
+      token_url: o.token_url,
+      userinfo_url: o.userinfo_url,
+      id_field: o.id_field,
+      email_field: o.email_field,
+      ...(o.email_verified_field !== null ? { email_verified_field: o.email_verified_field } : {}),
+      ...(o.name_field !== null ? { name_field: o.name_field } : {}),
+    };
+  }
+  return { issuer: row.issuer };
+}
+
 export const providersKind: ConfigKind = {
   key: 'providers',
   schema: {
     description:
-      'Other OpenID Connect providers people can sign in with, each named by a short name (it names the callback address). A provider made by hand with the same name is taken over.',
+      'Other providers people can sign in with (OpenID Connect, GitHub, plain OAuth 2.0), each named by a short name (it names the callback address). A provider made by hand with the same name is taken over.',
     type: 'array',
     maxItems: 100,
     items: {
       type: 'object',
       additionalProperties: false,
-      required: ['name', 'issuer', 'client_id', 'client_secret'],
+      required: ['name', 'client_id', 'client_secret'],
       properties: {
+        kind: { enum: ['oidc', 'github', 'oauth2'], description: 'oidc (the default: OpenID Connect with discovery), github, or oauth2.' },
         name: { type: 'string', pattern: '^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$', description: '1 to 40 lower-case letters, digits and dashes.' },
-        issuer: { type: 'string', minLength: 1, maxLength: 1000, description: "The provider's issuer URL (its discovery document is read from there)." },
+        issuer: { type: 'string', minLength: 1, maxLength: 1000, description: "oidc: the provider's issuer URL (its discovery document is read from there)." },
+        url: { type: 'string', minLength: 1, maxLength: 500, description: 'github: the web address of GitHub Enterprise Server (default https://github.com).' },
+        api_url: { type: 'string', minLength: 1, maxLength: 500, description: "github: its API's address (default https://api.github.com)." },
+        allowed_org: { type: 'string', minLength: 1, maxLength: 39, description: 'github: only members of this organization sign in.' },
+        team_groups: {
+          type: 'array',
+          maxItems: 50,
+          uniqueItems: true,
+          items: { type: 'string', minLength: 3, maxLength: 300 },
+          description: 'github: ORG/TEAM=GROUP, a team whose members are kept in a managed group at each sign-in.',
+        },
+        authorization_url: { type: 'string', minLength: 1, maxLength: 500, description: "oauth2: the provider's authorization endpoint." },
+        token_url: { type: 'string', minLength: 1, maxLength: 500, description: "oauth2: the provider's token endpoint." },
+        userinfo_url: { type: 'string', minLength: 1, maxLength: 500, description: 'oauth2: the address that answers, with the access token, who signed in.' },
+        id_field: { type: 'string', minLength: 1, maxLength: 330, description: "oauth2: the user-info field with the person's lasting id (default id)." },
+        email_field: { type: 'string', minLength: 1, maxLength: 330, description: 'oauth2: the user-info field with the email address (default email).' },
+        email_verified_field: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 330,
+          description: 'oauth2: a user-info field that is true when the provider verified the address.',
+        },
+        name_field: { type: 'string', minLength: 1, maxLength: 330, description: 'oauth2: the user-info field with the name (default name).' },
         client_id: { type: 'string', minLength: 1, maxLength: 500, description: 'The client id the provider gave Gatehouse.' },
         client_secret: { ...SECRET_REF_SCHEMA, description: `The client secret the provider gave Gatehouse: ${SECRET_REF_SCHEMA.description}` },
         scopes: {
@@ -109,14 +174,27 @@ export const providersKind: ConfigKind = {
       let wanted: Omit<ProviderRow, 'id' | 'created_at'>;
       try {
         wanted = providerRowFor({
+          kind: p.kind,
           name: p.name,
           issuer: p.issuer,
+          url: p.url,
+          apiUrl: p.api_url,
+          allowedOrg: p.allowed_org,
+          teamGroups: p.team_groups,
+          authorizationUrl: p.authorization_url,
+          tokenUrl: p.token_url,
+          userinfoUrl: p.userinfo_url,
+          idField: p.id_field,
+          emailField: p.email_field,
+          emailVerifiedField: p.email_verified_field,
+          nameField: p.name_field,
           clientId: p.client_id,
           clientSecret: value,
           scopes: p.scopes,
           displayName: p.display_name,
           trustEmail: p.trust_email === true,
         });
+        await assertTeamGroups(tx, wanted);
       } catch (err) {
         atProvider(parsed, index, p, err);
       }
@@ -170,12 +248,13 @@ export const providersKind: ConfigKind = {
     return rows.map((row): ConfigProvider => {
       const scopes = JSON.parse(row.scopes) as string[];
       return {
+        ...(row.kind !== 'oidc' ? { kind: row.kind } : {}),
         name: row.name,
-        issuer: row.issuer,
+        ...kindFields(row),
         client_id: row.client_id,
         // The reference a file applied, as it was; else (made by hand) the variable named for it.
         client_secret: (managed.get(row.name)?.refs?.client_secret as SecretRef | undefined) ?? { env: providerSecretEnv(row.name) },
-        ...(scopes.join(' ') !== 'email profile' ? { scopes } : {}),
+        ...(row.kind !== 'oidc' || scopes.join(' ') !== 'email profile' ? { scopes } : {}),
         ...(row.display_name !== row.name ? { display_name: row.display_name } : {}),
         ...(row.trust_email ? { trust_email: true } : {}),
       };

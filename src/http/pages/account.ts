@@ -119,16 +119,33 @@ export function registerAccount(kit: PageKit): AccountPages {
         { secondary: true },
       )}
     </section>`;
-    const password = passkeys.hasPassword
-      ? html`<section id="password" aria-labelledby="h-password">
-          <h2 id="h-password">Password</h2>
-          ${form('/account/password', csrf, 'Change password', [
-            field('currentPassword', 'Current password', { type: 'password', autocomplete: 'current-password' }),
-            field('password', 'New password', { type: 'password', autocomplete: 'new-password' }),
-            field('passwordConfirm', 'New password again', { type: 'password', autocomplete: 'new-password' }),
-          ])}
-        </section>`
-      : '';
+    // A recovery link's session sets a new password without the old one (the person lost it); an
+    // account without a password sets its first after a recent sign-in, as any new way in.
+    const setForm = form('/account/password', csrf, 'Set password', [
+      field('password', 'New password', { type: 'password', autocomplete: 'new-password' }),
+      field('passwordConfirm', 'New password again', { type: 'password', autocomplete: 'new-password' }),
+    ]);
+    const password =
+      passkeys.hasPassword && !passkeys.recovery
+        ? html`<section id="password" aria-labelledby="h-password">
+            <h2 id="h-password">Password</h2>
+            ${form('/account/password', csrf, 'Change password', [
+              field('currentPassword', 'Current password', { type: 'password', autocomplete: 'current-password' }),
+              field('password', 'New password', { type: 'password', autocomplete: 'new-password' }),
+              field('passwordConfirm', 'New password again', { type: 'password', autocomplete: 'new-password' }),
+            ])}
+          </section>`
+        : html`<section id="password" aria-labelledby="h-password">
+            <h2 id="h-password">Password</h2>
+            <p>
+              ${
+                passkeys.recovery
+                  ? 'Set a new password: you do not need the old one. Then sign in with it.'
+                  : 'Your account has no password: you sign in with a passkey or another provider. A password lets you sign in where those do not work.'
+              }
+            </p>
+            ${passkeys.recent ? setForm : html`<p class="links"><a href="${confirmAddress('/account#password')}">Confirm it is you to set a password</a></p>`}
+          </section>`;
     const email = html`<section id="email" aria-labelledby="h-email">
       <h2 id="h-email">Email address</h2>
       ${form('/account/email', csrf, 'Change email', [
@@ -282,9 +299,10 @@ export function registerAccount(kit: PageKit): AccountPages {
       ['two-factor', 'Two-factor authentication', passkeys.hasPassword ? totp : ''],
       ['password', 'Password', password],
       ['email', 'Email address', passkeys.hasPassword ? email : ''],
-      ['app-passwords', 'App passwords', appPasswordSection(csrf, appPasswords, o.appPassword, passkeys.recent)],
-      ['api-keys', 'API keys', apiKeySection(csrf, apiKeys, o.apiKey, passkeys.recent)],
-      ['ssh-keys', 'SSH keys', sshKeySection(csrf, sshKeys, shell, passkeys.recent)],
+      // A recovery link's session adds a passkey or a password only: no forms for the rest.
+      ['app-passwords', 'App passwords', appPasswordSection(csrf, appPasswords, o.appPassword, passkeys.recent && !passkeys.recovery)],
+      ['api-keys', 'API keys', apiKeySection(csrf, apiKeys, o.apiKey, passkeys.recent && !passkeys.recovery)],
+      ['ssh-keys', 'SSH keys', sshKeySection(csrf, sshKeys, shell, passkeys.recent && !passkeys.recovery)],
       ['sessions', 'Sessions', sessionList],
       ['apps', 'Connected apps', appList],
       ['your-data', 'Your data', yourData],
@@ -348,7 +366,8 @@ export function registerAccount(kit: PageKit): AccountPages {
     keep(
       ctx,
       await run(caller, 'change_password', {
-        currentPassword: str(body, 'currentPassword'),
+        // The set form has no current password: the core's rule for setting one without it applies.
+        ...(str(body, 'currentPassword') === '' ? {} : { currentPassword: str(body, 'currentPassword') }),
         password: str(body, 'password'),
         passwordConfirm: str(body, 'passwordConfirm'),
       }),

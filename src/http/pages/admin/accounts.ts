@@ -125,6 +125,8 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
             confirm: 'Delete it although the directory still manages it (its next sync may bring it back)',
             hidden: { force: 'yes' },
           }),
+      // For someone who lost every way in: a one-time link to add a passkey or a password (shown once, below).
+      v.disabled ? html`` : button(csrf, `${base}/recovery-link`, 'Make a recovery link', { confirm: 'Make a one-time link that opens this account' }),
     ];
     c.show(
       ctx,
@@ -334,6 +336,28 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
   makeSecret('api-keys', 'API key', 'api-key', async (a, email, body) =>
     core.accounts.apiKeys.add(a.actor, email, { name: str(body, 'api_key_name'), expiresInSeconds: chosenLifetime(str(body, 'api_key_expires')) }),
   );
+  // A recovery link, shown on the answer this once (a secret: anyone holding it opens the account).
+  kit.post('/admin/accounts/:id/recovery-link', async (ctx) => {
+    await c.run(
+      ctx,
+      (ctx2, a2, e) => accountPage(ctx2, a2, ctx.params.id, e),
+      async (a, body) => {
+        assertConfirmed(body);
+        const v = await core.accounts.byReference(a.actor, ctx.params.id);
+        const made = await core.accounts.recoveryLink(a.actor, v.email);
+        return accountPage(ctx, a, v.reference_id, {
+          top: html`<section class="notice success" aria-labelledby="h-made">
+            <h2 id="h-made">A recovery link for ${v.email}</h2>
+            <p>
+              Give it to them yourself (not by mail to the address, in case that is what they lost). It works once, until
+              ${made.expires_at.replace('T', ' ').slice(0, 16)} UTC; opened, it gives 15 minutes to add a passkey or a password. It is shown only this once.
+            </p>
+            <p class="secret-once" id="recovery-link">${made.link}</p>
+          </section>`,
+        });
+      },
+    );
+  });
   change('verification', async (a, email) => (await core.accounts.sendVerification(a.actor, email), 'verification'));
   change('sessions/end', async (a, email, body) => (await core.accounts.revokeSession(a.actor, email, str(body, 'session_id')), 'session_ended'));
   change('passkeys/remove', async (a, email, body) => (await core.passkeys.remove(a.actor, email, str(body, 'passkey_id')), 'passkey_removed'), true);
