@@ -223,6 +223,7 @@ export { migrateStore } from './store/copy';
 export { Semaphore } from './auth/semaphore';
 export { IMPORT_FORMATS, type ImportFormat, type ImportReport } from './import/operations';
 export type { SourceInput, SourceView, SyncReport } from './sources/operations';
+export type { NewProvider } from './upstream/providers';
 
 /** `migrate status`: the store's migrations beside this executable's, read without migrating (a newer store too). */
 export async function readSchemaStatus(config: Config): Promise<SchemaStatus> {

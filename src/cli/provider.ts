@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { AppError } from '../errors';
-import type { ProviderView } from '../core';
+import type { NewProvider, ProviderView } from '../core';
 import { withCore, wantsJson } from './context';
 import type { Io } from './io';
 import { envVariable } from './password-input';
@@ -104,27 +104,13 @@ export function registerProvider(program: Command, io: Io): void {
     )
     .action(
       async (
-        o: {
+        // The flags are the provider's fields, less those read from elsewhere or named per flag.
+        o: Omit<NewProvider, 'kind' | 'clientSecret' | 'scopes' | 'teamGroups'> & {
           kind: string;
-          name: string;
-          issuer?: string;
-          clientId: string;
           clientSecretFile?: string;
           clientSecretEnv?: string;
           scope?: string[];
-          displayName?: string;
-          trustEmail?: boolean;
-          url?: string;
-          apiUrl?: string;
-          allowedOrg?: string;
           teamGroup?: string[];
-          authorizationUrl?: string;
-          tokenUrl?: string;
-          userinfoUrl?: string;
-          idField?: string;
-          emailField?: string;
-          emailVerifiedField?: string;
-          nameField?: string;
         },
         c: Command,
       ) =>
