@@ -135,7 +135,8 @@ export function appOperations(s: Services): AppOperations {
       const app = appFor(facts.apps, path);
       if (!app) return { outcome: 'denied', reason: 'no_app' };
       if (app.bypassPaths.some((p) => under(path, p))) return { outcome: 'allowed', user: null };
-      if (principal.referenceId === null || facts.account === null) return { outcome: 'unauthenticated' };
+      // A recovery link's session is for adding a way in on /account, never a sign-in to an app.
+      if (principal.referenceId === null || facts.account === null || facts.sessionRecovery) return { outcome: 'unauthenticated' };
       if (app.allowedGroups.length > 0 && !facts.groups.some((g) => app.allowedGroups.includes(g.referenceId)))
         return { outcome: 'denied', reason: 'not_member' };
       // The rule of answering an app, as every protocol applies it (accounts/app-answer.ts): a

@@ -318,7 +318,8 @@ export interface ClientPolicy {
 export async function pageSessionOf(s: Services, actor: Actor): Promise<PageSession | null> {
   if (actor.session === null || actor.principal.referenceId === null) return null;
   const session = await findSession(s.store.root, actor.session);
-  if (!session || session.ended_at !== null) return null;
+  // A recovery link's session is for adding a way in on /account, never a sign-in to an app.
+  if (!session || session.ended_at !== null || session.method === 'recovery') return null;
   return {
     sub: actor.principal.referenceId,
     sessionId: session.id,

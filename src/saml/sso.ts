@@ -173,7 +173,9 @@ export async function continueSignin(s: Services, actor: Actor, handle: string):
   const row = await findSamlSp(s.store.root, { id: pending.sp_id });
   if (!row) throw new AppError('not_found', 'the application of this sign-in is no longer registered');
   const sp = spOf(row);
-  const session = actor.session === null || actor.principal.referenceId === null ? undefined : await findSession(s.store.root, actor.session);
+  const found = actor.session === null || actor.principal.referenceId === null ? undefined : await findSession(s.store.root, actor.session);
+  // A recovery link's session is for adding a way in on /account, never a sign-in to an app.
+  const session = found?.method === 'recovery' ? undefined : found;
   if (!session || session.ended_at !== null || (pending.force_authn && session.authenticated_at < pending.created_at)) {
     return { kind: 'signin', spName: sp.name, again: session !== undefined && session.ended_at === null };
   }

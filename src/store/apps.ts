@@ -78,6 +78,8 @@ export interface ForwardFacts {
   /** The account's managed groups (the only ones a rule or a Remote-Groups header may name). */
   groups: Array<{ referenceId: string; name: string }>;
   sessionTwoFactor: boolean;
+  /** The session was opened by a recovery link: it answers no app. */
+  sessionRecovery: boolean;
 }
 
 const strings = (json: unknown): string[] => {
@@ -98,7 +100,7 @@ export function forwardRide(tx: Tx, host: string, subject: { referenceId: string
       `SELECT 'grp', g.reference_id, g.name, NULL, NULL, CAST(NULL AS INTEGER)
          FROM usergroup g JOIN user_account u ON u.reference_id = ?
          WHERE g.id IN (${memberGroupsSql('u.id')}) AND ${managedGroupSql('g')}`,
-      `SELECT 'sess', NULL, NULL, NULL, NULL, CAST(s.two_factor AS INTEGER) FROM session s WHERE s.id = ?`,
+      `SELECT 'sess', s.method, NULL, NULL, NULL, CAST(s.two_factor AS INTEGER) FROM session s WHERE s.id = ?`,
     );
     params.push(subject.referenceId, subject.referenceId, subject.sid ?? '');
   }
@@ -106,7 +108,7 @@ export function forwardRide(tx: Tx, host: string, subject: { referenceId: string
     sql: jsonRows(open(tx), parts.join('\nUNION ALL\n'), ['kind', 'a', 'b', 'c', 'd', 'e']),
     params,
     decode: async (json) => {
-      const facts: ForwardFacts = { apps: [], account: null, groups: [], sessionTwoFactor: false };
+      const facts: ForwardFacts = { apps: [], account: null, groups: [], sessionTwoFactor: false, sessionRecovery: false };
       for (const r of parsedRows(json)) {
         if (r.kind === 'app')
           facts.apps.push({
@@ -118,7 +120,10 @@ export function forwardRide(tx: Tx, host: string, subject: { referenceId: string
           });
         else if (r.kind === 'acct') facts.account = { email: String(r.a), name: String(r.b ?? '') };
         else if (r.kind === 'grp') facts.groups.push({ referenceId: String(r.a), name: String(r.b) });
-        else if (r.kind === 'sess') facts.sessionTwoFactor = Number(r.e) === 1;
+        else if (r.kind === 'sess') {
+          facts.sessionTwoFactor = Number(r.e) === 1;
+          facts.sessionRecovery = r.a === 'recovery';
+        }
       }
       facts.groups.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       return facts;

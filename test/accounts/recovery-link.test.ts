@@ -7,6 +7,7 @@ import { cli } from '../helpers/cli';
 import { passkeyServer } from '../helpers/passkeys';
 import { errorCode } from '../helpers/server';
 import { startSmtp } from '../helpers/smtp';
+import { addClient, APP, authorizationRequest, relyingParty } from '../helpers/oidc';
 
 t.test('recovery link: made at the shell, opened once, 15 minutes to add a passkey, told by mail, replay refused', async (t) => {
   const smtp = await startSmtp(t);
@@ -36,6 +37,18 @@ t.test('recovery link: made at the shell, opened once, 15 minutes to add a passk
   const invite = await s.action('user_account', 'invite', { email: 'new@example.com' }, jwt);
   t.equal(invite.status, 403);
   t.equal(errorCode(invite), 'reauthentication_required', 'and nothing else');
+
+  // An outside attack: the recovery session signed in to an app and got a refresh token that
+  // outlived it. A recovery session answers no app: the app's sign-in asks for a real sign-in.
+  const client = await addClient(s, '--first-party', '--public');
+  const { url } = await authorizationRequest(await relyingParty(s, client), 'openid offline_access');
+  const app = await context.newPage();
+  await app.route(`${APP}/**`, (route) => route.fulfill({ status: 200, body: 'the app' }));
+  await app.goto(url.href);
+  await app.waitForLoadState();
+  t.notOk(app.url().startsWith(APP), `the app gets no code (${new URL(app.url()).pathname})`);
+  t.ok((await app.locator('input[type=password]').count()) > 0, 'the person is asked to sign in');
+  await app.close();
 
   await s.core.settle();
   const told = await smtp.next('admin@example.com', 2);
