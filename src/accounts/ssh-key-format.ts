@@ -3,7 +3,9 @@
  * and checked (contract section 25): the OpenSSH wire form (RFC 4253 6.6, RFC 5656 3.1, RFC 8709,
  * OpenSSH's PROTOCOL.u2f) read field by field, the name outside held to the name inside, nothing
  * after the last field, and the key itself handed to node:crypto, which refuses a point off its
- * curve or a modulus that is no RSA modulus. Taken: ed25519, ECDSA P-256/384/521, their
+ * curve; and here, an ed25519 key of small order or not in its canonical encoding, an RSA modulus
+ * that is even or has a prime factor below 10,000, an RSA exponent that is even, below 3 or above
+ * 2^32, a security key's application that does not start with `ssh:`. Taken: ed25519, ECDSA P-256/384/521, their
  * security-key (`sk-`) forms, RSA of 2048 bits or more. Refused with why: anything else.
  *
  * Hand-written rather than `sshpk`: sshpk reads neither `sk-` form (a request open upstream since 2020),
@@ -99,7 +101,44 @@ function ecPoint(r: Reader, curve: string): { crv: string; x: string; y: string 
 function application(r: Reader): void {
   const app = r.text('application');
   if (app.length === 0 || app.length > 256) throw refuse('its security-key application is empty or too long');
+  if (!app.startsWith('ssh:')) throw refuse(`its security-key application "${app.slice(0, 40)}" does not start with ssh: (OpenSSH takes no other)`);
 }
+
+/**
+ * The ed25519 public keys of a small-order point (RFC 8032's identity, the point of order 2, two
+ * of order 4, four of order 8): a signature for them can be forged without any private key, and
+ * OpenSSH checks none. Little-endian y, the sign of x in the top bit.
+ */
+const SMALL_ORDER_ED25519 = new Set([
+  '0100000000000000000000000000000000000000000000000000000000000000',
+  'ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
+  '0000000000000000000000000000000000000000000000000000000000000000',
+  '0000000000000000000000000000000000000000000000000000000000000080',
+  'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a',
+  'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa',
+  '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05',
+  '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85',
+]);
+const ED25519_P = 2n ** 255n - 19n;
+
+function ed25519Key(pk: Buffer): void {
+  if (SMALL_ORDER_ED25519.has(pk.toString('hex')))
+    throw refuse(
+      'its ed25519 key is a point of small order, for which signatures can be forged without a private key; no key made by ssh-keygen or a security key is one',
+    );
+  const y = BigInt('0x' + Buffer.from(pk).reverse().toString('hex')) & (2n ** 255n - 1n);
+  const signed = (pk[31] & 0x80) !== 0;
+  // Non-canonical: y at or past the field's prime, or a "negative" x of 0 (y = 1 or p - 1).
+  if (y >= ED25519_P || (signed && (y === 1n || y === ED25519_P - 1n))) throw refuse('its ed25519 key is not in its one (canonical) encoding');
+  checked({ kty: 'OKP', crv: 'Ed25519', x: b64url(pk) }, 'ed25519 key');
+}
+
+/** The odd primes below 10,000: no RSA modulus has one as a factor (its two primes are of 1024 bits or more). */
+const SMALL_PRIMES: readonly bigint[] = (() => {
+  const out: bigint[] = [];
+  for (let n = 3; n < 10_000; n += 2) if (out.every((p) => p * p > BigInt(n) || BigInt(n) % p !== 0n)) out.push(BigInt(n));
+  return out;
+})();
 
 /** Reads one key line (`type base64 [comment]`), or refuses it with why. */
 export function parseSshPublicKey(raw: string): SshPublicKey {
@@ -132,7 +171,7 @@ export function parseSshPublicKey(raw: string): SshPublicKey {
   if (type === 'ssh-ed25519' || type === 'sk-ssh-ed25519@openssh.com') {
     const pk = r.bytes('public key');
     if (pk.length !== 32) throw refuse(`its ed25519 key is ${pk.length} bytes, not 32`);
-    checked({ kty: 'OKP', crv: 'Ed25519', x: b64url(pk) }, 'ed25519 key');
+    ed25519Key(pk);
     if (type.startsWith('sk-')) application(r);
     description = type.startsWith('sk-') ? 'ED25519-SK' : 'ED25519';
   } else if (type.startsWith('ecdsa-sha2-') || type.startsWith('sk-ecdsa-sha2-')) {
@@ -149,8 +188,12 @@ export function parseSshPublicKey(raw: string): SshPublicKey {
     if (bits < MIN_RSA_BITS)
       throw refuse(`an RSA key of ${bits} bits is too weak (at least ${MIN_RSA_BITS}): make an ed25519 key, or RSA of 3072 bits or more`);
     if (bits > MAX_RSA_BITS) throw refuse(`an RSA key of ${bits} bits is larger than OpenSSH takes (at most ${MAX_RSA_BITS})`);
-    if (!(e[e.length - 1] & 1) || (e.length === 1 && e[0] < 3) || e.length > 8) throw refuse('its RSA exponent is not an odd number of 3 or more');
-    if (!(n[n.length - 1] & 1)) throw refuse('its RSA modulus is even');
+    if (!(e[e.length - 1] & 1) || (e.length === 1 && e[0] < 3) || e.length > 4)
+      throw refuse('its RSA exponent is not an odd number from 3 to 2^32 (ssh-keygen makes 65537)');
+    if (!(n[n.length - 1] & 1)) throw refuse('its RSA modulus is even, so no product of two large primes');
+    const modulus = BigInt('0x' + n.toString('hex'));
+    const factor = SMALL_PRIMES.find((p) => modulus % p === 0n);
+    if (factor !== undefined) throw refuse(`its RSA modulus is divisible by ${factor}, so no product of two large primes`);
     checked({ kty: 'RSA', n: b64url(n), e: b64url(e) }, 'RSA key');
     description = `RSA ${bits}`;
   }

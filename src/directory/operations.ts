@@ -8,12 +8,12 @@
  */
 import type { Caller } from '../actor';
 import { AppError } from '../errors';
-import { movePosixBase } from '../store/posix';
+import { movePosixBase, NEVER_GIVEN } from '../store/posix';
 import type { Services } from '../services';
 import { actorOf } from '../access/caller';
 import { directoryBind } from '../accounts/directory-bind';
 import { bindHolds, isReader } from '../store/groups';
-import { LINUX_NAME, posixAccount, type PosixAccount } from '../accounts/posix';
+import { isHostLogin, posixAccount, type PosixAccount } from '../accounts/posix';
 import { type GroupEntryRow, type GroupQuery, type PersonRow, readGroups, readPeople } from '../store/directory';
 
 /** A person as the directory serves them: the row, and their POSIX side (null: not a POSIX account, see accounts/posix.ts). */
@@ -101,13 +101,18 @@ export function directoryOperations(s: Services): DirectoryOperations {
         (after) => readGroups(s.store.root, query, { after, limit: PAGE }),
         (g) => ({ name: g.name, id: g.id }),
       );
-      // memberUid names logins: someone whose username is no Linux name is not one.
-      for (const g of groups) if (g.uids.some((u) => !LINUX_NAME.test(u))) g.uids = g.uids.filter((u) => LINUX_NAME.test(u));
+      // memberUid names logins: someone whose username is no Linux name, or a host's own account's, is not one.
+      for (const g of groups) if (g.uids.some((u) => !isHostLogin(u))) g.uids = g.uids.filter(isHostLogin);
       return groups;
     },
     async posixIdBase(base) {
       if (!Number.isInteger(base) || base < 1000)
         throw new AppError('invalid_input', `{--posix-id-base} must be 1000 or more (below are the system's own accounts), got ${base}`);
+      if (NEVER_GIVEN.includes(base))
+        throw new AppError(
+          'invalid_input',
+          `{--posix-id-base} may not be ${base}: 65534 is nobody's (and nogroup's) number on Linux hosts and 65535 means "no user" to some of them, so neither is given (the counter steps over both); give 65533 or less, or 65536 or more`,
+        );
       const { counter, refused } = await movePosixBase(s.store.root, base);
       if (refused)
         throw new AppError(

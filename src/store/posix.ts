@@ -20,12 +20,24 @@ export const readPosixCounter = op(async (h): Promise<PosixCounter> => {
   return { base: Number(row.base), next: Number(row.next_id), low: row.low === null ? null : Number(row.low) };
 });
 
+/**
+ * Numbers never given: 65534 is `nobody` (and `nogroup`) on every Linux host, 65535 the 16-bit
+ * (uid_t)-1 that some system calls read as "no user". The counter steps over them (and the base
+ * may not be one, directory/operations.ts), so the next number is never one of them.
+ */
+export const NEVER_GIVEN: readonly number[] = [65534, 65535];
+
 /** The next number, taken: call it inside the transaction that stores it. */
 export const takePosixId = op(async (h): Promise<number> => {
+  // Never 65534 or 65535: the counter is moved past them before and after the take (the first
+  // write takes PostgreSQL's row lock, so the three are one step for every instance).
+  const past = `UPDATE posix_counter SET next_id = 65536 WHERE name = 'posix' AND next_id IN (65534, 65535)`;
+  await h.run(past, []);
   const [row] = await h.claim(
     `UPDATE posix_counter SET next_id = next_id + 1, low = COALESCE(low, next_id) WHERE name = 'posix' RETURNING next_id - 1 AS given`,
     [],
   );
+  await h.run(past, []);
   return Number(row.given);
 });
 

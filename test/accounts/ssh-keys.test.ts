@@ -1,7 +1,9 @@
 // SSH public keys and login shells (contract section 25): what is taken (ed25519, ECDSA
 // P-256/384/521, the sk- forms, RSA >= 2048, comment kept) and what is refused with why (DSA, RSA
 // 1024, base64 that is no key, a huge input, bytes after the key, a type name that is not the
-// data's, a private key, options, two lines), at most 20 (also with 25 adds at once), a key once,
+// data's, a private key, options, two lines, the 8 small-order ed25519 points and non-canonical
+// encodings, an sk- application not ssh:, RSA moduli with a small factor, exponents OpenSSH does
+// not take), at most 20 (also with 25 adds at once), a key once,
 // the recent-sign-in rule for the account's own, audit rows and mails through the queue; the
 // shell's rule; POSIX numbers given once to accounts made at once on SQLite.
 import { execFileSync } from 'node:child_process';
@@ -11,6 +13,7 @@ import t from 'tap';
 import { manualClock } from '../helpers/clock';
 import { PASSWORD, startTestServer, tempDir, tokenOf } from '../helpers/server';
 import { cli } from '../helpers/cli';
+import { parseSshPublicKey } from '../../src/accounts/ssh-key-format';
 import type { Caller } from '../../src/core';
 
 const SK_ECDSA =
@@ -37,6 +40,35 @@ const sshString = (s: string | Buffer) => {
   const n = Buffer.alloc(4);
   n.writeUInt32BE(b.length);
   return Buffer.concat([n, b]);
+};
+
+/** The small-order ed25519 points: the identity, order 2, two of order 4, four of order 8 (each checked: 8P is the identity). */
+const SMALL_ORDER = [
+  '0100000000000000000000000000000000000000000000000000000000000000',
+  'ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
+  '0000000000000000000000000000000000000000000000000000000000000000',
+  '0000000000000000000000000000000000000000000000000000000000000080',
+  'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a',
+  'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa',
+  '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05',
+  '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85',
+];
+const SK_ED25519_POINT = Buffer.from(SK_ED25519.split(' ')[1], 'base64').subarray(34, 66).toString('hex');
+const ed25519Line = (hex: string) => `ssh-ed25519 ${Buffer.concat([sshString('ssh-ed25519'), sshString(Buffer.from(hex, 'hex'))]).toString('base64')}`;
+const skEd25519Line = (hex: string, app: string) =>
+  `sk-ssh-ed25519@openssh.com ${Buffer.concat([sshString('sk-ssh-ed25519@openssh.com'), sshString(Buffer.from(hex, 'hex')), sshString(app)]).toString('base64')}`;
+const mpint = (v: bigint) => {
+  let hex = v.toString(16);
+  if (hex.length % 2) hex = '0' + hex;
+  if (parseInt(hex.slice(0, 2), 16) & 0x80) hex = '00' + hex;
+  return sshString(Buffer.from(hex, 'hex'));
+};
+const rsaLine = (e: bigint, n: bigint) => `ssh-rsa ${Buffer.concat([sshString('ssh-rsa'), mpint(e), mpint(n)]).toString('base64')}`;
+const rsaParts = (line: string) => {
+  const b = Buffer.from(line.split(' ')[1], 'base64');
+  const eLen = b.readUInt32BE(11);
+  const nAt = 15 + eLen;
+  return { n: BigInt('0x' + b.subarray(nAt + 4, nAt + 4 + b.readUInt32BE(nAt)).toString('hex')) };
 };
 
 async function setUp(t: Parameters<typeof startTestServer>[0]) {
@@ -96,6 +128,9 @@ t.test('anything else refused with why, nothing stored', async (t) => {
   const ed = keygen(dir, 'ed25519');
   const ecdsa = keygen(dir, 'ecdsa -b 256');
   const rsa = keygen(dir, 'rsa -b 2048').pub;
+  const realModulus = rsaParts(rsa).n;
+  t.doesNotThrow(() => parseSshPublicKey(rsaLine(2n ** 32n - 1n, realModulus)), 'an exponent of 2^32 - 1 is taken');
+  t.doesNotThrow(() => parseSshPublicKey(skEd25519Line(SK_ED25519_POINT, 'ssh:')), "a security key's own point and ssh: are taken");
   const cases: Array<[string, string, RegExp]> = [
     ['DSA', keygen(dir, 'dsa').pub, /DSA keys \(ssh-dss\) are too weak/],
     ['RSA 1024', keygen(dir, 'rsa -b 1024').pub, /an RSA key of 1024 bits is too weak \(at least 2048\)/],
@@ -126,6 +161,30 @@ t.test('anything else refused with why, nothing stored', async (t) => {
     ['not base64', 'ssh-ed25519 AAAA$$$$ x', /not base64/],
     ['empty', '   ', /it is empty/],
     ['a comment with control characters', `${ed.pub.trim()}\u0007bell`, /control or invisible characters/],
+    // The 8 small-order ed25519 points (forged signatures verify for them), and non-canonical encodings.
+    ...SMALL_ORDER.map((hex, i): [string, string, RegExp] => [
+      `small-order ed25519 point ${i}`,
+      ed25519Line(hex),
+      /a point of small order, for which signatures can be forged/,
+    ]),
+    ...SMALL_ORDER.map((hex, i): [string, string, RegExp] => [`small-order sk-ed25519 point ${i}`, skEd25519Line(hex, 'ssh:'), /a point of small order/]),
+    ['ed25519 y = p', ed25519Line('ed' + 'ff'.repeat(30) + '7f'), /not in its one \(canonical\) encoding/],
+    ['ed25519 y = p + 2', ed25519Line('ef' + 'ff'.repeat(30) + '7f'), /not in its one \(canonical\) encoding/],
+    ['ed25519 identity with a negative x', ed25519Line('01' + '00'.repeat(30) + '80'), /not in its one \(canonical\) encoding/],
+    // A security key's application is ssh:… (OpenSSH takes no other).
+    ['an sk- application not ssh:', skEd25519Line(SK_ED25519_POINT, 'https://example.com'), /application "https:\/\/example.com" does not start with ssh:/],
+    // RSA: a modulus no product of two large primes; exponents OpenSSH does not take.
+    ['an RSA modulus 00 ff…ff', rsaLine(3n, 2n ** 2048n - 1n), /RSA modulus is divisible by 3, so no product of two large primes/],
+    ['an RSA modulus 2^2047 + 1', rsaLine(65537n, 2n ** 2047n + 1n), /RSA modulus is divisible by 3/],
+    ['an even RSA modulus', rsaLine(65537n, 2n ** 2047n + 2n), /RSA modulus is even/],
+    [
+      'an RSA modulus of a small prime times a large number',
+      rsaLine(65537n, 9973n * (2n ** 2040n + 1n) * 2n + 9973n),
+      /RSA modulus is divisible by \d+, so no product/,
+    ],
+    ['an RSA exponent of 1', rsaLine(1n, realModulus), /RSA exponent is not an odd number from 3 to 2\^32/],
+    ['an even RSA exponent', rsaLine(65536n, realModulus), /RSA exponent is not an odd number from 3 to 2\^32/],
+    ['an RSA exponent above 2^32', rsaLine(2n ** 32n + 1n, realModulus), /RSA exponent is not an odd number from 3 to 2\^32/],
   ];
   for (const [what, key, why] of cases) t.match(await add(key), new RegExp(`^invalid_input: not an SSH public key Gatehouse takes: .*${why.source}`), what);
   t.equal((await s.db('ssh_key')).length, 0, 'nothing stored');

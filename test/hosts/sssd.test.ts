@@ -22,6 +22,11 @@ async function inNamespace(
   fs.writeFileSync(path.join(etc, 'sssd.conf'), conf, { mode: 0o600 });
   fs.copyFileSync(h.cert, path.join(etc, 'gatehouse-ca.pem'));
   fs.writeFileSync(path.join(root, 'nsswitch.conf'), 'passwd: files sss\ngroup: files sss\nshadow: files sss\n');
+  // The doc's AuthorizedKeysCommand, installed as it says; a local account cy (uid 1500) beside the directory's cy.
+  fs.writeFileSync(path.join(root, 'gatehouse-authorized-keys'), block('authorized-keys-command') + '\n');
+  fs.writeFileSync(path.join(root, 'passwd'), fs.readFileSync('/etc/passwd', 'utf8') + 'cy:x:1500:1500:Local cy:/nonexistent:/usr/sbin/nologin\n', {
+    mode: 0o644,
+  });
   fs.mkdirSync(path.join(root, 'pam.d'));
   // What pam-auth-update gives Debian's login service with libpam-sss, for sss accounts only.
   fs.writeFileSync(path.join(root, 'pam.d', 'login'), 'auth required pam_sss.so\naccount required pam_sss.so\n');
@@ -32,6 +37,9 @@ async function inNamespace(
     'mount --bind $R/lib /var/lib/sss',
     'mount --bind $R/etc-sssd /etc/sssd',
     'mount --bind $R/nsswitch.conf /etc/nsswitch.conf',
+    'mount --bind $R/passwd /etc/passwd',
+    'mount -t tmpfs -o mode=0755 tmpfs /usr/local && mkdir -m 0755 /usr/local/libexec',
+    'install -o root -g root -m 0755 $R/gatehouse-authorized-keys /usr/local/libexec/',
     'mount --bind $R/pam.d /etc/pam.d',
     'mkdir -p /var/log/sssd && mount --bind $R/log /var/log/sssd',
     'sssd -i --logger=files &',
@@ -66,20 +74,33 @@ t.test("docs/hosts.md's sssd recipe: getent, id through nesting, SSH keys, pamte
   const pub = path.join(h.dir, 'ann.pub');
   fs.writeFileSync(pub, 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIE3/+bUL3vO5SYk1wD1s1QLdjVI1nOqGCqsRnCPsbdKx ann@laptop\n');
   t.equal((await h.gatehouse(['user', 'ssh-key', 'add', 'ann@example.com', pub])).code, 0);
+  // cy: a directory person whose name is also a local account's on the server (not one the directory knows to leave out).
+  t.equal((await h.gatehouse(['user', 'create', '--email', 'cy@example.com', '--password-stdin'], ANN_PW)).code, 0);
+  const cyPub = path.join(h.dir, 'cy.pub');
+  fs.writeFileSync(cyPub, 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAtObepLYDKzKw1hkPnusp5iWdfqcJ4fu3PgFoD52RNf cy@attacker\n');
+  t.equal((await h.gatehouse(['user', 'ssh-key', 'add', 'cy@example.com', cyPub])).code, 0);
   const app = await h.gatehouse(['--json', 'user', 'app-password', 'add', 'ann@example.com', '--name', 'laptop']);
   const annApp = JSON.parse(app.stdout).secret as string;
 
   const check = block('sssd-check').split('\n');
   t.same(check, ['getent passwd ann', 'id ann', 'sss_ssh_authorizedkeys ann', 'pamtester login ann authenticate acct_mgmt']);
   const sshd = block('sshd-config').split('\n');
-  t.same(sshd, ['AuthorizedKeysCommand /usr/bin/sss_ssh_authorizedkeys %u', 'AuthorizedKeysCommandUser nobody']);
-  t.ok(fs.existsSync('/usr/bin/sss_ssh_authorizedkeys'), 'the command sshd_config names exists');
+  t.same(sshd, ['AuthorizedKeysCommand /usr/local/libexec/gatehouse-authorized-keys %u %U', 'AuthorizedKeysCommandUser nobody']);
+  t.ok(fs.existsSync('/usr/bin/sss_ssh_authorizedkeys'), 'the command the wrapper runs exists');
+  t.match(block('sssd-conf'), /^min_id = 10000$/m, 'sssd serves no number below the --posix-id-base');
+  // What sshd runs (AuthorizedKeysCommand with %u and %U: the name and the number NSS gives it), as the user it names.
+  const asSshd = (user: string, uid = `$(id -u ${user})`) =>
+    `setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/local/libexec/gatehouse-authorized-keys ${user} ${uid}`;
   const found = await inNamespace(h, sssdConf(h, readerPassword), [
     ['getent', check[0]],
     ['id', check[1]],
     ['keys', check[2]],
-    // What sshd runs for ann (AuthorizedKeysCommand with %u), as the user it names.
-    ['keys as sshd', 'setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/sss_ssh_authorizedkeys ann'],
+    ['keys as sshd', asSshd('ann')],
+    ['cy by name alone', 'sss_ssh_authorizedkeys cy'],
+    ['cy local uid', 'id -u cy'],
+    ['cy as sshd', asSshd('cy')],
+    ['cy with the directory number', asSshd('cy', '$(getent -s sss passwd cy | cut -d: -f3)')],
+    ['no arguments', 'setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/local/libexec/gatehouse-authorized-keys'],
     ['pam password', check[3], ANN_PW],
     ['pam app password', check[3], annApp],
     ['pam wrong', check[3], 'not her password'],
@@ -98,7 +119,21 @@ t.test("docs/hosts.md's sssd recipe: getent, id through nesting, SSH keys, pamte
   t.match(id.out, /\(staff\)/, 'id: staff');
   t.match(id.out, /\(server-login\)/, 'id: server-login, through staff');
   t.equal(found.get('keys')!.out.trim(), fs.readFileSync(pub, 'utf8').trim(), 'sss_ssh_authorizedkeys: her key, comment kept');
-  t.equal(found.get('keys as sshd')!.out.trim(), fs.readFileSync(pub, 'utf8').trim(), 'and as AuthorizedKeysCommandUser nobody');
+  const keysAsSshd = found.get('keys as sshd')!;
+  t.equal(keysAsSshd.rc, 0, keysAsSshd.out);
+  t.equal(keysAsSshd.out.trim(), fs.readFileSync(pub, 'utf8').trim(), "the doc's AuthorizedKeysCommand as nobody: ann's key");
+  // cy: sss_ssh_authorizedkeys alone hands the directory cy's key to the local cy; the wrapper does not.
+  t.equal(found.get('cy by name alone')!.out.trim(), fs.readFileSync(cyPub, 'utf8').trim(), "by name alone: the directory cy's key");
+  t.equal(found.get('cy local uid')!.out.trim(), '1500', 'NSS gives the local cy (files first)');
+  const cyAsSshd = found.get('cy as sshd')!;
+  t.equal(cyAsSshd.rc, 0, cyAsSshd.out);
+  t.equal(cyAsSshd.out.trim(), '', 'the wrapper: no key for the local cy');
+  t.equal(
+    found.get('cy with the directory number')!.out.trim(),
+    fs.readFileSync(cyPub, 'utf8').trim(),
+    'the same wrapper with the number sssd serves: the key',
+  );
+  t.not(found.get('no arguments')!.rc, 0, 'without the name and number: refused');
   for (const step of ['pam password', 'pam app password']) {
     t.equal(found.get(step)!.rc, 0, `${step}: ${found.get(step)!.out}`);
     t.match(found.get(step)!.out, /successfully authenticated[\s\S]*account management done/);

@@ -120,3 +120,61 @@ t.test('a username that is not a Linux name: served without the POSIX side', asy
   const posix = ldif((await ldapTool('ldapsearch', [...as, '-b', BASE, '(&(objectClass=posixAccount)(uid=1234))', 'uid'])).out);
   t.equal(posix.size, 0);
 });
+
+t.test("a username that is a host's own account's (root, ubuntu, cloudsdk…): no POSIX side, no SSH keys served", async (t) => {
+  const d = await ldapServer(t);
+  const { s, make } = d;
+  await make('bot@example.com');
+  await make('ann@example.com');
+  await cli(s.dataDir, ['group', 'create', 'ldap-readers']);
+  await cli(s.dataDir, ['group', 'add', 'ldap-readers', 'bot@example.com']);
+  // An account made as ubuntu@… (as a guest signing up is): the username made from the address is ubuntu.
+  t.equal((await make('ubuntu@example.org')).code, 0);
+  // ann renames herself to cloudsdk through her own record, and adds an SSH key.
+  const ann = await s.signin('ann@example.com');
+  const id = (await s.call('GET', '/api/user_account', { token: ann })).body.data[0].id;
+  const rename = (username: string) =>
+    s.call('PATCH', `/api/user_account/${id}`, { token: ann, body: { data: { type: 'user_account', id, attributes: { username } } } });
+  t.equal((await rename('cloudsdk')).status, 200, 'the username itself is not refused');
+  const pub = keyFile(t, 'ed25519', 'attacker');
+  t.equal((await cli(s.dataDir, ['user', 'ssh-key', 'add', 'ann@example.com', pub])).code, 0);
+  for (const e of ['ann@example.com', 'ubuntu@example.org']) await cli(s.dataDir, ['group', 'add', 'ldap-readers', e]);
+
+  const as = ['-x', '-H', d.url, '-D', person('bot'), '-w', PASSWORD];
+  const read = async (filter: string) => ldif((await ldapTool('ldapsearch', [...as, '-b', BASE, filter, '*'])).out);
+  for (const name of ['cloudsdk', 'ubuntu']) {
+    const entry = (await read(`(uid=${name})`)).get(person(name));
+    t.ok(entry, `${name}: still a person in the directory, for apps`);
+    t.notOk(entry!.get('objectClass')!.includes('posixAccount'), `${name}: not a posixAccount`);
+    t.notOk(entry!.get('objectClass')!.includes('ldapPublicKey'), `${name}: not an ldapPublicKey`);
+    t.notOk(entry!.get('uidNumber'), `${name}: no uidNumber`);
+    t.notOk(entry!.get('sshPublicKey'), `${name}: no SSH keys`);
+    t.equal((await read(`(&(objectClass=posixAccount)(uid=${name}))`)).size, 0, `${name}: not found as sssd asks`);
+  }
+  const readers = ldif((await ldapTool('ldapsearch', [...as, '-b', group('ldap-readers'), '(objectClass=*)', 'memberUid'])).out).get(group('ldap-readers'))!;
+  t.same(readers.get('memberUid')?.sort(), ['bot'], 'memberUid leaves them out');
+  // Other names of the kind too, and the systemd- form.
+  for (const name of ['root', 'nobody', 'postgres', 'systemd-network']) {
+    t.equal((await rename(name)).status, 200, name);
+    t.notOk((await read(`(uid=${name})`)).get(person(name))!.get('uidNumber'), `${name}: no uidNumber`);
+  }
+  // Back to a name of her own: her login, numbers and key return.
+  t.equal((await rename('ann')).status, 200);
+  const back = (await read('(uid=ann)')).get(person('ann'))!;
+  t.ok(back.get('objectClass')!.includes('posixAccount'));
+  t.same(back.get('sshPublicKey'), [fs.readFileSync(pub, 'utf8').trim()]);
+});
+
+t.test("--posix-id-base 65534 or 65535 is refused, and the counter steps over both (nobody's number)", async (t) => {
+  const d = await ldapServer(t);
+  const { s, make } = d;
+  for (const base of [65534, 65535]) {
+    await t.rejects(s.core.directory.posixIdBase(base), { code: 'invalid_input', message: /may not be 6553[45]: 65534 is nobody's/ }, `${base}`);
+  }
+  t.same(await s.core.directory.posixIdBase(65531), { base: 65531, next: 65531 }, 'a base below them is taken');
+  for (const e of ['a1', 'a2', 'a3', 'a4', 'a5']) t.equal((await make(`${e}@example.com`)).code, 0);
+  t.equal((await cli(s.dataDir, ['group', 'create', 'g1'])).code, 0);
+  const people = await s.db('user_account').whereIn('username', ['a1', 'a2', 'a3', 'a4', 'a5']).orderBy('id').pluck('posix_id');
+  t.same(people.map(Number), [65531, 65532, 65533, 65536, 65537], '65534 and 65535 never given');
+  t.equal(Number((await s.db('usergroup').where({ name: 'g1' }).first()).posix_id), 65538);
+});

@@ -65,7 +65,12 @@ t.test('accounts made on two instances at once: one number each, the same on bot
       return [...ldif(r.out)].map(([dn, a]) => `${dn} ${a.get('uidNumber')}`).sort();
     }),
   );
-  t.equal(served[0].length, people.length);
+  // admin is a host's own account's name (root, admin, ubuntu…): a person without the POSIX side.
+  t.equal(served[0].length, people.filter((p) => p.username !== 'admin').length);
+  t.notOk(
+    served[0].some((l) => l.startsWith('uid=admin,')),
+    'admin: no uidNumber',
+  );
   t.same(served[0], served[1], 'both instances serve the same numbers');
 
   // --posix-id-base: below 1000, and one that meets numbers given, refuse to start; one past them moves the counter.
@@ -88,4 +93,31 @@ t.test('accounts made on two instances at once: one number each, the same on bot
   await moved.stop();
   const back = await pg.shell(['serve', '--port', '0', '--posix-id-base', '10000']);
   t.match(back.stderr, /would meet the POSIX numbers already given/, 'going back below is refused too');
+});
+
+t.test("across 65534 on two instances at once: nobody's number and 65535 never given; a base of either refused", async (t) => {
+  const pg = await onPostgres(t);
+  if (!pg) return;
+  t.equal((await pg.shell(['bootstrap-admin', '--email', 'admin@example.test', '--password-env', 'PW'], { PW })).code, 0);
+  for (const base of ['65534', '65535']) {
+    const r = await pg.shell(['serve', '--port', '0', '--posix-id-base', base]);
+    t.not(r.code, 0);
+    t.match(r.stderr, new RegExp(`--posix-id-base may not be ${base}: 65534 is nobody's`));
+  }
+  const servers = await Promise.all([0, 1].map(() => pg.serve(['--bcrypt-cost', '4', '--public-url', 'https://id.example.test', '--posix-id-base', '65530'])));
+  const signin = await post(servers[0].url, '/action/user_account/signin', { attributes: { email: 'admin@example.test', password: PW } });
+  const token = signin.body.find((i) => i.ResponseType === 'client.store.set' && i.Attributes.key === 'token')!.Attributes.value;
+  const account = (i: number) => ({
+    data: { type: 'user_account', attributes: { email: `q${i}@example.test`, name: `Q ${i}`, password: PW, passwordConfirm: PW } },
+  });
+  const made = await Promise.all(Array.from({ length: 8 }, (_, i) => post(servers[i % 2].url, '/api/user_account', account(i), token)));
+  t.same(
+    made.map((r) => r.status),
+    Array(8).fill(201),
+  );
+  const db = knexFactory({ client: 'pg', connection: pg.db });
+  t.teardown(() => db.destroy());
+  const numbers = (await db('user_account').whereLike('email', 'q%').pluck('posix_id')).map(Number).sort((a, b) => a - b);
+  t.same(numbers, [65530, 65531, 65532, 65533, 65536, 65537, 65538, 65539], 'one run from 65530, over 65534 and 65535');
+  await Promise.all(servers.map((s) => s.stop()));
 });
