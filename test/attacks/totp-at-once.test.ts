@@ -64,7 +64,11 @@ t.test('the signin action with wrong codes (and recovery codes) at once: five ch
   const right = await totpAt(secret, clock);
   const replies = await Promise.all(
     Array.from({ length: 30 }, (_, i) =>
-      s.action('user_account', 'signin', { email: 'ada@example.com', password: PASSWORD, ...(i % 3 === 0 ? { recovery_code: `abcd-efgh-${String(i).padStart(4, 'x')}` } : { otp: wrongCode(right, i) }) }),
+      s.action('user_account', 'signin', {
+        email: 'ada@example.com',
+        password: PASSWORD,
+        ...(i % 3 === 0 ? { recovery_code: `abcd-efgh-${String(i).padStart(4, 'x')}` } : { otp: wrongCode(right, i) }),
+      }),
     ),
   );
   t.equal(replies.filter((r) => errorCode(r) === 'otp_invalid').length, LIMIT, 'exactly five checked');
@@ -82,12 +86,17 @@ t.test('the signin action with wrong codes (and recovery codes) at once: five ch
 t.test('a right code does not use up an attempt: only failures count, as before', async (t) => {
   const { s, clock, secret, codes } = await setUp(t);
   const signin = (extra: Record<string, string>) => s.action('user_account', 'signin', { email: 'ada@example.com', password: PASSWORD, ...extra });
-  for (let i = 0; i < LIMIT - 1; i++) t.equal(errorCode(await signin({ otp: '000000' === (await totpAt(secret, clock)) ? '000001' : '000000' })), 'otp_invalid');
+  for (let i = 0; i < LIMIT - 1; i++)
+    t.equal(errorCode(await signin({ otp: '000000' === (await totpAt(secret, clock)) ? '000001' : '000000' })), 'otp_invalid');
   for (let i = 0; i < 3; i++) {
     t.equal((await signin({ otp: await totpAt(secret, clock) })).status, 200, `right code ${i + 1}`);
     clock.advance(30_000);
   }
   t.equal((await signin({ recovery_code: codes[0]! })).status, 200, 'a recovery code');
-  t.equal(errorCode(await signin({ otp: '000000' === (await totpAt(secret, clock)) ? '000001' : '000000' })), 'otp_invalid', 'the fifth failure is still checked');
+  t.equal(
+    errorCode(await signin({ otp: '000000' === (await totpAt(secret, clock)) ? '000001' : '000000' })),
+    'otp_invalid',
+    'the fifth failure is still checked',
+  );
   t.equal((await signin({ otp: await totpAt(secret, clock) })).status, 429, 'then locked');
 });
