@@ -6,6 +6,7 @@
 import type { Actor } from '../actor';
 import type { LogFields } from '../log';
 import type { Services } from '../services';
+import type { TotpAttempt } from '../runtime/limiter';
 import { findAccountByReference } from '../store/accounts';
 import { sendUnlock } from './mailed-links';
 
@@ -31,14 +32,15 @@ export async function passwordFailure(
   }
 }
 
-/** A wrong, replayed or used-up second factor: counts per account. */
+/** A wrong, replayed or used-up second factor: its attempt (taken before the check) stays counted. */
 export async function secondFactorFailure(
   s: Services,
   actor: Actor,
-  account: string,
+  attempt: TotpAttempt,
   event: 'totp_failed' | 'totp_replay' | 'recovery_code_failed',
 ): Promise<void> {
-  const locked = await s.limiter.totpFailed(account);
+  const account = attempt.referenceId;
+  const locked = s.limiter.totpFailed(attempt);
   await s.audit.record(event, actor, { account });
   if (locked) {
     s.counters.lockouts++;

@@ -56,12 +56,13 @@ export const totpConfirm: ActionDef = {
     await assertRecentSignin(s, ctx.actor);
     if (account.totp_enabled) throw new AppError('forbidden', 'TOTP is already on', { reason: 'totp_already_on' });
     if (!account.totp_secret) throw new AppError('invalid_input', 'start with totp_enroll');
-    await s.limiter.assertTotpAllowed(account.reference_id);
+    const attempt = await s.limiter.takeTotpAttempt(account.reference_id);
     const step = await matchTotp(account.totp_secret, otp, null, s.clock.now());
     if (step === null) {
-      await secondFactorFailure(s, ctx.actor, account.reference_id, 'totp_failed');
+      await secondFactorFailure(s, ctx.actor, attempt, 'totp_failed');
       throw new AppError('otp_invalid', 'the code is wrong or expired');
     }
+    await s.limiter.totpSucceeded(attempt);
     const codes = newRecoveryCodes();
     const applied = await s.store.transaction(async (tx) => {
       await assertRecentSignin(s, ctx.actor, { tx });

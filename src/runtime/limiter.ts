@@ -20,7 +20,12 @@ import { AppError } from '../errors';
 import type { Config } from '../config';
 import type { Clock } from '../clock';
 import type { Tx } from '../store/connection';
-import { clear, clearPrefix, Count, failuresAndKnown, hit, knownSignin, peek, peekMany, rememberSignin } from '../store/counters';
+import { clear, clearPrefix, Count, failuresAndKnown, giveBack, hit, knownSignin, peek, peekMany, rememberSignin, take } from '../store/counters';
+
+/** A second-factor attempt taken from an account's limit: its count after it, and its window. */
+export interface TotpAttempt extends Count {
+  readonly referenceId: string;
+}
 
 /** How long a successful signin keeps its address familiar. */
 export const KNOWN_SIGNIN_MS = 90 * 24 * 60 * 60 * 1000;
@@ -228,15 +233,27 @@ export class Limiter {
     return count.hits <= MAIL_CODES_PER_ACCOUNT;
   }
 
-  async assertTotpAllowed(referenceId: string): Promise<void> {
-    const count = await peek(this.db, keys.totpAccount(referenceId), this.windowMs);
-    if (count.hits >= this.config.totpFailuresPerAccount) throw limited(count, this.windowMs, this.clock.now(), 'failed codes for this account');
+  /**
+   * Takes one of the account's second-factor attempts BEFORE a code is checked, by one conditional
+   * write (failures per account per window): past the limit it is refused, a right code too, and
+   * requests sent at once never get more than the limit checked. A right code gives its attempt
+   * back (totpSucceeded): only failures count, as before.
+   */
+  async takeTotpAttempt(referenceId: string): Promise<TotpAttempt> {
+    const key = keys.totpAccount(referenceId);
+    const taken = await take(this.db, key, this.windowMs, this.config.totpFailuresPerAccount);
+    if (taken === null) throw limited(await peek(this.db, key, this.windowMs), this.windowMs, this.clock.now(), 'failed codes for this account');
+    return { referenceId, ...taken };
   }
 
-  /** Returns true when this failure locked the second factor. */
-  async totpFailed(referenceId: string): Promise<boolean> {
-    const count = await hit(this.db, keys.totpAccount(referenceId), this.windowMs);
-    return count.hits === this.config.totpFailuresPerAccount;
+  /** The attempt's code was right: the attempt is given back. */
+  async totpSucceeded(attempt: TotpAttempt): Promise<void> {
+    await giveBack(this.db, keys.totpAccount(attempt.referenceId), attempt.windowStart);
+  }
+
+  /** The attempt's code was wrong (it stays counted); true when it was the one that locked the second factor. */
+  totpFailed(attempt: TotpAttempt): boolean {
+    return attempt.hits === this.config.totpFailuresPerAccount;
   }
 
   /** Counts a reset request; false when the account is over its limit (the request is dropped). */

@@ -25,6 +25,32 @@ export const hit = op(async (h, key: string, windowMs: number): Promise<Count> =
   return { hits: Number(row.hits), windowStart: Number(row.window_start) };
 });
 
+/**
+ * Takes one of `limit` attempts in the key's window by one conditional write: the count after it,
+ * or null when the window's attempts are all taken (nothing is written then). The check and the
+ * write it guards are one statement, so requests at once (or instances) never take more than `limit`.
+ */
+export const take = op(async (h, key: string, windowMs: number, limit: number): Promise<Count | null> => {
+  const now = h.clock.now();
+  const expiredBefore = now - windowMs;
+  const rows = await h.claim(
+    `INSERT INTO rate_counter (counter_key, window_start, hits) VALUES (?, ?, 1)
+     ON CONFLICT (counter_key) DO UPDATE SET
+       hits = CASE WHEN rate_counter.window_start <= ? THEN 1 ELSE rate_counter.hits + 1 END,
+       window_start = CASE WHEN rate_counter.window_start <= ? THEN excluded.window_start ELSE rate_counter.window_start END
+     WHERE rate_counter.window_start <= ? OR rate_counter.hits < ?
+     RETURNING hits, window_start`,
+    [key, now, expiredBefore, expiredBefore, expiredBefore, limit],
+  );
+  if (rows.length === 0) return null;
+  return { hits: Number(rows[0].hits), windowStart: Number(rows[0].window_start) };
+});
+
+/** Gives back an attempt taken by `take` (one that succeeded), if its window is still the current one. */
+export const giveBack = op(async (h, key: string, windowStart: number): Promise<void> => {
+  await h.claim('UPDATE rate_counter SET hits = hits - 1 WHERE counter_key = ? AND window_start = ? AND hits > 0 RETURNING hits', [key, windowStart]);
+});
+
 /** The current counts of several keys in one read, in the order asked (0 where the window has passed). */
 export const peekMany = op(async (h, keys: readonly string[], windowMs: number): Promise<Count[]> => {
   const now = h.clock.now();

@@ -21,6 +21,68 @@ const SCOPE_TEXT: Readonly<Record<string, string>> = Object.assign(Object.create
   offline_access: 'stay signed in when you are away (a refresh token)',
 });
 
+/**
+ * A claim a request can ask for by name (the `claims` parameter), in words, and the scope that
+ * allows it: a claim is given only when the request's scopes allow it and the page showed it.
+ * sub, amr, acr, auth_time and sid come with openid and every sign-in says them anyway.
+ */
+const CLAIM_TEXT: Readonly<Record<string, { text: string; scope: string }>> = Object.assign(
+  Object.create(null) as Record<string, { text: string; scope: string }>,
+  {
+    email: { text: 'your email address', scope: 'email' },
+    email_verified: { text: 'whether your email address is confirmed', scope: 'email' },
+    name: { text: 'your name', scope: 'profile' },
+    preferred_username: { text: 'your username', scope: 'profile' },
+    groups: { text: 'the names of your groups', scope: 'groups' },
+  },
+);
+
+/** "a", "a and b", "a, b and c". */
+const inWords = (items: string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`);
+
+type Missing = { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> };
+/** The part of the provider's Grant read here: its scopes, and the claims refused (its `rejected`, as the provider keeps it). */
+interface GrantView {
+  getOIDCScope(): string;
+}
+const refusedOf = (grant: GrantView | undefined) => (grant as { rejected?: { openid?: { claims?: string[] } } } | undefined)?.rejected?.openid;
+
+/** The claim names a request's `claims` parameter asks for (id_token and userinfo). */
+function namedIn(parameter: unknown): string[] {
+  let parsed: unknown = parameter;
+  if (typeof parameter === 'string') {
+    try {
+      parsed = JSON.parse(parameter);
+    } catch {
+      return [];
+    }
+  }
+  if (parsed === null || typeof parsed !== 'object') return [];
+  const names = new Set<string>();
+  for (const where of ['id_token', 'userinfo']) {
+    const part = (parsed as Record<string, unknown>)[where];
+    if (part !== null && typeof part === 'object' && !Array.isArray(part)) for (const name of Object.keys(part)) names.add(name);
+  }
+  return [...names];
+}
+
+/**
+ * The claims a request asked for by name that it has not been given, split: those allowed by the
+ * scopes it asks or was granted before (shown on the page, then given) and the others (refused).
+ * A claim refused before is asked again once its scope is.
+ */
+function askedClaims(
+  details: { params: Record<string, unknown>; prompt: { details: unknown } },
+  grant: GrantView | undefined,
+): { allowed: string[]; refused: string[] } {
+  const scopes = new Set([...String(details.params.scope ?? 'openid').split(' '), ...(grant?.getOIDCScope().split(' ') ?? [])]);
+  const rejected = new Set(refusedOf(grant)?.claims ?? []);
+  const missing = (details.prompt.details as Missing).missingOIDCClaims ?? [];
+  const asked = [...new Set([...missing, ...namedIn(details.params.claims).filter((c) => rejected.has(c))])];
+  const allows = (c: string) => c in CLAIM_TEXT && scopes.has(CLAIM_TEXT[c]!.scope);
+  return { allowed: asked.filter(allows), refused: asked.filter((c) => !allows(c)) };
+}
+
 export function registerInteractions(kit: PageKit, oidc: OidcProvider, signinPage: SigninPage): void {
   const { core, router, names, html_, post } = kit;
   const t = { names, post, send, see, signinPage, html_ };
@@ -33,17 +95,36 @@ export function registerInteractions(kit: PageKit, oidc: OidcProvider, signinPag
   /** What the request asks of the sign-in (acr_values, claims), for the core to read. */
   const asksOf = (details: Details) => ({ acrValues: details.params.acr_values, claims: details.params.claims });
 
+  /**
+   * The consent given: the scopes asked, and of the claims asked by name only those the scopes
+   * allow (the page showed them); the others are refused, so no token carries them.
+   */
+  /** The grant this interaction adds to, if the client has one. */
+  const grantOf = async (details: Details) => {
+    const provider = await oidc.provider();
+    return details.grantId ? await provider.Grant.find(details.grantId) : undefined;
+  };
+
+  /**
+   * The consent given: the scopes asked, and of the claims asked by name only those the scopes
+   * allow (the page showed them); the others are refused, so no token carries them.
+   */
   const grantAll = async (details: Details) => {
     const provider = await oidc.provider();
     const { prompt, params, session } = details;
-    const grant = details.grantId
-      ? await provider.Grant.find(details.grantId)
-      : new provider.Grant({ accountId: session!.accountId, clientId: String(params.client_id) });
-    const missing = prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> };
-    if (missing.missingOIDCScope) grant!.addOIDCScope(missing.missingOIDCScope.join(' '));
-    if (missing.missingOIDCClaims) grant!.addOIDCClaims(missing.missingOIDCClaims);
-    for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant!.addResourceScope(indicator, scopes.join(' '));
-    return grant!.save();
+    const grant = (await grantOf(details)) ?? new provider.Grant({ accountId: session!.accountId, clientId: String(params.client_id) });
+    const missing = prompt.details as Missing;
+    const { allowed, refused } = askedClaims(details, grant);
+    if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
+    // A claim refused before whose scope is granted now is no longer refused (a refused claim is
+    // kept out of userinfo too).
+    const granted = new Set(grant.getOIDCScope().split(' '));
+    const before = refusedOf(grant);
+    if (before?.claims) before.claims = before.claims.filter((c) => !(c in CLAIM_TEXT && granted.has(CLAIM_TEXT[c]!.scope)));
+    if (allowed.length > 0) grant.addOIDCClaims(allowed);
+    if (refused.length > 0) grant.rejectOIDCClaims(refused);
+    for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(indicator, scopes.join(' '));
+    return grant.save();
   };
 
   /** When this interaction first asked for a sign-in (ms), recorded on its first visit. */
@@ -118,6 +199,7 @@ export function registerInteractions(kit: PageKit, oidc: OidcProvider, signinPag
     const scopes = String(details.params.scope ?? 'openid')
       .split(' ')
       .filter((x) => x in SCOPE_TEXT);
+    const claims = askedClaims(details, await grantOf(details));
     t.send(
       ctx,
       200,
@@ -128,6 +210,22 @@ export function registerInteractions(kit: PageKit, oidc: OidcProvider, signinPag
           <ul>
             ${scopes.map((x) => html`<li>${SCOPE_TEXT[x]}</li>`)}
           </ul>
+          ${
+            claims.allowed.length > 0
+              ? html`<p>By name, it asks for:</p>
+                  <ul>
+                    ${[...new Set(claims.allowed.map((c) => CLAIM_TEXT[c]!.text))].map((x) => html`<li>${x}</li>`)}
+                  </ul>`
+              : ''
+          }
+          ${
+            claims.refused.length > 0
+              ? html`<p>
+                  It also asked for ${inWords([...new Set(claims.refused.map((c) => (c in CLAIM_TEXT ? CLAIM_TEXT[c]!.text : c)))])}, which it will not get:
+                  that is more than it asks to see above.
+                </p>`
+              : ''
+          }
           <div class="links">
             ${form(`/oidc/interaction/${details.uid}/consent`, csrf, 'Allow', [])}${form(`/oidc/interaction/${details.uid}/deny`, csrf, 'Deny', [], { secondary: true })}
           </div>
