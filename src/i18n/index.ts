@@ -92,3 +92,7 @@ export function chooseLanguage(accountChoice: unknown, fromBrowser: unknown, def
   if (isLanguage(fromBrowser)) return fromBrowser;
   return defaultLanguage;
 }
+
+/** The language of a mail to an account: its choice on /account, else the server's default. */
+export const accountTranslator = (messages: Messages, account: { language: string | null }): Translator =>
+  messages.translator(chooseLanguage(account.language, null, messages.defaultLanguage));

@@ -39,6 +39,7 @@ import * as configRefs from '../../migrations/20261214000100_config_refs';
 import * as posixAndSshKeys from '../../migrations/20261215000000_posix_and_ssh_keys';
 import * as signinByMail from '../../migrations/20261216000000_signin_by_mail';
 import * as ownPages from '../../migrations/20261217000000_own_pages';
+import * as accountLanguage from '../../migrations/20261218000000_account_language';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -82,6 +83,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261215000000_posix_and_ssh_keys', posixAndSshKeys],
   ['20261216000000_signin_by_mail', signinByMail],
   ['20261217000000_own_pages', ownPages],
+  ['20261218000000_account_language', accountLanguage],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -3,11 +3,20 @@
  * anywhere else. Templates are plain functions returning strings.
  */
 import { look, t } from './look';
+import type { MessageKey } from '../../core';
 
 export type Html = { readonly html: string };
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const escape = (value: unknown): string => String(value ?? '').replace(/[&<>"']/g, (c) => ESCAPES[c]);
+
+/**
+ * A message whose {places} hold markup (a name in <strong>): the message's own text is escaped
+ * like any other (an operator's override with markup shows as text), the places filled after.
+ */
+export function tm(key: MessageKey, params: Readonly<Record<string, Html>>): Html {
+  return raw(escape(t(key)).replace(/\{(\w+)\}/g, (whole, name: string) => (Object.hasOwn(params, name) ? params[name].html : whole)));
+}
 
 /** Marks markup as already safe (built from escaped parts). */
 export const raw = (html: string): Html => ({ html });
