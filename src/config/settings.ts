@@ -133,7 +133,7 @@ export const SETTINGS = {
     scope: 'serve',
     arg: '<name>',
     shown: 'Gatehouse',
-    help: "the product name the pages and mails show (in the header, the window title and the mails' signature)",
+    help: 'the product name the pages show (in the header and the window title)',
   },
   brandLogo: {
     env: 'GATEHOUSE_BRAND_LOGO',
