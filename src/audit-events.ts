@@ -57,6 +57,7 @@ export const AUDIT_EVENTS = [
   'ssh_key_added',
   'ssh_key_removed',
   'login_shell_changed',
+  'language_changed',
   'api_key_added',
   'api_key_revoked',
   // Sessions and tokens

@@ -6,6 +6,7 @@
  * (store, hashing, tokens, limits, mail, audit) stay inside. Front ends translate requests and
  * arguments into these calls, and their answers back.
  */
+import { openMessages, type Messages } from './i18n';
 import { defaultPublicUrl, type Config } from './config';
 import { Clock, systemClock } from './clock';
 import { createLogger, Logger } from './log';
@@ -64,6 +65,8 @@ export interface Core extends Omit<OperatorOperations, 'audit'> {
     /** The actor behind a request: a guest without credentials, 401 for a bad token. */
     actor(caller: Caller): Promise<Actor>;
   };
+  /** Pages and mails in the reader's language: the catalogues with the operator's overrides. */
+  readonly messages: Messages;
   readonly accounts: AccountOperations;
   readonly actions: ActionOperations;
   readonly records: RecordOperations;
@@ -151,6 +154,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       audit: new Audit(store, logger, clock, () => sender.nudge()),
       counters: { signinsOk: 0, signinsFailed: 0, signups: 0, lockouts: 0, providerSignins: {}, ldap: { binds: {}, searches: {} }, saml: {} },
       directoryPasswords: checkPasswordAtSource,
+      messages: openMessages(config.defaultLanguage, config.messages),
     };
   } catch (err) {
     await store.close();
@@ -171,6 +175,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     storeCreated: store.created,
     dialect: store.dialect,
     auth: { actor: (caller) => actorOf(s, caller) },
+    messages: s.messages,
     accounts: accountOperations(s),
     actions: actionOperations(s),
     records: recordOperations(s),
@@ -234,3 +239,4 @@ export async function readSchemaStatus(config: Config): Promise<SchemaStatus> {
     await store.close();
   }
 }
+export { chooseLanguage, LANGUAGES, isLanguage, type Language, type MessageKey, type Translator, type Messages } from './i18n';

@@ -2,6 +2,7 @@
  * What the use cases are handed, internal to the core: the store and the services built on it.
  * Front ends never see this; they call the operations openCore returns.
  */
+import type { Messages } from './i18n';
 import type { Config } from './config';
 import type { Clock } from './clock';
 import type { Logger } from './log';
@@ -50,5 +51,7 @@ export interface Services {
    * A synced person's password checked by a bind at their directory source (src/sources/directory-client.ts,
    * handed in by the core: the sources domain sits above the accounts, whose sign-in asks it).
    */
+  /** The message catalogues (with the operator's overrides): mails in the account's language. */
+  readonly messages: Messages;
   readonly directoryPasswords: (source: SourceRow, entryId: string, password: string) => Promise<'ok' | 'wrong' | 'gone'>;
 }

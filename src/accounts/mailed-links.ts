@@ -5,6 +5,7 @@
 import type { Services } from '../services';
 import type { AccountRow } from '../store/accounts';
 import { mailLink, unlockMessage, verificationMessage } from '../mail/messages';
+import { accountTranslator } from '../i18n';
 import { mailToken } from './one-time-tokens';
 
 const UNLOCK_TTL_SECONDS = 3600;
@@ -23,7 +24,7 @@ export function sendUnlock(s: Services, account: AccountRow): void {
 export async function mailVerification(s: Services, account: AccountRow): Promise<void> {
   const ttl = s.config.verificationTtl;
   await mailToken(s, account, 'verify_email', ttl, (token) =>
-    verificationMessage(mailLink(s.config, 'verify', token), account.email, account.name, token, ttl),
+    verificationMessage(mailLink(s.config, 'verify', token), account.email, account.name, token, ttl, accountTranslator(s.messages, account)),
   );
   s.logger.info('verification_sent', { account: account.reference_id, via: s.mailer.kind });
 }

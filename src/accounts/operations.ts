@@ -20,6 +20,7 @@ import { appPasswordOperations, type AppPasswordOperations } from './app-passwor
 import { apiKeyOperations, type ApiKeyOperations } from './api-keys';
 import { deleteAccountByEmail } from './delete';
 import { sshKeyOperations, type SshKeyOperations } from './ssh-keys';
+import { languageOperations, type LanguageOperations } from './language';
 
 /** Operator input for a new account (passwords never come from arguments). */
 export interface AccountInput {
@@ -79,6 +80,8 @@ export interface AccountOperations {
   readonly apiKeys: ApiKeyOperations;
   /** SSH public keys and the login shell the directory serves to Linux hosts: any account's, and the caller's own. */
   readonly ssh: SshKeyOperations;
+  /** The language the caller chose for pages and mails. */
+  readonly language: LanguageOperations;
 }
 
 const MAX_SEARCH = 100;
@@ -92,6 +95,7 @@ export function accountOperations(s: Services): AccountOperations {
     appPasswords: appPasswordOperations(s, (email) => findAccountByEmail(s, email)),
     apiKeys: apiKeyOperations(s, (email) => findAccountByEmail(s, email)),
     ssh: sshKeyOperations(s),
+    language: languageOperations(s),
     async create(actor, input) {
       requireAdministrator(actor, 'create accounts from here');
       const created = await createAccount(s, actor, newAccountFrom(input, s.config.passwordMinLength), undefined, {

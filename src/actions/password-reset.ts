@@ -2,6 +2,7 @@
  * Password recovery. The request answers at once and the same way whether or not the email
  * exists: the lookup, the token and the mail happen after the answer, so its timing says nothing.
  */
+import { accountTranslator } from '../i18n';
 import { newPasswordHash, replacePassword } from '../accounts/replace-password';
 import { AppError } from '../errors';
 import { emailKeyOrNull, stringField } from '../accounts/validate';
@@ -35,7 +36,7 @@ export const resetPasswordRequest: ActionDef = {
         await voidTokens(s.store.root, account.id, 'reset_password');
         const ttl = s.config.resetTtl;
         await mailToken(s, account, 'reset_password', ttl, (token) =>
-          resetMessage(mailLink(s.config, 'reset', token), account.email, account.name, token, ttl),
+          resetMessage(mailLink(s.config, 'reset', token), account.email, account.name, token, ttl, accountTranslator(s.messages, account)),
         );
         await s.audit.record('reset_requested', actor, { account: account.reference_id });
       });

@@ -25,6 +25,8 @@ import {
   url,
 } from './parsers';
 import type { LogLevel } from './parsers';
+import { brandColor, brandCss, brandLogo, brandName, type BrandLogo } from './brand';
+import { language, messagesFile, type MessageOverrides } from './languages';
 
 /**
  * One setting, declared once: the commander options, `--help`, the environment variable, the
@@ -123,6 +125,56 @@ export const SETTINGS = {
     scope: 'serve',
     shown: 'off',
     help: 'turn on sign-in by a mailed code as the server starts (the signin_by_mail action opened to guests; the console and a configuration file turn it off)',
+  },
+  brandName: {
+    env: 'GATEHOUSE_BRAND_NAME',
+    parse: brandName,
+    fallback: 'Gatehouse',
+    scope: 'serve',
+    arg: '<name>',
+    shown: 'Gatehouse',
+    help: 'the product name the pages show (in the header and the window title)',
+  },
+  brandLogo: {
+    env: 'GATEHOUSE_BRAND_LOGO',
+    parse: brandLogo as (raw: string, name: string) => BrandLogo | null,
+    fallback: null,
+    scope: 'serve',
+    arg: '<file>',
+    help: 'a logo shown beside the name: a PNG or SVG file of at most 256 KiB (an SVG without script, event handlers, foreignObject or outside references), served at /assets/brand-logo',
+  },
+  brandColor: {
+    env: 'GATEHOUSE_BRAND_COLOR',
+    parse: brandColor as (raw: string, name: string) => string | null,
+    fallback: null,
+    scope: 'serve',
+    arg: '<#RRGGBB>',
+    help: "the pages' accent colour (buttons, links, focus rings), as #RRGGBB",
+  },
+  brandCss: {
+    env: 'GATEHOUSE_BRAND_CSS',
+    parse: brandCss as (raw: string, name: string) => string | null,
+    fallback: null,
+    scope: 'serve',
+    arg: '<file>',
+    help: "a stylesheet of at most 64 KiB loaded after Gatehouse's own on every page, served at /assets/brand.css (the pages' CSP still allows nothing from elsewhere)",
+  },
+  defaultLanguage: {
+    env: 'GATEHOUSE_DEFAULT_LANGUAGE',
+    parse: language,
+    fallback: 'en' as const,
+    scope: 'serve',
+    arg: '<en|de|fr>',
+    shown: 'en',
+    help: "the pages' and mails' language when neither the reader's browser (Accept-Language) nor their account names one Gatehouse has",
+  },
+  messages: {
+    env: 'GATEHOUSE_MESSAGES',
+    parse: messagesFile as (raw: string, name: string) => MessageOverrides | null,
+    fallback: null,
+    scope: 'serve',
+    arg: '<file>',
+    help: "a JSON or YAML file of the operator's own wording: for each language (en, de, fr) a map of message key to text (plain text, shown escaped); see docs/branding-and-languages.md",
   },
   publicStatistics: { env: 'GATEHOUSE_PUBLIC_STATISTICS', parse: bool, fallback: false, scope: 'serve', shown: 'off', help: 'serve /statistics to everyone' },
   publicMetrics: { env: 'GATEHOUSE_PUBLIC_METRICS', parse: bool, fallback: false, scope: 'serve', shown: 'off', help: 'serve /metrics to everyone' },

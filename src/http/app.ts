@@ -10,6 +10,7 @@ import { createRouter } from './routes';
 import { registerForward } from './forward';
 import { registerScim } from './scim';
 import { createPageRouter } from './pages/routes';
+import { lookMiddleware } from './pages/look';
 import { OidcProvider } from './oidc';
 import { createWebStats, recordRequest, WebStats } from './statistics';
 import { createMetrics, Metrics } from './metrics';
@@ -27,6 +28,8 @@ export function createApp(core: Core): { app: Koa; web: WebStats; metrics: Metri
   registerForward(router, core, metrics);
   registerScim(router, core);
 
+  // The reader's language and the operator's look, for every page and error page of the request.
+  app.use(lookMiddleware(core));
   app.use(async (ctx, next) => {
     const started = performance.now();
     ctx.request.ip = clientAddress(ctx.req.socket.remoteAddress ?? '', ctx.get('x-forwarded-for'), trust);

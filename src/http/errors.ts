@@ -5,6 +5,7 @@
  */
 import type { Context, Next } from 'koa';
 import { errorPage, PAGE_CSP } from './pages/html';
+import { t } from './pages/look';
 import { AppError, ErrorCode, isAppError } from '../errors';
 import type { Logger } from '../log';
 
@@ -76,7 +77,7 @@ export function toAppError(err: unknown): AppError | null {
 }
 
 export function errorBody(style: ErrorStyle, err: AppError): unknown {
-  if (style === 'html') return errorPage(err.message, err.code === 'not_found' ? 'Page not found' : undefined);
+  if (style === 'html') return errorPage(err.message, err.code === 'not_found' ? t('error.not_found') : undefined);
   if (style === 'action') {
     return [
       {

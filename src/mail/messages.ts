@@ -4,6 +4,7 @@
  * servers, so it stays out of access logs and link scanners' requests.
  */
 import type { MailMessage } from './mailer';
+import type { Translator } from '../i18n';
 
 /** The link a mail carries: the app's template (--verify-url, --reset-url) or Gatehouse's own page. */
 export function mailLink(
@@ -16,44 +17,47 @@ export function mailLink(
   return `${config.publicUrl}/${{ verify: 'verify-email', reset: 'reset-password', unlock: 'unlock', end_session: 'end-session' }[kind]}#token=${token}`;
 }
 
-export function verificationMessage(link: string, to: string, name: string, token: string, ttlSeconds: number): MailMessage {
+/** A duration in the mail's language (English as it always read: 1 hour, 15 minutes). */
+const durationFor = (tr: Translator, seconds: number) => (tr.lang === 'en' ? humanDuration(seconds) : tr.duration(seconds));
+
+export function verificationMessage(link: string, to: string, name: string, token: string, ttlSeconds: number, tr: Translator): MailMessage {
   return {
     to,
-    subject: 'Confirm your email address',
+    subject: tr.t('mail.verify.subject'),
     text: [
-      `Hello ${name},`,
+      tr.t('mail.hello', { name }),
       '',
-      'Please confirm that this is your email address by opening this link:',
+      tr.t('mail.verify.body'),
       '',
       `  ${link}`,
       '',
-      'or by sending this code to the verify_email action:',
+      tr.t('mail.verify.code'),
       '',
       `  ${token}`,
       '',
-      `The link works once and expires in ${humanDuration(ttlSeconds)}.`,
-      'If you did not create an account, you can ignore this message.',
+      tr.t('mail.link_once', { duration: durationFor(tr, ttlSeconds) }),
+      tr.t('mail.verify.ignore'),
     ].join('\n'),
   };
 }
 
-export function resetMessage(link: string, to: string, name: string, token: string, ttlSeconds: number): MailMessage {
+export function resetMessage(link: string, to: string, name: string, token: string, ttlSeconds: number, tr: Translator): MailMessage {
   return {
     to,
-    subject: 'Reset your password',
+    subject: tr.t('mail.reset.subject'),
     text: [
-      `Hello ${name},`,
+      tr.t('mail.hello', { name }),
       '',
-      'Someone (hopefully you) asked to reset the password of your account. To choose a new one, open:',
+      tr.t('mail.reset.body'),
       '',
       `  ${link}`,
       '',
-      'or send this code with your new password to the reset_password action:',
+      tr.t('mail.reset.code'),
       '',
       `  ${token}`,
       '',
-      `The link works once and expires in ${humanDuration(ttlSeconds)}. Your current sessions end when the password changes.`,
-      'If you did not ask for this, ignore this message: your password stays as it is.',
+      `${tr.t('mail.link_once', { duration: durationFor(tr, ttlSeconds) })} ${tr.t('mail.reset.sessions')}`,
+      tr.t('mail.reset.ignore'),
     ].join('\n'),
   };
 }

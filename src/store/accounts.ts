@@ -50,6 +50,8 @@ export interface AccountRow {
   posix_id: number | null;
   /** The login shell the directory serves; null: the default, /bin/bash. */
   login_shell: string | null;
+  /** The language chosen on /account (en, de, fr); null: as the browser asks. */
+  language: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -403,3 +405,14 @@ export const usernamesLike = op(async (h, prefix: string): Promise<string[]> =>
 );
 
 export const findAccountByUsername = op((h, username: string) => first(h, 'username', username));
+
+/** Sets the account's chosen language (null: as the browser asks); whether it changed. */
+export const setAccountLanguage = op(async (h, accountId: number, language: string | null): Promise<boolean> => {
+  const rows = await h.claim(`UPDATE user_account SET language = ?, updated_at = ? WHERE id = ? AND language IS DISTINCT FROM ? RETURNING id`, [
+    language,
+    h.clock.now(),
+    accountId,
+    language,
+  ]);
+  return rows.length > 0;
+});

@@ -40,6 +40,7 @@ import * as posixAndSshKeys from '../../migrations/20261215000000_posix_and_ssh_
 import * as signinByMail from '../../migrations/20261216000000_signin_by_mail';
 import * as oauth2Providers from '../../migrations/20261216000100_oauth2_providers';
 import * as ownPages from '../../migrations/20261217000000_own_pages';
+import * as accountLanguage from '../../migrations/20261218000000_account_language';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -84,6 +85,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['20261216000000_signin_by_mail', signinByMail],
   ['20261216000100_oauth2_providers', oauth2Providers],
   ['20261217000000_own_pages', ownPages],
+  ['20261218000000_account_language', accountLanguage],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

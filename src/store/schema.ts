@@ -29,6 +29,7 @@ export const SCHEMA = {
     origin: 'text',
     posix_id: 'int',
     login_shell: 'text',
+    language: 'text',
   },
   usergroup: { ...RECORD, name: 'text', system_role: 'text', external_id: 'text', posix_id: 'int' },
   posix_counter: { name: 'text', base: 'int', next_id: 'int', low: 'int' },

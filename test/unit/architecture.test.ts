@@ -106,7 +106,7 @@ const FORBIDDEN: readonly Rule[] = [
   {
     from: /^(runtime\/|services$)/,
     to: /^(?!pkg:|runtime\/)/,
-    except: /^(errors|clock|config|config\/.*|log|store\/.*|auth\/.*|mail\/.*|tasks|audit)$/,
+    except: /^(errors|clock|config|config\/.*|log|store\/.*|auth\/.*|mail\/.*|i18n|tasks|audit)$/,
     why: 'the services the use cases are handed (src/runtime, services.ts) stand below every domain',
   },
   {

@@ -3,6 +3,8 @@ import type { Context } from 'koa';
 import type { ActionResult, Caller } from '../../core';
 import { field, form, html, Html, notice, page, raw } from './html';
 import { DONE, type PageKit, refusal, see, send, str } from './kit';
+import { t, useAccountLanguage } from './look';
+import { LANGUAGES } from '../../core';
 import { clearTokens, csrfToken, pageCaller, storeTokens, tokenCaller, tokensIn } from './session';
 import type { SessionView } from '../../core';
 import { passkeySection } from './passkey-forms';
@@ -58,7 +60,7 @@ interface AccountState {
 function contents(parts: ReadonlyArray<[id: string, title: string, body: Html | '']>): Html {
   const shown = parts.filter(([, , body]) => body !== '' && body.html.trim() !== '');
   return html`<div class="account-layout">
-    <nav class="toc" aria-label="Sections of this page">
+    <nav class="toc" aria-label="${t('layout.sections')}">
       <ul>
         ${shown.map(([id, title]) => html`<li><a href="#${id}">${title}</a></li>`)}
       </ul>
@@ -290,9 +292,30 @@ export function registerAccount(kit: PageKit): AccountPages {
         { secondary: true },
       )}
     </section>`;
+    const chosen = await core.accounts.language.mine(caller);
+    const language = html`<section id="language" aria-labelledby="h-language">
+      <h2 id="h-language">${t('account.language')}</h2>
+      <p class="meta">${t('account.language.intro')}</p>
+      ${form(
+        '/account/language',
+        csrf,
+        t('account.language.save'),
+        [
+          html`<div class="field">
+            <label for="f-language">${t('account.language')}</label>
+            <select id="f-language" name="language">
+              <option value="" ${chosen === null ? raw('selected') : ''}>${t('account.language.browser')}</option>
+              ${LANGUAGES.map((l) => html`<option value="${l}" lang="${l}" ${chosen === l ? raw('selected') : ''}>${t(`language.${l}`)}</option>`)}
+            </select>
+          </div>`,
+        ],
+        { secondary: true },
+      )}
+    </section>`;
     // Each part's section carries the id its entry in the page's contents links to.
     const parts: Array<[id: string, title: string, body: Html | '']> = [
       ['profile', 'Profile', profile],
+      ['language', t('account.language'), language],
       ['passkeys', 'Passkeys', passkeySection(csrf, passkeys)],
       ['providers', 'Other providers', identitySection(csrf, identities, providers)],
       // Without a password, TOTP and an email change (both confirmed by the password) wait until one is set.
@@ -312,7 +335,7 @@ export function registerAccount(kit: PageKit): AccountPages {
       ctx,
       o.status ?? 200,
       page(
-        { title: 'Your account', columns: true, signedIn: true, csrf, passkeys: true, administrator: me.meta.administrator === true },
+        { title: t('account.title'), columns: true, signedIn: true, csrf, passkeys: true, administrator: me.meta.administrator === true },
         html`${notice('error', o.error)}${notice('success', o.info)}${contents(parts)}`,
       ),
     );
@@ -321,7 +344,7 @@ export function registerAccount(kit: PageKit): AccountPages {
   router.get('/account', html_, async (ctx) => {
     const caller = await pageCaller(ctx, core, names);
     if (!caller) return see(ctx, '/signin');
-    await accountPage(ctx, caller, { info: DONE[String(ctx.query.done)] });
+    await accountPage(ctx, caller, { info: ctx.query.done === 'language' ? t('account.language.done') : DONE[String(ctx.query.done)] });
   });
 
   /** An account form: signed in, or off to the sign-in page; errors show on the account page. */
@@ -344,6 +367,13 @@ export function registerAccount(kit: PageKit): AccountPages {
       // A handler that opened a new session (keep) reads the page with its token.
       await accountPage(ctx, (ctx.state.renewed as Caller | undefined) ?? caller, outcome);
     });
+
+  accountPost('/account/language', async (_ctx, caller, body) => {
+    const { language } = await core.accounts.language.setMine(caller, str(body, 'language'));
+    // The next page speaks the new choice (this request began in the old one).
+    useAccountLanguage(language);
+    return '/account?done=language#language';
+  });
 
   /** Actions that answer a new session (password, email, TOTP): keep this browser signed in. */
   const keep = (ctx: Context, result: ActionResult) => {

@@ -14,7 +14,12 @@ header { display: flex; align-items: center; justify-content: space-between; gap
 header nav { display: flex; align-items: center; gap: 1rem; flex-wrap: wrap; justify-content: flex-end; }
 header nav a, header nav button { white-space: nowrap; }
 @media (max-width: 420px) { header { padding: .75rem; gap: .5rem; } header nav { gap: .75rem; } }
-.brand { font-weight: 700; text-decoration: none; color: var(--fg); }
+.brand { font-weight: 700; text-decoration: none; color: var(--fg); display: inline-flex; align-items: center; gap: .5rem; min-width: 0; }
+.brand-logo { display: block; height: 28px; width: auto; max-width: 8rem; object-fit: contain; }
+.brand-name { overflow-wrap: anywhere; }
+/* Long words (German compounds) wrap at a hyphen rather than run off a phone. */
+html[lang="de"] main, html[lang="fr"] main { hyphens: auto; overflow-wrap: break-word; }
+button, label, legend, .links a { overflow-wrap: break-word; hyphens: auto; }
 main { max-width: 34rem; margin: 1.5rem auto; padding: 0 1rem 3rem; }
 h1 { font-size: 1.6rem; margin: 0 0 1rem; }
 /* A title that names a long address (an account's email) wraps rather than running off a phone. */

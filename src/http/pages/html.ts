@@ -2,10 +2,21 @@
  * HTML for the pages: every value escaped, one stylesheet, one same-origin script, nothing from
  * anywhere else. Templates are plain functions returning strings.
  */
+import { look, t } from './look';
+import type { MessageKey } from '../../core';
+
 export type Html = { readonly html: string };
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const escape = (value: unknown): string => String(value ?? '').replace(/[&<>"']/g, (c) => ESCAPES[c]);
+
+/**
+ * A message whose {places} hold markup (a name in <strong>): the message's own text is escaped
+ * like any other (an operator's override with markup shows as text), the places filled after.
+ */
+export function tm(key: MessageKey, params: Readonly<Record<string, Html>>): Html {
+  return raw(escape(t(key)).replace(/\{(\w+)\}/g, (whole, name: string) => (Object.hasOwn(params, name) ? params[name].html : whole)));
+}
 
 /** Marks markup as already safe (built from escaped parts). */
 export const raw = (html: string): Html => ({ html });
@@ -46,28 +57,30 @@ export interface PageOptions {
 }
 
 export function page(o: PageOptions, body: Html): string {
+  const l = look();
   const nav = o.signedIn
-    ? html`<nav aria-label="Account">
-        ${o.administrator || o.console ? html`<a href="/admin">Console</a>` : ''}
-        <a href="/account">Account</a>
-        <form method="post" action="/signout" class="inline">${csrfField(o.csrf)}<button type="submit" class="link">Sign out</button></form>
+    ? html`<nav aria-label="${t('layout.nav')}">
+        ${o.administrator || o.console ? html`<a href="/admin">${t('layout.console')}</a>` : ''}
+        <a href="/account">${t('layout.account')}</a>
+        <form method="post" action="/signout" class="inline">${csrfField(o.csrf)}<button type="submit" class="link">${t('layout.signout')}</button></form>
       </nav>`
-    : html`<nav aria-label="Account"><a href="/signin">Sign in</a></nav>`;
+    : html`<nav aria-label="${t('layout.nav')}"><a href="/signin">${t('layout.signin')}</a></nav>`;
+  // The accent colour is a class the brand stylesheet rule picks (no inline style: the CSP allows none).
   return `<!doctype html>
-<html lang="en">
+<html lang="${l.tr.lang}" dir="${l.tr.dir}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin">
-<title>${escape(o.title)} · Gatehouse</title>
+<title>${escape(o.title)} · ${escape(l.brandName)}</title>
 <link rel="stylesheet" href="/assets/gatehouse.css">
-<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
+${l.color ? '<link rel="stylesheet" href="/assets/brand-color.css">\n' : ''}${l.css ? '<link rel="stylesheet" href="/assets/brand.css">\n' : ''}<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
 ${o.script ? '<script src="/assets/gatehouse.js" defer></script>' : ''}${o.autopost ? '<script src="/assets/autopost.js" defer></script>' : ''}${
     o.passkeys ? '<script src="/assets/webauthn.js" defer></script>\n<script src="/assets/passkeys.js" defer></script>' : ''
   }
 </head>
 <body>
-<header><a class="brand" href="/account">Gatehouse</a>${nav.html}</header>
+<header><a class="brand" href="/account">${l.logo ? html`<img class="brand-logo" src="/assets/brand-logo" alt="" width="28" height="28" />`.html : ''}<span class="brand-name">${escape(l.brandName)}</span></a>${nav.html}</header>
 <main id="main"${o.console ? ' class="wide"' : o.columns ? ' class="columns"' : ''}>
 ${o.console ? o.console.html : ''}<h1>${escape(o.title)}</h1>
 ${body.html}
@@ -142,12 +155,12 @@ export function form(action: string, csrf: string, submit: string, fields: Html 
 export const PAGE_CSP = "default-src 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /** A refusal or failure outside a form (the error handler's HTML answer). */
-export function errorPage(text: string, title = 'Something went wrong'): string {
+export function errorPage(text: string, title = t('error.title')): string {
   return page(
     { title },
     html`${notice('error', text)}
       <section>
-        <p class="links"><a href="/account">Your account</a><a href="/signin">Sign in</a></p>
+        <p class="links"><a href="/account">${t('error.your_account')}</a><a href="/signin">${t('layout.signin')}</a></p>
       </section>`,
   );
 }

@@ -10,6 +10,7 @@ import type { ActionResult, Caller, Core } from '../../core';
 import { errorStyle, STATUS } from '../errors';
 import { lazyKoaBody } from '../body';
 import { PAGE_CSP } from './html';
+import { t } from './look';
 import { assertSameSite, cookieNames, type PageCookies } from './session';
 
 export function send(ctx: Context, status: number, body: string): void {
@@ -95,7 +96,7 @@ export interface PageKit {
   readonly router: Router;
   readonly names: PageCookies;
   /** The rule as the server applies it (--password-min-length), not a copy of its default. */
-  readonly passwordHint: string;
+  passwordHint(): string;
   /** Runs a user_account action for the caller, as the API would. */
   run(caller: Caller, name: string, attributes: Record<string, unknown>): Promise<ActionResult>;
   /** Errors of this route answer as a page. */
@@ -115,7 +116,7 @@ export function pageKit(core: Core, router: Router): PageKit {
     core,
     router,
     names,
-    passwordHint: `At least ${core.config.passwordMinLength} characters; a long phrase is best.`,
+    passwordHint: () => t('password.hint', { min: core.config.passwordMinLength }),
     run: (caller, name, attributes) => core.actions.run(caller, 'user_account', name, attributes),
     html_,
     post(path, handler) {

@@ -105,7 +105,7 @@ export function registerMailedLinks(kit: PageKit) {
       <h2>Choose a new password</h2>
       ${form('/reset-password', csrf, 'Set the new password', [
         field('token', 'Code from the email', { autocomplete: 'off', hint: 'The link in the email fills this in.' }),
-        field('password', 'New password', { type: 'password', autocomplete: 'new-password', hint: passwordHint }),
+        field('password', 'New password', { type: 'password', autocomplete: 'new-password', hint: passwordHint() }),
         field('passwordConfirm', 'New password again', { type: 'password', autocomplete: 'new-password' }),
       ])}
     </section>`;

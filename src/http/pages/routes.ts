@@ -21,6 +21,7 @@ import { registerConsole } from './admin/routes';
 import { registerProviders } from './providers';
 import { registerSaml } from './saml';
 import { registerConfirm } from './confirm';
+import { registerBrandAssets } from './brand';
 
 export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
   const router = new Router();
@@ -47,6 +48,7 @@ export function createPageRouter(core: Core, oidc?: OidcProvider): Router {
       ctx.body = FAVICON;
     });
   }
+  registerBrandAssets(router, core);
   router.get('/', kit.html_, (ctx) => see(ctx, '/account'));
   const signinPage = registerSignin(kit);
   const signupPage = registerSignup(kit, signinPage);

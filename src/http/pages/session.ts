@@ -5,6 +5,7 @@
  * carry a CSRF token that must equal the CSRF cookie's (double submit), and a browser's Origin
  * header, when sent, must be this server's.
  */
+import { useAccountLanguage } from './look';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import { AppError } from '../../errors';
@@ -129,10 +130,15 @@ export const tokenCaller = (ctx: Context, token: string): Caller => ({ ...guestC
 export async function pageCaller(ctx: Context, core: Core, names: PageCookies): Promise<Caller | null> {
   const tokens = tokensOf(ctx, names);
   if (!tokens) return null;
+  // A signed-in page speaks the account's chosen language (read once the caller is known).
   const caller = (token: string) => tokenCaller(ctx, token);
+  const chosen = async (c: Caller) => {
+    useAccountLanguage(await core.accounts.language.mine(c));
+    return c;
+  };
   try {
     await core.auth.actor(caller(tokens.token));
-    return caller(tokens.token);
+    return await chosen(caller(tokens.token));
   } catch (err) {
     if (!(err instanceof AppError) || err.code !== 'invalid_token') throw err;
   }
@@ -140,7 +146,7 @@ export async function pageCaller(ctx: Context, core: Core, names: PageCookies): 
     const renewed = tokensIn(await core.actions.run(guestCaller(ctx), 'user_account', 'refresh', { refresh_token: tokens.refresh }));
     if (renewed) {
       storeTokens(ctx, names, renewed);
-      return caller(renewed.token);
+      return await chosen(caller(renewed.token));
     }
   } catch (err) {
     if (!(err instanceof AppError) || err.code !== 'invalid_token') throw err;

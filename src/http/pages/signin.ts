@@ -3,6 +3,7 @@
  * is typed once: the core holds its proof for this browser while the code is asked), and signing
  * out.
  */
+import { t } from './look';
 import type { Context } from 'koa';
 import { type Caller, safeReturn } from '../../core';
 import { isAppError } from '../../errors';
@@ -30,22 +31,22 @@ export function registerSignin(kit: PageKit) {
       o.returnTo ? html`<input type="hidden" name="return_to" value="${o.returnTo}" />` : raw(''),
       o.rd ? html`<input type="hidden" name="rd" value="${o.rd}" />` : raw(''),
       // "webauthn": the browser offers this site's passkeys in the field's autofill (conditional mediation).
-      field('email', 'Email', { type: 'email', autocomplete: 'username webauthn', value: o.email, autofocus: !o.email }),
-      field('password', 'Password', { type: 'password', autocomplete: 'current-password', autofocus: Boolean(o.email) }),
+      field('email', t('signin.email'), { type: 'email', autocomplete: 'username webauthn', value: o.email, autofocus: !o.email }),
+      field('password', t('signin.password'), { type: 'password', autocomplete: 'current-password', autofocus: Boolean(o.email) }),
     ];
     const byMail = await core.actions.signinByMailOpen();
     const carried = new URLSearchParams({ ...(o.returnTo ? { return_to: o.returnTo } : {}), ...(o.rd ? { rd: o.rd } : {}) }).toString();
     const links = html`<p class="links">
-      ${byMail ? html`<a href="/signin/mail${carried ? `?${carried}` : ''}" id="signin-by-mail">Email me a sign-in code</a>` : ''}${
-        (await signupOpen()) ? html`<a href="/signup">Create an account</a>` : ''
-      }<a href="/reset-password">Forgot your password?</a>
+      ${byMail ? html`<a href="/signin/mail${carried ? `?${carried}` : ''}" id="signin-by-mail">${t('signin.by_mail')}</a>` : ''}${
+        (await signupOpen()) ? html`<a href="/signup">${t('signin.create')}</a>` : ''
+      }<a href="/reset-password">${t('signin.forgot')}</a>
     </p>`;
     // The passkey form carries the same return addresses as the password form.
     const passkey = ceremonyForm(
       'signin',
       '/signin/passkey',
       csrf,
-      'Sign in with a passkey',
+      t('signin.passkey'),
       [
         o.returnTo ? html`<input type="hidden" name="return_to" value="${o.returnTo}" />` : raw(''),
         o.rd ? html`<input type="hidden" name="rd" value="${o.rd}" />` : raw(''),
@@ -59,9 +60,9 @@ export function registerSignin(kit: PageKit) {
       ctx,
       o.status ?? 200,
       page(
-        { title: 'Sign in', csrf, passkeys: true },
+        { title: t('signin.title'), csrf, passkeys: true },
         html`${notice('error', o.error)}${notice('info', o.info)}
-          <section>${form('/signin', csrf, 'Sign in', fields)}${passkey}${others}${links}</section>`,
+          <section>${form('/signin', csrf, t('signin.submit'), fields)}${passkey}${others}${links}</section>`,
       ),
     );
   };
@@ -136,28 +137,28 @@ export function registerSignin(kit: PageKit) {
     const body =
       o.handle === undefined
         ? html`<section>
-            <p>We mail you a code that signs you in, in this browser. It works for 10 minutes.</p>
-            ${form('/signin/mail', csrf, 'Email me a code', [
+            <p>${t('signin.code.intro')}</p>
+            ${form('/signin/mail', csrf, t('signin.code.ask'), [
               ...carriedFields(to),
-              field('email', 'Email', { type: 'email', autocomplete: 'username', value: o.email, autofocus: true }),
+              field('email', t('signin.email'), { type: 'email', autocomplete: 'username', value: o.email, autofocus: true }),
             ])}
-            <p class="links"><a href="/signin">Sign in another way</a></p>
+            <p class="links"><a href="/signin">${t('signin.code.other_way')}</a></p>
           </section>`
-        : html`${notice('info', 'If an account uses this address, a code is on its way to it. Type it here, or open the link in the mail in this browser.')}
+        : html`${notice('info', t('signin.code.sent'))}
             <section>
-              ${form('/signin/mail/code', csrf, 'Sign in', [
+              ${form('/signin/mail/code', csrf, t('signin.submit'), [
                 ...carriedFields(to),
                 html`<input type="hidden" name="request" value="${o.handle}" />`,
-                field('code', 'Code from the email', {
+                field('code', t('signin.code.field'), {
                   autocomplete: 'one-time-code',
                   autofocus: true,
                   maxlength: 12,
-                  hint: '8 letters and digits. It works once, for 10 minutes.',
+                  hint: t('signin.code.hint'),
                 }),
               ])}
-              <p class="links"><a href="/signin/mail">Ask for a new code</a><a href="/signin">Sign in another way</a></p>
+              <p class="links"><a href="/signin/mail">${t('signin.code.again')}</a><a href="/signin">${t('signin.code.other_way')}</a></p>
             </section>`;
-    send(ctx, o.status ?? 200, page({ title: 'Sign in with a code', csrf }, html`${notice('error', o.error)}${body}`));
+    send(ctx, o.status ?? 200, page({ title: t('signin.code.title'), csrf }, html`${notice('error', o.error)}${body}`));
   };
   const mailOpen = async (ctx: Context) => {
     if (await core.actions.signinByMailOpen()) return true;
@@ -165,10 +166,10 @@ export function registerSignin(kit: PageKit) {
       ctx,
       404,
       page(
-        { title: 'Sign in' },
-        html`${notice('error', 'Sign-in by a mailed code is not turned on here.')}
+        { title: t('signin.title') },
+        html`${notice('error', t('signin.code.off'))}
           <section>
-            <p class="links"><a href="/signin">Sign in</a></p>
+            <p class="links"><a href="/signin">${t('layout.signin')}</a></p>
           </section>`,
       ),
     );
@@ -223,28 +224,25 @@ export function registerSignin(kit: PageKit) {
     const body =
       where === 'this'
         ? html`<section data-with-token>
-            <p>Sign in with the code from your email, in this browser.</p>
-            ${form('/signin/mail/link', csrf, 'Sign in', [
+            <p>${t('signin.code.link_intro')}</p>
+            ${form('/signin/mail/link', csrf, t('signin.submit'), [
               html`<input type="hidden" name="request" value="${handle}" />`,
-              field('token', 'Code from the email', { autocomplete: 'one-time-code', maxlength: 12, hint: 'The link in the email fills this in.' }),
+              field('token', t('signin.code.field'), { autocomplete: 'one-time-code', maxlength: 12, hint: t('signin.code.link_hint') }),
             ])}
           </section>`
         : where === 'other'
-          ? html`${notice(
-                'error',
-                'This link signs in only in the browser where the code was asked for, and this is another one: nobody is signed in here. Open the link in that browser, or type the code there.',
-              )}
+          ? html`${notice('error', t('signin.code.other_browser'))}
               <section>
-                <p class="links"><a href="/signin/mail">Ask for a code in this browser</a><a href="/signin">Sign in another way</a></p>
+                <p class="links"><a href="/signin/mail">${t('signin.code.ask_here')}</a><a href="/signin">${t('signin.code.other_way')}</a></p>
               </section>`
-          : html`${notice('error', 'This code has expired or was used already.')}
+          : html`${notice('error', t('signin.code.spent'))}
               <section>
-                <p class="links"><a href="/signin/mail">Ask for a new code</a><a href="/signin">Sign in another way</a></p>
+                <p class="links"><a href="/signin/mail">${t('signin.code.again')}</a><a href="/signin">${t('signin.code.other_way')}</a></p>
               </section>`;
     send(
       ctx,
       o.status ?? (where === 'this' ? 200 : 400),
-      page({ title: 'Sign in with a code', csrf, script: where === 'this' }, html`${notice('error', o.error)}${body}`),
+      page({ title: t('signin.code.title'), csrf, script: where === 'this' }, html`${notice('error', o.error)}${body}`),
     );
   };
   router.get('/signin/mail/link', html_, async (ctx) => {

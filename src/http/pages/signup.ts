@@ -3,8 +3,9 @@
  * link (/signup?invite=…) opens it for the invited address alone, open or closed.
  */
 import type { Context } from 'koa';
+import { t } from './look';
 import { isAppError } from '../../errors';
-import { field, form, html, notice, page } from './html';
+import { field, form, html, notice, page, tm } from './html';
 import { type PageKit, refusal, see, send, str, message, type SigninPage } from './kit';
 import { csrfToken, guestCaller, storeTokens, tokensIn } from './session';
 import { ceremonyForm } from './passkey-forms';
@@ -27,37 +28,37 @@ export function registerSignup(kit: PageKit, signinPage: SigninPage): SignupPage
       // An invitation fixes the address: shown, not asked (the server reads it from the invitation).
       invite
         ? html`<input type="hidden" name="invite" value="${invite.token}" data-passkey-option="invite" />
-            <p>You were invited as <strong id="invited-email">${invite.email}</strong>.</p>`
+            <p>${tm('signup.invited', { email: html`<strong id="invited-email">${invite.email}</strong>` })}</p>`
         : html``,
-      field('name', 'Name', { autocomplete: 'name', value: o.name, autofocus: true, maxlength: 100, passkeyOption: true }),
-      invite ? html`` : field('email', 'Email', { type: 'email', autocomplete: 'email', value: o.email, passkeyOption: true }),
+      field('name', t('signup.name'), { autocomplete: 'name', value: o.name, autofocus: true, maxlength: 100, passkeyOption: true }),
+      invite ? html`` : field('email', t('signup.email'), { type: 'email', autocomplete: 'email', value: o.email, passkeyOption: true }),
       // Optional: apps that sign in over LDAP ask for it; made from the email when left empty.
       invite
         ? html``
-        : field('username', 'Username (optional)', {
+        : field('username', t('signup.username'), {
             autocomplete: 'username',
             value: o.username,
             required: false,
             maxlength: 128,
-            hint: 'a-z and 0-9, then also . _ + - and one @; from your email when left empty',
+            hint: t('signup.username_hint'),
           }),
-      field('password', 'Password', { type: 'password', autocomplete: 'new-password', hint: passwordHint }),
-      field('passwordConfirm', 'Password again', { type: 'password', autocomplete: 'new-password' }),
+      field('password', t('signup.password'), { type: 'password', autocomplete: 'new-password', hint: passwordHint() }),
+      field('passwordConfirm', t('signup.password_confirm'), { type: 'password', autocomplete: 'new-password' }),
     ];
     send(
       ctx,
       o.status ?? 200,
       page(
-        { title: 'Create an account', csrf, passkeys: true },
+        { title: t('signup.title'), csrf, passkeys: true },
         html`${notice('error', o.error)}${notice('info', o.info)}
           <section>
-            ${form('/signup', csrf, 'Create account', fields)}
-            ${ceremonyForm('signup', '/signup/passkey', csrf, 'Create it with a passkey instead', [
-              html`<p class="meta or">Or skip the password: ${invite ? 'your name above' : 'your name and email above'}, and a passkey on this device.</p>`,
+            ${form('/signup', csrf, t('signup.submit'), fields)}
+            ${ceremonyForm('signup', '/signup/passkey', csrf, t('signup.passkey'), [
+              html`<p class="meta or">${invite ? t('signup.or_passkey_invited') : t('signup.or_passkey')}</p>`,
               invite ? html`<input type="hidden" name="invite" value="${invite.token}" />` : html``,
             ])}
             ${providerButtons(csrf, await core.providers.buttons(), { invite: invite?.token })}
-            <p class="links"><a href="/signin">I have an account</a></p>
+            <p class="links"><a href="/signin">${t('signup.have_account')}</a></p>
           </section>`,
       ),
     );
@@ -70,11 +71,11 @@ export function registerSignup(kit: PageKit, signinPage: SigninPage): SignupPage
       ctx,
       r.status === 400 ? 410 : r.status,
       page(
-        { title: 'This invitation cannot be used', csrf: csrfToken(ctx, names) },
+        { title: t('signup.bad_invite.title'), csrf: csrfToken(ctx, names) },
         html`${notice('error', r.error)}
           <section>
-            <p>Ask the person who invited you for a new invitation, or sign in if you made your account already.</p>
-            <p class="links"><a href="/signin">Sign in</a></p>
+            <p>${t('signup.bad_invite.text')}</p>
+            <p class="links"><a href="/signin">${t('layout.signin')}</a></p>
           </section>`,
       ),
     );
@@ -135,16 +136,16 @@ export function registerSignup(kit: PageKit, signinPage: SigninPage): SignupPage
       return see(ctx, '/account?done=welcome');
     } catch (err) {
       // Created, but not signed in: --require-verified-email, most likely.
-      return signinPage(ctx, { info: `Your account is created. ${message(err)}`, email });
+      return signinPage(ctx, { info: t('signup.created', { message: message(err) }), email });
     }
   };
 
   const closedPage = (ctx: Context) =>
     page(
-      { title: 'Signup is closed', csrf: csrfToken(ctx, names) },
+      { title: t('signup.closed.title'), csrf: csrfToken(ctx, names) },
       html`<section>
-        <p>New accounts are not open to everyone here. Ask the administrator for an account.</p>
-        <p class="links"><a href="/signin">Sign in</a></p>
+        <p>${t('signup.closed.text')}</p>
+        <p class="links"><a href="/signin">${t('layout.signin')}</a></p>
       </section>`,
     );
   return signupPage;

@@ -1,0 +1,61 @@
+/**
+ * What every page of one request is drawn with: the reader's language (the account's choice,
+ * else Accept-Language by its q-values, else --default-language) and the operator's look (name,
+ * logo, colour, stylesheet). Set once per request by lookMiddleware and read by the layout and
+ * the pages, so a page function needs no extra argument to speak the reader's language. AsyncLocalStorage
+ * carries it through the request's awaits (one store per request, nothing shared between them).
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Context, Next } from 'koa';
+import { chooseLanguage, LANGUAGES, type Core, type Language, type MessageKey, type Translator } from '../../core';
+
+export interface Look {
+  /** The translator of the reader's language; replaced when a signed-in page reads the account's choice. */
+  tr: Translator;
+  /** The language the browser asked for (negotiated), kept for when the account has no choice. */
+  readonly browser: Language | null;
+  readonly brandName: string;
+  readonly logo: boolean;
+  readonly css: boolean;
+  readonly color: string | null;
+  readonly core: Core;
+}
+
+const current = new AsyncLocalStorage<Look>();
+
+export function look(): Look {
+  const l = current.getStore();
+  // Every request passes lookMiddleware (the app's first): a page drawn outside one is a bug.
+  if (!l) throw new Error('no page look: a page drawn outside a request');
+  return l;
+}
+
+/** The message in the reader's language (plain text: the templates escape it). */
+export const t = (key: MessageKey, params?: Readonly<Record<string, string | number>>): string => look().tr.t(key, params);
+
+/** The best shipped language for an Accept-Language header, by its q-values (Koa's negotiator), or null. */
+export function browserLanguage(ctx: Context): Language | null {
+  if (!ctx.get('accept-language')) return null;
+  const best = ctx.acceptsLanguages([...LANGUAGES]);
+  return typeof best === 'string' ? (best as Language) : null;
+}
+
+/** The account's stored choice, once a page knows who is signed in. */
+export function useAccountLanguage(choice: string | null): void {
+  const l = current.getStore();
+  if (!l) return;
+  l.tr = l.core.messages.translator(chooseLanguage(choice, l.browser, l.core.messages.defaultLanguage));
+}
+
+export function lookMiddleware(core: Core) {
+  const base = (browser: Language | null): Look => ({
+    tr: core.messages.translator(chooseLanguage(null, browser, core.messages.defaultLanguage)),
+    browser,
+    brandName: core.config.brandName,
+    logo: core.config.brandLogo !== null,
+    css: core.config.brandCss !== null,
+    color: core.config.brandColor,
+    core,
+  });
+  return (ctx: Context, next: Next) => current.run(base(browserLanguage(ctx)), next);
+}
