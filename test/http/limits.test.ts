@@ -225,9 +225,11 @@ t.test('familiar places are forgotten 90 days after the last signin from them (p
   const s = await startTestServer(t, {}, undefined, { clock });
   await s.signup('old@example.com');
   await s.signin('old@example.com');
-  t.equal((await s.db('known_signin')).length, 1, 'the address is remembered');
+  // The address (the sign-in limits' familiar place) and the browser and place (the new-sign-in mail's).
+  const remembered = (await s.db('known_signin')).length;
+  t.ok(remembered >= 1, `the address is remembered (${remembered} rows)`);
   await s.core.prune();
-  t.equal((await s.db('known_signin')).length, 1, 'kept while recent');
+  t.equal((await s.db('known_signin')).length, remembered, 'kept while recent');
   clock.advance(91 * 24 * 3600 * 1000);
   await s.core.prune();
   t.equal((await s.db('known_signin')).length, 0, 'forgotten after 90 days');
