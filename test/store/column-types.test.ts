@@ -32,6 +32,10 @@ t.test('every column decodes to its declared type on this dialect', async (t) =>
   const ssh = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIE3/+bUL3vO5SYk1wD1s1QLdjVI1nOqGCqsRnCPsbdKx columns@example';
   t.equal((await cli(s.dataDir, ['user', 'ssh-key', 'add', 'admin@example.com', '-'], { stdin: ssh })).code, 0);
   t.equal((await cli(s.dataDir, ['user', 'set-shell', 'admin@example.com', '/usr/bin/zsh'])).code, 0);
+  // A sign-in code asked for by mail (mail_code).
+  t.equal((await cli(s.dataDir, ['action', 'set-permission', 'signin_by_mail', '--guest', 'on'])).code, 0);
+  t.equal((await s.action('user_account', 'signin_by_mail', { email: 'admin@example.com' })).status, 200);
+  await s.core.settle();
   const key = await cli(s.dataDir, ['--json', 'user', 'api-key', 'add', 'admin@example.com', '--name', 'ci', '--expires', '30d']);
   t.equal((await s.call('GET', '/api/me', { token: key.json.key })).status, 200);
   await s.signup('kim@example.com');
