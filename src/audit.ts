@@ -61,7 +61,7 @@ export class Audit {
    */
   async within(tx: Tx, actor: Actor, entries: readonly AuditEntry[]): Promise<() => void> {
     const { rows, lines } = this.rows(actor, entries);
-    const messages = await this.messages(actor, entries);
+    const messages = await this.messages(tx, actor, entries);
     await appendAudit(tx, rows);
     if (messages.length > 0) await enqueue(tx, messages);
     return () => {
@@ -95,8 +95,8 @@ export class Audit {
   }
 
   /** The webhook and SCIM messages `entries` make (the endpoints and targets read once). */
-  private async messages(actor: Actor, entries: readonly AuditEntry[]): Promise<NewDelivery[]> {
-    const reads = eventReads(this.store);
+  private async messages(on: Tx, actor: Actor, entries: readonly AuditEntry[]): Promise<NewDelivery[]> {
+    const reads = eventReads(on);
     const messages: NewDelivery[] = [];
     for (const { event, fields, about } of entries) messages.push(...(await eventMessages(reads, this.clock, event, actor, fields, about)));
     return messages;
@@ -106,7 +106,7 @@ export class Audit {
     const { rows, lines } = this.rows(actor, entries);
     for (const [level, event, line] of lines) this.logger[level](event, line);
     try {
-      const messages = await this.messages(actor, entries);
+      const messages = await this.messages(this.store.root, actor, entries);
       if (messages.length === 0) return await appendAudit(this.store.root, rows);
       await this.store.transaction(async (tx) => {
         await appendAudit(tx, rows);

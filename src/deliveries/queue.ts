@@ -8,7 +8,7 @@ import type { Actor } from '../actor';
 import type { AuditEvent } from '../audit-events';
 import type { Clock } from '../clock';
 import type { MailMessage } from '../mail/mailer';
-import type { Store, Tx } from '../store/connection';
+import type { Tx } from '../store/connection';
 import { findAccountByReference } from '../store/accounts';
 import { enqueue, listWebhooks, type NewDelivery, type WebhookRow } from '../store/deliveries';
 import type { EndingSignin } from '../store/logout';
@@ -47,16 +47,21 @@ export async function queueLogouts(tx: Tx, signins: readonly EndingSignin[]): Pr
   return messages.length;
 }
 
-/** The endpoints and targets events' messages are made for: read once for all the events audited together (Audit.recordAll). */
+/**
+ * The endpoints and targets events' messages are made for: read once for all the events audited
+ * together (Audit.recordAll), through `on`: the caller's transaction when there is one (a second
+ * connection asked for while it holds the accounts lock could wait behind the very requests
+ * waiting for that lock, on PostgreSQL's bounded pool), else the store's root.
+ */
 export interface EventReads {
-  store: Store;
+  on: Tx;
   webhooks(): Promise<WebhookRow[]>;
   push: PushReads;
 }
 
-export function eventReads(store: Store): EventReads {
+export function eventReads(on: Tx): EventReads {
   let webhooks: Promise<WebhookRow[]> | undefined;
-  return { store, webhooks: () => (webhooks ??= listWebhooks(store.root)), push: pushReads(store) };
+  return { on, webhooks: () => (webhooks ??= listWebhooks(on)), push: pushReads(on) };
 }
 
 /**
@@ -72,7 +77,6 @@ export async function eventMessages(
   fields: Readonly<Record<string, unknown>> & { account: string | null },
   about?: AccountFacts,
 ): Promise<NewDelivery[]> {
-  const store = reads.store;
   const pushes = await pushMessages(reads.push, auditEvent, fields);
   const type = eventTypeOf(auditEvent);
   if (type === null) return pushes;
@@ -80,7 +84,7 @@ export async function eventMessages(
   if (hooks.length === 0) return pushes;
   let account: AccountFacts | { id: string } | null = about ?? null;
   if (!account && fields.account !== null) {
-    const row = await findAccountByReference(store.root, fields.account);
+    const row = await findAccountByReference(reads.on, fields.account);
     account = row ? { id: row.reference_id, email: row.email, name: row.name } : { id: fields.account };
   }
   const payload = eventBody(type, clock.now(), actor, account, fields);

@@ -20,7 +20,7 @@
  * a target scoped to groups, nesting moves the inner group's people in or out of its scope.
  */
 import type { AuditEvent } from '../audit-events';
-import type { Store } from '../store/connection';
+import type { Store, Tx } from '../store/connection';
 import type { NewDelivery } from '../store/deliveries';
 import type { ScimRequest } from '../runtime/sender';
 import {
@@ -85,7 +85,7 @@ export interface PushReads {
   peopleBelow(group: string): Promise<string[]>;
 }
 
-export function pushReads(store: Store): PushReads {
+export function pushReads(on: Tx): PushReads {
   let targets: Promise<ScimTargetRow[]> | undefined;
   const above = new Map<string, Promise<string[]>>();
   const below = new Map<string, Promise<string[]>>();
@@ -95,9 +95,9 @@ export function pushReads(store: Store): PushReads {
     return p;
   };
   return {
-    targets: () => (targets ??= listScimTargets(store.root)),
-    groupsAbove: (group) => once(above, group, () => groupsAbove(store.root, group)),
-    peopleBelow: (group) => once(below, group, () => peopleBelow(store.root, group)),
+    targets: () => (targets ??= listScimTargets(on)),
+    groupsAbove: (group) => once(above, group, () => groupsAbove(on, group)),
+    peopleBelow: (group) => once(below, group, () => peopleBelow(on, group)),
   };
 }
 
