@@ -8,9 +8,11 @@
  *     and the mail, queued in one transaction) happens after the answer. An address without an
  *     account gets a row too, which no code spends.
  *   - The code: 8 characters of ABCDEFGHJKMNPQRSTUVWXYZ23456789 (about 40 bits), valid 10
- *     minutes, kept as a hash. It is spent by one conditional write whose row count decides, so of
- *     four requests sent at once one signs in; a wrong one is counted by another, and five end it.
- *     Wrong codes count toward the account's sign-in lockout too, as wrong passwords do.
+ *     minutes, kept as a hash. Each code typed first takes one of five tries (one conditional
+ *     write: of a burst of guesses sent at once, five are looked at); a right one is spent only when
+ *     the rest of the sign-in holds (after the account's TOTP code: a wrong or missing one leaves it
+ *     to be typed again), by another conditional write whose row count decides, so of four requests
+ *     sent at once one signs in. Wrong codes count toward the account's sign-in lockout too.
  *   - Bound to the browser that asked: the row keeps a hash of that browser's cookie (the pages'
  *     device cookie; an API client gets a secret of its own); the mailed link carries the handle and
  *     the code, and signs in only where that cookie is.
@@ -18,12 +20,12 @@
  *     its own to add a way in to an account that has another (recent-signin.ts). An account with
  *     TOTP is asked for its code too.
  */
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { findAccountByEmailKey, findAccountById, type AccountRow } from '../store/accounts';
-import { countWrongMailCode, findMailCode, insertMailCode, sha256, spendMailCode } from '../store/mail-codes';
+import { findMailCode, insertMailCode, sha256, spendMailCode, takeMailCodeTry } from '../store/mail-codes';
 import { queueMail } from '../deliveries/queue';
 import { signinCodeMessage } from '../mail/messages';
 import { normalizeEmail } from './validate';
@@ -129,10 +131,14 @@ export async function mailCodeSignin(
       return { account: account ?? null, limitKey: row.email_key };
     },
     async prove(account) {
-      if (account && code !== null && (await spendMailCode(s.store.root, row.id, row.binding_hash, codeHashOf(input.handle, code)))) return null;
-      await countWrongMailCode(s.store.root, row.id);
+      // The try is taken before the code is looked at: none left, and nothing is compared.
+      const tried = await takeMailCodeTry(s.store.root, row.id);
+      const typed = Buffer.from(codeHashOf(input.handle, code ?? ''), 'hex');
+      const right = timingSafeEqual(typed, Buffer.from(row.code_hash, 'hex'));
+      if (tried && right && code !== null && account) return null;
       return account ? 'wrong_mail_code' : 'unknown_email';
     },
+    spend: () => spendMailCode(s.store.root, row.id, row.binding_hash, row.code_hash),
     refusal: () =>
       new AppError('invalid_credentials', 'the code is wrong, has expired or was used already (five wrong codes end it): check it, or ask for a new one'),
     secondFactor,

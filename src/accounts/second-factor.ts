@@ -20,7 +20,7 @@ export async function verifySecondFactor(ctx: Acting & { attributes: Record<stri
   const otp = asRecovery ? undefined : given;
   const recovery = asRecovery ? given : stringField(attributes, 'recovery_code', false);
   if (otp === undefined && recovery === undefined) {
-    throw new AppError('otp_required', 'this account has a second factor: send otp (or recovery_code) with the password');
+    throw new AppError('otp_required', 'this account has a second factor: send otp (or recovery_code) too');
   }
   // The attempt is taken before the code is checked (one conditional write): at most N checked per window, even at once.
   const attempt = await s.limiter.takeTotpAttempt(account.reference_id);

@@ -55,6 +55,8 @@ export const SIGNIN_FAILURES = [
   'directory_unavailable',
   /** A code mailed to the address, typed wrong (or spent, expired, or past its five tries). */
   'wrong_mail_code',
+  /** A proof good once (a mailed code), right, but spent by another request first. */
+  'used_already',
   /** GitHub: the person has no verified primary address there. */
   'no_verified_email',
   /** GitHub: the person is not a member of the provider's allowed organisation. */
@@ -78,6 +80,12 @@ export interface WayIn extends Named {
   claim(): Promise<{ account: AccountRow | null; limitKey: string | null }>;
   /** Checks the proof: null when it holds for the account, else why not. Pays the same hashing work whatever the account. */
   prove(account: AccountRow | null): Promise<SigninFailure | null>;
+  /**
+   * A proof good once (a mailed code): spent when the rest of the sign-in holds (after the
+   * account's TOTP code, or as its step is asked), by one conditional write; false when another
+   * request spent it first.
+   */
+  spend?(): Promise<boolean>;
   /** Hashing work a refusal at the gate pays too (the ways that hash a secret). */
   equalWork?(): Promise<void>;
   /** The answer to a failed proof, in the way's words. */
@@ -96,7 +104,7 @@ export interface WayIn extends Named {
 }
 
 /** What the rest of a sign-in needs from its way, once the proof is done. */
-export type ProvedWay = Named & Pick<WayIn, 'secondFactor' | 'session' | 'upstreamAmr'>;
+export type ProvedWay = Named & Pick<WayIn, 'secondFactor' | 'session' | 'upstreamAmr'> & Partial<Pick<WayIn, 'spend' | 'refusal'>>;
 
 export type SigninResult =
   { account: AccountRow; session: Issued | null; secondFactorStep?: never } | { account: AccountRow; secondFactorStep: true; session?: never };
@@ -206,9 +214,17 @@ export async function signInProved(s: Services, actor: Actor, account: AccountRo
     await signinFailed(s, actor, way, 'disabled', account, account.email_key, false);
     throw new AppError('forbidden', 'this account is disabled', { reason: 'account_disabled' });
   }
+  const spend = async () => {
+    if (!way.spend || (await way.spend())) return;
+    await signinFailed(s, actor, way, 'used_already', account, account.email_key, false);
+    throw way.refusal ? way.refusal('used_already') : new AppError('invalid_credentials', 'this was used already');
+  };
   let passed: 'proved' | 'otp' | null = way.secondFactor === 'proved' ? 'proved' : null;
   if (account.totp_enabled && way.secondFactor !== 'proved') {
-    if (way.secondFactor === 'step') return { account, secondFactorStep: true };
+    if (way.secondFactor === 'step') {
+      await spend();
+      return { account, secondFactorStep: true };
+    }
     // A wrong code has its own limits and audit (totp_failed), as on every way. A recovery code
     // stands in for the code.
     await verifySecondFactor({ s, actor, attributes: way.secondFactor.check }, account);
@@ -218,6 +234,7 @@ export async function signInProved(s: Services, actor: Actor, account: AccountRo
     await signinFailed(s, actor, way, 'unverified', account, account.email_key, false);
     throw new AppError('email_unverified', UNCONFIRMED_EMAIL);
   }
+  await spend();
   await s.limiter.signinSucceeded(account.email_key, actor);
   // The one opener, from the sign-in's facts (the way, the provider's amr, the second factor);
   // before the success is counted and recorded, so a session that could not be stored (a busy

@@ -1,7 +1,8 @@
 /**
- * Mailed sign-in codes (accounts/mail-signin.ts): one row per request, only hashes kept. Spending
- * one is one conditional UPDATE whose row count decides (four requests at once: one wins); a wrong
- * code is counted by another, which ends the row at its fifth.
+ * Mailed sign-in codes (accounts/mail-signin.ts): one row per request, only hashes kept. Each
+ * code typed first takes one of the request's five tries by a conditional UPDATE (a burst of
+ * guesses sent at once: five are looked at); spending it is another, whose row count decides (four
+ * requests at once with the right code: one wins).
  */
 import { createHash } from 'node:crypto';
 import { op } from './handle';
@@ -37,6 +38,18 @@ export const findMailCode = op(async (h, handleHash: string): Promise<MailCodeRo
   return row ? decodeRow<MailCodeRow>('mail_code', row) : undefined;
 });
 
+/** Takes one of a live request's tries: false when it has none left (or was spent, or expired), and then no code is looked at. */
+export const takeMailCodeTry = op(async (h, id: number): Promise<boolean> => {
+  const changed = await h
+    .k('mail_code')
+    .where({ id })
+    .whereNull('used_at')
+    .where('expires_at', '>', h.clock.now())
+    .where('tries', '<', MAIL_CODE_TRIES)
+    .update({ tries: h.k.raw('tries + 1') });
+  return changed === 1;
+});
+
 /** Spends a live request whose code hashes to `codeHash`, for its browser: true for the one write that did. */
 export const spendMailCode = op(async (h, id: number, bindingHash: string, codeHash: string): Promise<boolean> => {
   const now = h.clock.now();
@@ -46,17 +59,6 @@ export const spendMailCode = op(async (h, id: number, bindingHash: string, codeH
     .whereNotNull('account_id')
     .whereNull('used_at')
     .where('expires_at', '>', now)
-    .where('tries', '<', MAIL_CODE_TRIES)
     .update({ used_at: now });
   return changed === 1;
-});
-
-/** A wrong code: counted while the request lives (at the fifth it ends). */
-export const countWrongMailCode = op(async (h, id: number): Promise<void> => {
-  await h
-    .k('mail_code')
-    .where({ id })
-    .whereNull('used_at')
-    .where('tries', '<', MAIL_CODE_TRIES)
-    .update({ tries: h.k.raw('tries + 1') });
 });

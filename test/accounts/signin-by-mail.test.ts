@@ -12,6 +12,8 @@ import { passkeyServer } from '../helpers/passkeys';
 import { errorCode, PASSWORD, tokenOf, type TestServer } from '../helpers/server';
 import { startSmtp, type MailSink } from '../helpers/smtp';
 import { amrOf } from '../../src/accounts/assurance';
+import { totpAt } from '../helpers/clock';
+import { systemClock } from '../../src/clock';
 
 const codeIn = (text: string) => {
   const m = /\n {2}([ABCDEFGHJKMNPQRSTUVWXYZ23456789]{8})\r?\n/.exec(text);
@@ -171,6 +173,44 @@ t.test('five wrong codes end it; the right one then fails too', async (t) => {
   const right = await s.action('user_account', 'signin_by_mail', { request, code });
   t.equal(right.status, 401, 'the code ended at its fifth wrong try');
   t.equal((await s.db('mail_code').first('tries')).tries, 5);
+});
+
+t.test('a burst of guesses sent at once: five are looked at, and the right code after them fails', async (t) => {
+  const { s, smtp } = await setUp(t);
+  await turnOn(t, s);
+  const { request } = await ask(s, 'admin@example.com');
+  const { code } = await mailedCode(s, smtp, 'admin@example.com', 1);
+  const wrong = await Promise.all(Array.from({ length: 20 }, () => s.action('user_account', 'signin_by_mail', { request, code: 'ZZZZZZZZ' })));
+  t.ok(
+    wrong.every((r) => r.status === 401 || r.status === 429),
+    'every guess refused',
+  );
+  t.equal((await s.db('mail_code').first('tries')).tries, 5, 'five tries taken, no more');
+  const right = await s.action('user_account', 'signin_by_mail', { request, code });
+  t.not(right.status, 200, 'the right code finds no try left');
+});
+
+t.test('an account with TOTP: the code is kept until the authenticator code is right too', async (t) => {
+  const { s, smtp, adminToken } = await setUp(t);
+  await turnOn(t, s);
+  const secret: string = (await s.action('user_account', 'totp_enroll', { password: PASSWORD }, adminToken)).body[0].Attributes.secret;
+  t.equal((await s.action('user_account', 'totp_confirm', { otp: await totpAt(secret, systemClock) }, adminToken)).status, 200, 'TOTP on');
+  const { request } = await ask(s, 'admin@example.com');
+  const { code } = await mailedCode(s, smtp, 'admin@example.com', 1);
+  const without = await s.action('user_account', 'signin_by_mail', { request, code });
+  t.equal(without.status, 401);
+  t.equal(errorCode(without), 'otp_required', 'asked for the authenticator code');
+  t.notMatch(JSON.stringify(without.body), /password/, 'in words that fit a mailed code');
+  const wrongOtp = await s.action('user_account', 'signin_by_mail', { request, code, otp: '000000' });
+  t.not(wrongOtp.status, 200);
+  t.notMatch(JSON.stringify(wrongOtp.body), /code is wrong, has expired/, 'a wrong authenticator code is not called a wrong mailed code');
+  t.equal((await s.db('mail_code').first('used_at')).used_at, null, 'the mailed code is not spent');
+  // The next step's code: the enrolment's own step is used already.
+  const next = await totpAt(secret, { now: () => Date.now() + 30_000 });
+  const signedIn = await s.action('user_account', 'signin_by_mail', { request, code, otp: next });
+  t.equal(signedIn.status, 200, 'the same mailed code with the right authenticator code signs in');
+  t.not((await s.db('mail_code').first('used_at')).used_at, null, 'and is spent');
+  t.equal((await s.action('user_account', 'signin_by_mail', { request, code, otp: next })).status, 401, 'once');
 });
 
 t.test('four requests at once with the right code: one session', async (t) => {
