@@ -133,15 +133,15 @@ function decide(presented: Presented | null, facts: RequestFacts): { principal: 
   const account = facts.account;
   if (!account || account.disabled || !account.keyValid || !account.sessionValid || account.authVersion !== presented.authVersion)
     throw invalidToken(presented.apiKey ? 'api_key' : 'access_token');
-  return {
-    principal: { accountId: account.id, referenceId: account.referenceId, groupIds: account.groupIds, isAdmin: account.isAdmin },
-    table: facts.table,
-    session: presented.sid,
-  };
+  // A recovery link's session is no administrator's, whoever's it is (permission/check.ts).
+  const principal: Principal = account.sessionRecovery
+    ? { accountId: account.id, referenceId: account.referenceId, groupIds: account.groupIds, isAdmin: false, recovering: true }
+    : { accountId: account.id, referenceId: account.referenceId, groupIds: account.groupIds, isAdmin: account.isAdmin };
+  return { principal, table: facts.table, session: presented.sid };
 }
 
 function samePrincipal(a: Principal, b: Principal): boolean {
-  if (a.accountId !== b.accountId || a.isAdmin !== b.isAdmin || a.groupIds.size !== b.groupIds.size) return false;
+  if (a.accountId !== b.accountId || a.isAdmin !== b.isAdmin || a.recovering !== b.recovering || a.groupIds.size !== b.groupIds.size) return false;
   for (const g of a.groupIds) if (!b.groupIds.has(g)) return false;
   return true;
 }

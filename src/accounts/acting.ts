@@ -4,8 +4,10 @@
  * and the password check before a sensitive change live here once.
  */
 import { AppError } from '../errors';
-import type { Actor } from '../actor';
+import type { Actor, Caller } from '../actor';
 import type { Services } from '../services';
+import { actorOf } from '../access/caller';
+import { RECOVERY_ONLY } from '../permission/check';
 import { type AccountRow, findAccountById } from '../store/accounts';
 import { passwordFailure } from './failures';
 import { checkPassword } from './password-check';
@@ -13,6 +15,17 @@ import { checkPassword } from './password-check';
 export interface Acting {
   s: Services;
   actor: Actor;
+}
+
+/**
+ * The caller and its account, for the caller's own things (keys, app passwords, shell, language):
+ * `change` for a write, which a recovery link's session may not make (it adds a passkey or a
+ * password, through their actions, and nothing else).
+ */
+export async function ownAccount(s: Services, caller: Caller, o: { change: boolean }): Promise<Acting & { account: AccountRow }> {
+  const actor = await actorOf(s, caller);
+  if (o.change && actor.principal.recovering) throw new AppError('reauthentication_required', RECOVERY_ONLY);
+  return { s, actor, account: await callerAccount({ s, actor }) };
 }
 
 /** The signed-in caller's account, or 401: a deleted account's token is no way in. */

@@ -4,11 +4,10 @@
  */
 import { AppError } from '../errors';
 import type { Caller } from '../actor';
-import { actorOf } from '../access/caller';
 import type { Services } from '../services';
 import { setAccountLanguage } from '../store/accounts';
 import { isLanguage, LANGUAGES } from '../i18n';
-import { callerAccount } from './acting';
+import { ownAccount } from './acting';
 
 export interface LanguageOperations {
   /** The caller's chosen language, or null (as the browser asks). */
@@ -18,19 +17,15 @@ export interface LanguageOperations {
 }
 
 export function languageOperations(s: Services): LanguageOperations {
-  const own = async (caller: Caller) => {
-    const actor = await actorOf(s, caller);
-    return { actor, account: await callerAccount({ s, actor }) };
-  };
   return {
     mine: async (caller) => {
-      const chosen = (await own(caller)).account.language;
+      const chosen = (await ownAccount(s, caller, { change: false })).account.language;
       return isLanguage(chosen) ? chosen : null;
     },
     async setMine(caller, raw) {
       const language = raw === null || raw === '' ? null : raw;
       if (language !== null && !isLanguage(language)) throw new AppError('invalid_input', `{--language} must be one of ${LANGUAGES.join(', ')}, or empty`);
-      const { actor, account } = await own(caller);
+      const { actor, account } = await ownAccount(s, caller, { change: true });
       const changed = await setAccountLanguage(s.store.root, account.id, language);
       if (changed) await s.audit.record('language_changed', actor, { account: account.reference_id, language: language ?? 'browser' });
       return { language, changed };

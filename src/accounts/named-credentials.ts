@@ -7,10 +7,10 @@
  */
 import { AppError } from '../errors';
 import type { Actor, Caller } from '../actor';
-import { actorOf, requireAdministrator } from '../access/caller';
+import { requireAdministrator } from '../access/caller';
 import type { Services } from '../services';
 import type { AccountRow } from '../store/accounts';
-import { callerAccount } from './acting';
+import { ownAccount } from './acting';
 import { validateName } from './validate';
 
 /** At most this many per account: one per app or script, not one per login or run. */
@@ -48,10 +48,6 @@ export function credentialOperations<Row, View, Input extends { name: string }>(
     requireAdministrator(actor, `manage other accounts' ${kind.noun}s`);
     return byEmail(email);
   };
-  const own = async (caller: Caller) => {
-    const actor = await actorOf(s, caller);
-    return { actor, account: await callerAccount({ s, actor }) };
-  };
   const add = async (actor: Actor, account: AccountRow, input: Input) => {
     const name = validateName(input.name);
     kind.check?.(account, input);
@@ -73,12 +69,12 @@ export function credentialOperations<Row, View, Input extends { name: string }>(
     list: async (actor, email) => list(await other(actor, email)),
     revoke: async (actor, email, id) => revoke(actor, await other(actor, email), id),
     async addMine(caller, input) {
-      const { actor, account } = await own(caller);
+      const { actor, account } = await ownAccount(s, caller, { change: true });
       return add(actor, account, input);
     },
-    listMine: async (caller) => list((await own(caller)).account),
+    listMine: async (caller) => list((await ownAccount(s, caller, { change: false })).account),
     async revokeMine(caller, id) {
-      const { actor, account } = await own(caller);
+      const { actor, account } = await ownAccount(s, caller, { change: true });
       await revoke(actor, account, id);
     },
   };

@@ -38,6 +38,7 @@ import { countPasskeys } from '../store/passkeys';
 import { findSession, reauthenticated, type SessionRow } from '../store/sessions';
 import { type Acting, confirmPassword } from './acting';
 import { hasPassword } from './ways-in';
+import { RECOVERY_ONLY } from '../permission/check';
 
 /** Where a caller stands: recent enough, or what it lacks. */
 export type Recency = 'recent' | 'stale' | 'provider' | 'recovery' | 'sessionless';
@@ -49,7 +50,7 @@ export type Adds = 'passkey' | 'password' | 'other';
 export const RECOVERY_WINDOW_MS = 15 * 60 * 1000;
 
 const MESSAGES: Record<Exclude<Recency, 'recent' | 'sessionless'>, string> = {
-  recovery: 'a recovery link lets you add a passkey or a password only, within 15 minutes of opening it: add one, then sign in with it to do this',
+  recovery: RECOVERY_ONLY,
   stale: 'confirm it is you first: this change needs a sign-in in the last few minutes (enter your password, a code or a passkey again with reauthenticate)',
   provider:
     'confirm it is you first: a sign-in with another provider or a mailed code is not enough for this change (enter your password, a code or a passkey again with reauthenticate)',

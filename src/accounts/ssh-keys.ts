@@ -8,13 +8,13 @@
  */
 import { AppError } from '../errors';
 import type { Actor, Caller } from '../actor';
-import { actorOf, requireAdministrator } from '../access/caller';
+import { requireAdministrator } from '../access/caller';
 import type { Services } from '../services';
 import type { AccountRow } from '../store/accounts';
 import { deleteSshKey, insertSshKey, listSshKeys, setLoginShell, type SshKeyRow } from '../store/ssh-keys';
 import { queueMail } from '../deliveries/queue';
 import { sshKeyMessage } from '../mail/messages';
-import { callerAccount } from './acting';
+import { ownAccount } from './acting';
 import { assertRecentSignin } from './recent-signin';
 import { parseSshPublicKey } from './ssh-key-format';
 import { DEFAULT_SHELL, parseShell } from './posix';
@@ -68,11 +68,6 @@ export function sshKeyOperations(s: Services): SshKeyOperations {
     requireAdministrator(actor, what);
     return findAccountByEmail(s, email);
   };
-  const own = async (caller: Caller) => {
-    const actor = await actorOf(s, caller);
-    return { actor, account: await callerAccount({ s, actor }) };
-  };
-
   const add = async (actor: Actor, account: AccountRow, text: string): Promise<SshKeyView> => {
     if (typeof text !== 'string') throw new AppError('invalid_input', '{--key} must be a string');
     const key = parseSshPublicKey(text);
@@ -116,18 +111,18 @@ export function sshKeyOperations(s: Services): SshKeyOperations {
     remove: async (actor, email, id) => remove(actor, await other(actor, email, "remove other accounts' SSH keys"), id),
     setShell: async (actor, email, shell) => setShell(actor, await other(actor, email, "set other accounts' login shells"), shell),
     async addMine(caller, key) {
-      const { actor, account } = await own(caller);
+      const { actor, account } = await ownAccount(s, caller, { change: true });
       return add(actor, account, key);
     },
-    listMine: async (caller) => list((await own(caller)).account),
+    listMine: async (caller) => list((await ownAccount(s, caller, { change: false })).account),
     async removeMine(caller, id) {
-      const { actor, account } = await own(caller);
+      const { actor, account } = await ownAccount(s, caller, { change: true });
       return remove(actor, account, id);
     },
     async setShellMine(caller, shell) {
-      const { actor, account } = await own(caller);
+      const { actor, account } = await ownAccount(s, caller, { change: true });
       return setShell(actor, account, shell);
     },
-    shellMine: async (caller) => (await own(caller)).account.login_shell ?? DEFAULT_SHELL,
+    shellMine: async (caller) => (await ownAccount(s, caller, { change: false })).account.login_shell ?? DEFAULT_SHELL,
   };
 }

@@ -19,6 +19,7 @@ import { assertNotManaged } from '../managed/managed-by';
 export const changePassword: ActionDef = {
   onType: 'user_account',
   name: 'change_password',
+  whileRecovering: true,
   // Without currentPassword: a password set in a recovery link's session, or by an account that has none (assertMaySetPassword).
   input: { currentPassword: 'optional', password: 'required', passwordConfirm: 'required' },
   async run(ctx) {
@@ -77,6 +78,7 @@ export const changeEmail: ActionDef = {
 export const signoutEverywhere: ActionDef = {
   onType: 'user_account',
   name: 'signout_everywhere',
+  whileRecovering: true,
   input: {},
   async run(ctx) {
     await revokeSessions(ctx.s, ctx.actor, await callerAccount(ctx));

@@ -15,6 +15,7 @@ import { ActionDef, said } from './types';
 export const signoutOthersAction: ActionDef = {
   onType: 'user_account',
   name: 'signout_others',
+  whileRecovering: true,
   input: {},
   async run(ctx) {
     const account = await callerAccount(ctx);
@@ -27,6 +28,7 @@ export const signoutOthersAction: ActionDef = {
 export const listAppsAction: ActionDef = {
   onType: 'user_account',
   name: 'list_apps',
+  whileRecovering: true,
   input: {},
   async run(ctx) {
     return { apps: await listApps(ctx.s, await callerAccount(ctx)) };

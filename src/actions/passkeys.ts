@@ -14,6 +14,7 @@ const PURPOSES: readonly ChallengePurpose[] = ['signin', 'register', 'signup'];
 export const passkeyOptions: ActionDef = {
   onType: 'user_account',
   name: 'passkey_options',
+  whileRecovering: true,
   input: { purpose: 'optional', email: 'optional', name: 'optional', password: 'optional', invite: 'optional' },
   async run(ctx) {
     const purpose = stringField(ctx.attributes, 'purpose', false);
@@ -34,6 +35,7 @@ export const passkeyOptions: ActionDef = {
 export const passkeyRegister: ActionDef = {
   onType: 'user_account',
   name: 'passkey_register',
+  whileRecovering: true,
   input: { response: 'object', name: 'optional' },
   async run(ctx) {
     const done = await finishRegistration(ctx, ctx.attributes.response, stringField(ctx.attributes, 'name', false));

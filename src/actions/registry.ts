@@ -2,7 +2,7 @@
 import { AppError, denied } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
-import { can, GUEST, isGuest } from '../permission/check';
+import { can, GUEST, isGuest, RECOVERY_ONLY } from '../permission/check';
 import { readAction } from '../store/guarded-rows';
 import { becomeAnAdministrator } from './become-an-administrator';
 import { signin } from './signin';
@@ -91,6 +91,7 @@ export async function asAction<T>(
   const actor: Actor = def.ignoresToken
     ? { principal: GUEST, via: 'http', client: caller.client, userAgent: caller.userAgent, session: null, device: caller.device ?? null }
     : await resolve();
+  if (actor.principal.recovering && !def.whileRecovering) throw new AppError('reauthentication_required', RECOVERY_ONLY);
   if (!def.checksOwnPermission) {
     const action = await readAction(s.store.root, def.onType, def.name);
     if (!action) throw new AppError('not_found', `no action ${def.name} on ${def.onType}`);

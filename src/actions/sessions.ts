@@ -21,6 +21,7 @@ export const refresh: ActionDef = {
 export const listSessionsAction: ActionDef = {
   onType: 'user_account',
   name: 'list_sessions',
+  whileRecovering: true,
   input: {},
   async run(ctx) {
     const account = await callerAccount(ctx);
@@ -31,6 +32,7 @@ export const listSessionsAction: ActionDef = {
 export const revokeSessionAction: ActionDef = {
   onType: 'user_account',
   name: 'revoke_session',
+  whileRecovering: true,
   input: { session_id: 'required' },
   async run(ctx) {
     const account = await callerAccount(ctx);
@@ -43,6 +45,7 @@ export const revokeSessionAction: ActionDef = {
 export const signout: ActionDef = {
   onType: 'user_account',
   name: 'signout',
+  whileRecovering: true,
   input: {},
   async run(ctx) {
     const account = await callerAccount(ctx);

@@ -48,6 +48,8 @@ export interface ActionDef {
   name: string;
   /** Reads no bearer token: the caller is always treated as a guest (signin, reset, verify). */
   ignoresToken?: boolean;
+  /** Open to a recovery link's session (adding a passkey or a password, signing out); every other action refuses it. */
+  whileRecovering?: true;
   /** The action checks its own execute permission (signup does it inside its transaction). */
   checksOwnPermission?: boolean;
   /**

@@ -6,13 +6,13 @@
 import { AppError } from '../errors';
 import type { Actor, Caller } from '../actor';
 import type { Services } from '../services';
-import { actorOf, requireAdministrator } from '../access/caller';
+import { requireAdministrator } from '../access/caller';
 import { findAccountByEmail } from '../accounts/lifecycle';
 import type { AccountRow } from '../store/accounts';
 import { deletePasskey, passkeysOf } from '../store/passkeys';
 import { recency } from '../accounts/recent-signin';
 import { assertKeepsAWayIn, hasPassword } from '../accounts/ways-in';
-import { callerAccount } from '../accounts/acting';
+import { ownAccount } from '../accounts/acting';
 import { viewPasskey, type PasskeyView } from './views';
 
 export type { PasskeyView } from './views';
@@ -30,10 +30,6 @@ export interface PasskeyOperations {
 }
 
 export function passkeyOperations(s: Services): PasskeyOperations {
-  const own = async (caller: Caller): Promise<{ actor: Actor; account: AccountRow }> => {
-    const actor = await actorOf(s, caller);
-    return { actor, account: await callerAccount({ s, actor }) };
-  };
   const one = async (account: AccountRow, id: string) => {
     const found = (await passkeysOf(s.store.root, account.id)).find((p) => p.reference_id === id);
     if (!found) throw new AppError('not_found', 'no such passkey');
@@ -53,17 +49,17 @@ export function passkeyOperations(s: Services): PasskeyOperations {
   };
   return {
     async mine(caller) {
-      const { actor, account } = await own(caller);
+      const { actor, account } = await ownAccount(s, caller, { change: false });
       return {
         passkeys: (await passkeysOf(s.store.root, account.id)).map(viewPasskey),
         hasPassword: hasPassword(account),
         recent: (await recency(s, actor, s.store.root, 'passkey')) === 'recent',
         // A recovery link's session: it may add a passkey or a password, and nothing else.
-        recovery: (await recency(s, actor, s.store.root, 'other')) === 'recovery',
+        recovery: actor.principal.recovering === true,
       };
     },
     async removeMine(caller, id) {
-      const { actor, account } = await own(caller);
+      const { actor, account } = await ownAccount(s, caller, { change: true });
       return remove(actor, account, id);
     },
     async list(actor, email) {

@@ -12,6 +12,11 @@ export interface Principal {
   readonly referenceId: string | null;
   readonly groupIds: ReadonlySet<number>;
   readonly isAdmin: boolean;
+  /**
+   * A recovery link's session: it may add a passkey or a password (the actions that say so) and
+   * nothing else; no record is hers to read or write through it, and no administration.
+   */
+  readonly recovering?: true;
 }
 
 export const GUEST: Principal = Object.freeze({ accountId: null, referenceId: null, groupIds: new Set<number>(), isAdmin: false });
@@ -27,6 +32,7 @@ export interface Guarded {
 }
 
 export function can(principal: Principal, op: Operation, row: Guarded): boolean {
+  if (principal.recovering && op !== 'execute') return false;
   if (principal.isAdmin) return true;
   if (has(row.permission, 'guest', op)) return true;
   if (principal.accountId === null) return false;
@@ -35,3 +41,7 @@ export function can(principal: Principal, op: Operation, row: Guarded): boolean 
 }
 
 export const isGuest = (p: Principal) => p.accountId === null && !p.isAdmin;
+
+/** The refusal for what a recovery link's session may not do. */
+export const RECOVERY_ONLY =
+  'a recovery link lets you add a passkey or a password only, within 15 minutes of opening it: add one, then sign in with it to do this';

@@ -7,7 +7,7 @@
 import { AppError, denied, isAppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
-import { can, isGuest, Principal } from '../permission/check';
+import { can, isGuest, Principal, RECOVERY_ONLY } from '../permission/check';
 import type { Operation } from '../permission/bits';
 import type { Tx } from '../store/connection';
 import { lockAccounts } from '../store/accounts';
@@ -78,6 +78,7 @@ export async function listRecords(s: Services, token: string | null, type: Recor
   }
   const page = (principal: Principal) => (params === null ? Promise.resolve(null) : readPage(s, principal, type, params));
   const { principal, table, value } = await authenticateWith(s, token, type.name, page);
+  notWhileRecovering(principal);
   if (invalid !== null) throw invalid;
   if (!table) throw new Error(`record type ${type.name} has no world row: the store was not migrated`);
   if (!can(principal, 'peek', table)) throw denied(isGuest(principal), `peek ${type.name} records`);
@@ -131,7 +132,13 @@ export async function getRecord(s: Services, principal: Principal | Promise<Prin
   return viewOf(type, found.row);
 }
 
+/** A recovery link's session reads and writes no record (it may add a passkey or a password: actions). */
+export function notWhileRecovering(principal: Principal): void {
+  if (principal.recovering) throw new AppError('reauthentication_required', RECOVERY_ONLY);
+}
+
 export async function createRecord(s: Services, actor: Actor, type: RecordType, attributes: Record<string, unknown>): Promise<RecordView> {
+  notWhileRecovering(actor.principal);
   if (!type.create) throw new AppError('forbidden', `${type.name} records are built in and cannot be created`, { reason: 'built_in_records' });
   const created = await type.create(s, actor, attributes);
   // A guest who signed up this way may not read the row: answer with what it just gave. (Only that
@@ -174,6 +181,7 @@ async function auditAll(s: Services, actor: Actor, events: WriteEvent[]): Promis
 }
 
 export async function updateRecord(s: Services, actor: Actor, type: RecordType, id: string, attributes: Record<string, unknown>): Promise<RecordView> {
+  notWhileRecovering(actor.principal);
   const changes = parseChanges(type, actor.principal, attributes);
   const { row, events } = await s.store.transaction(async (tx) => {
     const found = await loadForWrite(tx, actor.principal, type, id, 'update');
@@ -195,6 +203,7 @@ export async function updateRecord(s: Services, actor: Actor, type: RecordType, 
 }
 
 export async function deleteRecord(s: Services, actor: Actor, type: RecordType, id: string): Promise<void> {
+  notWhileRecovering(actor.principal);
   const remove = type.remove;
   if (!remove) throw new AppError('forbidden', `${type.name} records are built in and cannot be deleted`, { reason: 'built_in_records' });
   const events = await s.store.transaction(async (tx) => remove(tx, await loadForWrite(tx, actor.principal, type, id, 'delete')));

@@ -45,6 +45,8 @@ export interface AuthFacts {
   sessionValid: boolean;
   /** When the token's open session was last seen (ms; its "last used"), or null (no session). */
   sessionLastUsed: number | null;
+  /** Whether the token's session was opened by a recovery link (it may add a passkey or a password, nothing else). */
+  sessionRecovery: boolean;
 }
 
 /** Who a token names, and the key that signed it (null: the legacy HS256 secret). */
@@ -58,7 +60,8 @@ export interface TokenSubjectRef {
 const AUTH_FACTS = `SELECT 'a' AS kind, a.id AS id, a.auth_version AS auth_version, a.disabled AS disabled,
     m.usergroup_id AS group_id, g.system_role AS system_role, CAST(NULL AS INTEGER) AS permission, CAST(NULL AS INTEGER) AS owner_id,
     (SELECT COUNT(*) FROM signing_key k WHERE k.kid = ? AND (k.verify_until IS NULL OR k.verify_until > ?)) AS key_ok,
-    (SELECT MAX(s.last_used_at) FROM session s WHERE s.id = ? AND s.account_id = a.id AND s.ended_at IS NULL AND s.expires_at > ? AND s.auth_version = a.auth_version) AS session_ok
+    (SELECT MAX(s.last_used_at) FROM session s WHERE s.id = ? AND s.account_id = a.id AND s.ended_at IS NULL AND s.expires_at > ? AND s.auth_version = a.auth_version) AS session_ok,
+    (SELECT COUNT(*) FROM session s WHERE s.id = ? AND s.method = 'recovery') AS recovery
   FROM user_account a
   LEFT JOIN membership m ON m.account_id = a.id
   LEFT JOIN usergroup g ON g.id = m.usergroup_id
@@ -67,13 +70,13 @@ const AUTH_FACTS = `SELECT 'a' AS kind, a.id AS id, a.auth_version AS auth_versi
 /** The groups the account is in through nesting (its direct ones come with AUTH_FACTS). */
 const NESTED_GROUPS = `SELECT 'i' AS kind, a.id AS id, CAST(NULL AS INTEGER) AS auth_version, CAST(NULL AS BOOLEAN) AS disabled,
     c.ancestor_id AS group_id, CAST(NULL AS VARCHAR(32)) AS system_role, CAST(NULL AS INTEGER) AS permission, CAST(NULL AS INTEGER) AS owner_id,
-    0 AS key_ok, 0 AS session_ok
+    0 AS key_ok, 0 AS session_ok, 0 AS recovery
   FROM user_account a JOIN membership m ON m.account_id = a.id JOIN usergroup_closure c ON c.descendant_id = m.usergroup_id
   WHERE a.reference_id = ?`;
 
 const TABLE_GUARD = `SELECT 'w' AS kind, w.id AS id, CAST(NULL AS INTEGER) AS auth_version, CAST(NULL AS BOOLEAN) AS disabled,
     rg.usergroup_id AS group_id, CAST(NULL AS VARCHAR(32)) AS system_role, w.permission AS permission, w.user_account_id AS owner_id,
-    0 AS key_ok, 0 AS session_ok
+    0 AS key_ok, 0 AS session_ok, 0 AS recovery
   FROM world w
   LEFT JOIN record_usergroup rg ON rg.record_type = 'world' AND rg.record_id = w.id
   WHERE w.table_name = ?`;
@@ -95,7 +98,7 @@ function factsStatement(h: Handle, subject: TokenSubjectRef | null, table: strin
   if (subject !== null) {
     parts.push(AUTH_FACTS, NESTED_GROUPS);
     const now = h.clock.now();
-    params.push(subject.kid ?? '', now, subject.sid ?? '', now, subject.referenceId, subject.referenceId);
+    params.push(subject.kid ?? '', now, subject.sid ?? '', now, subject.sid ?? '', subject.referenceId, subject.referenceId);
   }
   if (table !== null) {
     parts.push(TABLE_GUARD);
@@ -116,6 +119,7 @@ function factsFrom(subject: TokenSubjectRef | null, rows: Row[]): RequestFacts {
         keyValid: subject!.kid === null || Number(r.key_ok) > 0,
         sessionValid: subject!.sid === null || (r.session_ok !== null && r.session_ok !== undefined),
         sessionLastUsed: subject!.sid === null || r.session_ok === null || r.session_ok === undefined ? null : Number(r.session_ok),
+        sessionRecovery: Number(r.recovery) > 0,
         disabled: r.disabled === true || r.disabled === 1,
         groupIds: new Set(),
         isAdmin: false,
@@ -149,7 +153,7 @@ const readFactsAndRide = op(async (h, subject: TokenSubjectRef | null, table: st
   const sql =
     q === null
       ? `SELECT 'r' AS kind, ${ride.sql} AS ride`
-      : `SELECT f.*, CAST(NULL AS TEXT) AS ride FROM (${q.sql}) f UNION ALL SELECT 'r', ${'NULL, '.repeat(9)}${ride.sql}`;
+      : `SELECT f.*, CAST(NULL AS TEXT) AS ride FROM (${q.sql}) f UNION ALL SELECT 'r', ${'NULL, '.repeat(10)}${ride.sql}`;
   const rows = await h.all(sql, [...(q?.params ?? []), ...ride.params]);
   const r = rows.find((row) => row.kind === 'r');
   return { facts: factsFrom(subject, rows), json: r?.ride === null || r?.ride === undefined ? null : String(r.ride) };

@@ -8,7 +8,7 @@ import type { Actor, Caller } from '../actor';
 import type { Services } from '../services';
 import { actorOf } from '../access/caller';
 import { assertKeepsAWayIn } from '../accounts/ways-in';
-import { callerAccount } from '../accounts/acting';
+import { ownAccount } from '../accounts/acting';
 import { deleteIdentity, identitiesOf } from '../store/upstream';
 import { beginUpstream, type Carry, type Finished, finishSecondFactor, finishUpstream } from './flow';
 import { addProvider, listProviderViews, type NewProvider, providerButtons, type ProviderView, removeProvider, showProvider } from './providers';
@@ -51,10 +51,6 @@ export interface ProviderOperations {
 }
 
 export function providerOperations(s: Services): ProviderOperations {
-  const own = async (caller: Caller) => {
-    const actor = await actorOf(s, caller);
-    return { actor, account: await callerAccount({ s, actor }) };
-  };
   const view = (i: Awaited<ReturnType<typeof identitiesOf>>[number]): IdentityView => ({
     id: i.reference_id,
     provider: i.provider,
@@ -73,11 +69,11 @@ export function providerOperations(s: Services): ProviderOperations {
     finish: async (caller, provider, url, binding) => finishUpstream(s, await actorOf(s, { ...caller, token: null }), provider, url, binding),
     secondFactor: async (caller, pending, binding, otp) => finishSecondFactor(s, await actorOf(s, { ...caller, token: null }), pending, binding, { otp }),
     async identities(caller) {
-      const { account } = await own(caller);
+      const { account } = await ownAccount(s, caller, { change: false });
       return (await identitiesOf(s.store.root, account.id)).map(view);
     },
     async unlink(caller, id) {
-      const { actor, account } = await own(caller);
+      const { actor, account } = await ownAccount(s, caller, { change: true });
       const found = (await identitiesOf(s.store.root, account.id)).find((i) => i.reference_id === id);
       if (!found) throw new AppError('not_found', 'no such linked sign-in');
       const removed = await s.store.transaction(async (tx) => {

@@ -37,6 +37,28 @@ t.test('recovery link: made at the shell, opened once, 15 minutes to add a passk
   const invite = await s.action('user_account', 'invite', { email: 'new@example.com' }, jwt);
   t.equal(invite.status, 403);
   t.equal(errorCode(invite), 'reauthentication_required', 'and nothing else');
+  // An outside finding: the session still changed the username and the shell and exported the
+  // account's data, and an administrator's kept administration. Now it reads and writes no record,
+  // runs only the actions that add a passkey or a password (or list and end sessions), and is no
+  // administrator's.
+  const refused = async (what: string, r: { status: number; body: unknown }) => {
+    t.equal(r.status, 403, what);
+    t.equal(errorCode(r as never), 'reauthentication_required', `${what}: said why`);
+  };
+  await refused('export_data', await s.action('user_account', 'export_data', {}, jwt));
+  await refused('delete_account', await s.action('user_account', 'delete_account', {}, jwt));
+  await refused('the account list', await s.call('GET', '/api/user_account', { token: jwt }));
+  const me = (await s.db('user_account').where({ email: 'admin@example.com' }).first()) as { reference_id: string };
+  const rename = await s.call('PATCH', `/api/user_account/${me.reference_id}`, {
+    token: jwt,
+    body: { data: { type: 'user_account', id: me.reference_id, attributes: { username: 'taken-over' } } },
+  });
+  await refused('a new username', rename);
+  t.equal((await s.db('user_account').where({ email: 'admin@example.com' }).first()).username !== 'taken-over', true, 'the username is unchanged');
+  t.equal((await s.call('GET', '/api/action', { token: jwt })).status, 403, "an administrator's recovery session is no administrator's");
+  t.equal((await s.action('user_account', 'list_sessions', {}, jwt)).status, 200, 'it may list its sessions (and end them)');
+  t.equal(await page.locator('form[action="/account/username"]').count(), 0, 'the page offers no username change');
+  t.equal(await page.locator('#ssh-keys, #your-data, #delete-account, #language').count(), 0, 'nor keys, data, deletion or language');
 
   // An outside attack: the recovery session signed in to an app and got a refresh token that
   // outlived it. A recovery session answers no app: the app's sign-in asks for a real sign-in.

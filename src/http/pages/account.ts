@@ -106,20 +106,24 @@ export function registerAccount(kit: PageKit): AccountPages {
         <dt>Administrator</dt>
         <dd>${me.meta.administrator ? html`yes (<a href="/admin">the console</a>)` : 'no'}</dd>
       </dl>
-      ${a.email_verified ? '' : form('/account/request-verification', csrf, 'Send a confirmation link', [], { secondary: true })}
-      ${form(
-        '/account/username',
-        csrf,
-        'Change username',
-        [
-          field('username', 'New username', {
-            autocomplete: 'username',
-            maxlength: 128,
-            hint: 'a-z and 0-9, then also . _ + - and one @: what apps that sign in by username (LDAP) ask for',
-          }),
-        ],
-        { secondary: true },
-      )}
+      ${passkeys.recovery || a.email_verified ? '' : form('/account/request-verification', csrf, 'Send a confirmation link', [], { secondary: true })}
+      ${
+        passkeys.recovery
+          ? ''
+          : form(
+              '/account/username',
+              csrf,
+              'Change username',
+              [
+                field('username', 'New username', {
+                  autocomplete: 'username',
+                  maxlength: 128,
+                  hint: 'a-z and 0-9, then also . _ + - and one @: what apps that sign in by username (LDAP) ask for',
+                }),
+              ],
+              { secondary: true },
+            )
+      }
     </section>`;
     // A recovery link's session sets a new password without the old one (the person lost it); an
     // account without a password sets its first after a recent sign-in, as any new way in.
@@ -313,24 +317,31 @@ export function registerAccount(kit: PageKit): AccountPages {
       )}
     </section>`;
     // Each part's section carries the id its entry in the page's contents links to.
-    const parts: Array<[id: string, title: string, body: Html | '']> = [
-      ['profile', 'Profile', profile],
-      ['language', t('account.language'), language],
-      ['passkeys', 'Passkeys', passkeySection(csrf, passkeys)],
-      ['providers', 'Other providers', identitySection(csrf, identities, providers)],
-      // Without a password, TOTP and an email change (both confirmed by the password) wait until one is set.
-      ['two-factor', 'Two-factor authentication', passkeys.hasPassword ? totp : ''],
-      ['password', 'Password', password],
-      ['email', 'Email address', passkeys.hasPassword ? email : ''],
-      // A recovery link's session adds a passkey or a password only: no forms for the rest.
-      ['app-passwords', 'App passwords', appPasswordSection(csrf, appPasswords, o.appPassword, passkeys.recent && !passkeys.recovery)],
-      ['api-keys', 'API keys', apiKeySection(csrf, apiKeys, o.apiKey, passkeys.recent && !passkeys.recovery)],
-      ['ssh-keys', 'SSH keys', sshKeySection(csrf, sshKeys, shell, passkeys.recent && !passkeys.recovery)],
-      ['sessions', 'Sessions', sessionList],
-      ['apps', 'Connected apps', appList],
-      ['your-data', 'Your data', yourData],
-      ['delete-account', 'Delete your account', deletion],
-    ];
+    // A recovery link's session adds a passkey or a password only: no forms for the rest.
+    const parts: Array<[id: string, title: string, body: Html | '']> = passkeys.recovery
+      ? [
+          ['profile', 'Profile', profile],
+          ['passkeys', 'Passkeys', passkeySection(csrf, passkeys)],
+          ['password', 'Password', password],
+          ['sessions', 'Sessions', sessionList],
+        ]
+      : [
+          ['profile', 'Profile', profile],
+          ['language', t('account.language'), language],
+          ['passkeys', 'Passkeys', passkeySection(csrf, passkeys)],
+          ['providers', 'Other providers', identitySection(csrf, identities, providers)],
+          // Without a password, TOTP and an email change (both confirmed by the password) wait until one is set.
+          ['two-factor', 'Two-factor authentication', passkeys.hasPassword ? totp : ''],
+          ['password', 'Password', password],
+          ['email', 'Email address', passkeys.hasPassword ? email : ''],
+          ['app-passwords', 'App passwords', appPasswordSection(csrf, appPasswords, o.appPassword, passkeys.recent)],
+          ['api-keys', 'API keys', apiKeySection(csrf, apiKeys, o.apiKey, passkeys.recent)],
+          ['ssh-keys', 'SSH keys', sshKeySection(csrf, sshKeys, shell, passkeys.recent)],
+          ['sessions', 'Sessions', sessionList],
+          ['apps', 'Connected apps', appList],
+          ['your-data', 'Your data', yourData],
+          ['delete-account', 'Delete your account', deletion],
+        ];
     send(
       ctx,
       o.status ?? 200,
