@@ -80,3 +80,29 @@ export const outsideItsBox = (page: Page) =>
     }
     return bad;
   })()`) as Promise<string[]>;
+
+/**
+ * Text a page drawn in German or French still shows in English: visible text nodes, button and
+ * input labels, placeholders and titles holding a word neither language uses. Values a person or
+ * an administrator typed (names, addresses, client names) are not the page's words: put them in
+ * an element with `translate="no"` (or <code>, <kbd>), which this skips. An empty list: nothing
+ * left in English.
+ */
+export const englishLeft = (page: Page) =>
+  page.evaluate(`(() => {
+    const english = /\\b(the|your|you|with|and|this|that|these|those|sign|signed|password|account|accounts|email|delete|add|remove|save|cancel|yes|from|for|when|which|will|here|each|once|new|group|groups|settings|key|keys|created|used|never|enabled|disabled|allowed|back|next|send|show|open|confirm)\\b/i;
+    const skip = (el) => !el || el.closest('script, style, code, kbd, pre, [translate="no"], [hidden]') !== null;
+    const found = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const text = n.textContent.trim();
+      if (text && english.test(text) && !skip(n.parentElement)) found.push(text.slice(0, 80));
+    }
+    for (const el of document.querySelectorAll('[placeholder], [title], [aria-label], input[type=submit], input[type=button]')) {
+      if (skip(el)) continue;
+      for (const v of [el.getAttribute('placeholder'), el.getAttribute('title'), el.getAttribute('aria-label'), el.type === 'submit' || el.type === 'button' ? el.value : null]) {
+        if (v && english.test(v)) found.push(v.slice(0, 80));
+      }
+    }
+    return [...new Set(found)];
+  })()`) as Promise<string[]>;
