@@ -9,7 +9,7 @@
  *     account gets a row too, which no code spends.
  *   - The code: 8 characters of ABCDEFGHJKMNPQRSTUVWXYZ23456789 (about 40 bits), valid 10
  *     minutes, kept as a hash. Each code typed first takes one of five tries (one conditional
- *     write: of a burst of guesses sent at once, five are looked at); a right one is spent only when
+ *     write: of a burst of guesses sent at once, five are looked at; a right one gives it back); a right one is spent only when
  *     the rest of the sign-in holds (after the account's TOTP code: a wrong or missing one leaves it
  *     to be typed again), by another conditional write whose row count decides, so of four requests
  *     sent at once one signs in. Wrong codes count toward the account's sign-in lockout too.
@@ -25,7 +25,7 @@ import { AppError } from '../errors';
 import type { Actor } from '../actor';
 import type { Services } from '../services';
 import { findAccountByEmailKey, findAccountById, type AccountRow } from '../store/accounts';
-import { findMailCode, insertMailCode, sha256, spendMailCode, takeMailCodeTry } from '../store/mail-codes';
+import { findMailCode, giveBackMailCodeTry, insertMailCode, sha256, spendMailCode, takeMailCodeTry } from '../store/mail-codes';
 import { queueMail } from '../deliveries/queue';
 import { signinCodeMessage } from '../mail/messages';
 import { normalizeEmail } from './validate';
@@ -135,7 +135,12 @@ export async function mailCodeSignin(
       const tried = await takeMailCodeTry(s.store.root, row.id);
       const typed = Buffer.from(codeHashOf(input.handle, code ?? ''), 'hex');
       const right = timingSafeEqual(typed, Buffer.from(row.code_hash, 'hex'));
-      if (tried && right && code !== null && account) return null;
+      if (tried && right && code !== null && account) {
+        // Only a wrong code wears the request out: a right one whose TOTP code is missing or
+        // wrong (that has limits of its own) may be sent again.
+        await giveBackMailCodeTry(s.store.root, row.id);
+        return null;
+      }
       return account ? 'wrong_mail_code' : 'unknown_email';
     },
     spend: () => spendMailCode(s.store.root, row.id, row.binding_hash, row.code_hash),

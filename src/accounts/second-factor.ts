@@ -45,5 +45,5 @@ export async function verifySecondFactor(ctx: Acting & { attributes: Record<stri
     event = 'recovery_code_failed';
   }
   await secondFactorFailure(s, actor, attempt, event);
-  throw new AppError('otp_invalid', 'the code is wrong, expired or already used');
+  throw new AppError('otp_invalid', 'the authenticator code (or recovery code) is wrong, expired or already used');
 }

@@ -1,8 +1,8 @@
 /**
  * Mailed sign-in codes (accounts/mail-signin.ts): one row per request, only hashes kept. Each
  * code typed first takes one of the request's five tries by a conditional UPDATE (a burst of
- * guesses sent at once: five are looked at); spending it is another, whose row count decides (four
- * requests at once with the right code: one wins).
+ * guesses sent at once: five are looked at), and a right one gives it back; spending it is another,
+ * whose row count decides (four requests at once with the right code: one wins).
  */
 import { createHash } from 'node:crypto';
 import { op } from './handle';
@@ -48,6 +48,15 @@ export const takeMailCodeTry = op(async (h, id: number): Promise<boolean> => {
     .where('tries', '<', MAIL_CODE_TRIES)
     .update({ tries: h.k.raw('tries + 1') });
   return changed === 1;
+});
+
+/** Gives back the try a right code took (its second factor may still be missing or wrong: the code stays as good as it was). */
+export const giveBackMailCodeTry = op(async (h, id: number): Promise<void> => {
+  await h
+    .k('mail_code')
+    .where({ id })
+    .where('tries', '>', 0)
+    .update({ tries: h.k.raw('tries - 1') });
 });
 
 /** Spends a live request whose code hashes to `codeHash`, for its browser: true for the one write that did. */

@@ -11,7 +11,7 @@ import { addClient, APP, authorizationRequest, relyingParty } from '../helpers/o
 
 t.test('recovery link: made at the shell, opened once, 15 minutes to add a passkey, told by mail, replay refused', async (t) => {
   const smtp = await startSmtp(t);
-  const { s } = await passkeyServer(t, { smtpUrl: smtp.url });
+  const { s, base } = await passkeyServer(t, { smtpUrl: smtp.url });
   const made = await cli(s.dataDir, ['--json', 'user', 'recovery-link', 'admin@example.com', '--expires', '1h']);
   t.equal(made.code, 0);
   const link = made.json.link as string;
@@ -59,6 +59,11 @@ t.test('recovery link: made at the shell, opened once, 15 minutes to add a passk
   t.equal((await s.action('user_account', 'list_sessions', {}, jwt)).status, 200, 'it may list its sessions (and end them)');
   t.equal(await page.locator('form[action="/account/username"]').count(), 0, 'the page offers no username change');
   t.equal(await page.locator('#ssh-keys, #your-data, #delete-account, #language').count(), 0, 'nor keys, data, deletion or language');
+  // An outside finding: an app behind forward authentication sent the browser to /signin with
+  // rd, and /signin sent it straight back (a recovery session answers no app), and so on.
+  await page.goto(`${base}/signin?rd=${encodeURIComponent(`${base}/account`)}`);
+  t.equal(new URL(page.url()).pathname, '/signin', 'with rd, a recovery session is shown the sign-in form');
+  t.ok((await page.locator('input[name=password]').count()) > 0);
 
   // An outside attack: the recovery session signed in to an app and got a refresh token that
   // outlived it. A recovery session answers no app: the app's sign-in asks for a real sign-in.

@@ -204,7 +204,14 @@ t.test('an account with TOTP: the code is kept until the authenticator code is r
   const wrongOtp = await s.action('user_account', 'signin_by_mail', { request, code, otp: '000000' });
   t.not(wrongOtp.status, 200);
   t.notMatch(JSON.stringify(wrongOtp.body), /code is wrong, has expired/, 'a wrong authenticator code is not called a wrong mailed code');
+  // An outside finding: three more wrong authenticator codes then wore the mailed code out (each
+  // took one of its five tries). A right mailed code gives its try back.
+  for (const otp of ['111111', '222222', '333333']) {
+    const again = await s.action('user_account', 'signin_by_mail', { request, code, otp });
+    t.match(JSON.stringify(again.body), /authenticator code/, `a wrong authenticator code (${otp}) is called so`);
+  }
   t.equal((await s.db('mail_code').first('used_at')).used_at, null, 'the mailed code is not spent');
+  t.equal((await s.db('mail_code').first('tries')).tries, 0, 'nor worn out by a right code');
   // The next step's code: the enrolment's own step is used already.
   const next = await totpAt(secret, { now: () => Date.now() + 30_000 });
   const signedIn = await s.action('user_account', 'signin_by_mail', { request, code, otp: next });

@@ -69,8 +69,11 @@ export function registerSignin(kit: PageKit) {
 
   router.get('/signin', html_, async (ctx) => {
     const rd = returnAddress(ctx.query.rd);
-    // Already signed in (the cookie renewed if its access token had expired): straight back to the app.
-    if (await pageCaller(ctx, core, names)) return see(ctx, rd ?? '/account');
+    // Already signed in (the cookie renewed if its access token had expired): straight back to the
+    // app; but a recovery link's session answers no app, so for one the form is shown (else the
+    // app and this page would send the browser to each other until it ends).
+    const caller = await pageCaller(ctx, core, names);
+    if (caller && !(rd && (await core.auth.actor(caller)).principal.recovering)) return see(ctx, rd ?? '/account');
     await signinPage(ctx, { info: DONE[String(ctx.query.done)], rd });
   });
 
