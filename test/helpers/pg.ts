@@ -130,3 +130,34 @@ export async function onPostgres(t: Test): Promise<{
     shell: (args, extra = {}, stdin) => runExe(exe, args, { env: { ...pgEnv, ...extra }, cwd: dir, stdin }),
   };
 }
+
+/** One item of an action's answer (JSON:API-like: a key and value, or a notice). */
+export type ActionItem = { ResponseType: string; Attributes: Record<string, unknown> };
+
+/**
+ * Two packaged instances on one fresh PostgreSQL database, started with the same flags (quick
+ * hashing, no per-client limits, and `extra`), and an administrator made at the shell with
+ * `password`: what the "sent to both at once" tests stand on. `spread` sends one request to A, B,
+ * A and B at once; `action` posts an action to an instance; `signin` answers the admin's token.
+ */
+export async function twoInstances(t: Test, password: string, extra: string[] = []) {
+  const pg = await onPostgres(t);
+  if (!pg) return null;
+  const flags = ['--bcrypt-cost', '4', '--public-url', 'https://id.example.test', '--no-rate-limits', ...extra];
+  const [a, b] = await Promise.all([pg.serve(flags), pg.serve(flags)]);
+  t.equal((await pg.shell(['bootstrap-admin', '--email', 'admin@example.com', '--password-env', 'PW'], { PW: password })).code, 0, 'an administrator');
+  const spread = <T>(fn: (base: string) => Promise<T>) => Promise.all([a.url, b.url, a.url, b.url].map(fn));
+  const action = async (base: string, name: string, attributes: Record<string, unknown>, bearer?: string) => {
+    const r = await fetch(`${base}/action/user_account/${name}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
+      body: JSON.stringify({ attributes }),
+    });
+    return { status: r.status, items: (await r.json()) as ActionItem[] };
+  };
+  const signin = async (base: string) => {
+    const r = await action(base, 'signin', { email: 'admin@example.com', password });
+    return String(r.items.find((i) => i.Attributes.key === 'token')!.Attributes.value);
+  };
+  return { ...pg, a, b, spread, action, signin };
+}

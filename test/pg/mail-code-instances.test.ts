@@ -2,7 +2,7 @@
 // with --signin-by-mail: the code sent to both at once (four requests) opens one session; the
 // mailed link, sent four at once by the browser that asked, signs in once.
 import t from 'tap';
-import { onPostgres } from '../helpers/pg';
+import { twoInstances } from '../helpers/pg';
 import { startSmtp, type MailSink } from '../helpers/smtp';
 
 const PW = 'mail code instances password';
@@ -24,14 +24,10 @@ async function codeMail(smtp: MailSink, n: number) {
 }
 
 t.test('a mailed code and its link, sent to two instances at once, sign in once', async (t) => {
-  const pg = await onPostgres(t);
-  if (!pg) return;
   const smtp = await startSmtp(t);
-  const { serve, shell } = pg;
-  const flags = ['--bcrypt-cost', '4', '--public-url', 'https://id.example.test', '--no-rate-limits', '--signin-by-mail', '--smtp-url', smtp.url];
-  const [a, b] = await Promise.all([serve(flags), serve(flags)]);
-  t.equal((await shell(['bootstrap-admin', '--email', 'admin@example.com', '--password-env', 'PW'], { PW })).code, 0);
-  const spread = <T>(fn: (base: string) => Promise<T>) => Promise.all([a.url, b.url, a.url, b.url].map(fn));
+  const two = await twoInstances(t, PW, ['--signin-by-mail', '--smtp-url', smtp.url]);
+  if (!two) return;
+  const { a, b, shell, spread } = two;
   const sessions = async () => Number(JSON.parse((await shell(['--json', 'user', 'sessions', 'admin@example.com'])).stdout).sessions.length);
   let mailed = 0;
 

@@ -4,32 +4,16 @@
 // the store holds none); sign out everywhere else on one instance ends the session the other serves.
 import t from 'tap';
 import knexFactory from 'knex';
-import { onPostgres } from '../helpers/pg';
+import { twoInstances } from '../helpers/pg';
 import { authorizationCode, REDIRECT, token } from '../helpers/oidc-http';
 
 const PW = 'own pages instances password';
-type Item = { ResponseType: string; Attributes: Record<string, unknown> };
 
 t.test('revoke on one instance, refresh on the other, at once: no live token', async (t) => {
-  const pg = await onPostgres(t);
+  const pg = await twoInstances(t, PW);
   if (!pg) return;
-  const { serve, shell } = pg;
-  const flags = ['--bcrypt-cost', '4', '--public-url', 'https://id.example.test', '--no-rate-limits'];
-  const [a, b] = await Promise.all([serve(flags), serve(flags)]);
-  t.equal((await shell(['bootstrap-admin', '--email', 'admin@example.com', '--password-env', 'PW'], { PW })).code, 0);
+  const { a, b, shell, action, signin } = pg;
   const app = JSON.parse((await shell(['--json', 'client', 'add', '--name', 'Wiki', '--redirect-uri', REDIRECT, '--first-party'])).stdout);
-  const action = async (base: string, name: string, attributes: Record<string, unknown>, bearer?: string) => {
-    const r = await fetch(`${base}/action/user_account/${name}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
-      body: JSON.stringify({ attributes }),
-    });
-    return { status: r.status, items: (await r.json()) as Item[] };
-  };
-  const signin = async (base: string) => {
-    const r = await action(base, 'signin', { email: 'admin@example.com', password: PW });
-    return String(r.items.find((i) => i.Attributes.key === 'token')!.Attributes.value);
-  };
   const db = knexFactory({ client: 'pg', connection: pg.db });
   t.teardown(() => db.destroy());
   const me = await signin(a.url);

@@ -4,27 +4,17 @@
 // are refused, and a right code is refused while the limit holds (test/attacks/totp-at-once.test.ts).
 import t from 'tap';
 import { generate } from 'otplib';
-import { onPostgres } from '../helpers/pg';
+import { twoInstances } from '../helpers/pg';
 
 const PW = 'totp limit instances password';
 
 t.test('wrong codes sent at once to two instances: five checked, the rest 429', async (t) => {
-  const pg = await onPostgres(t);
-  if (!pg) return;
-  const { serve, shell } = pg;
-  const flags = ['--bcrypt-cost', '4', '--public-url', 'https://id.example.test', '--no-rate-limits'];
-  const [a, b] = await Promise.all([serve(flags), serve(flags)]);
-  t.equal((await shell(['bootstrap-admin', '--email', 'admin@example.com', '--password-env', 'PW'], { PW })).code, 0);
-  const action = async (name: string, attributes: Record<string, unknown>, token?: string) => {
-    const r = await fetch(`${a.url}/action/user_account/${name}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify({ attributes }),
-    });
-    return (await r.json()) as Array<{ ResponseType: string; Attributes: { key?: string; value?: string; secret?: string; codes?: string[] } }>;
-  };
-  const token = (await action('signin', { email: 'admin@example.com', password: PW })).find((i) => i.Attributes.key === 'token')!.Attributes.value!;
-  const secret = (await action('totp_enroll', { password: PW }, token))[0]!.Attributes.secret!;
+  const two = await twoInstances(t, PW);
+  if (!two) return;
+  const { a, b } = two;
+  const action = async (name: string, attributes: Record<string, unknown>, bearer?: string) => (await two.action(a.url, name, attributes, bearer)).items;
+  const token = await two.signin(a.url);
+  const secret = String((await action('totp_enroll', { password: PW }, token))[0].Attributes.secret);
   t.ok(
     (await action('totp_confirm', { otp: await generate({ secret }) }, token)).find((i) => i.Attributes.codes),
     'TOTP on',

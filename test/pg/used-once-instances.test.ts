@@ -3,20 +3,16 @@
 // The sign-in page's code step, finished on both at once, signs in once.
 import t from 'tap';
 import { generate } from 'otplib';
-import { onPostgres } from '../helpers/pg';
+import { twoInstances } from '../helpers/pg';
 import { authorizationCode, REDIRECT, token } from '../helpers/oidc-http';
 
 const PW = 'used once instances password';
 
 t.test('a code and a refresh token sent to two instances at once are answered once', async (t) => {
-  const pg = await onPostgres(t);
-  if (!pg) return;
-  const { serve, shell } = pg;
-  const flags = ['--bcrypt-cost', '4', '--public-url', 'https://id.example.test', '--no-rate-limits'];
-  const [a, b] = await Promise.all([serve(flags), serve(flags)]);
-  t.equal((await shell(['bootstrap-admin', '--email', 'admin@example.com', '--password-env', 'PW'], { PW })).code, 0);
+  const two = await twoInstances(t, PW);
+  if (!two) return;
+  const { a, b, shell, spread } = two;
   const app = JSON.parse((await shell(['--json', 'client', 'add', '--name', 'Wiki', '--redirect-uri', REDIRECT, '--first-party'])).stdout);
-  const spread = <T>(fn: (base: string) => Promise<T>) => Promise.all([a.url, b.url, a.url, b.url].map(fn));
 
   for (let trial = 0; trial < 4; trial++) {
     const { code, verifier } = await authorizationCode(a.url, app.client_id, 'admin@example.com', PW);
@@ -39,23 +35,13 @@ t.test('a code and a refresh token sent to two instances at once are answered on
 });
 
 t.test("the sign-in page's code step, finished on two instances at once, signs in once", async (t) => {
-  const pg = await onPostgres(t);
-  if (!pg) return;
-  const { serve, shell } = pg;
-  const flags = ['--bcrypt-cost', '4', '--public-url', 'https://id.example.test', '--no-rate-limits'];
-  const [a, b] = await Promise.all([serve(flags), serve(flags)]);
-  t.equal((await shell(['bootstrap-admin', '--email', 'admin@example.com', '--password-env', 'PW'], { PW })).code, 0);
-  const action = async (name: string, attributes: Record<string, unknown>, token?: string) => {
-    const r = await fetch(`${a.url}/action/user_account/${name}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify({ attributes }),
-    });
-    return (await r.json()) as Array<{ ResponseType: string; Attributes: { key?: string; value?: string; secret?: string; codes?: string[] } }>;
-  };
-  const token = (await action('signin', { email: 'admin@example.com', password: PW })).find((i) => i.Attributes.key === 'token')!.Attributes.value!;
-  const secret = (await action('totp_enroll', { password: PW }, token))[0]!.Attributes.secret!;
-  const codes = (await action('totp_confirm', { otp: await generate({ secret }) }, token)).find((i) => i.Attributes.codes)!.Attributes.codes!;
+  const two = await twoInstances(t, PW);
+  if (!two) return;
+  const { a, b } = two;
+  const action = async (name: string, attributes: Record<string, unknown>, bearer?: string) => (await two.action(a.url, name, attributes, bearer)).items;
+  const token = await two.signin(a.url);
+  const secret = String((await action('totp_enroll', { password: PW }, token))[0].Attributes.secret);
+  const codes = (await action('totp_confirm', { otp: await generate({ secret }) }, token)).find((i) => i.Attributes.codes)!.Attributes.codes as string[];
 
   for (let trial = 0; trial < 3; trial++) {
     // One browser (one cookie jar) whose requests land on either instance.
