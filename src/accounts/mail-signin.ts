@@ -28,6 +28,7 @@ import { findAccountByEmailKey, findAccountById, type AccountRow } from '../stor
 import { findMailCode, giveBackMailCodeTry, insertMailCode, sha256, spendMailCode, takeMailCodeTry } from '../store/mail-codes';
 import { queueMail } from '../deliveries/queue';
 import { signinCodeMessage } from '../mail/messages';
+import { accountTranslator } from '../i18n';
 import { normalizeEmail } from './validate';
 import { signIn, type SigninResult } from './signin';
 
@@ -81,7 +82,14 @@ export async function requestMailCode(s: Services, actor: Actor, email: string, 
       await insertMailCode(tx, { ...row, account_id: account.id, expires_at });
       await queueMail(
         tx,
-        signinCodeMessage(mailCodeLink(s.config.publicUrl, handle, code), account.email, account.name, code, MAIL_CODE_TTL_MS / 1000),
+        signinCodeMessage(
+          mailCodeLink(s.config.publicUrl, handle, code),
+          account.email,
+          account.name,
+          code,
+          MAIL_CODE_TTL_MS / 1000,
+          accountTranslator(s.messages, account),
+        ),
         'signin_code',
       );
     });

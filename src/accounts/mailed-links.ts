@@ -14,7 +14,7 @@ const UNLOCK_TTL_SECONDS = 3600;
 export function sendUnlock(s: Services, account: AccountRow): void {
   s.tasks.run('unlock_mail_failed', { account: account.reference_id }, async () => {
     await mailToken(s, account, 'unlock_signin', UNLOCK_TTL_SECONDS, (token) =>
-      unlockMessage(mailLink(s.config, 'unlock', token), account.email, account.name, token, UNLOCK_TTL_SECONDS),
+      unlockMessage(mailLink(s.config, 'unlock', token), account.email, account.name, token, UNLOCK_TTL_SECONDS, accountTranslator(s.messages, account)),
     );
     s.logger.info('unlock_sent', { account: account.reference_id, via: s.mailer.kind });
   });

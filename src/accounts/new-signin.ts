@@ -19,6 +19,7 @@ import { issueToken } from '../store/account-tokens';
 import { inOneTransaction } from '../store/handle';
 import { queueMail } from '../deliveries/queue';
 import { mailLink, newSigninMessage } from '../mail/messages';
+import { accountTranslator } from '../i18n';
 import { KNOWN_SIGNIN_MS } from '../runtime/limiter';
 import { describeDevice, signinPlace } from './devices';
 
@@ -39,7 +40,13 @@ export async function noticeNewSignin(s: Services, actor: Actor, account: Accoun
       const link = mailLink(s.config, 'end_session', token);
       await queueMail(
         tx,
-        newSigninMessage(link, account.email, account.name, { device: device.label, address: actor.client, at, ttlSeconds: END_SESSION_TTL_SECONDS }),
+        newSigninMessage(
+          link,
+          account.email,
+          account.name,
+          { ...device, userAgent: actor.userAgent, address: actor.client, at, ttlSeconds: END_SESSION_TTL_SECONDS },
+          accountTranslator(s.messages, account),
+        ),
         'new_signin',
       );
     });

@@ -26,6 +26,7 @@ import { waysIn } from './ways-in';
 import { checkedSkeleton } from './lookalikes';
 import { queueMail } from '../deliveries/queue';
 import { emailMovedMessage } from '../mail/messages';
+import { accountTranslator, type Messages } from '../i18n';
 import type { Tx } from '../store/connection';
 import { assertNotManaged } from '../managed/managed-by';
 import { deleteAccount } from './session-ends';
@@ -62,7 +63,7 @@ export async function changeProvisioned(s: Services, actor: Actor, referenceId: 
     await lockAccounts(tx);
     const found = await findAccountByReference(tx, referenceId);
     if (!found) throw gone();
-    return changeProvisionedIn(tx, actor, found, changes);
+    return changeProvisionedIn(s.messages, tx, actor, found, changes);
   });
   await auditProvisioned(s, actor, account, events);
   return account;
@@ -76,9 +77,10 @@ export async function auditProvisioned(s: Services, actor: Actor, account: Pick<
 /**
  * changeProvisioned inside the caller's transaction, which holds lockAccounts and read `found`
  * in it: the account as it now is and the events to audit once the transaction has committed
- * (auditProvisioned).
+ * (auditProvisioned). The old address's notice is in the account's language (`messages`).
  */
 export async function changeProvisionedIn(
+  messages: Messages,
   tx: Tx,
   actor: Actor,
   found: AccountRow,
@@ -108,7 +110,8 @@ export async function changeProvisionedIn(
     columns.email = changes.email.email;
     events.push('email_changed');
     const ways = await waysIn(tx, found);
-    if (ways.password || ways.passkeys > 0) await queueMail(tx, emailMovedMessage(found.email, found.name, changes.email.email), 'email_moved');
+    if (ways.password || ways.passkeys > 0)
+      await queueMail(tx, emailMovedMessage(found.email, found.name, changes.email.email, accountTranslator(messages, found)), 'email_moved');
   }
   if (changes.name !== undefined && changes.name !== found.name) {
     columns.name = changes.name;

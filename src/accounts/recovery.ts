@@ -12,6 +12,7 @@ import { requireAdministrator } from '../access/caller';
 import { issueToken } from '../store/account-tokens';
 import { queueMail } from '../deliveries/queue';
 import { recoveryUsedMessage } from '../mail/messages';
+import { accountTranslator } from '../i18n';
 import { findAccountByEmail } from './lifecycle';
 import { checkTokenShape, redeemToken } from './one-time-tokens';
 import { openSession } from './sessions';
@@ -49,7 +50,9 @@ export async function openRecoveryLink(s: Services, actor: Actor, token: string)
     lifetimeMs: RECOVERY_WINDOW_MS,
   });
   await s.audit.record('recovery_link_used', actor, { account: account.reference_id });
-  await s.store.transaction((tx) => queueMail(tx, recoveryUsedMessage(account.email, account.name), 'recovery_used'));
+  await s.store.transaction((tx) =>
+    queueMail(tx, recoveryUsedMessage(account.email, account.name, RECOVERY_WINDOW_MS / 1000, accountTranslator(s.messages, account)), 'recovery_used'),
+  );
   s.sender.nudge();
   return { token: session.token, refreshToken: session.refreshToken };
 }

@@ -14,6 +14,7 @@ import type { AccountRow } from '../store/accounts';
 import { deleteSshKey, insertSshKey, listSshKeys, setLoginShell, type SshKeyRow } from '../store/ssh-keys';
 import { queueMail } from '../deliveries/queue';
 import { sshKeyMessage } from '../mail/messages';
+import { accountTranslator } from '../i18n';
 import { ownAccount } from './acting';
 import { assertRecentSignin } from './recent-signin';
 import { parseSshPublicKey } from './ssh-key-format';
@@ -79,7 +80,7 @@ export function sshKeyOperations(s: Services): SshKeyOperations {
         if (made.refused === 'full') throw new AppError('conflict', `an account has at most ${MAX_SSH_KEYS} SSH keys; remove one first`);
         throw new AppError('conflict', `this key (${key.fingerprint}) is already on the account`);
       }
-      await queueMail(tx, sshKeyMessage(account.email, account.name, 'added', key), 'ssh_key');
+      await queueMail(tx, sshKeyMessage(account.email, account.name, 'added', key, accountTranslator(s.messages, account)), 'ssh_key');
       return made.row;
     });
     await s.audit.record('ssh_key_added', actor, { account: account.reference_id, ssh_key: row.reference_id, fingerprint: row.fingerprint });
@@ -92,7 +93,7 @@ export function sshKeyOperations(s: Services): SshKeyOperations {
       const gone = await deleteSshKey(tx, account.id, id.trim().toLowerCase());
       if (!gone) throw new AppError('not_found', `no SSH key ${id.slice(0, 60)} on this account`);
       const view = sshKeyView(gone);
-      await queueMail(tx, sshKeyMessage(account.email, account.name, 'removed', view), 'ssh_key');
+      await queueMail(tx, sshKeyMessage(account.email, account.name, 'removed', view, accountTranslator(s.messages, account)), 'ssh_key');
       return gone;
     });
     await s.audit.record('ssh_key_removed', actor, { account: account.reference_id, ssh_key: row.reference_id, fingerprint: row.fingerprint });

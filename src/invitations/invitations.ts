@@ -118,7 +118,7 @@ export async function invite(s: Services, actor: Actor, input: NewInvitation): P
       created_by: actor.principal.accountId,
       expires_at: s.clock.now() + ttl * 1000,
     });
-    await queueMail(tx, invitationMessage(link, email, ttl), 'invitation');
+    await queueMail(tx, invitationMessage(link, email, ttl, s.messages.translator(s.messages.defaultLanguage)), 'invitation');
     return created;
   });
   s.sender.nudge();

@@ -17,9 +17,6 @@ export function mailLink(
   return `${config.publicUrl}/${{ verify: 'verify-email', reset: 'reset-password', unlock: 'unlock', end_session: 'end-session' }[kind]}#token=${token}`;
 }
 
-/** A duration in the mail's language (English as it always read: 1 hour, 15 minutes). */
-const durationFor = (tr: Translator, seconds: number) => (tr.lang === 'en' ? humanDuration(seconds) : tr.duration(seconds));
-
 export function verificationMessage(link: string, to: string, name: string, token: string, ttlSeconds: number, tr: Translator): MailMessage {
   return {
     to,
@@ -35,7 +32,7 @@ export function verificationMessage(link: string, to: string, name: string, toke
       '',
       `  ${token}`,
       '',
-      tr.t('mail.link_once', { duration: durationFor(tr, ttlSeconds) }),
+      tr.t('mail.link_once', { duration: tr.duration(ttlSeconds) }),
       tr.t('mail.verify.ignore'),
     ].join('\n'),
   };
@@ -56,32 +53,32 @@ export function resetMessage(link: string, to: string, name: string, token: stri
       '',
       `  ${token}`,
       '',
-      `${tr.t('mail.link_once', { duration: durationFor(tr, ttlSeconds) })} ${tr.t('mail.reset.sessions')}`,
+      `${tr.t('mail.link_once', { duration: tr.duration(ttlSeconds) })} ${tr.t('mail.reset.sessions')}`,
       tr.t('mail.reset.ignore'),
     ].join('\n'),
   };
 }
 
-export function unlockMessage(link: string, to: string, name: string, token: string, ttlSeconds: number): MailMessage {
+export function unlockMessage(link: string, to: string, name: string, token: string, ttlSeconds: number, tr: Translator): MailMessage {
   return {
     to,
-    subject: 'Someone is trying to sign in to your account',
+    subject: tr.t('mail.unlock.subject'),
     text: [
-      `Hello ${name},`,
+      tr.t('mail.hello', { name }),
       '',
-      'Many signins to your account failed in the last minutes, from places you have not signed in from.',
-      'Signins from new places now wait longer after each failure; where you signed in before, nothing changes.',
+      tr.t('mail.unlock.body'),
+      tr.t('mail.unlock.slower'),
       '',
-      'If this was you and you are held up, open this link to sign in at once:',
+      tr.t('mail.unlock.link'),
       '',
       `  ${link}`,
       '',
-      'or send this code to the unlock_signin action:',
+      tr.t('mail.unlock.code'),
       '',
       `  ${token}`,
       '',
-      `The link works once and expires in ${humanDuration(ttlSeconds)}.`,
-      'If it was not you, your password held. Consider a longer password and two-factor authentication.',
+      tr.t('mail.link_once', { duration: tr.duration(ttlSeconds) }),
+      tr.t('mail.unlock.not_you'),
     ].join('\n'),
   };
 }
@@ -95,22 +92,19 @@ export function sshKeyMessage(
   name: string,
   change: 'added' | 'removed',
   key: { description: string; fingerprint: string; comment: string },
+  tr: Translator,
 ): MailMessage {
   return {
     to,
-    subject: change === 'added' ? 'An SSH key was added to your account' : 'An SSH key was removed from your account',
+    subject: tr.t(change === 'added' ? 'mail.ssh.added.subject' : 'mail.ssh.removed.subject'),
     text: [
-      `Hello ${name},`,
+      tr.t('mail.hello', { name }),
       '',
-      change === 'added'
-        ? 'This SSH key was added to your account. It now signs you in to the servers that read the directory:'
-        : 'This SSH key was removed from your account. It no longer signs you in to the servers that read the directory:',
+      tr.t(change === 'added' ? 'mail.ssh.added.body' : 'mail.ssh.removed.body'),
       '',
       `  ${key.description} ${key.fingerprint}${key.comment ? ` ${key.comment}` : ''}`,
       '',
-      change === 'added'
-        ? 'If it was not you, remove the key on your account page at once and tell your administrator.'
-        : 'If it was not you, tell your administrator.',
+      tr.t(change === 'added' ? 'mail.ssh.added.not_you' : 'mail.ssh.removed.not_you'),
     ].join('\n'),
   };
 }
@@ -119,100 +113,103 @@ export function sshKeyMessage(
  * To the old address, when a provisioning service (SCIM) moved an account that has its own way in
  * (a password, a passkey) to a new one: the new address can now receive its reset links.
  */
-export function emailMovedMessage(to: string, name: string, newAddress: string): MailMessage {
+export function emailMovedMessage(to: string, name: string, newAddress: string, tr: Translator): MailMessage {
   return {
     to,
-    subject: 'The email address of your account changed',
+    subject: tr.t('mail.email_moved.subject'),
     text: [
-      `Hello ${name},`,
+      tr.t('mail.hello', { name }),
       '',
-      `Your organization's provisioning service changed the email address of your account from this one to`,
+      tr.t('mail.email_moved.body'),
       '',
       `  ${newAddress}`,
       '',
-      'Mail about the account, password reset links included, now goes there.',
-      'If you did not expect this, tell your administrator at once.',
+      tr.t('mail.email_moved.after'),
+      tr.t('mail.email_moved.not_you'),
     ].join('\n'),
   };
 }
 
-export function humanDuration(seconds: number): string {
-  if (seconds % 86400 === 0) return `${seconds / 86400} day${seconds === 86400 ? '' : 's'}`;
-  if (seconds % 3600 === 0) return `${seconds / 3600} hour${seconds === 3600 ? '' : 's'}`;
-  if (seconds % 60 === 0) return `${seconds / 60} minutes`;
-  return `${seconds} seconds`;
-}
-
-export function invitationMessage(link: string, to: string, ttlSeconds: number): MailMessage {
+/** To an address with no account yet: in the server's default language. */
+export function invitationMessage(link: string, to: string, ttlSeconds: number, tr: Translator): MailMessage {
   return {
     to,
-    subject: 'You are invited to an account',
+    subject: tr.t('mail.invitation.subject'),
     text: [
-      'Hello,',
+      tr.t('mail.invitation.hello'),
       '',
-      'An administrator invited you to create an account for this address. To choose your name and a',
-      'password (or a passkey), open:',
+      tr.t('mail.invitation.body'),
       '',
       `  ${link}`,
       '',
-      `The link works once and expires in ${humanDuration(ttlSeconds)}.`,
-      'If you did not expect this, you can ignore this message: nothing is made until you open the link.',
+      tr.t('mail.link_once', { duration: tr.duration(ttlSeconds) }),
+      tr.t('mail.invitation.ignore'),
     ].join('\n'),
   };
 }
 
 /** A sign-in code by mail: the code to type, and a link that signs in only in the browser that asked. */
-export function signinCodeMessage(link: string, to: string, name: string, code: string, ttlSeconds: number): MailMessage {
+export function signinCodeMessage(link: string, to: string, name: string, code: string, ttlSeconds: number, tr: Translator): MailMessage {
   return {
     to,
-    subject: `Your sign-in code: ${code}`,
+    subject: tr.t('mail.signin_code.subject', { code }),
     text: [
-      `Hello ${name},`,
+      tr.t('mail.hello', { name }),
       '',
-      'Someone (hopefully you) asked to sign in with a code sent to this address. Type this code on the sign-in page:',
+      tr.t('mail.signin_code.body'),
       '',
       `  ${code}`,
       '',
-      'or open this link in the same browser:',
+      tr.t('mail.signin_code.link'),
       '',
       `  ${link}`,
       '',
-      `The code works once and expires in ${humanDuration(ttlSeconds)}. The link signs in only in the browser where the code was asked for.`,
-      'If you did not ask for it, ignore this message: nobody can sign in with it from another browser.',
+      tr.t('mail.signin_code.once', { duration: tr.duration(ttlSeconds) }),
+      tr.t('mail.signin_code.ignore'),
     ].join('\n'),
   };
 }
 
 /** A recovery link an administrator made: it opens the account page for a short while, to add a passkey or a password. */
-export function recoveryMessage(link: string, to: string, name: string, ttlSeconds: number): MailMessage {
+export function recoveryMessage(link: string, to: string, name: string, ttlSeconds: number, tr: Translator): MailMessage {
   return {
     to,
-    subject: 'A recovery link for your account',
+    subject: tr.t('mail.recovery.subject'),
     text: [
-      `Hello ${name},`,
+      tr.t('mail.hello', { name }),
       '',
-      'An administrator made a link that signs you in to your account page, to add a new passkey or a password:',
+      tr.t('mail.recovery.body'),
       '',
       `  ${link}`,
       '',
-      `It works once and expires in ${humanDuration(ttlSeconds)}.`,
-      'If you did not ask for this, tell your administrator at once.',
+      tr.t('mail.recovery.once', { duration: tr.duration(ttlSeconds) }),
+      tr.t('mail.recovery.not_you'),
     ].join('\n'),
   };
 }
 
-/** Told to the person when their account's recovery link was used. */
-export function recoveryUsedMessage(to: string, name: string): MailMessage {
+/** Told to the person when their account's recovery link was used: its session may add a way in for `windowSeconds`. */
+export function recoveryUsedMessage(to: string, name: string, windowSeconds: number, tr: Translator): MailMessage {
   return {
     to,
-    subject: 'Your account was opened with a recovery link',
+    subject: tr.t('mail.recovery_used.subject'),
     text: [
-      `Hello ${name},`,
+      tr.t('mail.hello', { name }),
       '',
-      'A recovery link an administrator made for your account was just used to sign in. It may add a passkey or a password in the next 15 minutes.',
-      'If this was not you, tell your administrator at once.',
+      tr.t('mail.recovery_used.body', { duration: tr.duration(windowSeconds) }),
+      tr.t('mail.recovery_used.not_you'),
     ].join('\n'),
   };
+}
+
+/**
+ * The browser as the reader's language says it: "Firefox on Windows", "Firefox unter Windows".
+ * Without a browser or system a User-Agent is shown as it reads (a script, an app: 60 characters),
+ * as accounts/devices.ts labels it for the session list.
+ */
+function deviceIn(tr: Translator, d: { browser: string | null; system: string | null; userAgent: string | null }): string {
+  if (d.browser && d.system) return tr.t('mail.new_signin.device', { browser: d.browser, system: d.system });
+  return d.browser ?? d.system ?? (d.userAgent?.trim().slice(0, 60) || tr.t('mail.new_signin.unknown_device'));
 }
 
 /**
@@ -223,27 +220,32 @@ export function newSigninMessage(
   link: string,
   to: string,
   name: string,
-  o: { device: string; address: string | null; at: number; ttlSeconds: number },
+  o: { browser: string | null; system: string | null; userAgent: string | null; address: string | null; at: number; ttlSeconds: number },
+  tr: Translator,
 ): MailMessage {
+  const facts: Array<[string, string]> = [
+    [tr.t('mail.new_signin.browser'), deviceIn(tr, o)],
+    [tr.t('mail.new_signin.address'), o.address ?? tr.t('mail.new_signin.unknown_address')],
+    [tr.t('mail.new_signin.when'), tr.dateTime(o.at)],
+  ];
+  const width = Math.max(...facts.map(([label]) => label.length));
   return {
     to,
-    subject: 'A new sign-in to your account',
+    subject: tr.t('mail.new_signin.subject'),
     text: [
-      `Hello ${name},`,
+      tr.t('mail.hello', { name }),
       '',
-      'Your account was just signed in to from a browser or place it has not used lately:',
+      tr.t('mail.new_signin.body'),
       '',
-      `  Browser: ${o.device}`,
-      `  Address: ${o.address ?? 'unknown'}`,
-      `  When:    ${new Date(o.at).toISOString().replace('T', ' ').slice(0, 16)} UTC`,
+      ...facts.map(([label, value]) => `  ${label.padEnd(width)} ${value}`),
       '',
-      'If this was you, there is nothing to do.',
-      'If it was not, end that session now with this link, then change your password:',
+      tr.t('mail.new_signin.you'),
+      tr.t('mail.new_signin.not_you'),
       '',
       `  ${link}`,
       '',
-      `The link ends only that session, works once and expires in ${humanDuration(o.ttlSeconds)}.`,
-      'You see every session, and can end any of them, on your account page.',
+      tr.t('mail.new_signin.once', { duration: tr.duration(o.ttlSeconds) }),
+      tr.t('mail.new_signin.sessions'),
     ].join('\n'),
   };
 }

@@ -240,7 +240,7 @@ export function scimOperations(s: Services): ScimOperations {
           const input = how.patch ? parseUser(applyPatch(userResource(base(), current), body, 'User'), current.name) : parseUser(body);
           const found = await findAccountByReference(tx, current.reference_id);
           if (!found) throw notFound('User', id);
-          const { account, events } = await changeProvisionedIn(tx, actor, found, {
+          const { account, events } = await changeProvisionedIn(s.messages, tx, actor, found, {
             username: input.username,
             email: input.email,
             name: input.name,

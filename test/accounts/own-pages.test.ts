@@ -81,7 +81,7 @@ t.test('a sign-in from a new browser is told by mail, with a link that ends that
   t.match(mail.raw, /Subject: A new sign-in to your account/);
   t.match(mail.text, /Browser: Safari on iOS/);
   t.match(mail.text, /Address: 127\.0\.0\.1/);
-  t.match(mail.text, /When: {4}\d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+  t.match(mail.text, /When: {4}[A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d\d\W{1,3}[AP]M UTC/, 'when, as English writes it');
   t.match(mail.text, new RegExp(`${s.config.publicUrl}/end-session#token=`));
   await s.signin(SAFARI);
   await s.signin(FIREFOX);
