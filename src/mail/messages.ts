@@ -170,24 +170,6 @@ export function signinCodeMessage(link: string, to: string, name: string, code: 
   };
 }
 
-/** A recovery link an administrator made: it opens the account page for a short while, to add a passkey or a password. */
-export function recoveryMessage(link: string, to: string, name: string, ttlSeconds: number, tr: Translator): MailMessage {
-  return {
-    to,
-    subject: tr.t('mail.recovery.subject'),
-    text: [
-      tr.t('mail.hello', { name }),
-      '',
-      tr.t('mail.recovery.body'),
-      '',
-      `  ${link}`,
-      '',
-      tr.t('mail.recovery.once', { duration: tr.duration(ttlSeconds) }),
-      tr.t('mail.recovery.not_you'),
-    ].join('\n'),
-  };
-}
-
 /** Told to the person when their account's recovery link was used: its session may add a way in for `windowSeconds`. */
 export function recoveryUsedMessage(to: string, name: string, windowSeconds: number, tr: Translator): MailMessage {
   return {

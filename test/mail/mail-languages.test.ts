@@ -3,14 +3,12 @@
 // added and removed, confirmation, reset, sign-in code, recovery used, unlock and email moved
 // mails in their language, subject and body without an English word (the links, codes,
 // addresses and action names aside); an invitation, to an address with no account yet, is in the
-// server's --default-language. The recovery link mail (made by recoveryMessage, which nothing
-// sends today) is read as built.
+// server's --default-language.
 import t from 'tap';
 import { cli } from '../helpers/cli';
 import { PASSWORD, setSignup, tokenOf, withAdmin, type TestServer } from '../helpers/server';
 import { startSmtp, type Mail, type MailSink } from '../helpers/smtp';
 import { CATALOGUES, openMessages, type MessageKey } from '../../src/i18n';
-import { recoveryMessage } from '../../src/mail/messages';
 
 type Lang = 'de' | 'fr';
 type Tap = Parameters<typeof withAdmin>[0];
@@ -197,15 +195,4 @@ t.test("an invitation, to an address with no account, in the server's --default-
       'its 7 days in words',
     );
   }
-});
-
-t.test('the recovery link mail, as built', async (t) => {
-  const messages = openMessages('en', null);
-  for (const lang of ['de', 'fr'] as const) {
-    const mail = recoveryMessage('https://id.example.com/recover#token=abc', 'ada@example.com', 'ada', 86400, messages.translator(lang));
-    inLanguage(t, mail, `recovery link in ${lang}`);
-  }
-  const en = recoveryMessage('https://id.example.com/recover#token=abc', 'ada@example.com', 'ada', 86400, messages.translator('en'));
-  t.match(en.text, 'It works once and expires in 1 day.', 'English as it read');
-  t.ok(englishLeft(en.text).length > 0, 'the check finds English where there is some');
 });
