@@ -119,7 +119,7 @@ t.test('an account with no second factor: a page that says how to add one, and a
 
   const page = await hop(at, bob);
   t.equal(page.status, 403, 'not signed in to the app');
-  t.match(page.html, /Wiki asks for a second factor/, 'names the app and what it needs');
+  t.match(page.html, /Wiki<\/span> asks for a second factor/, 'names the app and what it needs');
   t.match(page.html, /<a href="\/account">Add a second factor<\/a>/, 'and where to add one');
   t.notMatch(page.html, /data-autopost/, 'the page stays to be read: nothing is posted by itself');
   const form = /<form method="post" action="([^"]+)" data-answer>([\s\S]*?)<\/form>/.exec(page.html);
@@ -251,6 +251,6 @@ t.test('a guest signs in on the way: the sign-in page comes back to the same sig
     .find((c) => c.startsWith('gatehouse_session='))!;
   const back = await hop(at, session);
   t.equal(back.status, 403, 'her account has no second factor: the page says so');
-  t.match(back.html, /Wiki asks for a second factor/);
+  t.match(back.html, /Wiki<\/span> asks for a second factor/);
   t.match(back.html, /name="SAMLResponse"/, 'and its button carries the failure to the app');
 });

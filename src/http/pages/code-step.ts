@@ -7,6 +7,7 @@
 import type { Context } from 'koa';
 import { field, form, html, notice, page } from './html';
 import { send } from './kit';
+import { t } from './look';
 
 export interface CodeStep {
   /** Where the code is posted. */
@@ -28,20 +29,20 @@ export function codeStepPage(ctx: Context, o: CodeStep): void {
     ctx,
     o.status ?? 200,
     page(
-      { title: 'One more step', csrf: o.csrf },
+      { title: t('pages.code_step.title'), csrf: o.csrf },
       html`${notice('error', o.error)}
         <section>
-          <p>This account also asks for a code from its authenticator app.</p>
-          ${form(o.action, o.csrf, 'Sign in', [
+          <p>${t('pages.code_step.intro')}</p>
+          ${form(o.action, o.csrf, t('signin.submit'), [
             ...carried,
             // No numeric keypad: the same box takes a recovery code, which has letters.
-            field('otp', 'Authentication code', {
+            field('otp', t('pages.code_step.field'), {
               autocomplete: 'one-time-code',
               autofocus: true,
-              hint: 'The 6-digit code from your authenticator app. Lost it? Enter one of your recovery codes instead.',
+              hint: t('pages.code_step.hint'),
             }),
           ])}
-          <p class="links"><a href="/signin">Start again</a></p>
+          <p class="links"><a href="/signin">${t('pages.code_step.again')}</a></p>
         </section>`,
     ),
   );

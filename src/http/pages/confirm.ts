@@ -10,7 +10,8 @@
 import type { Context } from 'koa';
 import { type Actor, assertPlainJson, type Caller, type Core } from '../../core';
 import { field, form, html, type Html, notice, page } from './html';
-import { type PageKit, refusal, see, send, str } from './kit';
+import { type KnownRefusals, type PageKit, refusal, see, send, str } from './kit';
+import { look, t } from './look';
 import { csrfToken, pageCaller } from './session';
 import { INTERACTION_PATH } from '../oidc';
 import { ceremonyForm } from './passkey-forms';
@@ -60,64 +61,71 @@ export function registerConfirm(kit: PageKit): void {
     const parts: Html[] = [];
     if (hasPassword && !o.secondFactor) {
       parts.push(
-        form('/signin/confirm', csrf, 'Confirm', [
+        form('/signin/confirm', csrf, t('pages.confirm.submit'), [
           carried,
-          field('password', 'Password', { type: 'password', autocomplete: 'current-password', autofocus: !o.error || !totp }),
+          field('password', t('signin.password'), { type: 'password', autocomplete: 'current-password', autofocus: !o.error || !totp }),
         ]),
       );
     }
     if (totp) {
       parts.push(
-        form('/signin/confirm', csrf, 'Confirm with the code', [
+        form('/signin/confirm', csrf, t('pages.confirm.submit_code'), [
           carried,
-          field('otp', 'Code from your authenticator app', {
+          field('otp', t('pages.confirm.otp'), {
             autocomplete: 'one-time-code',
             autofocus: o.secondFactor || !hasPassword,
-            hint: 'The 6-digit code, or one of your recovery codes.',
+            hint: t('pages.confirm.otp_hint'),
           }),
         ]),
       );
     }
     if (passkeys.length > 0) {
       parts.push(
-        ceremonyForm('signin', '/signin/confirm/passkey', csrf, 'Use a passkey', [carried]),
-        html`<noscript><p class="meta">Passkeys need JavaScript in this browser.</p></noscript>`,
+        ceremonyForm('signin', '/signin/confirm/passkey', csrf, t('pages.confirm.passkey'), [carried]),
+        html`<noscript><p class="meta">${t('pages.passkeys.need_script')}</p></noscript>`,
       );
     }
     let intro: Html;
     if (o.secondFactor && !totp && passkeys.length === 0) {
       // Nothing to ask: the app wants a factor this account does not have yet.
-      intro = html`<p>The application you are signing in to asks for a second factor, and your account has none yet.</p>
-        <p>Add a passkey${hasPassword ? ' or turn on two-factor authentication' : ''} on your account page, then sign in to the application again:</p>
+      intro = html`<p>${t('pages.confirm.none')}</p>
+        <p>${t(hasPassword ? 'pages.confirm.none.add_either' : 'pages.confirm.none.add_passkey')}</p>
         <p class="links">
-          <a href="/account#passkeys">Add a passkey</a>${hasPassword ? html`<a href="/account#two-factor">Turn on two-factor authentication</a>` : ''}
+          <a href="/account#passkeys">${t('pages.confirm.add_passkey')}</a>${
+            hasPassword ? html`<a href="/account#two-factor">${t('pages.confirm.turn_on_totp')}</a>` : ''
+          }
         </p>`;
     } else if (o.secondFactor) {
-      const asked = totp && passkeys.length ? 'a code from your authenticator app, or a passkey' : totp ? 'a code from your authenticator app' : 'a passkey';
-      intro = html`<p>The application you are signing in to asks for a second factor: ${asked}.</p>`;
+      intro = html`<p>${t(totp && passkeys.length ? 'pages.confirm.second.either' : totp ? 'pages.confirm.second.code' : 'pages.confirm.second.passkey')}</p>`;
     } else if (parts.length === 0) {
       // No password, passkey or code: only another provider signs this account in; a fresh sign-in with it is the proof.
       const linked = await core.providers.identities(caller);
       const buttons = (await core.providers.buttons()).filter((b) => linked.some((i) => i.provider === b.name));
-      intro = html`<p>This change needs a recent sign-in. Your account signs in with another provider: sign in with it again.</p>
+      intro = html`<p>${t('pages.confirm.provider')}</p>
         ${providerButtons(csrf, buttons, INTERACTION_PATH.test(o.back) ? { returnTo: o.back } : { rd: `${core.config.publicUrl}${o.back}` })}`;
     } else {
-      const minutes = Math.max(1, Math.round(core.config.recentSignin / 60));
-      const ways = [hasPassword && 'enter your password', totp && 'enter a code from your authenticator app', passkeys.length > 0 && 'use a passkey'].filter(
-        (w): w is string => typeof w === 'string',
-      );
-      const said = ways.length > 1 ? `${ways.slice(0, -1).join(', ')} or ${ways[ways.length - 1]}` : ways[0];
-      intro = html`<p>This change needs a sign-in in the last ${minutes === 1 ? 'minute' : `${minutes} minutes`}. To go on, ${said}.</p>`;
+      const { tr } = look();
+      // Whole minutes, as the setting is given (at least one).
+      const recent = tr.duration(Math.max(1, Math.round(core.config.recentSignin / 60)) * 60);
+      const ways = [
+        hasPassword && t('pages.confirm.way.password'),
+        totp && t('pages.confirm.way.code'),
+        passkeys.length > 0 && t('pages.confirm.way.passkey'),
+      ].filter((w): w is string => typeof w === 'string');
+      const said = new Intl.ListFormat(tr.lang, { type: 'disjunction' }).format(ways);
+      intro = html`<p>${t('pages.confirm.recent', { time: recent, ways: said })}</p>`;
     }
     send(
       ctx,
       o.status ?? 200,
       page(
-        { title: 'Confirm it is you', signedIn: true, csrf, passkeys: passkeys.length > 0 },
+        { title: t('pages.confirm.title'), signedIn: true, csrf, passkeys: passkeys.length > 0 },
         html`${notice('error', o.error)}
           <section>
             ${intro}${parts}
-            <p class="links"><a href="${o.back.startsWith('/account') || o.back.startsWith('/admin') ? o.back : '/account'}">Cancel</a></p>
+            <p class="links">
+              <a href="${o.back.startsWith('/account') || o.back.startsWith('/admin') ? o.back : '/account'}">${t('pages.confirm.cancel')}</a>
+            </p>
           </section>`,
       ),
     );
@@ -140,8 +148,8 @@ export function registerConfirm(kit: PageKit): void {
     try {
       await run(caller, 'reauthenticate', attributes());
     } catch (err) {
-      if (err === NOTHING) return confirmPage(ctx, caller, { ...state, status: 400, error: 'Enter your password or a code first.' });
-      return confirmPage(ctx, caller, { ...state, ...refusal(err) });
+      if (err === NOTHING) return confirmPage(ctx, caller, { ...state, status: 400, error: t('pages.confirm.nothing') });
+      return confirmPage(ctx, caller, { ...state, ...refusal(err, undefined, REFUSED) });
     }
     see(ctx, state.back);
   };
@@ -170,6 +178,9 @@ export function registerConfirm(kit: PageKit): void {
     });
   });
 }
+
+/** A wrong password or code, in the page's words (the core's name the API's fields). */
+const REFUSED: KnownRefusals = { invalid_credentials: 'pages.confirm.wrong_password' };
 
 /** An empty form: said on the page in its own words. */
 const NOTHING = new Error('nothing entered');

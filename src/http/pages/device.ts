@@ -9,9 +9,11 @@
 import type { Context } from 'koa';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import type { Core } from '../../core';
-import { html, notice, page } from './html';
+import { html, notice, page, tm } from './html';
 import { csrfToken, guestCaller, pageCaller, type PageCookies } from './session';
 import { NOT_ALLOWED } from './oidc-words';
+import { named } from './kit';
+import { look, t } from './look';
 
 /** The browser's own state of the flow: the xsrf secret the provider keeps in its session. */
 const secretOf = (ctx: KoaContextWithOIDC): string => String((ctx.oidc.session?.state as { secret?: string } | undefined)?.secret ?? '');
@@ -22,21 +24,21 @@ const secretOf = (ctx: KoaContextWithOIDC): string => String((ctx.oidc.session?.
  */
 function problem(err: (Error & { error?: string; userCode?: string }) | undefined, why: string | undefined): string | undefined {
   if (!err) return undefined;
-  if (why === NOT_ALLOWED) return 'This account may not sign in to that application. Nothing was allowed.';
+  if (why === NOT_ALLOWED) return t('pages.device.not_allowed');
   switch (err.name) {
     case 'NoCodeError':
-      return 'Enter the code your device shows.';
+      return t('pages.device.no_code');
     case 'NotFoundError':
-      return 'That code is not right. Check it on your device and try again.';
+      return t('pages.device.wrong_code');
     case 'ExpiredError':
-      return 'That code has expired. Start again on your device to get a new one.';
+      return t('pages.device.expired');
     case 'AlreadyUsedError':
-      return 'That code was already used. Start again on your device to get a new one.';
+      return t('pages.device.used');
     case 'AbortedError':
-      return 'The sign-in was cancelled: the device was not allowed. Start again on your device if you meant to allow it.';
+      return t('pages.device.aborted');
   }
-  if (err.error === 'access_denied') return 'This account may not sign in to that application. Nothing was allowed.';
-  return 'The sign-in could not be completed. Start again on your device.';
+  if (err.error === 'access_denied') return t('pages.device.not_allowed');
+  return t('pages.device.failed');
 }
 
 /** Why the sign-in on the interaction was refused, kept on its device code (a resumed flow only). */
@@ -70,14 +72,14 @@ export function devicePages(core: Core, names: PageCookies, action: string): Dev
       const code = (err as { userCode?: string } | undefined)?.userCode;
       await render(
         ctx,
-        'Connect a device',
+        t('pages.device.title'),
         html`${err ? notice('error', problem(err, await refusedBecause(ctx, err))) : ''}
           <section>
-            <p>Enter the code your TV, app or command line shows to sign it in with your Gatehouse account.</p>
+            <p>${t('pages.device.intro', { brand: look().brandName })}</p>
             <form method="post" action="${action}" id="device-code">
               <input type="hidden" name="xsrf" value="${secretOf(ctx)}" />
               <div class="field">
-                <label for="f-user_code">Code</label>
+                <label for="f-user_code">${t('pages.device.field')}</label>
                 <input
                   id="f-user_code"
                   name="user_code"
@@ -93,9 +95,9 @@ export function devicePages(core: Core, names: PageCookies, action: string): Dev
                   autofocus
                   aria-describedby="f-user_code-hint"
                 />
-                <small id="f-user_code-hint">Eight letters, like BCDF-GHJK. Capitals or not, with the dash or without.</small>
+                <small id="f-user_code-hint">${t('pages.device.hint')}</small>
               </div>
-              <button type="submit">Continue</button>
+              <button type="submit">${t('pages.device.continue')}</button>
             </form>
           </section>`,
       );
@@ -106,26 +108,26 @@ export function devicePages(core: Core, names: PageCookies, action: string): Dev
       const secret = secretOf(ctx);
       await render(
         ctx,
-        `Sign in ${name}?`,
+        t('pages.device.confirm.title', { app: name }),
         html`<section>
-          <p><strong>${name}</strong> asks to sign in with your Gatehouse account.</p>
-          <p>Check that your device shows this code:</p>
-          <p class="user-code" id="user-code">${userCode}</p>
-          <p class="meta">If you did not start this on a device of yours, or the code differs, cancel: someone may be trying to get in.</p>
+          <p>${tm('pages.device.confirm.asks', { app: html`<strong>${named(name)}</strong>`, brand: named(look().brandName) })}</p>
+          <p>${t('pages.device.confirm.check')}</p>
+          <p class="user-code" id="user-code" translate="no">${userCode}</p>
+          <p class="meta">${t('pages.device.confirm.warning')}</p>
           <div class="links">
             <form method="post" action="${action}" class="inline">
               <input type="hidden" name="xsrf" value="${secret}" /><input type="hidden" name="user_code" value="${userCode}" /><input
                 type="hidden"
                 name="confirm"
                 value="yes"
-              /><button type="submit" autofocus>Continue</button>
+              /><button type="submit" autofocus>${t('pages.device.continue')}</button>
             </form>
             <form method="post" action="${action}" class="inline">
               <input type="hidden" name="xsrf" value="${secret}" /><input type="hidden" name="user_code" value="${userCode}" /><input
                 type="hidden"
                 name="abort"
                 value="yes"
-              /><button type="submit" class="secondary">Cancel</button>
+              /><button type="submit" class="secondary">${t('pages.confirm.cancel')}</button>
             </form>
           </div>
         </section>`,
@@ -141,11 +143,11 @@ export function devicePages(core: Core, names: PageCookies, action: string): Dev
       }
       await render(
         ctx,
-        'Device connected',
-        html`${notice('success', `${client.clientName || client.clientId} is signed in.`)}
+        t('pages.device.done.title'),
+        html`<p class="notice success" role="status">${tm('pages.device.done', { app: named(client.clientName || client.clientId) })}</p>
           <section>
-            <p>Go back to your device: it continues on its own within a few seconds. You can close this page.</p>
-            <p class="links"><a href="/account">Your account</a></p>
+            <p>${t('pages.device.done.text')}</p>
+            <p class="links"><a href="/account">${t('error.your_account')}</a></p>
           </section>`,
       );
     },

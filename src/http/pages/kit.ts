@@ -5,11 +5,11 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { AppError, isAppError, messageFor } from '../../errors';
-import type { ActionResult, Caller, Core } from '../../core';
+import { AppError, type ErrorCode, isAppError, messageFor, type Reason } from '../../errors';
+import type { ActionResult, Caller, Core, MessageKey } from '../../core';
 import { errorStyle, STATUS } from '../errors';
 import { lazyKoaBody } from '../body';
-import { PAGE_CSP } from './html';
+import { html, type Html, PAGE_CSP } from './html';
 import { t } from './look';
 import { assertSameSite, cookieNames, type PageCookies } from './session';
 
@@ -32,58 +32,91 @@ export const str = (body: unknown, key: string): string => {
   return typeof v === 'string' ? v : '';
 };
 
-/** Refusals whose API message names attributes (passwordConfirm): what a page says instead. */
-const PAGE_MESSAGES: Partial<Record<string, string>> = {
-  password_mismatch: 'The two passwords differ; type the same one twice.',
-  otp_required: 'Enter the code from your authenticator app, or one of your recovery codes.',
+/**
+ * What a page says for the refusals it knows, by reason (a `forbidden`'s rule) or else by code: its
+ * own catalogue message, in the reader's language.
+ */
+export type KnownRefusals = Partial<Readonly<Record<ErrorCode | Reason, MessageKey>>>;
+
+/**
+ * Refusals every page words the same (the API's message names attributes, passwordConfirm, or
+ * speaks of otp): what a page says instead.
+ */
+const PAGE_MESSAGES: KnownRefusals = {
+  password_mismatch: 'pages.refused.password_mismatch',
+  otp_required: 'pages.refused.otp_required',
+  otp_invalid: 'pages.refused.otp_invalid',
 };
 
 /**
- * An action's refusal as the page shows it; anything else is not ours to explain. `labels` names
- * the form's fields as the page labels them (the console's forms), for the fields a message names.
+ * An action's refusal as the page shows it; anything else is not ours to explain. A refusal the
+ * page knows (`known`, its `params` filling the message's places, then the table above) is said
+ * in the reader's language; any other in the core's words. `labels` names the form's fields as the page labels them (the console's forms),
+ * for the fields a message names.
  */
-export const message = (err: unknown, labels?: Readonly<Record<string, string>>): string => {
+export const message = (
+  err: unknown,
+  labels?: Readonly<Record<string, string>>,
+  known: KnownRefusals = {},
+  params?: Readonly<Record<string, string>>,
+): string => {
   if (!isAppError(err)) throw err;
+  const key = (err.reason && known[err.reason]) || known[err.code] || PAGE_MESSAGES[err.code];
+  if (key) return t(key, params);
   const said = messageFor(err, 'text', labels);
-  return PAGE_MESSAGES[err.code] ?? said.charAt(0).toUpperCase() + said.slice(1);
+  return said.charAt(0).toUpperCase() + said.slice(1);
 };
 
 /** A refusal's status and message, for a form shown again with it. */
-export const refusal = (err: unknown, labels?: Readonly<Record<string, string>>): { status: number; error: string } => ({
-  error: message(err, labels),
+export const refusal = (
+  err: unknown,
+  labels?: Readonly<Record<string, string>>,
+  known?: KnownRefusals,
+  params?: Readonly<Record<string, string>>,
+): { status: number; error: string } => ({
+  error: message(err, labels, known, params),
   status: STATUS[(err as AppError).code],
 });
 
+/** Fixed success messages by name: redirects carry only the name (no reflected text). */
+const DONE_MESSAGES = {
+  welcome: 'pages.done.welcome',
+  username: 'pages.done.username',
+  password: 'pages.done.password',
+  email: 'pages.done.email',
+  verification: 'pages.done.verification',
+  totp_off: 'pages.done.totp_off',
+  revoked: 'pages.done.revoked',
+  signed_out: 'pages.done.signed_out',
+  recovery: 'pages.done.recovery',
+  everywhere: 'pages.done.everywhere',
+  others: 'pages.done.others',
+  app_revoked: 'pages.done.app_revoked',
+  deleted: 'pages.done.deleted',
+  reset: 'pages.done.reset',
+  passkey_added: 'pages.done.passkey_added',
+  passkey_removed: 'pages.done.passkey_removed',
+  password_link: 'pages.done.password_link',
+  linked: 'pages.done.linked',
+  unlinked: 'pages.done.unlinked',
+  app_password_revoked: 'pages.done.app_password_revoked',
+  ssh_key_added: 'pages.done.ssh_key_added',
+  ssh_key_removed: 'pages.done.ssh_key_removed',
+  login_shell: 'pages.done.login_shell',
+  api_key_revoked: 'pages.done.api_key_revoked',
+} as const satisfies Record<string, MessageKey>;
+
 /**
- * Fixed success messages by name (redirects carry only the name: no reflected text). Read by the
- * query's `done`, so the table has no prototype: `?done=constructor` names no message.
+ * The success messages by name, each read in the reader's language when a page reads it. Read by
+ * the query's `done`, so the table has no prototype: `?done=constructor` names no message.
  */
-export const DONE: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, {
-  welcome: 'Your account is ready.',
-  username: 'Username changed: apps that sign you in by username (LDAP) use the new one from now on.',
-  password: 'Password changed. Other sessions are signed out.',
-  email: 'Email address changed. Other sessions are signed out; confirm the new address with the link we sent.',
-  verification: 'A confirmation link is on its way to your address.',
-  totp_off: 'Two-factor authentication is off.',
-  revoked: 'The session is signed out.',
-  signed_out: 'You are signed out.',
-  recovery: 'You are signed in by a recovery link: add a passkey or a password in the next 15 minutes, then sign in with it.',
-  everywhere: 'Every session is signed out.',
-  others: 'Every other session is signed out; this browser stays signed in.',
-  app_revoked: 'The app no longer has access: its tokens are ended and it is told to sign you out.',
-  deleted: 'Your account is deleted. Goodbye.',
-  reset: 'Your password is changed. Sign in with the new one.',
-  passkey_added: 'Passkey added. You can sign in with it from now on.',
-  passkey_removed: 'The passkey is removed.',
-  password_link: 'A link to set a password is on its way to your address.',
-  linked: 'The sign-in is linked: you can use it to sign in from now on.',
-  unlinked: 'The sign-in is unlinked.',
-  app_password_revoked: 'The app password is revoked: the app it was for can no longer sign in with it.',
-  ssh_key_added: 'SSH key added: servers that read the directory take it at their next look-up.',
-  ssh_key_removed: 'SSH key removed: servers that read the directory stop taking it at their next look-up.',
-  login_shell: 'Login shell changed: servers use it at your next sign-in there.',
-  api_key_revoked: 'The API key is revoked: a script using it is refused from its next request.',
-});
+export const DONE: Readonly<Record<string, string>> = Object.defineProperties(
+  Object.create(null) as Record<string, string>,
+  Object.fromEntries(Object.entries(DONE_MESSAGES).map(([name, key]) => [name, { get: () => t(key), enumerable: true }])),
+);
+
+/** A name someone typed (an app's, a provider's), shown in running text: data, not the page's words. */
+export const named = (name: string): Html => html`<span translate="no">${name}</span>`;
 
 /** The sign-in form as other pages show it (the OIDC login, signup's "account created"). */
 export type SigninPage = (

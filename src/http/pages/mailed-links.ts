@@ -1,8 +1,22 @@
 /** The pages the mailed links open: confirm an email address, lift the signin delay, end a session, reset a password. */
 import type { Context } from 'koa';
 import { field, form, html, notice, page } from './html';
-import { type PageKit, refusal, see, send, str } from './kit';
+import type { MessageKey } from '../../core';
+import { type KnownRefusals, type PageKit, refusal, see, send, str } from './kit';
+import { t } from './look';
 import { clearTokens, csrfToken, guestCaller, storeTokens } from './session';
+
+/** The pages of mailed links, each with its words in the catalogues (pages.<words>.title, .intro, …). */
+type LinkWords = 'verify' | 'unlock' | 'end_session';
+
+/** A link that was used or expired, said by the page that opened it (the core names the link in English). */
+const linkRefused = (words: LinkWords | 'reset' | 'recover'): KnownRefusals => ({
+  token_invalid: `pages.${words}.invalid`,
+  token_expired: `pages.${words}.expired`,
+});
+
+/** The field the mailed link's fragment fills in (the page's script moves it there). */
+const tokenField = () => field('token', t('pages.link.field'), { autocomplete: 'off', hint: t('pages.link.hint') });
 
 export function registerMailedLinks(kit: PageKit) {
   const { router, names, run, html_, post, passwordHint, core } = kit;
@@ -14,11 +28,11 @@ export function registerMailedLinks(kit: PageKit) {
       ctx,
       o.status ?? 200,
       page(
-        { title: 'Recover your account', csrf, script: true },
+        { title: t('pages.recover.title'), csrf, script: true },
         html`${notice('error', o.error)}
           <section data-with-token>
-            <p>An administrator made this link for you. It opens your account page for 15 minutes, to add a new passkey or a password. It works once.</p>
-            ${form('/recover', csrf, 'Open my account', [field('token', 'Code from the link', { autocomplete: 'off', hint: 'The link fills this in.' })])}
+            <p>${t('pages.recover.intro')}</p>
+            ${form('/recover', csrf, t('pages.recover.submit'), [field('token', t('pages.recover.field'), { autocomplete: 'off', hint: t('pages.recover.hint') })])}
           </section>`,
       ),
     );
@@ -30,27 +44,27 @@ export function registerMailedLinks(kit: PageKit) {
       storeTokens(ctx, names, { token: tokens.token, refresh: tokens.refreshToken });
       see(ctx, '/account?done=recovery');
     } catch (err) {
-      recoverPage(ctx, refusal(err));
+      recoverPage(ctx, refusal(err, undefined, linkRefused('recover')));
     }
   });
   /**
    * A page whose mailed link carries a one-time token (in the fragment, moved into the form by the
    * page's script): one button runs the action, then a fixed success message.
    */
-  const tokenLink = (o: { path: string; action: string; title: string; intro: string; button: string; done: string; next: { href: string; text: string } }) => {
+  const tokenLink = (o: { path: string; action: string; words: LinkWords; next: { href: string; text: MessageKey } }) => {
     const show = (ctx: Context, state: { status?: number; error?: string; done?: boolean } = {}) => {
       const csrf = csrfToken(ctx, names);
       const body = state.done
-        ? html`${notice('success', o.done)}
+        ? html`${notice('success', t(`pages.${o.words}.done`))}
             <section>
-              <p class="links"><a href="${o.next.href}">${o.next.text}</a></p>
+              <p class="links"><a href="${o.next.href}">${t(o.next.text)}</a></p>
             </section>`
         : html`${notice('error', state.error)}
             <section data-with-token>
-              <p>${o.intro}</p>
-              ${form(o.path, csrf, o.button, [field('token', 'Code from the email', { autocomplete: 'off', hint: 'The link in the email fills this in.' })])}
+              <p>${t(`pages.${o.words}.intro`)}</p>
+              ${form(o.path, csrf, t(`pages.${o.words}.submit`), [tokenField()])}
             </section>`;
-      send(ctx, state.status ?? 200, page({ title: o.title, csrf, script: !state.done }, body));
+      send(ctx, state.status ?? 200, page({ title: t(`pages.${o.words}.title`), csrf, script: !state.done }, body));
     };
     router.get(o.path, html_, (ctx) => show(ctx));
     post(o.path, async (ctx) => {
@@ -58,7 +72,7 @@ export function registerMailedLinks(kit: PageKit) {
         await run(guestCaller(ctx), o.action, { token: str(ctx.request.body, 'token').trim() });
         show(ctx, { done: true });
       } catch (err) {
-        show(ctx, refusal(err));
+        show(ctx, refusal(err, undefined, linkRefused(o.words)));
       }
     });
   };
@@ -66,60 +80,51 @@ export function registerMailedLinks(kit: PageKit) {
   tokenLink({
     path: '/verify-email',
     action: 'verify_email',
-    title: 'Confirm your email address',
-    intro: 'Confirm that this email address is yours.',
-    button: 'Confirm my address',
-    done: 'Your email address is confirmed. Thank you.',
-    next: { href: '/account', text: 'Go to your account' },
+    words: 'verify',
+    next: { href: '/account', text: 'pages.verify.next' },
   });
   // The owner's link past the growing signin delay.
   tokenLink({
     path: '/unlock',
     action: 'unlock_signin',
-    title: 'Sign in again',
-    intro: 'Many signins to your account failed from other places. Lift the delay for yourself:',
-    button: 'Let me sign in',
-    done: 'Signin is unlocked for you. Sign in now.',
-    next: { href: '/signin', text: 'Sign in' },
+    words: 'unlock',
+    next: { href: '/signin', text: 'layout.signin' },
   });
 
   // The new-sign-in mail's link: ends that one session (nothing else; no sign-in needed).
   tokenLink({
     path: '/end-session',
     action: 'end_session',
-    title: 'End a session',
-    intro: 'Your account was signed in to from a new browser or place. If it was not you, end that session:',
-    button: 'End that session',
-    done: 'That session is signed out. Change your password now if someone else knows it.',
-    next: { href: '/account#sessions', text: 'Your sessions' },
+    words: 'end_session',
+    next: { href: '/account#sessions', text: 'pages.end_session.next' },
   });
 
   // ---- Password reset ------------------------------------------------------------------------
   const resetPage = (ctx: Context, o: { status?: number; error?: string; info?: string } = {}) => {
     const csrf = csrfToken(ctx, names);
     const request = html`<section data-without-token>
-      <h2>Get a link by email</h2>
-      ${form('/reset-password/request', csrf, 'Send me a link', [field('email', 'Email', { type: 'email', autocomplete: 'username' })])}
+      <h2>${t('pages.reset.request.title')}</h2>
+      ${form('/reset-password/request', csrf, t('pages.reset.request.submit'), [field('email', t('signin.email'), { type: 'email', autocomplete: 'username' })])}
     </section>`;
     const choose = html`<section data-with-token>
-      <h2>Choose a new password</h2>
-      ${form('/reset-password', csrf, 'Set the new password', [
-        field('token', 'Code from the email', { autocomplete: 'off', hint: 'The link in the email fills this in.' }),
-        field('password', 'New password', { type: 'password', autocomplete: 'new-password', hint: passwordHint() }),
-        field('passwordConfirm', 'New password again', { type: 'password', autocomplete: 'new-password' }),
+      <h2>${t('pages.reset.choose.title')}</h2>
+      ${form('/reset-password', csrf, t('pages.reset.choose.submit'), [
+        tokenField(),
+        field('password', t('pages.reset.password'), { type: 'password', autocomplete: 'new-password', hint: passwordHint() }),
+        field('passwordConfirm', t('pages.reset.password_again'), { type: 'password', autocomplete: 'new-password' }),
       ])}
     </section>`;
     send(
       ctx,
       o.status ?? 200,
-      page({ title: 'Reset your password', csrf, script: true }, html`${notice('error', o.error)}${notice('info', o.info)}${request}${choose}`),
+      page({ title: t('pages.reset.title'), csrf, script: true }, html`${notice('error', o.error)}${notice('info', o.info)}${request}${choose}`),
     );
   };
   router.get('/reset-password', html_, (ctx) => resetPage(ctx));
   post('/reset-password/request', async (ctx) => {
     try {
       await run(guestCaller(ctx), 'reset_password_request', { email: str(ctx.request.body, 'email') });
-      resetPage(ctx, { info: 'If an account uses that address, a link to reset its password is on its way. It works once, for a short time.' });
+      resetPage(ctx, { info: t('pages.reset.sent') });
     } catch (err) {
       resetPage(ctx, refusal(err));
     }
@@ -135,7 +140,7 @@ export function registerMailedLinks(kit: PageKit) {
       clearTokens(ctx, names);
       see(ctx, '/signin?done=reset');
     } catch (err) {
-      resetPage(ctx, refusal(err));
+      resetPage(ctx, refusal(err, undefined, linkRefused('reset')));
     }
   });
 }

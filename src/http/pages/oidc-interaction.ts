@@ -6,19 +6,21 @@
 import { AppError } from '../../errors';
 import type { Context } from 'koa';
 import type { OidcProvider } from '../oidc';
-import { form, html, page } from './html';
-import { type PageKit, see, send, type SigninPage } from './kit';
+import type { MessageKey } from '../../core';
+import { form, html, page, tm } from './html';
+import { named, type PageKit, see, send, type SigninPage } from './kit';
+import { look, t as tr } from './look';
 import { csrfToken, pageCaller } from './session';
 import { NOT_ALLOWED } from './oidc-words';
 import { confirmAddress } from './confirm-return';
 import { secondFactorNeeded } from './second-factor-needed';
 /** What each scope lets an app do. Read by the request's scope names: no prototype, so `constructor` is no scope. */
-const SCOPE_TEXT: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, {
-  openid: 'know who you are on this server (a stable id)',
-  email: 'see your email address and whether it is confirmed',
-  profile: 'see your name',
-  groups: 'see the names of your groups',
-  offline_access: 'stay signed in when you are away (a refresh token)',
+const SCOPE_TEXT: Readonly<Record<string, MessageKey>> = Object.assign(Object.create(null) as Record<string, MessageKey>, {
+  openid: 'pages.oidc.scope.openid',
+  email: 'pages.oidc.scope.email',
+  profile: 'pages.oidc.scope.profile',
+  groups: 'pages.oidc.scope.groups',
+  offline_access: 'pages.oidc.scope.offline_access',
 });
 
 /**
@@ -26,19 +28,19 @@ const SCOPE_TEXT: Readonly<Record<string, string>> = Object.assign(Object.create
  * allows it: a claim is given only when the request's scopes allow it and the page showed it.
  * sub, amr, acr, auth_time and sid come with openid and every sign-in says them anyway.
  */
-const CLAIM_TEXT: Readonly<Record<string, { text: string; scope: string }>> = Object.assign(
-  Object.create(null) as Record<string, { text: string; scope: string }>,
+const CLAIM_TEXT: Readonly<Record<string, { text: MessageKey; scope: string }>> = Object.assign(
+  Object.create(null) as Record<string, { text: MessageKey; scope: string }>,
   {
-    email: { text: 'your email address', scope: 'email' },
-    email_verified: { text: 'whether your email address is confirmed', scope: 'email' },
-    name: { text: 'your name', scope: 'profile' },
-    preferred_username: { text: 'your username', scope: 'profile' },
-    groups: { text: 'the names of your groups', scope: 'groups' },
+    email: { text: 'pages.oidc.claim.email', scope: 'email' },
+    email_verified: { text: 'pages.oidc.claim.email_verified', scope: 'email' },
+    name: { text: 'pages.oidc.claim.name', scope: 'profile' },
+    preferred_username: { text: 'pages.oidc.claim.preferred_username', scope: 'profile' },
+    groups: { text: 'pages.oidc.claim.groups', scope: 'groups' },
   },
 );
 
-/** "a", "a and b", "a, b and c". */
-const inWords = (items: string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`);
+/** "a", "a and b", "a, b and c", as the reader's language joins them. */
+const inWords = (items: string[]) => new Intl.ListFormat(look().tr.lang, { type: 'conjunction' }).format(items);
 
 type Missing = { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> };
 /** The part of the provider's Grant read here: its scopes, and the claims refused (its `rejected`, as the provider keeps it). */
@@ -144,7 +146,8 @@ export function registerInteractions(kit: PageKit, oidc: OidcProvider, signinPag
     try {
       return await provider.interactionDetails(ctx.req, ctx.res);
     } catch {
-      throw new AppError('invalid_input', 'this sign-in has expired or belongs to another browser; start again from the application');
+      // Said in the reader's language: the error page shows this message as it is.
+      throw new AppError('invalid_input', tr('pages.oidc.expired'));
     }
   };
 
@@ -171,7 +174,7 @@ export function registerInteractions(kit: PageKit, oidc: OidcProvider, signinPag
         const policy = await core.oidc.clientPolicy(clientId, null);
         const again = session !== null;
         return t.signinPage(ctx, {
-          info: again ? `Sign in again to continue to ${policy.name}.` : `Sign in to continue to ${policy.name}.`,
+          info: tr(again ? 'pages.continue_to.again' : 'pages.continue_to', { app: policy.name }),
           returnTo: `/oidc/interaction/${details.uid}`,
         });
       }
@@ -204,30 +207,31 @@ export function registerInteractions(kit: PageKit, oidc: OidcProvider, signinPag
       ctx,
       200,
       page(
-        { title: `Allow ${policy.name}?`, csrf, signedIn: true },
+        { title: tr('pages.oidc.consent.title', { app: policy.name }), csrf, signedIn: true },
         html`<section>
-          <p><strong>${policy.name}</strong> asks to:</p>
+          <p>${tm('pages.oidc.consent.asks', { app: html`<strong>${named(policy.name)}</strong>` })}</p>
           <ul>
-            ${scopes.map((x) => html`<li>${SCOPE_TEXT[x]}</li>`)}
+            ${scopes.map((x) => html`<li>${tr(SCOPE_TEXT[x]!)}</li>`)}
           </ul>
           ${
             claims.allowed.length > 0
-              ? html`<p>By name, it asks for:</p>
+              ? html`<p>${tr('pages.oidc.consent.by_name')}</p>
                   <ul>
-                    ${[...new Set(claims.allowed.map((c) => CLAIM_TEXT[c]!.text))].map((x) => html`<li>${x}</li>`)}
+                    ${[...new Set(claims.allowed.map((c) => tr(CLAIM_TEXT[c]!.text)))].map((x) => html`<li>${x}</li>`)}
                   </ul>`
               : ''
           }
           ${
             claims.refused.length > 0
               ? html`<p>
-                  It also asked for ${inWords([...new Set(claims.refused.map((c) => (c in CLAIM_TEXT ? CLAIM_TEXT[c]!.text : c)))])}, which it will not get:
-                  that is more than it asks to see above.
+                  ${tr('pages.oidc.consent.refused', {
+                    claims: inWords([...new Set(claims.refused.map((c) => (c in CLAIM_TEXT ? tr(CLAIM_TEXT[c]!.text) : c)))]),
+                  })}
                 </p>`
               : ''
           }
           <div class="links">
-            ${form(`/oidc/interaction/${details.uid}/consent`, csrf, 'Allow', [])}${form(`/oidc/interaction/${details.uid}/deny`, csrf, 'Deny', [], { secondary: true })}
+            ${form(`/oidc/interaction/${details.uid}/consent`, csrf, tr('pages.oidc.consent.allow'), [])}${form(`/oidc/interaction/${details.uid}/deny`, csrf, tr('pages.oidc.consent.deny'), [], { secondary: true })}
           </div>
         </section>`,
       ),

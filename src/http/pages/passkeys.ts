@@ -6,7 +6,8 @@
  */
 import type { Context } from 'koa';
 import { assertPlainJson, browserAsset, safeReturn, type Caller } from '../../core';
-import { message, type PageKit, refusal, see, str, type SigninPage } from './kit';
+import { type PageKit, refusal, see, str, type SigninPage } from './kit';
+import { t } from './look';
 import { isAppError } from '../../errors';
 import { endPrevious, guestCaller, pageCaller, storeTokens, tokensIn } from './session';
 import { PASSKEY_SCRIPT } from './passkey-script';
@@ -73,7 +74,8 @@ export function registerPasskeys(kit: PageKit, signinPage: SigninPage, signupPag
       return see(ctx, '/account?done=welcome');
     } catch (err) {
       // Created, but not signed in (--require-verified-email): said as the password signup says it.
-      if (isAppError(err) && err.code === 'email_unverified') return signinPage(ctx, { info: `Your account is created. ${message(err)}` });
+      if (isAppError(err) && err.code === 'email_unverified')
+        return signinPage(ctx, { info: t('signup.created', { message: t('pages.passkeys.confirm_first') }) });
       const token = str(ctx.request.body, 'invite');
       // An invitation that cannot be used any more is shown without it; a store outage is a 503, not a refusal.
       const invited = token

@@ -9,7 +9,8 @@ import type { Context } from 'koa';
 import { safeReturn, type Caller } from '../../core';
 import { isAppError } from '../../errors';
 import { html, notice, page } from './html';
-import { type PageKit, refusal, see, send, str } from './kit';
+import { type KnownRefusals, type PageKit, refusal, see, send, str } from './kit';
+import { t } from './look';
 import { csrfToken, endPrevious, guestCaller, pageCaller, readCookie, setPageCookie, storeTokens } from './session';
 import { INTERACTION_PATH } from '../oidc';
 import type { AccountPages } from './account';
@@ -17,6 +18,17 @@ import { confirmAddress, needsConfirming } from './confirm-return';
 import { codeStepPage } from './code-step';
 
 const FLOW_COOKIE_S = 15 * 60;
+
+/**
+ * The refusals of a sign-in with another provider a person can act on, in the page's words; any
+ * other (an organization's rule, a missing address) in the core's, which name what it checked.
+ */
+const REFUSED: KnownRefusals = {
+  token_invalid: 'pages.provider.expired',
+  invalid_credentials: 'pages.provider.refused',
+  linked_elsewhere: 'pages.provider.linked_elsewhere',
+  email_not_trusted: 'pages.provider.email_not_trusted',
+};
 const RANDOM = /^[A-Za-z0-9_-]{43}$/;
 
 export function registerProviders(kit: PageKit, account: AccountPages): void {
@@ -30,16 +42,18 @@ export function registerProviders(kit: PageKit, account: AccountPages): void {
     setPageCookie(ctx, names, cookieName, made, FLOW_COOKIE_S);
     return made;
   };
-  const refusedPage = (ctx: Context, err: unknown) => {
-    const r = refusal(err);
+  /** A refusal of a sign-in with another provider: the ones a person can act on in the page's words, naming the provider. */
+  const refusedPage = async (ctx: Context, err: unknown, providerName?: string) => {
+    const provider = providerName ? (await core.providers.buttons()).find((b) => b.name === providerName)?.display_name : undefined;
+    const r = refusal(err, undefined, REFUSED, { provider: provider ?? t('pages.provider.the_provider') });
     send(
       ctx,
       r.status,
       page(
-        { title: 'You are not signed in', csrf: csrfToken(ctx, names) },
+        { title: t('pages.provider.refused.title'), csrf: csrfToken(ctx, names) },
         html`${notice('error', r.error)}
           <section>
-            <p class="links"><a href="/signin">Back to sign in</a></p>
+            <p class="links"><a href="/signin">${t('pages.provider.back')}</a></p>
           </section>`,
       ),
     );
@@ -62,7 +76,7 @@ export function registerProviders(kit: PageKit, account: AccountPages): void {
       });
       see(ctx, url);
     } catch (err) {
-      refusedPage(ctx, err);
+      await refusedPage(ctx, err, ctx.params.name);
     }
   });
 
@@ -87,7 +101,7 @@ export function registerProviders(kit: PageKit, account: AccountPages): void {
       if (!isAppError(err)) throw err;
       // A link whose session is no longer recent when the provider answers: confirm it is you, then link again.
       if (needsConfirming(err)) return see(ctx, confirmAddress('/account'));
-      refusedPage(ctx, err);
+      await refusedPage(ctx, err, ctx.params.name);
     }
   });
 
@@ -99,7 +113,7 @@ export function registerProviders(kit: PageKit, account: AccountPages): void {
       see(ctx, after(done.carry));
     } catch (err) {
       if (isAppError(err) && (err.code === 'otp_invalid' || err.code === 'otp_required')) return secondFactorPage(ctx, pending, refusal(err));
-      refusedPage(ctx, err);
+      await refusedPage(ctx, err);
     }
   });
 

@@ -11,7 +11,8 @@ import type { Context } from 'koa';
 import type { BoundMessage, BrowserStep } from '../../core';
 import { lazyKoaBody } from '../body';
 import { html, notice, page } from './html';
-import { message, type PageKit, see, send, type SigninPage, str } from './kit';
+import { type KnownRefusals, message, type PageKit, see, send, type SigninPage, str } from './kit';
+import { look, t } from './look';
 import { STATUS } from '../errors';
 import { isAppError } from '../../errors';
 import { clearTokens, csrfToken, guestCaller, pageCaller } from './session';
@@ -24,6 +25,9 @@ function signedQuery(raw: string, param: 'SAMLRequest' | 'SAMLResponse'): string
   const fields = [param, 'RelayState', 'SigAlg'].map((k) => parts.get(k)).filter((p): p is string => p !== undefined);
   return fields.length > 0 ? fields.join('&') : undefined;
 }
+
+/** Refusals said in the page's words; the others (an app's group gate names the app) in the core's. */
+const REFUSED: KnownRefusals = { account_disabled: 'pages.saml.account_disabled' };
 
 const one = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
@@ -58,7 +62,7 @@ function step(ctx: Context, s: BrowserStep, title: string, text: string): void {
         <p>${text}</p>
         <form method="post" action="${s.url}" data-autopost>
           ${Object.entries(s.fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`)}
-          <button type="submit">Continue</button>
+          <button type="submit">${t('pages.device.continue')}</button>
         </form>
       </section>`,
     ),
@@ -76,13 +80,11 @@ async function refused(ctx: Context, err: unknown, viewer: { signedIn: boolean; 
     ctx,
     STATUS[err.code],
     page(
-      { title: forbidden ? 'Not allowed' : 'This sign-in cannot go on', ...viewer, csrf },
-      html`${notice('error', message(err))}
+      { title: t(forbidden ? 'pages.saml.forbidden.title' : 'pages.saml.refused.title'), ...viewer, csrf },
+      html`${notice('error', message(err, undefined, REFUSED))}
         <section>
-          <p>
-            ${forbidden ? 'Ask an administrator if you should have access. Nothing was sent to the app.' : 'Nothing was sent to the app. Go back to it and start again; if this keeps happening, tell its administrator what this page says.'}
-          </p>
-          <p class="links"><a href="/account">Your account</a></p>
+          <p>${t(forbidden ? 'pages.saml.forbidden.text' : 'pages.saml.refused.text')}</p>
+          <p class="links"><a href="/account">${t('error.your_account')}</a></p>
         </section>`,
     ),
   );
@@ -129,9 +131,9 @@ export function registerSaml(kit: PageKit, signinPage: SigninPage): void {
       ctx,
       200,
       page(
-        { title: 'Signing in' },
+        { title: t('pages.saml.signing_in') },
         html`<section>
-          <p>Continuing to sign in. <a href="/saml/continue/${handle}">Continue</a></p>
+          <p>${t('pages.saml.continuing')} <a href="/saml/continue/${handle}">${t('pages.device.continue')}</a></p>
         </section>`,
       ),
     );
@@ -160,7 +162,7 @@ export function registerSaml(kit: PageKit, signinPage: SigninPage): void {
       const result = await core.saml.continue(caller, handle);
       if (result.kind === 'signin') {
         return signinPage(ctx, {
-          info: result.again ? `Sign in again to continue to ${result.spName}.` : `Sign in to continue to ${result.spName}.`,
+          info: t(result.again ? 'pages.continue_to.again' : 'pages.continue_to', { app: result.spName }),
           returnTo: `/saml/continue/${handle}`,
         });
       }
@@ -170,7 +172,7 @@ export function registerSaml(kit: PageKit, signinPage: SigninPage): void {
         const administrator = (await core.auth.actor(caller)).principal.isAdmin === true;
         return secondFactorNeeded(ctx, { app: result.spName, back: result.answer, viewer: { administrator }, csrf: csrfToken(ctx, names) });
       }
-      step(ctx, result, `Signing in to ${result.spName}`, `Signing you in to ${result.spName}.`);
+      step(ctx, result, t('pages.saml.signing_in_to', { app: result.spName }), t('pages.saml.signing_you_in', { app: result.spName }));
     }),
   );
 
@@ -186,14 +188,9 @@ export function registerSaml(kit: PageKit, signinPage: SigninPage): void {
     const out = await core.saml.logout(caller, m);
     // A request that did not name this session's sign-in at the app keeps the session (and its cookie).
     if (!out.signedOut)
-      return step(
-        ctx,
-        out,
-        'Still signed in',
-        `You are still signed in to Gatehouse: this sign-out request from ${out.spName} was not for this session. Returning to ${out.spName}.`,
-      );
+      return step(ctx, out, t('pages.saml.still_signed_in'), t('pages.saml.still_signed_in.text', { brand: look().brandName, app: out.spName }));
     clearTokens(ctx, names);
-    step(ctx, out, 'Signed out', `You are signed out. Returning to ${out.spName}.`);
+    step(ctx, out, t('pages.saml.signed_out'), t('pages.saml.signed_out.text', { app: out.spName }));
   };
   router.get(
     '/saml/slo',
@@ -210,8 +207,8 @@ export function registerSaml(kit: PageKit, signinPage: SigninPage): void {
         url: '/saml/slo/continue',
         fields: { SAMLRequest: m.message, ...(m.relayState === undefined ? {} : { RelayState: m.relayState }), csrf: csrfToken(ctx, names) },
       },
-      'Signing out',
-      'Signing out.',
+      t('pages.saml.signing_out'),
+      t('pages.saml.signing_out.text'),
     );
   });
   kit.post(

@@ -7,8 +7,9 @@
  * the service provider.
  */
 import type { Context } from 'koa';
-import { html, notice, page } from './html';
-import { send } from './kit';
+import { html, page, tm } from './html';
+import { named, send } from './kit';
+import { t } from './look';
 
 export interface SecondFactorNeeded {
   /** The app's name, as registered. */
@@ -21,18 +22,19 @@ export interface SecondFactorNeeded {
 
 export function secondFactorNeeded(ctx: Context, o: SecondFactorNeeded): void {
   ctx.set('Cache-Control', 'no-store');
+  const app = named(o.app);
   send(
     ctx,
     403,
     page(
-      { title: 'A second factor is needed', signedIn: true, administrator: o.viewer.administrator, csrf: o.csrf },
-      html`${notice('error', `${o.app} asks for a second factor when you sign in, and your account has none yet.`)}
+      { title: t('pages.second_factor.title'), signedIn: true, administrator: o.viewer.administrator, csrf: o.csrf },
+      html`<p class="notice error" role="alert">${tm('pages.second_factor.notice', { app })}</p>
         <section>
-          <p>On your account page, add an authenticator app (a code that changes every 30 seconds) or a passkey. Then go back to ${o.app} and sign in again.</p>
-          <p class="links"><a href="/account">Add a second factor</a></p>
+          <p>${tm('pages.second_factor.text', { app })}</p>
+          <p class="links"><a href="/account">${t('pages.second_factor.add')}</a></p>
           <form method="post" action="${o.back.url}" data-answer>
             ${Object.entries(o.back.fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`)}
-            <button type="submit" class="secondary">Back to ${o.app} (not signed in)</button>
+            <button type="submit" class="secondary">${tm('pages.second_factor.back', { app })}</button>
           </form>
         </section>`,
     ),
