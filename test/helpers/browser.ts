@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { ENGLISH_SOURCE } from './english';
 import type { Test } from 'tap';
 
 export const CHROMIUM = process.env.GATEHOUSE_TEST_CHROMIUM || '/usr/bin/chromium';
@@ -90,7 +91,7 @@ export const outsideItsBox = (page: Page) =>
  */
 export const englishLeft = (page: Page) =>
   page.evaluate(`(() => {
-    const english = /\\b(the|your|you|with|and|this|that|these|those|sign|signed|password|account|accounts|email|delete|add|remove|save|cancel|yes|from|for|when|which|will|here|each|once|new|group|groups|settings|key|keys|created|used|never|enabled|disabled|allowed|back|next|send|show|open|confirm)\\b/i;
+    const english = new RegExp(${JSON.stringify(ENGLISH_SOURCE)}, 'iu');
     const skip = (el) => !el || el.closest('script, style, code, kbd, pre, [translate="no"], [hidden]') !== null;
     const found = [];
     const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);

@@ -9,6 +9,7 @@ import { cli } from '../helpers/cli';
 import { PASSWORD, setSignup, tokenOf, withAdmin, type TestServer } from '../helpers/server';
 import { startSmtp, type Mail, type MailSink } from '../helpers/smtp';
 import { CATALOGUES, openMessages, type MessageKey } from '../../src/i18n';
+import { ENGLISH_SOURCE } from '../helpers/english';
 
 type Lang = 'de' | 'fr';
 type Tap = Parameters<typeof withAdmin>[0];
@@ -17,9 +18,7 @@ const FIREFOX = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100
 const SAFARI = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
 const SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPcB2xAnyxMnNUq/fILBeR+NY2oiDu4f03mavXYPb1fu laptop';
 
-/** The words englishLeft (test/helpers/browser.ts) looks for on a page. */
-const ENGLISH =
-  /\b(the|your|you|with|and|this|that|these|those|sign|signed|password|account|accounts|email|delete|add|remove|save|cancel|yes|from|for|when|which|will|here|each|once|new|group|groups|settings|key|keys|created|used|never|enabled|disabled|allowed|back|next|send|show|open|confirm)\b/gi;
+const ENGLISH = new RegExp(ENGLISH_SOURCE, 'giu');
 
 /** English words left in a mail's text, once its links, addresses, codes and action names are taken out. */
 const englishLeft = (text: string) => {

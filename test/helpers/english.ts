@@ -1,0 +1,57 @@
+/**
+ * Words no German or French text uses: what a page or a mail drawn in one of those languages must
+ * not show (englishLeft in browser.ts for pages, test/mail/mail-languages.test.ts for mails).
+ * Bounded by letters, not by \b (which takes an accented letter for a break: French "confirmé").
+ */
+export const ENGLISH_WORDS = [
+  'the',
+  'your',
+  'you',
+  'with',
+  'and',
+  'this',
+  'that',
+  'these',
+  'those',
+  'sign',
+  'signed',
+  'password',
+  'account',
+  'accounts',
+  'email',
+  'delete',
+  'add',
+  'remove',
+  'save',
+  'cancel',
+  'yes',
+  'from',
+  'for',
+  'when',
+  'which',
+  'will',
+  'here',
+  'each',
+  'once',
+  'new',
+  'group',
+  'groups',
+  'settings',
+  'key',
+  'keys',
+  'created',
+  'used',
+  'never',
+  'enabled',
+  'disabled',
+  'allowed',
+  'back',
+  'next',
+  'send',
+  'show',
+  'open',
+  'confirm',
+];
+
+/** The pattern's source (flags `giu`): a word of the list, not inside a longer word. */
+export const ENGLISH_SOURCE = `(?<!\\p{L})(${ENGLISH_WORDS.join('|')})(?!\\p{L})`;
