@@ -76,8 +76,17 @@ export function toAppError(err: unknown): AppError | null {
   }
 }
 
+/** An error page's words in the reader's language, where the page knows the situation; else the core's. */
+function pageMessage(err: AppError): string {
+  if (err.reason === 'form_expired') return t('error.form_expired');
+  if (err.reason === 'cross_site_form') return t('error.cross_site_form');
+  if (err.code === 'rate_limited') return t('error.rate_limited');
+  if (err.code === 'unavailable') return t('error.unavailable');
+  return err.message;
+}
+
 export function errorBody(style: ErrorStyle, err: AppError): unknown {
-  if (style === 'html') return errorPage(err.message, err.code === 'not_found' ? t('error.not_found') : undefined);
+  if (style === 'html') return errorPage(pageMessage(err), err.code === 'not_found' ? t('error.not_found') : undefined);
   if (style === 'action') {
     return [
       {
