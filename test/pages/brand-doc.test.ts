@@ -29,7 +29,7 @@ t.test('the worked example works as written', async (t) => {
   const page = await (await fetch(`${s.url}/signin`, { headers: { 'accept-language': 'de' } })).text();
   t.match(page, '<html lang="de" dir="ltr">');
   t.match(page, '<span class="brand-name">Example Cloud</span>');
-  t.match(page, '<img class="brand-logo" src="/assets/brand-logo"');
+  t.match(page, '<img class="brand-logo" src="/assets/brand-logo?v=');
   t.match(page, 'Passwort verloren? Hier zurücksetzen');
   t.match(page, '/assets/brand.css');
   t.match(await (await fetch(`${s.url}/assets/brand-color.css`)).text(), '--accent: #00695c');
