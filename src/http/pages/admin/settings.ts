@@ -113,21 +113,23 @@ export function registerConsoleSettings(kit: PageKit, c: ConsoleKit): void {
     signupPage,
   );
 
-  /** Where a setting comes from, in the reader's words (the file's name only; its whole path in the title). */
-  const sourceNote = (source: LookSource): Html =>
+  /** Where a setting comes from, in the reader's words (a file by its name only; its whole path in the title). */
+  const sourceText = (source: LookSource): string =>
     source.by === 'flag'
-      ? html`<small class="meta">${t('settings.look.by_flag', { flag: source.flag })}</small>`
+      ? t('settings.look.by_flag', { flag: source.flag })
       : source.by === 'file'
-        ? html`<small class="meta managed" title="${source.file}">${t('settings.look.by_file', { file: path.basename(source.file) })}</small>`
+        ? t('settings.look.by_file', { file: path.basename(source.file) })
         : source.by === 'console'
-          ? html`<small class="meta">${t('settings.look.by_console')}</small>`
-          : html`<small class="meta">${t('settings.look.by_default')}</small>`;
+          ? t('settings.look.by_console')
+          : t('settings.look.by_default');
+  const sourceNote = (source: LookSource): Html =>
+    html`<small class="meta" ${source.by === 'file' ? html`title="${source.file}"` : ''}>${sourceText(source)}</small>`;
   const fixed = (source: LookSource) => source.by === 'flag' || source.by === 'file';
   /** A setting a flag or a file sets: its value and where to change it, no field. */
   const shownValue = (id: string, label: string, value: Html, source: LookSource) =>
     html`<div class="field" id="${id}">
-      <span class="label">${label}</span>
-      <p>${value}</p>
+      <strong>${label}</strong>
+      <span>${value}</span>
       ${sourceNote(source)}
     </div>`;
 
@@ -137,16 +139,20 @@ export function registerConsoleSettings(kit: PageKit, c: ConsoleKit): void {
     const editable = !fixed(brandName.source) || !fixed(brandColor.source) || !fixed(defaultLanguage.source);
     const nameField = fixed(brandName.source)
       ? shownValue('look-name', t('settings.look.name'), html`<span translate="no">${brandName.value}</span>`, brandName.source)
-      : html`${field('brand_name', t('settings.look.name'), { value: brandName.value, maxlength: 60, hint: t('settings.look.name_hint') })}${sourceNote(brandName.source)}`;
+      : field('brand_name', t('settings.look.name'), {
+          value: brandName.value,
+          maxlength: 60,
+          hint: `${t('settings.look.name_hint')} ${sourceText(brandName.source)}`,
+        });
     const colorField = fixed(brandColor.source)
       ? shownValue('look-color', t('settings.look.color'), html`<code>${brandColor.value ?? t('settings.look.color_own')}</code>`, brandColor.source)
-      : html`${field('brand_color', t('settings.look.color'), {
+      : field('brand_color', t('settings.look.color'), {
           value: brandColor.value ?? '',
           required: false,
           maxlength: 7,
           pattern: '#[0-9A-Fa-f]{6}',
-          hint: t('settings.look.color_hint'),
-        })}${sourceNote(brandColor.source)}`;
+          hint: `${t('settings.look.color_hint')} ${sourceText(brandColor.source)}`,
+        });
     const languageField = fixed(defaultLanguage.source)
       ? shownValue('look-language', t('settings.look.language'), html`${t(`language.${defaultLanguage.value}`)}`, defaultLanguage.source)
       : html`<div class="field">
@@ -154,8 +160,7 @@ export function registerConsoleSettings(kit: PageKit, c: ConsoleKit): void {
           <select id="f-default_language" name="default_language" aria-describedby="f-default_language-hint">
             ${LANGUAGES.map((l) => html`<option value="${l}" lang="${l}" ${defaultLanguage.value === l ? raw('selected') : ''}>${t(`language.${l}`)}</option>`)}
           </select>
-          <small id="f-default_language-hint">${t('settings.look.language_hint')}</small>
-          ${sourceNote(defaultLanguage.source)}
+          <small id="f-default_language-hint">${t('settings.look.language_hint')} ${sourceText(defaultLanguage.source)}</small>
         </div>`;
     const logo = brandLogo
       ? html`<p id="look-logo">
