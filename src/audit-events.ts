@@ -96,6 +96,8 @@ export const AUDIT_EVENTS = [
   // What an operator runs
   'key_rotated',
   'key_retired',
+  /** The look (brand name, colour, default language, logo, stylesheet) changed by a configuration file or the console. */
+  'look_changed',
   'client_added',
   'client_removed',
   'client_changed',

@@ -22,6 +22,7 @@ export type { ApiKeyView, NewApiKey } from './accounts/api-keys';
 export type { ActionResult } from './actions/types';
 export type { ActionPermissionView, PermissionChange } from './records/action-permissions';
 export type { RecordPage, RecordView } from './records/service';
+export type { LookNow, LookSettings, LookSource } from './look';
 export type { Query } from './records/query';
 export type { AuditRow, AuditFilter } from './store/audit';
 export type { BootstrapOutcome } from './accounts/bootstrap';

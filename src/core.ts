@@ -44,6 +44,7 @@ import { checkPasswordAtSource } from './sources/directory-client';
 import { push } from './deliveries/scim-push';
 import { logoutSigner } from './oidc/logout';
 import { configFileOperations, type ConfigFileOperations } from './config-file/operations';
+import { lookOperations, type LookOperations } from './look';
 import { recordRunning, withServerFacts } from './deliveries/running';
 
 // The vocabulary front ends name (views, inputs, a few pure helpers), re-exported in one place.
@@ -73,6 +74,8 @@ export interface Core extends Omit<OperatorOperations, 'audit'> {
   readonly groups: GroupOperations;
   /** Configuration as a file: export, plan, apply, schema. */
   readonly configFile: ConfigFileOperations;
+  /** The operator's look (flags, else a configuration file or the console, else Gatehouse's own). */
+  readonly look: LookOperations;
   readonly keys: KeyOperations;
   readonly clients: ClientOperations;
   readonly oidc: OidcOperations;
@@ -154,7 +157,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
       audit: new Audit(store, logger, clock, () => sender.nudge()),
       counters: { signinsOk: 0, signinsFailed: 0, signups: 0, lockouts: 0, providerSignins: {}, ldap: { binds: {}, searches: {} }, saml: {} },
       directoryPasswords: checkPasswordAtSource,
-      messages: openMessages(config.defaultLanguage, config.messages),
+      messages: openMessages(config.defaultLanguage ?? 'en', config.messages),
     };
   } catch (err) {
     await store.close();
@@ -181,6 +184,7 @@ export async function openCore(config: Config, options: CoreOptions = {}): Promi
     records: recordOperations(s),
     groups: groupOperations(s),
     configFile: configFileOperations(s),
+    look: lookOperations(s),
     keys: keyOperations(s),
     clients: clientOperations(s),
     oidc: oidcOperations(s),

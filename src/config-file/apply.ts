@@ -15,7 +15,7 @@ import { parseConfig, type ParsedConfig } from './document';
 import { KINDS } from './kinds';
 import { mayKeep, type KeepSecret, type KindResult, type Note, type PlanLine, type Unmanaged } from './kind';
 import type { ConfigDocument } from './schema';
-import { absentSecret, readReferencedFile, resolveSecret, type SecretRef } from './secrets';
+import { absentSecret, readReferencedBytes, readReferencedFile, resolveSecret, type SecretRef } from './secrets';
 
 export type { Note, PlanLine } from './kind';
 
@@ -54,8 +54,10 @@ async function reconcile(s: Services, tx: Tx, parsed: ParsedConfig, file: string
   };
   const referencedFile = async (path: ReadonlyArray<string | number>, max: number, what: string) =>
     readReferencedFile((at(path) as { file: string }).file, parsed.at(path), file, env, max, what);
+  const referencedBytes = async (path: ReadonlyArray<string | number>, max: number, what: string) =>
+    readReferencedBytes(at(path) as string, parsed.at(path), file, env, max, what);
   for (const kind of KINDS) {
-    const r = await kind.reconcile({ s, tx, parsed, file, secret, referencedFile });
+    const r = await kind.reconcile({ s, tx, parsed, file, secret, referencedFile, referencedBytes });
     all.changes.push(...r.changes);
     all.unmanaged.push(...r.unmanaged);
     // Its secrets kept as stored, after its other notes.

@@ -53,6 +53,8 @@ export interface KindContext {
   secret(path: ReadonlyArray<string | number>, keep?: KeepSecret): Promise<string>;
   /** A file named by `{file: PATH}` at `path` in the file (an SP's metadata): read under a secret file's rules, up to `max` bytes. */
   referencedFile(path: ReadonlyArray<string | number>, max: number, what: string): Promise<string>;
+  /** The bytes of a file named by a plain path at `path` in the file (the look's logo), under referencedFile's rules. */
+  referencedBytes(path: ReadonlyArray<string | number>, max: number, what: string): Promise<Buffer>;
 }
 
 export interface KindResult {

@@ -36,6 +36,11 @@ export function secretRoots(configFile: string, env: NodeJS.ProcessEnv): string[
  * are followed, it lies inside secretRoots, is a regular file and holds at most `max` bytes.
  */
 export function readReferencedFile(file: string, where: string, configFile: string, env: NodeJS.ProcessEnv, max: number, what = 'secret file'): string {
+  return readReferencedBytes(file, where, configFile, env, max, what).toString('utf8');
+}
+
+/** readReferencedFile's bytes, as they are (a logo). */
+export function readReferencedBytes(file: string, where: string, configFile: string, env: NodeJS.ProcessEnv, max: number, what: string): Buffer {
   const target = path.resolve(path.dirname(path.resolve(configFile)), file);
   // Opened first, then judged by what was opened (its path through /proc/self/fd): a link swapped
   // between a check and a read cannot slip a file from elsewhere in.
@@ -61,7 +66,7 @@ export function readReferencedFile(file: string, where: string, configFile: stri
     }
     const stat = fs.fstatSync(fd);
     if (!stat.isFile() || stat.size > max) throw new AppError('invalid_input', `${where}: the ${what} ${file} is not a file of at most ${max} bytes`);
-    return fs.readFileSync(fd, 'utf8');
+    return fs.readFileSync(fd);
   } finally {
     fs.closeSync(fd);
   }

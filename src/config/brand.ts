@@ -34,17 +34,18 @@ const xmlParser = (): XmlParser => (require('@xmldom/xmldom') as { DOMParser: Xm
 
 const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
-function readLimited(raw: string, name: string, max: number, what: string): Buffer {
+function readFile(raw: string, name: string, what: string): Buffer {
   const file = raw.trim();
-  let body: Buffer;
   try {
-    body = fs.readFileSync(file);
+    return fs.readFileSync(file);
   } catch {
     throw new AppError('invalid_input', `${name}: cannot read the ${what} ${file.slice(0, 200)}`);
   }
+}
+
+function checkSize(body: Buffer, name: string, file: string, max: number, what: string): void {
   if (body.length > max) throw new AppError('invalid_input', `${name}: ${file.slice(0, 200)} is ${body.length} bytes; a ${what} may be at most ${max}`);
   if (body.length === 0) throw new AppError('invalid_input', `${name}: ${file.slice(0, 200)} is empty`);
-  return body;
 }
 
 export const brandName = (raw: string, name: string): string => {
@@ -112,22 +113,32 @@ function checkedSvg(body: Buffer, name: string, file: string): void {
   visit(root);
 }
 
-/** `--brand-logo FILE`: a PNG (by its magic bytes) or an SVG that passes checkedSvg, at most 256 KiB. */
-export const brandLogo = (raw: string, name: string): BrandLogo => {
-  const body = readLimited(raw, name, LOGO_MAX_BYTES, 'logo');
+/**
+ * A logo's bytes as Gatehouse serves them: a PNG (by its magic bytes) or an SVG that passes
+ * checkedSvg, at most 256 KiB. The one check of a logo, whoever names the file (`--brand-logo`,
+ * a configuration file's `look.brand_logo`); `file` is the name its refusals give.
+ */
+export const checkedLogo = (body: Buffer, name: string, file: string): BrandLogo => {
+  checkSize(body, name, file, LOGO_MAX_BYTES, 'logo');
   if (body.subarray(0, 8).equals(PNG_MAGIC)) return Object.freeze({ type: 'image/png', body });
-  checkedSvg(body, name, raw.trim());
+  checkedSvg(body, name, file);
   return Object.freeze({ type: 'image/svg+xml', body });
 };
 
-/** `--brand-css FILE`: text, at most 64 KiB; served from Gatehouse under the pages' CSP. */
-export const brandCss = (raw: string, name: string): string => {
-  const body = readLimited(raw, name, CSS_MAX_BYTES, 'stylesheet');
+/** A stylesheet's bytes as Gatehouse serves them: UTF-8 text without markup, at most 64 KiB (the one check, as checkedLogo). */
+export const checkedCss = (body: Buffer, name: string, file: string): string => {
+  checkSize(body, name, file, CSS_MAX_BYTES, 'stylesheet');
   const text = body.toString('utf8');
   if (text.includes('\u0000') || !Buffer.from(text, 'utf8').equals(body))
-    throw new AppError('invalid_input', `${name}: ${raw.trim().slice(0, 200)} is not UTF-8 text`);
+    throw new AppError('invalid_input', `${name}: ${file.slice(0, 200)} is not UTF-8 text`);
   // Closing a <style> or starting markup means the file is not a stylesheet (it is served as
   // text/css, so this is belt and braces).
-  if (/<\/?\s*(style|script)/i.test(text)) throw new AppError('invalid_input', `${name}: ${raw.trim().slice(0, 200)} holds markup; a stylesheet only`);
+  if (/<\/?\s*(style|script)/i.test(text)) throw new AppError('invalid_input', `${name}: ${file.slice(0, 200)} holds markup; a stylesheet only`);
   return text;
 };
+
+/** `--brand-logo FILE`: checkedLogo of the file's bytes. */
+export const brandLogo = (raw: string, name: string): BrandLogo => checkedLogo(readFile(raw, name, 'logo'), name, raw.trim());
+
+/** `--brand-css FILE`: checkedCss of the file's bytes; served from Gatehouse under the pages' CSP. */
+export const brandCss = (raw: string, name: string): string => checkedCss(readFile(raw, name, 'stylesheet'), name, raw.trim());

@@ -26,7 +26,7 @@ import {
 } from './parsers';
 import type { LogLevel } from './parsers';
 import { brandColor, brandCss, brandLogo, brandName, type BrandLogo } from './brand';
-import { language, messagesFile, type MessageOverrides } from './languages';
+import { language, messagesFile, type Language, type MessageOverrides } from './languages';
 
 /**
  * One setting, declared once: the commander options, `--help`, the environment variable, the
@@ -128,8 +128,9 @@ export const SETTINGS = {
   },
   brandName: {
     env: 'GATEHOUSE_BRAND_NAME',
-    parse: brandName,
-    fallback: 'Gatehouse',
+    parse: brandName as (raw: string, name: string) => string | null,
+    // None given: the configuration file's or the console's, else Gatehouse (src/look.ts).
+    fallback: null,
     scope: 'serve',
     arg: '<name>',
     shown: 'Gatehouse',
@@ -161,8 +162,9 @@ export const SETTINGS = {
   },
   defaultLanguage: {
     env: 'GATEHOUSE_DEFAULT_LANGUAGE',
-    parse: language,
-    fallback: 'en' as const,
+    parse: language as (raw: string, name: string) => Language | null,
+    // None given: the configuration file's or the console's, else English (src/look.ts).
+    fallback: null,
     scope: 'serve',
     arg: '<en|de|fr>',
     shown: 'en',

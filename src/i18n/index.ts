@@ -32,7 +32,10 @@ export interface Translator {
 }
 
 export interface Messages {
+  /** --default-language, else the look's (a configuration file's or the console's, src/look.ts), else English. */
   readonly defaultLanguage: Language;
+  /** The look's default language, as last read from the store (src/look.ts sets it; a flag given keeps its own). */
+  useDefaultLanguage(lang: Language): void;
   translator(lang: Language): Translator;
 }
 
@@ -83,7 +86,16 @@ export function openMessages(defaultLanguage: Language, overrides: MessageOverri
     made.set(lang, t);
     return t;
   };
-  return { defaultLanguage, translator };
+  let current = defaultLanguage;
+  return {
+    get defaultLanguage() {
+      return current;
+    },
+    useDefaultLanguage(lang: Language) {
+      current = lang;
+    },
+    translator,
+  };
 }
 
 /** The language to use: the account's choice, else the browser's best match (already negotiated), else the default. */

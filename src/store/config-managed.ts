@@ -1,7 +1,7 @@
 /** The objects a configuration file manages (config_managed), by kind and name. */
 import { op } from './handle';
 
-export type ManagedKind = 'group' | 'action' | 'oidc_client' | 'saml_sp' | 'forward_app' | 'provider' | 'webhook' | 'scim_target';
+export type ManagedKind = 'look' | 'group' | 'action' | 'oidc_client' | 'saml_sp' | 'forward_app' | 'provider' | 'webhook' | 'scim_target';
 
 /** Names whose case is meaningful (an entity id, a URL) are kept as given; the others are compared in lower case. */
 const CASE_KEPT: ReadonlySet<ManagedKind> = new Set(['saml_sp', 'webhook']);

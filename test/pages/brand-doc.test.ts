@@ -4,7 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { startTestServer, tempDir } from '../helpers/server';
+import { cli } from '../helpers/cli';
+import { startTestServer, tempDir, withAdmin } from '../helpers/server';
 
 const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'branding-and-languages.md'), 'utf8');
 const block = (name: string) => new RegExp(`<!-- brand-recipe: ${name.replace('.', '\\.')} -->\\n\`\`\`\\w+\\n([\\s\\S]*?)\\n\`\`\``).exec(doc)![1];
@@ -29,10 +30,27 @@ t.test('the worked example works as written', async (t) => {
   const page = await (await fetch(`${s.url}/signin`, { headers: { 'accept-language': 'de' } })).text();
   t.match(page, '<html lang="de" dir="ltr">');
   t.match(page, '<span class="brand-name">Example Cloud</span>');
-  t.match(page, '<img class="brand-logo" src="/assets/brand-logo"');
+  t.match(page, '<img class="brand-logo" src="/assets/brand-logo?v=');
   t.match(page, 'Passwort verloren? Hier zurücksetzen');
   t.match(page, '/assets/brand.css');
   t.match(await (await fetch(`${s.url}/assets/brand-color.css`)).text(), '--accent: #00695c');
   const logo = await fetch(`${s.url}/assets/brand-logo`);
   t.equal(logo.headers.get('content-type'), 'image/svg+xml');
+});
+
+t.test('the configuration file example works as written', async (t) => {
+  const s = await withAdmin(t);
+  const dir = tempDir(t);
+  for (const file of ['logo.svg', 'brand.css', 'look.yaml']) fs.writeFileSync(path.join(dir, file), block(file) + '\n');
+  const words = block('apply').split(' ');
+  t.same(words.slice(0, 3), ['gatehouse', 'config', 'apply']);
+  const r = await cli(s.dataDir, ['config', 'apply', path.join(dir, words[3])]);
+  t.equal(r.code, 0, r.err);
+  const server = await startTestServer(t, {}, s.dataDir);
+  const page = await (await fetch(`${server.url}/signin`)).text();
+  t.match(page, '<html lang="de" dir="ltr">');
+  t.match(page, '<span class="brand-name">Example Cloud</span>');
+  t.match(page, '<img class="brand-logo" src="/assets/brand-logo?v=');
+  t.match(await (await fetch(`${server.url}/assets/brand-color.css`)).text(), '--accent: #00695c');
+  t.match(await (await fetch(`${server.url}/assets/brand.css`)).text(), 'letter-spacing');
 });

@@ -8,6 +8,7 @@ import { samlSpsKind } from './saml-sps';
 import { providersKind } from './providers';
 import { webhooksKind } from './webhooks';
 import { scimTargetsKind } from './scim-targets';
+import { lookKind } from './look';
 
 export const KINDS: readonly ConfigKind[] = [
   groupsKind,
@@ -18,4 +19,5 @@ export const KINDS: readonly ConfigKind[] = [
   providersKind,
   webhooksKind,
   scimTargetsKind,
+  lookKind,
 ];

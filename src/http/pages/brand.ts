@@ -7,37 +7,39 @@
  */
 import type Router from '@koa/router';
 import type { Core } from '../../core';
+import { AppError } from '../../errors';
 
 /** An SVG opened on its own is a document: it may run nothing, load nothing, and be framed by nobody. */
 const LOGO_CSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; sandbox";
 
 export function registerBrandAssets(router: Router, core: Core): void {
-  const { brandLogo, brandCss, brandColor } = core.config;
-  if (brandLogo) {
-    router.get('/assets/brand-logo', (ctx) => {
-      ctx.type = brandLogo.type;
-      ctx.set('Content-Security-Policy', LOGO_CSP);
-      ctx.set('Content-Disposition', 'inline; filename="logo"');
-      ctx.set('Cache-Control', 'public, max-age=3600');
-      ctx.body = brandLogo.body;
-    });
-  }
-  if (brandCss !== null) {
-    router.get('/assets/brand.css', (ctx) => {
-      ctx.type = 'text/css; charset=utf-8';
-      ctx.set('Cache-Control', 'public, max-age=3600');
-      ctx.body = brandCss;
-    });
-  }
-  if (brandColor !== null) {
-    // The colour was checked as #rrggbb at start: nothing else reaches this text.
-    const css = `:root { --accent: ${brandColor}; --accent-fg: ${readableOn(brandColor)}; }\n@media (prefers-color-scheme: dark) { :root { --accent: ${brandColor}; --accent-fg: ${readableOn(brandColor)}; } }\n`;
-    router.get('/assets/brand-color.css', (ctx) => {
-      ctx.type = 'text/css; charset=utf-8';
-      ctx.set('Cache-Control', 'public, max-age=3600');
-      ctx.body = css;
-    });
-  }
+  // The look may change while the server runs (a configuration file, the console): each asset is
+  // read when asked for; the pages link them with the look's version, so a change is fetched anew.
+  const none = () => new AppError('not_found', 'no such asset');
+  router.get('/assets/brand-logo', async (ctx) => {
+    const logo = await core.look.logo();
+    if (logo === null) throw none();
+    ctx.type = logo.type;
+    ctx.set('Content-Security-Policy', LOGO_CSP);
+    ctx.set('Content-Disposition', 'inline; filename="logo"');
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.body = logo.body;
+  });
+  router.get('/assets/brand.css', async (ctx) => {
+    const css = await core.look.css();
+    if (css === null) throw none();
+    ctx.type = 'text/css; charset=utf-8';
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.body = css;
+  });
+  router.get('/assets/brand-color.css', async (ctx) => {
+    const color = (await core.look.current()).color;
+    if (color === null) throw none();
+    // The colour was checked as #rrggbb before it was kept (flag, file or console): nothing else reaches this text.
+    ctx.type = 'text/css; charset=utf-8';
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.body = `:root { --accent: ${color}; --accent-fg: ${readableOn(color)}; }\n@media (prefers-color-scheme: dark) { :root { --accent: ${color}; --accent-fg: ${readableOn(color)}; } }\n`;
+  });
 }
 
 /** Black or white text on the accent, whichever contrasts more (WCAG relative luminance). */

@@ -74,13 +74,13 @@ export function page(o: PageOptions, body: Html): string {
 <meta name="referrer" content="same-origin">
 <title>${escape(o.title)} · ${escape(l.brandName)}</title>
 <link rel="stylesheet" href="/assets/gatehouse.css">
-${l.color ? '<link rel="stylesheet" href="/assets/brand-color.css">\n' : ''}${l.css ? '<link rel="stylesheet" href="/assets/brand.css">\n' : ''}<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
+${l.color ? `<link rel="stylesheet" href="/assets/brand-color.css?v=${escape(l.version)}">\n` : ''}${l.css ? `<link rel="stylesheet" href="/assets/brand.css?v=${escape(l.version)}">\n` : ''}<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
 ${o.script ? '<script src="/assets/gatehouse.js" defer></script>' : ''}${o.autopost ? '<script src="/assets/autopost.js" defer></script>' : ''}${
     o.passkeys ? '<script src="/assets/webauthn.js" defer></script>\n<script src="/assets/passkeys.js" defer></script>' : ''
   }
 </head>
 <body>
-<header><a class="brand" href="/account">${l.logo ? html`<img class="brand-logo" src="/assets/brand-logo" alt="" width="28" height="28" />`.html : ''}<span class="brand-name">${escape(l.brandName)}</span></a>${nav.html}</header>
+<header><a class="brand" href="/account">${l.logo ? html`<img class="brand-logo" src="/assets/brand-logo?v=${l.version}" alt="" width="28" height="28" />`.html : ''}<span class="brand-name">${escape(l.brandName)}</span></a>${nav.html}</header>
 <main id="main"${o.console ? ' class="wide"' : o.columns ? ' class="columns"' : ''}>
 ${o.console ? o.console.html : ''}<h1>${escape(o.title)}</h1>
 ${body.html}

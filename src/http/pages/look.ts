@@ -1,7 +1,7 @@
 /**
  * What every page of one request is drawn with: the reader's language (the account's choice,
- * else Accept-Language by its q-values, else --default-language) and the operator's look (name,
- * logo, colour, stylesheet). Set once per request by lookMiddleware and read by the layout and
+ * else Accept-Language by its q-values, else the default language) and the operator's look (name,
+ * logo, colour, stylesheet: core.look, read at most once a second). Set once per request by lookMiddleware and read by the layout and
  * the pages, so a page function needs no extra argument to speak the reader's language. AsyncLocalStorage
  * carries it through the request's awaits (one store per request, nothing shared between them).
  */
@@ -18,6 +18,8 @@ export interface Look {
   readonly logo: boolean;
   readonly css: boolean;
   readonly color: string | null;
+  /** Changes with every change of the look: the asset links carry it, so a browser fetches the new ones. */
+  readonly version: string;
   readonly core: Core;
 }
 
@@ -35,7 +37,9 @@ export const t = (key: MessageKey, params?: Readonly<Record<string, string | num
 
 /** The best shipped language for an Accept-Language header, by its q-values (Koa's negotiator), or null. */
 export function browserLanguage(ctx: Context): Language | null {
-  if (!ctx.get('accept-language')) return null;
+  // `*` (what fetch() sends unless told) names no language: the default one answers it.
+  const header = ctx.get('accept-language').trim();
+  if (header === '' || header === '*') return null;
   const best = ctx.acceptsLanguages([...LANGUAGES]);
   return typeof best === 'string' ? (best as Language) : null;
 }
@@ -48,14 +52,18 @@ export function useAccountLanguage(choice: string | null): void {
 }
 
 export function lookMiddleware(core: Core) {
-  const base = (browser: Language | null): Look => ({
-    tr: core.messages.translator(chooseLanguage(null, browser, core.messages.defaultLanguage)),
-    browser,
-    brandName: core.config.brandName,
-    logo: core.config.brandLogo !== null,
-    css: core.config.brandCss !== null,
-    color: core.config.brandColor,
-    core,
-  });
-  return (ctx: Context, next: Next) => current.run(base(browserLanguage(ctx)), next);
+  const base = async (browser: Language | null): Promise<Look> => {
+    const now = await core.look.current();
+    return {
+      tr: core.messages.translator(chooseLanguage(null, browser, now.defaultLanguage)),
+      browser,
+      brandName: now.name,
+      logo: now.logo !== null,
+      css: now.css,
+      color: now.color,
+      version: now.version,
+      core,
+    };
+  };
+  return async (ctx: Context, next: Next) => current.run(await base(browserLanguage(ctx)), next);
 }

@@ -23,6 +23,7 @@ export const SECTIONS = [
   ['apps', 'Apps'],
   ['webhooks', 'Webhooks'],
   ['signup', 'Signup'],
+  ['look', 'Look'],
   ['keys', 'Keys'],
   ['audit', 'Audit log'],
 ] as const;

@@ -1,7 +1,11 @@
-/** The console's server-wide switches and records: guest signup, sign-in by mail, signing keys, the audit log. */
+/** The console's server-wide switches and records: guest signup, sign-in by mail, the look, signing keys, the audit log. */
+import path from 'node:path';
 import type { Context } from 'koa';
-import { field, html } from '../html';
+import { AppError, isAppError } from '../../../errors';
+import { LANGUAGES, type LookSource } from '../../../core';
+import { field, html, notice, raw, type Html } from '../html';
 import { type PageKit, str } from '../kit';
+import { look, t } from '../look';
 import { type Admin, assertConfirmed, confirmBox, type ConsoleKit, dataTable } from './kit';
 
 /** What each check of the signup chain means, for the sentence that says why signup is closed. */
@@ -13,6 +17,23 @@ const CLOSED_BY: Record<string, string> = {
 };
 
 const AUDIT_LIMIT = 100;
+
+/** The reader's translator (numbers in their locale). */
+const tr = () => look().tr;
+
+/** A refusal of the look's form in the reader's words: which field, and what it takes. */
+function lookRefusal(err: unknown): unknown {
+  if (!isAppError(err) || err.code !== 'invalid_input') return err;
+  const said = err.template;
+  const key = said.includes('{--brand-name}')
+    ? 'settings.look.bad_name'
+    : said.includes('{--brand-color}')
+      ? 'settings.look.bad_color'
+      : said.includes('{--default-language}')
+        ? 'settings.look.bad_language'
+        : null;
+  return key === null ? err : new AppError('invalid_input', t(key));
+}
 
 export function registerConsoleSettings(kit: PageKit, c: ConsoleKit): void {
   const { core } = kit;
@@ -90,6 +111,105 @@ export function registerConsoleSettings(kit: PageKit, c: ConsoleKit): void {
       return `/admin/signup?done=signup_${guest === 'on' ? 'opened' : 'closed'}`;
     },
     signupPage,
+  );
+
+  /** Where a setting comes from, in the reader's words (a file by its name only; its whole path in the title). */
+  const sourceText = (source: LookSource): string =>
+    source.by === 'flag'
+      ? t('settings.look.by_flag', { flag: source.flag })
+      : source.by === 'file'
+        ? t('settings.look.by_file', { file: path.basename(source.file) })
+        : source.by === 'console'
+          ? t('settings.look.by_console')
+          : t('settings.look.by_default');
+  const sourceNote = (source: LookSource): Html =>
+    html`<small class="meta" ${source.by === 'file' ? html`title="${source.file}"` : ''}>${sourceText(source)}</small>`;
+  const fixed = (source: LookSource) => source.by === 'flag' || source.by === 'file';
+  /** A setting a flag or a file sets: its value and where to change it, no field. */
+  const shownValue = (id: string, label: string, value: Html, source: LookSource) =>
+    html`<div class="field" id="${id}">
+      <strong>${label}</strong>
+      <span>${value}</span>
+      ${sourceNote(source)}
+    </div>`;
+
+  const lookPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string } = {}) => {
+    const look = await core.look.settings(a.actor);
+    const { brandName, brandColor, defaultLanguage, brandLogo, brandCss } = look;
+    const editable = !fixed(brandName.source) || !fixed(brandColor.source) || !fixed(defaultLanguage.source);
+    const nameField = fixed(brandName.source)
+      ? shownValue('look-name', t('settings.look.name'), html`<span translate="no">${brandName.value}</span>`, brandName.source)
+      : field('brand_name', t('settings.look.name'), {
+          value: brandName.value,
+          maxlength: 60,
+          hint: `${t('settings.look.name_hint')} ${sourceText(brandName.source)}`,
+        });
+    const colorField = fixed(brandColor.source)
+      ? shownValue('look-color', t('settings.look.color'), html`<code>${brandColor.value ?? t('settings.look.color_own')}</code>`, brandColor.source)
+      : field('brand_color', t('settings.look.color'), {
+          value: brandColor.value ?? '',
+          required: false,
+          maxlength: 7,
+          pattern: '#[0-9A-Fa-f]{6}',
+          hint: `${t('settings.look.color_hint')} ${sourceText(brandColor.source)}`,
+        });
+    const languageField = fixed(defaultLanguage.source)
+      ? shownValue('look-language', t('settings.look.language'), html`${t(`language.${defaultLanguage.value}`)}`, defaultLanguage.source)
+      : html`<div class="field">
+          <label for="f-default_language">${t('settings.look.language')}</label>
+          <select id="f-default_language" name="default_language" aria-describedby="f-default_language-hint">
+            ${LANGUAGES.map((l) => html`<option value="${l}" lang="${l}" ${defaultLanguage.value === l ? raw('selected') : ''}>${t(`language.${l}`)}</option>`)}
+          </select>
+          <small id="f-default_language-hint">${t('settings.look.language_hint')} ${sourceText(defaultLanguage.source)}</small>
+        </div>`;
+    const logo = brandLogo
+      ? html`<p id="look-logo">
+            <img class="brand-logo" src="/assets/brand-logo?v=${String(Date.now())}" alt="${t('settings.look.logo_alt')}" width="28" height="28" />
+            ${t('settings.look.logo_state', { type: brandLogo.type === 'image/png' ? 'PNG' : 'SVG', size: tr().number(Math.ceil(brandLogo.bytes / 1024)) })}
+          </p>
+          ${sourceNote(brandLogo.source)}`
+      : html`<p id="look-logo">${t('settings.look.logo_none')}</p>`;
+    const css = brandCss
+      ? html`<p id="look-css">${t('settings.look.css_state', { size: tr().number(Math.ceil(brandCss.bytes / 1024)) })}</p>
+          ${sourceNote(brandCss.source)}`
+      : html`<p id="look-css">${t('settings.look.css_none')}</p>`;
+    c.show(
+      ctx,
+      a,
+      'look',
+      t('settings.look.title'),
+      html`${notice('success', ctx.query.done === 'look_changed' ? t('settings.look.done') : undefined)}
+        <p>${t('settings.look.intro')}</p>
+        <section id="look-settings">
+          <form method="post" action="/admin/look">
+            <input type="hidden" name="csrf" value="${a.csrf}" />
+            ${nameField} ${colorField} ${languageField} ${editable ? html`<button type="submit">${t('settings.look.save')}</button>` : ''}
+          </form>
+        </section>
+        <section id="look-files">
+          <h2>${t('settings.look.files')}</h2>
+          <h3>${t('settings.look.logo')}</h3>
+          ${logo}
+          <h3>${t('settings.look.css')}</h3>
+          ${css}
+          <p class="meta">${t('settings.look.files_hint')}</p>
+        </section>`,
+      o,
+    );
+  };
+  c.get('/admin/look', 'look', lookPage);
+  c.post(
+    '/admin/look',
+    async (_ctx, a, body) => {
+      const given = (name: string) => (typeof (body as Record<string, unknown> | null)?.[name] === 'string' ? str(body, name) : undefined);
+      try {
+        await core.look.change(a.actor, { brandName: given('brand_name'), brandColor: given('brand_color'), defaultLanguage: given('default_language') });
+      } catch (err) {
+        throw lookRefusal(err);
+      }
+      return '/admin/look?done=look_changed';
+    },
+    lookPage,
   );
 
   const keysPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string } = {}) => {
