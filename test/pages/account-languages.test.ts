@@ -2,7 +2,8 @@
 // password (no passkey), two-factor authentication off, an API key, an SSH key and a second
 // session on another device. In German and French nothing is left in English (englishLeft), a
 // success message included; nothing leaves its box at 360 and 1280 px; times are written as the
-// reader's locale writes them. Screenshots account-<lang>-360.png and -1280.png.
+// reader's locale writes them; an API key made on the page and two-factor authentication being set
+// up answer in the same language. Screenshots account-<lang>-360.png and -1280.png.
 import t from 'tap';
 import { englishLeft, launch, outsideItsBox, screenshots } from '../helpers/browser';
 import { cli } from '../helpers/cli';
@@ -60,6 +61,18 @@ t.test('/account in en, de and fr: every word in the reader’s language, nothin
       t.same(await outsideItsBox(page), [], `/account in ${language} at ${width} px`);
     }
     await screenshots(page, `account-${language}`);
+
+    // The answers of two forms, in the same words: an API key made (shown once), TOTP being set up.
+    await page.getByLabel(words['account.api_keys.which']).fill(`deploy ${language}`);
+    await page.getByRole('button', { name: words['account.api_keys.make'] }).click();
+    t.match(await page.locator('#api-keys .notice.success').textContent(), `deploy ${language}`);
+    if (language !== 'en') t.same(await englishLeft(page), [], `the new API key's page in ${language}`);
+    await page.locator('#two-factor').getByLabel(words['account.password'], { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: words['account.totp.set_up'] }).click();
+    await page.locator('#totp-secret').waitFor();
+    if (language !== 'en') t.same(await englishLeft(page), [], `two-factor authentication being set up in ${language}`);
+    await page.setViewportSize({ width: 360, height: 800 });
+    t.same(await outsideItsBox(page), [], `the set-up at 360 px in ${language}`);
     await context.close();
   }
 });
