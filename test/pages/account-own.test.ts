@@ -40,7 +40,11 @@ t.test('sessions, connected apps, the download and the deletion on /account', as
   const sessions = page.locator('#sessions');
   t.match(await sessions.textContent(), /this browser/);
   t.match(await sessions.textContent(), /Firefox on Windows/, 'the other device by browser and system');
-  t.match(await sessions.textContent(), /signed in \d{4}-\d\d-\d\d \d\d:\d\d UTC with password/);
+  t.match(
+    await sessions.textContent(),
+    /signed in [A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d\d\s[AP]M UTC with password/,
+    "the time as the reader's locale writes it",
+  );
   t.match(await sessions.textContent(), /last seen/);
   const apps = page.locator('#apps');
   t.match(await apps.textContent(), /Team wiki/);

@@ -1,9 +1,9 @@
 /** The account page: profile, passkeys, password, email, two-factor authentication, sessions. */
 import type { Context } from 'koa';
 import type { ActionResult, Caller } from '../../core';
-import { field, form, html, Html, notice, page, raw } from './html';
-import { DONE, type PageKit, refusal, see, send, str } from './kit';
-import { t, useAccountLanguage } from './look';
+import { field, form, html, Html, notice, page, raw, tm } from './html';
+import { type PageKit, refusal, see, send, str } from './kit';
+import { look, t, useAccountLanguage } from './look';
 import { LANGUAGES } from '../../core';
 import { clearTokens, csrfToken, pageCaller, storeTokens, tokenCaller, tokensIn } from './session';
 import type { SessionView } from '../../core';
@@ -13,18 +13,70 @@ import { apiKeySection, appPasswordSection } from './credential-forms';
 import { sshKeySection } from './ssh-key-forms';
 import { confirmAddress, needsConfirming } from './confirm-return';
 
-/** A time as the page says it (UTC, to the minute). */
-const when = (iso: string) => `${iso.replace('T', ' ').slice(0, 16)} UTC`;
+/** A time as the reader's locale writes it. */
+const when = (iso: string) => look().tr.dateTime(iso);
 
-/** A session's amr (RFC 8176) in words. */
+/**
+ * A session's amr (RFC 8176) in words: the way it was opened (its first value: another provider,
+ * a password, a passkey, or a code mailed to the address), then the second factor when it has two
+ * ("mfa"): a passkey, or a code from the authenticator app.
+ */
 function howSignedIn(amr: readonly string[]): string {
-  const words: string[] = [];
-  if (amr.includes('fed')) words.push('another provider');
-  if (amr.includes('pwd')) words.push('password');
-  if (amr.includes('hwk')) words.push('a passkey');
-  if (amr.includes('otp')) words.push('a code');
-  return words.length === 0 ? 'an unknown way' : words.join(' and ');
+  const first =
+    amr[0] === 'fed'
+      ? t('account.how.provider')
+      : amr[0] === 'pwd'
+        ? t('account.how.password')
+        : amr[0] === 'hwk'
+          ? t('account.how.passkey')
+          : amr[0] === 'otp'
+            ? t('account.how.mailed_code')
+            : null;
+  if (first === null) return t('account.how.unknown');
+  if (!amr.includes('mfa') || amr[0] === 'hwk') return first;
+  return t('account.how.both', { first, second: amr.includes('hwk') ? t('account.how.passkey') : t('account.how.app_code') });
 }
+
+/** A session's device: "Firefox on Windows" in the reader's words, else what its User-Agent says of itself. */
+const deviceText = (x: SessionView): string =>
+  x.browser && x.system
+    ? t('account.sessions.device', { browser: x.browser, system: x.system })
+    : (x.browser ?? x.system ?? (x.user_agent?.trim().slice(0, 60) || t('account.sessions.unknown_device')));
+
+/** The device as the page shows it: a browser's or an app's own name alone is not words (marked so). */
+const device = (x: SessionView): Html =>
+  (x.browser && x.system) || !(x.browser ?? x.system ?? x.user_agent?.trim()) ? html`${deviceText(x)}` : html`<span translate="no">${deviceText(x)}</span>`;
+
+/**
+ * The success messages the account page shows, by the name a redirect carries (`?done=`, no
+ * reflected text), each a catalogue message `account.done.<name>`.
+ */
+const DONE_HERE = [
+  'welcome',
+  'username',
+  'password',
+  'email',
+  'verification',
+  'totp_off',
+  'revoked',
+  'recovery',
+  'others',
+  'app_revoked',
+  'passkey_added',
+  'passkey_removed',
+  'password_link',
+  'linked',
+  'unlinked',
+  'app_password_revoked',
+  'api_key_revoked',
+  'ssh_key_added',
+  'ssh_key_removed',
+  'login_shell',
+] as const;
+const doneMessage = (name: unknown): string | undefined => {
+  const known = DONE_HERE.find((d) => d === name);
+  return known ? t(`account.done.${known}`) : undefined;
+};
 
 /** The account page's section of a form (a confirmation comes back to it). */
 const SECTION_OF: Readonly<Record<string, string>> = {
@@ -93,32 +145,34 @@ export function registerAccount(kit: PageKit): AccountPages {
       core.accounts.ssh.shellMine(caller),
     ]);
     const profile = html`<section id="profile" aria-labelledby="h-profile">
-      <h2 id="h-profile">Profile</h2>
+      <h2 id="h-profile">${t('account.profile')}</h2>
       <dl>
-        <dt>Name</dt>
-        <dd>${a.name}</dd>
-        <dt>Username</dt>
-        <dd id="username">${a.username}</dd>
-        <dt>Email</dt>
-        <dd>${a.email}</dd>
-        <dt>Confirmed</dt>
-        <dd>${a.email_verified ? 'yes' : 'not yet'}</dd>
-        <dt>Administrator</dt>
-        <dd>${me.meta.administrator ? html`yes (<a href="/admin">the console</a>)` : 'no'}</dd>
+        <dt>${t('account.profile.name')}</dt>
+        <dd translate="no">${a.name}</dd>
+        <dt>${t('account.profile.username')}</dt>
+        <dd id="username" translate="no">${a.username}</dd>
+        <dt>${t('account.profile.email')}</dt>
+        <dd translate="no">${a.email}</dd>
+        <dt>${t('account.profile.confirmed')}</dt>
+        <dd>${a.email_verified ? t('account.yes') : t('account.not_yet')}</dd>
+        <dt>${t('account.profile.administrator')}</dt>
+        <dd>
+          ${me.meta.administrator ? tm('account.profile.administrator_yes', { console: html`<a href="/admin">${t('account.profile.console')}</a>` }) : t('account.no')}
+        </dd>
       </dl>
-      ${passkeys.recovery || a.email_verified ? '' : form('/account/request-verification', csrf, 'Send a confirmation link', [], { secondary: true })}
+      ${passkeys.recovery || a.email_verified ? '' : form('/account/request-verification', csrf, t('account.profile.send_confirmation'), [], { secondary: true })}
       ${
         passkeys.recovery
           ? ''
           : form(
               '/account/username',
               csrf,
-              'Change username',
+              t('account.username.change'),
               [
-                field('username', 'New username', {
+                field('username', t('account.username.new'), {
                   autocomplete: 'username',
                   maxlength: 128,
-                  hint: 'a-z and 0-9, then also . _ + - and one @: what apps that sign in by username (LDAP) ask for',
+                  hint: t('account.username.hint'),
                 }),
               ],
               { secondary: true },
@@ -127,44 +181,38 @@ export function registerAccount(kit: PageKit): AccountPages {
     </section>`;
     // A recovery link's session sets a new password without the old one (the person lost it); an
     // account without a password sets its first after a recent sign-in, as any new way in.
-    const setForm = form('/account/password', csrf, 'Set password', [
-      field('password', 'New password', { type: 'password', autocomplete: 'new-password' }),
-      field('passwordConfirm', 'New password again', { type: 'password', autocomplete: 'new-password' }),
-    ]);
+    const newPassword = [
+      field('password', t('account.password.new'), { type: 'password', autocomplete: 'new-password' }),
+      field('passwordConfirm', t('account.password.again'), { type: 'password', autocomplete: 'new-password' }),
+    ];
+    const setForm = form('/account/password', csrf, t('account.password.set'), newPassword);
     const password =
       passkeys.hasPassword && !passkeys.recovery
         ? html`<section id="password" aria-labelledby="h-password">
-            <h2 id="h-password">Password</h2>
-            ${form('/account/password', csrf, 'Change password', [
-              field('currentPassword', 'Current password', { type: 'password', autocomplete: 'current-password' }),
-              field('password', 'New password', { type: 'password', autocomplete: 'new-password' }),
-              field('passwordConfirm', 'New password again', { type: 'password', autocomplete: 'new-password' }),
+            <h2 id="h-password">${t('account.password')}</h2>
+            ${form('/account/password', csrf, t('account.password.change'), [
+              field('currentPassword', t('account.password.current'), { type: 'password', autocomplete: 'current-password' }),
+              ...newPassword,
             ])}
           </section>`
         : html`<section id="password" aria-labelledby="h-password">
-            <h2 id="h-password">Password</h2>
-            <p>
-              ${
-                passkeys.recovery
-                  ? 'Set a new password: you do not need the old one. Then sign in with it.'
-                  : 'Your account has no password: you sign in with a passkey or another provider. A password lets you sign in where those do not work.'
-              }
-            </p>
-            ${passkeys.recent ? setForm : html`<p class="links"><a href="${confirmAddress('/account#password')}">Confirm it is you to set a password</a></p>`}
+            <h2 id="h-password">${t('account.password')}</h2>
+            <p>${passkeys.recovery ? t('account.password.recovery') : t('account.password.none')}</p>
+            ${passkeys.recent ? setForm : html`<p class="links"><a href="${confirmAddress('/account#password')}">${t('account.password.confirm_first')}</a></p>`}
           </section>`;
     const email = html`<section id="email" aria-labelledby="h-email">
-      <h2 id="h-email">Email address</h2>
-      ${form('/account/email', csrf, 'Change email', [
-        field('email', 'New email', { type: 'email', autocomplete: 'email' }),
-        field('emailPassword', 'Password', { type: 'password', autocomplete: 'current-password' }),
+      <h2 id="h-email">${t('account.email')}</h2>
+      ${form('/account/email', csrf, t('account.email.change'), [
+        field('email', t('account.email.new'), { type: 'email', autocomplete: 'email' }),
+        field('emailPassword', t('account.password'), { type: 'password', autocomplete: 'current-password' }),
       ])}
     </section>`;
     let totp: Html;
     if (o.recoveryCodes) {
       totp = html`<section id="two-factor" aria-labelledby="h-totp">
-        <h2 id="h-totp">Two-factor authentication</h2>
-        ${notice('success', 'Two-factor authentication is on.')}
-        <p><strong>Your recovery codes</strong> (each works once if you lose your authenticator). They are shown only this time: store them somewhere safe.</p>
+        <h2 id="h-totp">${t('account.totp')}</h2>
+        ${notice('success', t('account.totp.on_now'))}
+        <p>${tm('account.totp.codes', { codes: html`<strong>${t('account.totp.codes_title')}</strong>` })}</p>
         <ol class="codes" id="recovery-codes">
           ${o.recoveryCodes.map((c) => html`<li>${c}</li>`)}
         </ol>
@@ -173,47 +221,57 @@ export function registerAccount(kit: PageKit): AccountPages {
       const { default: QRCode } = await import('qrcode');
       const svg = await QRCode.toString(o.enrolment.uri, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
       totp = html`<section id="two-factor" aria-labelledby="h-totp">
-        <h2 id="h-totp">Two-factor authentication</h2>
-        <p>Scan this code with your authenticator app, or type the key in.</p>
-        <figure class="qr" role="img" aria-label="QR code of the authenticator key">${raw(svg)}</figure>
-        <p>Key: <span class="secret" id="totp-secret">${o.enrolment.secret}</span></p>
-        ${form('/account/totp/confirm', csrf, 'Turn on', [field('otp', 'Code from the app', { inputmode: 'numeric', autocomplete: 'one-time-code', autofocus: true })])}
+        <h2 id="h-totp">${t('account.totp')}</h2>
+        <p>${t('account.totp.scan')}</p>
+        <figure class="qr" role="img" aria-label="${t('account.totp.qr')}">${raw(svg)}</figure>
+        <p>${tm('account.totp.key', { key: html`<span class="secret" id="totp-secret">${o.enrolment.secret}</span>` })}</p>
+        ${form('/account/totp/confirm', csrf, t('account.totp.turn_on'), [
+          field('otp', t('account.totp.code'), { inputmode: 'numeric', autocomplete: 'one-time-code', autofocus: true }),
+        ])}
       </section>`;
     } else if (a.totp_enabled) {
       totp = html`<section id="two-factor" aria-labelledby="h-totp">
-        <h2 id="h-totp">Two-factor authentication</h2>
-        <p>On: signing in asks for a code from your app.</p>
+        <h2 id="h-totp">${t('account.totp')}</h2>
+        <p>${t('account.totp.on')}</p>
         ${form(
           '/account/totp/disable',
           csrf,
-          'Turn off',
+          t('account.totp.turn_off'),
           [
-            field('totpPassword', 'Password', { type: 'password', autocomplete: 'current-password' }),
-            field('otp', 'Code from the app (or a recovery code)', { autocomplete: 'one-time-code' }),
+            field('totpPassword', t('account.password'), { type: 'password', autocomplete: 'current-password' }),
+            field('otp', t('account.totp.code_or_recovery'), { autocomplete: 'one-time-code' }),
           ],
           { secondary: true },
         )}
       </section>`;
     } else {
       totp = html`<section id="two-factor" aria-labelledby="h-totp">
-        <h2 id="h-totp">Two-factor authentication</h2>
-        <p>Off. With it on, signing in also asks for a code from an authenticator app.</p>
-        ${form('/account/totp/enroll', csrf, 'Set up', [field('totpPassword', 'Password', { type: 'password', autocomplete: 'current-password' })])}
+        <h2 id="h-totp">${t('account.totp')}</h2>
+        <p>${t('account.totp.off')}</p>
+        ${form('/account/totp/enroll', csrf, t('account.totp.set_up'), [
+          field('totpPassword', t('account.password'), { type: 'password', autocomplete: 'current-password' }),
+        ])}
       </section>`;
     }
     sessions.sort((x, y) => Number(y.current) - Number(x.current));
     const others = sessions.filter((x) => !x.current).length;
     const sessionList = html`<section id="sessions" aria-labelledby="h-sessions">
-      <h2 id="h-sessions">Sessions</h2>
-      <p>Every browser and app signed in to your account. End any you do not recognise, then change your password.</p>
+      <h2 id="h-sessions">${t('account.sessions')}</h2>
+      <p>${t('account.sessions.intro')}</p>
       <ul class="sessions">
         ${sessions.map(
           (x) =>
             html`<li>
               <div>
-                <div><strong>${x.device}</strong>${x.current ? html` <span class="badge">this browser</span>` : ''}</div>
-                <div class="meta">from ${x.client ?? 'an unknown address'} &middot; signed in ${when(x.created_at)} with ${howSignedIn(x.amr)}</div>
-                <div class="meta">last seen ${when(x.last_used_at)}</div>
+                <div><strong>${device(x)}</strong>${x.current ? html` <span class="badge">${t('account.sessions.this_browser')}</span>` : ''}</div>
+                <div class="meta">
+                  ${t('account.sessions.signed_in', {
+                    address: x.client ?? t('account.sessions.unknown_address'),
+                    when: when(x.created_at),
+                    how: howSignedIn(x.amr),
+                  })}
+                </div>
+                <div class="meta">${t('account.sessions.last_seen', { when: when(x.last_used_at) })}</div>
               </div>
               ${
                 x.current
@@ -222,9 +280,9 @@ export function registerAccount(kit: PageKit): AccountPages {
                       <input type="hidden" name="csrf" value="${csrf}" /><input type="hidden" name="session_id" value="${x.id}" /><button
                         type="submit"
                         class="secondary"
-                        aria-label="Sign out the session of ${x.device} from ${x.client ?? 'an unknown address'}"
+                        aria-label="${t('account.sessions.sign_out_one', { device: deviceText(x), address: x.client ?? t('account.sessions.unknown_address') })}"
                       >
-                        Sign out
+                        ${t('account.sessions.sign_out')}
                       </button>
                     </form>`
               }
@@ -232,31 +290,33 @@ export function registerAccount(kit: PageKit): AccountPages {
         )}
       </ul>
       <p class="links">
-        ${others > 0 ? form('/account/signout-others', csrf, 'Sign out everywhere else', [], { secondary: true }) : ''}
-        ${form('/account/signout-everywhere', csrf, 'Sign out everywhere', [], { secondary: true })}
+        ${others > 0 ? form('/account/signout-others', csrf, t('account.sessions.others'), [], { secondary: true }) : ''}
+        ${form('/account/signout-everywhere', csrf, t('account.sessions.everywhere'), [], { secondary: true })}
       </p>
     </section>`;
     const appList = html`<section id="apps" aria-labelledby="h-apps">
-      <h2 id="h-apps">Connected apps</h2>
+      <h2 id="h-apps">${t('account.apps')}</h2>
       ${
         apps.length === 0
-          ? html`<p>No app has signed you in yet.</p>`
-          : html`<p>Apps you signed in to with this account, and what they may read. Revoking one ends its access at once; it asks you again next time.</p>
+          ? html`<p>${t('account.apps.none')}</p>`
+          : html`<p>${t('account.apps.intro')}</p>
               <ul class="sessions" id="app-list">
                 ${apps.map(
                   (app) =>
                     html`<li>
                       <div>
-                        <div><strong>${app.name}</strong> <span class="meta">${app.kind === 'oidc' ? 'OpenID Connect' : 'SAML'}</span></div>
-                        <div class="meta">may read: ${app.scopes.join(', ') || 'who you are'}${app.offline ? ' · also while you are away' : ''}</div>
-                        <div class="meta">since ${app.since ? when(app.since) : 'unknown'}</div>
+                        <div><strong translate="no">${app.name}</strong> <span class="meta">${app.kind === 'oidc' ? 'OpenID Connect' : 'SAML'}</span></div>
+                        <div class="meta">
+                          ${t('account.apps.may_read', { scopes: app.scopes.join(', ') || t('account.apps.who_you_are') })}${app.offline ? ` · ${t('account.apps.offline')}` : ''}
+                        </div>
+                        <div class="meta">${app.since ? t('account.apps.since', { when: when(app.since) }) : t('account.apps.since_unknown')}</div>
                       </div>
                       <form method="post" action="/account/apps/revoke">
                         <input type="hidden" name="csrf" value="${csrf}" /><input type="hidden" name="kind" value="${app.kind}" /><input
                           type="hidden"
                           name="app_id"
                           value="${app.id}"
-                        /><button type="submit" class="secondary" aria-label="Revoke the access of ${app.name}">Revoke</button>
+                        /><button type="submit" class="secondary" aria-label="${t('account.apps.revoke', { app: app.name })}">${t('account.revoke')}</button>
                       </form>
                     </li>`,
                 )}
@@ -264,34 +324,28 @@ export function registerAccount(kit: PageKit): AccountPages {
       }
     </section>`;
     const yourData = html`<section id="your-data" aria-labelledby="h-data">
-      <h2 id="h-data">Your data</h2>
-      <p>
-        Download what this server holds about you as a JSON file: your account, groups, sessions, passkeys, app passwords and API keys (their names), linked
-        providers, connected apps and the security log about you. It holds no password, key or secret.
-      </p>
-      ${form('/account/export', csrf, 'Download my data', [], { secondary: true })}
+      <h2 id="h-data">${t('account.data')}</h2>
+      <p>${t('account.data.intro')}</p>
+      ${form('/account/export', csrf, t('account.data.download'), [], { secondary: true })}
     </section>`;
     const deletion = html`<section id="delete-account" aria-labelledby="h-delete">
-      <h2 id="h-delete">Delete your account</h2>
-      <p>
-        Your account and everything it holds go at once: sessions, passkeys, app passwords, API keys, linked providers and the apps' access. This cannot be
-        undone.
-      </p>
+      <h2 id="h-delete">${t('account.delete')}</h2>
+      <p>${t('account.delete.intro')}</p>
       ${form(
         '/account/delete',
         csrf,
-        'Delete my account',
+        t('account.delete.submit'),
         [
           ...(passkeys.hasPassword
             ? [
-                field('deletePassword', 'Password', {
+                field('deletePassword', t('account.password'), {
                   type: 'password',
                   autocomplete: 'current-password',
-                  hint: 'Or leave it empty and confirm with a passkey.',
+                  hint: t('account.delete.password_hint'),
                 }),
               ]
             : []),
-          html`<label class="check"><input type="checkbox" name="confirm" value="yes" required /> I want to delete my account</label>`,
+          html`<label class="check"><input type="checkbox" name="confirm" value="yes" required /> ${t('account.delete.confirm')}</label>`,
         ],
         { secondary: true },
       )}
@@ -320,27 +374,27 @@ export function registerAccount(kit: PageKit): AccountPages {
     // A recovery link's session adds a passkey or a password only: no forms for the rest.
     const parts: Array<[id: string, title: string, body: Html | '']> = passkeys.recovery
       ? [
-          ['profile', 'Profile', profile],
-          ['passkeys', 'Passkeys', passkeySection(csrf, passkeys)],
-          ['password', 'Password', password],
-          ['sessions', 'Sessions', sessionList],
+          ['profile', t('account.profile'), profile],
+          ['passkeys', t('account.passkeys'), passkeySection(csrf, passkeys)],
+          ['password', t('account.password'), password],
+          ['sessions', t('account.sessions'), sessionList],
         ]
       : [
-          ['profile', 'Profile', profile],
+          ['profile', t('account.profile'), profile],
           ['language', t('account.language'), language],
-          ['passkeys', 'Passkeys', passkeySection(csrf, passkeys)],
-          ['providers', 'Other providers', identitySection(csrf, identities, providers)],
+          ['passkeys', t('account.passkeys'), passkeySection(csrf, passkeys)],
+          ['providers', t('account.providers.short'), identitySection(csrf, identities, providers)],
           // Without a password, TOTP and an email change (both confirmed by the password) wait until one is set.
-          ['two-factor', 'Two-factor authentication', passkeys.hasPassword ? totp : ''],
-          ['password', 'Password', password],
-          ['email', 'Email address', passkeys.hasPassword ? email : ''],
-          ['app-passwords', 'App passwords', appPasswordSection(csrf, appPasswords, o.appPassword, passkeys.recent)],
-          ['api-keys', 'API keys', apiKeySection(csrf, apiKeys, o.apiKey, passkeys.recent)],
-          ['ssh-keys', 'SSH keys', sshKeySection(csrf, sshKeys, shell, passkeys.recent)],
-          ['sessions', 'Sessions', sessionList],
-          ['apps', 'Connected apps', appList],
-          ['your-data', 'Your data', yourData],
-          ['delete-account', 'Delete your account', deletion],
+          ['two-factor', t('account.totp'), passkeys.hasPassword ? totp : ''],
+          ['password', t('account.password'), password],
+          ['email', t('account.email'), passkeys.hasPassword ? email : ''],
+          ['app-passwords', t('account.app_passwords'), appPasswordSection(csrf, appPasswords, o.appPassword, passkeys.recent)],
+          ['api-keys', t('account.api_keys'), apiKeySection(csrf, apiKeys, o.apiKey, passkeys.recent)],
+          ['ssh-keys', t('account.ssh_keys'), sshKeySection(csrf, sshKeys, shell, passkeys.recent)],
+          ['sessions', t('account.sessions'), sessionList],
+          ['apps', t('account.apps'), appList],
+          ['your-data', t('account.data'), yourData],
+          ['delete-account', t('account.delete'), deletion],
         ];
     send(
       ctx,
@@ -355,7 +409,7 @@ export function registerAccount(kit: PageKit): AccountPages {
   router.get('/account', html_, async (ctx) => {
     const caller = await pageCaller(ctx, core, names);
     if (!caller) return see(ctx, '/signin');
-    await accountPage(ctx, caller, { info: ctx.query.done === 'language' ? t('account.language.done') : DONE[String(ctx.query.done)] });
+    await accountPage(ctx, caller, { info: ctx.query.done === 'language' ? t('account.language.done') : doneMessage(ctx.query.done) });
   });
 
   /** An account form: signed in, or off to the sign-in page; errors show on the account page. */
@@ -467,7 +521,7 @@ export function registerAccount(kit: PageKit): AccountPages {
     ctx.body = JSON.stringify(data ?? {}, null, 2);
   });
   accountPost('/account/delete', async (ctx, caller, body) => {
-    if (str(body, 'confirm') !== 'yes') return { status: 400, error: 'Tick the box to confirm; nothing was deleted.' };
+    if (str(body, 'confirm') !== 'yes') return { status: 400, error: t('account.delete.unticked') };
     // No password: a passkey (or the password) entered again on the confirmation page, then back here to press again.
     await run(caller, 'delete_account', str(body, 'deletePassword') === '' ? {} : { password: str(body, 'deletePassword') });
     clearTokens(ctx, names);

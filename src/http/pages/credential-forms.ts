@@ -5,19 +5,28 @@
  */
 import type { ApiKeyView, AppPasswordView } from '../../core';
 import { AppError } from '../../errors';
-import { field, form, html, type Html } from './html';
+import { field, form, html, type Html, tm } from './html';
 import { confirmAddress } from './confirm-return';
+import { look, t } from './look';
 
-const date = (iso: string | null) => (iso === null ? 'never' : iso.replace('T', ' ').slice(0, 16) + ' UTC');
+/** When a passkey, a secret or a linked sign-in was last used, as the reader's locale writes it. */
+export const lastUsed = (iso: string | null): string => t('account.last_used', { when: iso === null ? t('account.never') : look().tr.dateTime(iso) });
+
+/** A name a person typed, in running text: data, not words. */
+const typed = (name: string): Html => html`<span translate="no">${name}</span>`;
 
 interface Kind<View> {
   /** The section's id stem and form paths: `app-password` → /account/app-passwords. */
   stem: string;
   title: string;
-  intro: string;
-  noun: string;
-  /** What to do with the secret, shown above it. */
-  advice: string;
+  intro: string | Html;
+  make: string;
+  /** The link to confirm it is you first, when the sign-in is not recent. */
+  confirm: string;
+  /** The notice above a secret just made, for its name: what to do with it. */
+  made: (name: Html) => Html;
+  /** The revoke button's label for screen readers. */
+  revoke: (name: string) => string;
   fields: Html[];
   more?: (v: View) => string;
 }
@@ -30,18 +39,17 @@ function section<View extends { id: string; name: string; created_at: string; la
   recent: boolean,
 ): Html {
   const { stem } = kind;
-  const a = /^[aeiou]/i.test(kind.noun) ? 'an' : 'a';
   // A new secret is a new way in: made after a recent sign-in only (the core refuses it otherwise).
   const make = recent
-    ? form(`/account/${stem}s`, csrf, `Make ${a} ${kind.noun}`, kind.fields, { secondary: true })
-    : html`<p class="links"><a href="${confirmAddress(`/account#${stem}s`)}">Confirm it is you to make ${a} ${kind.noun}</a></p>`;
+    ? form(`/account/${stem}s`, csrf, kind.make, kind.fields, { secondary: true })
+    : html`<p class="links"><a href="${confirmAddress(`/account#${stem}s`)}">${kind.confirm}</a></p>`;
   return html`<section id="${stem}s" aria-labelledby="h-${stem}s">
     <h2 id="h-${stem}s">${kind.title}</h2>
     <p>${kind.intro}</p>
     ${
       made
         ? html`<div class="notice success">
-            <p>The ${kind.noun} for ${made.name}, shown only this once: ${kind.advice}</p>
+            <p>${kind.made(typed(made.name))}</p>
             <p class="secret-once" id="${stem}">${made.secret}</p>
           </div>`
         : ''
@@ -53,12 +61,14 @@ function section<View extends { id: string; name: string; created_at: string; la
               (v) =>
                 html`<li>
                   <div>
-                    <div>${v.name}</div>
-                    <div class="meta">made ${date(v.created_at)}${kind.more ? ` · ${kind.more(v)}` : ''} &middot; last used ${date(v.last_used_at)}</div>
+                    <div translate="no">${v.name}</div>
+                    <div class="meta">
+                      ${[t('account.made', { when: look().tr.dateTime(v.created_at) }), ...(kind.more ? [kind.more(v)] : []), lastUsed(v.last_used_at)].join(' · ')}
+                    </div>
                   </div>
                   <form method="post" action="/account/${stem}s/revoke">
                     <input type="hidden" name="csrf" value="${csrf}" /><input type="hidden" name="id" value="${v.id}" />
-                    <button type="submit" class="secondary" aria-label="Revoke the ${kind.noun} ${v.name}">Revoke</button>
+                    <button type="submit" class="secondary" aria-label="${kind.revoke(v.name)}">${t('account.revoke')}</button>
                   </form>
                 </li>`,
             )}
@@ -74,12 +84,13 @@ export function appPasswordSection(csrf: string, list: readonly AppPasswordView[
     csrf,
     {
       stem: 'app-password',
-      title: 'App passwords',
-      intro:
-        'For apps that sign you in over LDAP (a NAS, a media server, a mail client): one per app, so you can revoke one alone. With two-factor authentication on, these apps take only an app password.',
-      noun: 'app password',
-      advice: 'enter it in the app now.',
-      fields: [field('appPasswordName', 'Which app is it for?', { autocomplete: 'off', maxlength: 100 })],
+      title: t('account.app_passwords'),
+      intro: t('account.app_passwords.intro'),
+      make: t('account.app_passwords.make'),
+      confirm: t('account.app_passwords.confirm'),
+      made: (name) => tm('account.app_passwords.made', { name }),
+      revoke: (name) => t('account.app_passwords.revoke', { name }),
+      fields: [field('appPasswordName', t('account.app_passwords.which'), { autocomplete: 'off', maxlength: 100 })],
     },
     list,
     made,
@@ -93,12 +104,12 @@ const API_KEY_LIFETIMES: Readonly<Record<string, number | null>> = { '30': 30 * 
 /** The choice of API_KEY_LIFETIMES, 90 days chosen. */
 export const apiKeyLifetimeField = (name: string): Html =>
   html`<div class="field">
-    <label for="f-${name}">It lasts</label>
+    <label for="f-${name}">${t('account.api_keys.lasts')}</label>
     <select id="f-${name}" name="${name}">
-      <option value="30">30 days</option>
-      <option value="90" selected>90 days</option>
-      <option value="365">a year</option>
-      <option value="never">until revoked</option>
+      <option value="30">${look().tr.duration(30 * 86_400)}</option>
+      <option value="90" selected>${look().tr.duration(90 * 86_400)}</option>
+      <option value="365">${t('account.api_keys.year')}</option>
+      <option value="never">${t('account.api_keys.until_revoked')}</option>
     </select>
   </div>`;
 
@@ -113,13 +124,14 @@ export function apiKeySection(csrf: string, list: readonly ApiKeyView[], made: {
     csrf,
     {
       stem: 'api-key',
-      title: 'API keys',
-      intro:
-        'For scripts that call the HTTP API as you (Authorization: Bearer gh_…), with your permissions. Not for signing in on these pages. One per script, so you can revoke one alone; a new password or signing out everywhere ends them all.',
-      noun: 'API key',
-      advice: 'store it where the script reads it (an environment variable, a secret store).',
-      fields: [field('apiKeyName', 'Which script is it for?', { autocomplete: 'off', maxlength: 100 }), apiKeyLifetimeField('apiKeyExpires')],
-      more: (k) => (k.expires_at === null ? 'no expiry' : `expires ${date(k.expires_at)}`),
+      title: t('account.api_keys'),
+      intro: tm('account.api_keys.intro', { header: html`<code>Authorization: Bearer gh_…</code>` }),
+      make: t('account.api_keys.make'),
+      confirm: t('account.api_keys.confirm'),
+      made: (name) => tm('account.api_keys.made', { name }),
+      revoke: (name) => t('account.api_keys.revoke', { name }),
+      fields: [field('apiKeyName', t('account.api_keys.which'), { autocomplete: 'off', maxlength: 100 }), apiKeyLifetimeField('apiKeyExpires')],
+      more: (k) => (k.expires_at === null ? t('account.api_keys.no_expiry') : t('account.api_keys.expires', { when: look().tr.dateTime(k.expires_at) })),
     },
     list,
     made,

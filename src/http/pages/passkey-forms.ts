@@ -2,6 +2,8 @@
 import type { PasskeyView } from '../../core';
 import { html, Html } from './html';
 import { confirmAddress } from './confirm-return';
+import { lastUsed } from './credential-forms';
+import { look, t } from './look';
 
 /** A ceremony form the script fills in (hidden until the script finds WebAuthn in the browser). */
 export function ceremonyForm(
@@ -20,8 +22,6 @@ export function ceremonyForm(
   </form>`;
 }
 
-const date = (iso: string | null) => (iso === null ? 'never' : iso.replace('T', ' ').slice(0, 16) + ' UTC');
-
 /** The account page's passkey section. */
 export function passkeySection(csrf: string, o: { passkeys: PasskeyView[]; hasPassword: boolean; recent: boolean }): Html {
   const list = o.passkeys.length
@@ -30,36 +30,38 @@ export function passkeySection(csrf: string, o: { passkeys: PasskeyView[]; hasPa
           (p) =>
             html`<li>
               <div>
-                <div>${p.name}</div>
-                <div class="meta">added ${date(p.created_at)} &middot; last used ${date(p.last_used_at)}${p.backed_up ? html` &middot; synced` : ''}</div>
+                <div translate="no">${p.name}</div>
+                <div class="meta">
+                  ${[t('account.added', { when: look().tr.dateTime(p.created_at) }), lastUsed(p.last_used_at), ...(p.backed_up ? [t('account.passkeys.synced')] : [])].join(' · ')}
+                </div>
               </div>
               <form method="post" action="/account/passkeys/remove">
                 <input type="hidden" name="csrf" value="${csrf}" /><input type="hidden" name="id" value="${p.id}" />
-                <button type="submit" class="secondary" aria-label="Remove the passkey ${p.name}">Remove</button>
+                <button type="submit" class="secondary" aria-label="${t('account.passkeys.remove', { name: p.name })}">${t('account.remove')}</button>
               </form>
             </li>`,
         )}
       </ul>`
-    : html`<p>None yet. A passkey signs you in with your fingerprint, face or screen lock: nothing to type, nothing to phish.</p>`;
+    : html`<p>${t('account.passkeys.none')}</p>`;
   // A new passkey is a new way in: after a recent sign-in only (the core decides; this shows the way there).
   const add = o.recent
-    ? ceremonyForm('register', '/account/passkeys/add', csrf, 'Add a passkey', [
+    ? ceremonyForm('register', '/account/passkeys/add', csrf, t('account.passkeys.add'), [
         html`<div class="field">
-          <label for="f-passkey-name">Name of the new passkey</label>
-          <input id="f-passkey-name" name="name" maxlength="100" autocomplete="off" placeholder="Phone, laptop, security key" />
+          <label for="f-passkey-name">${t('account.passkeys.name')}</label>
+          <input id="f-passkey-name" name="name" maxlength="100" autocomplete="off" placeholder="${t('account.passkeys.name_example')}" />
         </div>`,
       ])
-    : html`<p class="links"><a href="${confirmAddress('/account#passkeys')}">Confirm it is you to add a passkey</a></p>`;
+    : html`<p class="links"><a href="${confirmAddress('/account#passkeys')}">${t('account.passkeys.confirm')}</a></p>`;
   const noPassword = o.hasPassword
     ? ''
-    : html`<p>This account has no password: it signs in with a passkey or another provider.</p>
+    : html`<p>${t('account.passkeys.no_password')}</p>
         <form method="post" action="/account/password-link" class="links">
-          <input type="hidden" name="csrf" value="${csrf}" /><button type="submit" class="secondary">Mail me a link to set a password</button>
+          <input type="hidden" name="csrf" value="${csrf}" /><button type="submit" class="secondary">${t('account.passkeys.mail_link')}</button>
         </form>`;
   return html`<section id="passkeys" aria-labelledby="h-passkeys">
-    <h2 id="h-passkeys">Passkeys</h2>
+    <h2 id="h-passkeys">${t('account.passkeys')}</h2>
     ${list}${noPassword}
-    <noscript><p class="meta">Passkeys need JavaScript in this browser.</p></noscript>
+    <noscript><p class="meta">${t('account.passkeys.needs_js')}</p></noscript>
     ${add}
   </section>`;
 }

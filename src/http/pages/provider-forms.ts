@@ -1,5 +1,10 @@
 /** The pages' forms for upstream providers: "Continue with …" buttons, and the account page's linked sign-ins. */
-import { html, type Html } from './html';
+import { html, type Html, tm } from './html';
+import { lastUsed } from './credential-forms';
+import { t } from './look';
+
+/** A provider's name as the operator gave it: data, not words. */
+const named = (p: { display_name: string }): Html => html`<span translate="no">${p.display_name}</span>`;
 
 /** The "Continue with …" buttons, carrying where to go afterwards (and an invitation). */
 export function providerButtons(
@@ -15,7 +20,7 @@ export function providerButtons(
           <input type="hidden" name="csrf" value="${csrf}" />${carry.returnTo ? html`<input type="hidden" name="return_to" value="${carry.returnTo}" />` : ''}${
             carry.rd ? html`<input type="hidden" name="rd" value="${carry.rd}" />` : ''
           }${carry.invite ? html`<input type="hidden" name="invite" value="${carry.invite}" />` : ''}
-          <button type="submit" class="secondary">Continue with ${p.display_name}</button>
+          <button type="submit" class="secondary">${tm('account.providers.continue', { provider: named(p) })}</button>
         </form>`,
     )}
   </div>`;
@@ -30,7 +35,7 @@ export function identitySection(
   if (providers.length === 0 && identities.length === 0) return html``;
   const unlinked = providers.filter((p) => !identities.some((i) => i.provider === p.name));
   return html`<section id="providers" aria-labelledby="h-identities">
-    <h2 id="h-identities">Sign in with another provider</h2>
+    <h2 id="h-identities">${t('account.providers')}</h2>
     ${
       identities.length
         ? html`<ul class="sessions">
@@ -38,23 +43,27 @@ export function identitySection(
               (i) =>
                 html`<li>
                   <div>
-                    <div>${i.display_name}</div>
-                    <div class="meta">${i.email ?? 'no email shared'} &middot; last used ${(i.last_used_at ?? 'never').replace('T', ' ').slice(0, 16)}</div>
+                    <div translate="no">${i.display_name}</div>
+                    <div class="meta">
+                      ${i.email === null ? t('account.providers.no_email') : html`<span translate="no">${i.email}</span>`} &middot; ${lastUsed(i.last_used_at)}
+                    </div>
                   </div>
                   <form method="post" action="/account/providers/unlink">
                     <input type="hidden" name="csrf" value="${csrf}" /><input type="hidden" name="id" value="${i.id}" />
-                    <button type="submit" class="secondary" aria-label="Unlink ${i.display_name}">Unlink</button>
+                    <button type="submit" class="secondary" aria-label="${t('account.providers.unlink_one', { provider: i.display_name })}">
+                      ${t('account.providers.unlink')}
+                    </button>
                   </form>
                 </li>`,
             )}
           </ul>`
-        : html`<p>None linked yet.</p>`
+        : html`<p>${t('account.providers.none')}</p>`
     }
     ${unlinked.map(
       (p) =>
         html`<form method="post" action="/account/providers/link">
           <input type="hidden" name="csrf" value="${csrf}" /><input type="hidden" name="provider" value="${p.name}" />
-          <button type="submit" class="secondary">Link ${p.display_name}</button>
+          <button type="submit" class="secondary">${tm('account.providers.link', { provider: named(p) })}</button>
         </form>`,
     )}
   </section>`;

@@ -4,17 +4,16 @@
  * login shell they give.
  */
 import type { SshKeyView } from '../../core';
-import { csrfField, field, form, html, type Html } from './html';
+import { csrfField, field, form, html, type Html, tm } from './html';
 import { confirmAddress } from './confirm-return';
-
-const date = (iso: string) => iso.replace('T', ' ').slice(0, 16) + ' UTC';
+import { look, t } from './look';
 
 export function sshKeySection(csrf: string, list: readonly SshKeyView[], shell: string, recent: boolean): Html {
   const add = recent
     ? html`<form method="post" action="/account/ssh-keys">
         ${csrfField(csrf)}
         <div class="field">
-          <label for="f-sshKey">Public key</label>
+          <label for="f-sshKey">${t('account.ssh_keys.public_key')}</label>
           <textarea
             id="f-sshKey"
             name="sshKey"
@@ -25,16 +24,14 @@ export function sshKeySection(csrf: string, list: readonly SshKeyView[], shell: 
             autocomplete="off"
             aria-describedby="f-sshKey-hint"
           ></textarea>
-          <small id="f-sshKey-hint"
-            >The one line of your .pub file (ssh-ed25519 AAAA&hellip; you@laptop): ed25519, ECDSA, a security key's sk- key, or RSA of 2048 bits or more.</small
-          >
+          <small id="f-sshKey-hint">${tm('account.ssh_keys.hint', { example: html`<code>ssh-ed25519 AAAA… you@laptop</code>` })}</small>
         </div>
-        <button type="submit" class="secondary">Add SSH key</button>
+        <button type="submit" class="secondary">${t('account.ssh_keys.add')}</button>
       </form>`
-    : html`<p class="links"><a href="${confirmAddress('/account#ssh-keys')}">Confirm it is you to add an SSH key</a></p>`;
+    : html`<p class="links"><a href="${confirmAddress('/account#ssh-keys')}">${t('account.ssh_keys.confirm')}</a></p>`;
   return html`<section id="ssh-keys" aria-labelledby="h-ssh-keys">
-    <h2 id="h-ssh-keys">SSH keys</h2>
-    <p>Servers that sign people in through this directory take these keys for you (at most 20). You are told by mail when one is added or removed.</p>
+    <h2 id="h-ssh-keys">${t('account.ssh_keys')}</h2>
+    <p>${t('account.ssh_keys.intro', { max: look().tr.number(20) })}</p>
     ${
       list.length
         ? html`<ul class="sessions" id="ssh-key-list">
@@ -42,12 +39,14 @@ export function sshKeySection(csrf: string, list: readonly SshKeyView[], shell: 
               (k) =>
                 html`<li>
                   <div>
-                    <div>${k.description}${k.comment ? html` &middot; ${k.comment}` : ''}</div>
-                    <div class="meta"><code>${k.fingerprint}</code> &middot; added ${date(k.created_at)}</div>
+                    <div translate="no">${k.description}${k.comment ? html` &middot; ${k.comment}` : ''}</div>
+                    <div class="meta"><code>${k.fingerprint}</code> &middot; ${t('account.added', { when: look().tr.dateTime(k.created_at) })}</div>
                   </div>
                   <form method="post" action="/account/ssh-keys/remove">
                     ${csrfField(csrf)}<input type="hidden" name="id" value="${k.id}" />
-                    <button type="submit" class="secondary" aria-label="Remove the SSH key ${k.fingerprint}">Remove</button>
+                    <button type="submit" class="secondary" aria-label="${t('account.ssh_keys.remove', { fingerprint: k.fingerprint })}">
+                      ${t('account.remove')}
+                    </button>
                   </form>
                 </li>`,
             )}
@@ -58,13 +57,13 @@ export function sshKeySection(csrf: string, list: readonly SshKeyView[], shell: 
     ${form(
       '/account/shell',
       csrf,
-      'Change login shell',
+      t('account.ssh_keys.shell_change'),
       [
-        field('shell', 'Login shell', {
+        field('shell', t('account.ssh_keys.shell'), {
           value: shell,
           autocomplete: 'off',
           maxlength: 200,
-          hint: 'an absolute path the servers have, such as /bin/bash or /usr/bin/zsh',
+          hint: t('account.ssh_keys.shell_hint'),
         }),
       ],
       { secondary: true },
