@@ -49,7 +49,7 @@ t.test('/account in en, de and fr: every word in the reader’s language, nothin
     // A success message too: the page's own, in the reader's language.
     await page.goto(`${s.config.publicUrl}/account?done=ssh_key_added`);
     t.equal(await page.getAttribute('html', 'lang'), language);
-    t.equal(await page.locator('.notice.success').textContent(), words['account.done.ssh_key_added']);
+    t.equal(await page.locator('.notice.success').textContent(), words['pages.done.ssh_key_added']);
     t.equal(await page.locator('#h-totp').textContent(), words['account.totp'], 'two-factor authentication offered (off)');
     t.match(await page.locator('#two-factor').textContent(), words['account.totp.off']);
     t.match(await page.locator('#sessions').textContent(), SIGNED_IN[language], 'how and when, in the reader’s words');

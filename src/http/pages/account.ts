@@ -2,7 +2,7 @@
 import type { Context } from 'koa';
 import type { ActionResult, Caller } from '../../core';
 import { field, form, html, Html, notice, page, raw, tm } from './html';
-import { type PageKit, refusal, see, send, str } from './kit';
+import { DONE, type PageKit, refusal, see, send, str } from './kit';
 import { look, t, useAccountLanguage } from './look';
 import { LANGUAGES } from '../../core';
 import { clearTokens, csrfToken, pageCaller, storeTokens, tokenCaller, tokensIn } from './session';
@@ -47,36 +47,8 @@ const deviceText = (x: SessionView): string =>
 const device = (x: SessionView): Html =>
   (x.browser && x.system) || !(x.browser ?? x.system ?? x.user_agent?.trim()) ? html`${deviceText(x)}` : html`<span translate="no">${deviceText(x)}</span>`;
 
-/**
- * The success messages the account page shows, by the name a redirect carries (`?done=`, no
- * reflected text), each a catalogue message `account.done.<name>`.
- */
-const DONE_HERE = [
-  'welcome',
-  'username',
-  'password',
-  'email',
-  'verification',
-  'totp_off',
-  'revoked',
-  'recovery',
-  'others',
-  'app_revoked',
-  'passkey_added',
-  'passkey_removed',
-  'password_link',
-  'linked',
-  'unlinked',
-  'app_password_revoked',
-  'api_key_revoked',
-  'ssh_key_added',
-  'ssh_key_removed',
-  'login_shell',
-] as const;
-const doneMessage = (name: unknown): string | undefined => {
-  const known = DONE_HERE.find((d) => d === name);
-  return known ? t(`account.done.${known}`) : undefined;
-};
+/** A success message by the name a redirect carries (`?done=`, no reflected text): kit.ts's one table. */
+const doneMessage = (name: unknown): string | undefined => (typeof name === 'string' ? DONE[name] : undefined);
 
 /** The account page's section of a form (a confirmation comes back to it). */
 const SECTION_OF: Readonly<Record<string, string>> = {
