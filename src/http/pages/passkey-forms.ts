@@ -17,7 +17,17 @@ export function ceremonyForm(
   return html`<form method="post" action="${action}" data-passkey="${purpose}" ${o.autofill ? html` data-passkey-autofill` : ''} hidden>
     <input type="hidden" name="csrf" value="${csrf}" /><input type="hidden" name="response" value="" />
     ${fields}
-    <p class="notice error" role="alert" data-passkey-error hidden></p>
+    <p
+      class="notice error"
+      role="alert"
+      data-passkey-error
+      data-cancelled="${t('passkey.script.cancelled')}"
+      data-registered="${t('passkey.script.registered')}"
+      data-wrong-host="${t('passkey.script.wrong_host')}"
+      data-failed="${t('passkey.script.failed')}"
+      data-refused="${t('passkey.script.refused')}"
+      hidden
+    ></p>
     <button type="submit" class="secondary">${submit}</button>
   </form>`;
 }

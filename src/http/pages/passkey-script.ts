@@ -11,21 +11,26 @@ export const PASSKEY_SCRIPT = `
   var W = window.SimpleWebAuthnBrowser;
   if (!W || !W.browserSupportsWebAuthn()) return;
   var csrf = function () { var i = document.querySelector('input[name="csrf"]'); return i ? i.value : ''; };
+  // The words come from the form's error line (data-*: the page's catalogue, in the reader's language).
+  var said = function (form, name) {
+    var p = form.querySelector('[data-passkey-error]');
+    return (p && p.getAttribute('data-' + name)) || '';
+  };
   var say = function (form, text) {
     var p = form.querySelector('[data-passkey-error]');
     if (!p) return;
     p.textContent = text;
     p.hidden = false;
   };
-  var words = function (err) {
-    if (err && err.name === 'NotAllowedError') return 'The passkey request was cancelled or timed out. Try again.';
-    if (err && err.code === 'ERROR_AUTHENTICATOR_PREVIOUSLY_REGISTERED') return 'This passkey is registered already.';
+  var words = function (form, err) {
+    if (err && err.name === 'NotAllowedError') return said(form, 'cancelled');
+    if (err && err.code === 'ERROR_AUTHENTICATOR_PREVIOUSLY_REGISTERED') return said(form, 'registered');
     // An IP address or a plain-http host: the browser's own words ("127.0.0.1 is an invalid domain") say little.
     if (err && (err.name === 'SecurityError' || err.code === 'ERROR_INVALID_DOMAIN' || err.code === 'ERROR_INVALID_RP_ID'))
-      return 'Passkeys cannot be used at ' + location.host + ': open this page at the public address of the server (a host name such as localhost, over https elsewhere).';
-    return (err && err.message) || 'The passkey could not be used.';
+      return said(form, 'wrong-host').replace('{host}', location.host);
+    return (err && err.message) || said(form, 'failed');
   };
-  var options = function (fields) {
+  var options = function (form, fields) {
     fields.csrf = csrf();
     return fetch('/passkeys/options', {
       method: 'POST',
@@ -41,8 +46,8 @@ export const PASSKEY_SCRIPT = `
           location.assign('/signin/confirm?return=' + encodeURIComponent('/account#passkeys'));
           return new Promise(function () {});
         }
-        var said = refusal.message || 'The server refused.';
-        throw new Error(said.charAt(0).toUpperCase() + said.slice(1) + '.');
+        var text = refusal.message || said(form, 'refused');
+        throw new Error(text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? '' : '.'));
       });
     });
   };
@@ -61,14 +66,14 @@ export const PASSKEY_SCRIPT = `
       });
       var button = form.querySelector('button[type="submit"]');
       if (button) button.disabled = true;
-      options(fields)
+      options(form, fields)
         .then(function (o) {
           return purpose === 'signin' ? W.startAuthentication({ optionsJSON: o }) : W.startRegistration({ optionsJSON: o });
         })
         .then(function (answer) { finish(form, answer); })
         .catch(function (err) {
           if (button) button.disabled = false;
-          say(form, words(err));
+          say(form, words(form, err));
         });
     });
   });
@@ -76,7 +81,7 @@ export const PASSKEY_SCRIPT = `
   if (signin && document.querySelector('input[autocomplete~="webauthn"]') && W.browserSupportsWebAuthnAutofill) {
     W.browserSupportsWebAuthnAutofill().then(function (yes) {
       if (!yes) return;
-      return options({ purpose: 'signin' })
+      return options(signin, { purpose: 'signin' })
         .then(function (o) { return W.startAuthentication({ optionsJSON: o, useBrowserAutofill: true }); })
         .then(function (answer) { finish(signin, answer); });
     }).catch(function () { /* the button's own request replaced this one, or autofill was dismissed */ });
