@@ -5,7 +5,8 @@ import t from 'tap';
 import { launch, screenshots } from '../helpers/browser';
 import { cli } from '../helpers/cli';
 import { passkeyServer } from '../helpers/passkeys';
-import { errorCode } from '../helpers/server';
+import { errorCode, PASSWORD } from '../helpers/server';
+import { browser } from '../helpers/amr-upstream';
 import { startSmtp } from '../helpers/smtp';
 import { addClient, APP, authorizationRequest, relyingParty } from '../helpers/oidc';
 
@@ -94,4 +95,23 @@ t.test('recovery link: made at the shell, opened once, 15 minutes to add a passk
   t.match(await other.locator('.notice.error').textContent(), /recovery link is not valid or was already used/);
   await screenshots(other, 'recover-replayed');
   t.equal(Number((await s.db('session').where({ method: 'recovery' }).count({ n: '*' }))[0].n), 1, 'one recovery session');
+});
+
+t.test('a recovery link opened in a browser that was signed in ends the session it held', async (t) => {
+  const { s } = await passkeyServer(t);
+  const b = browser(s);
+  await b.go('/signin');
+  t.equal((await b.form('/signin', { email: 'admin@example.com', password: PASSWORD })).status, 303, 'signed in with the password');
+  const openPasswordSessions = async () => Number((await s.db('session').whereNull('ended_at').where({ method: 'password' }).count({ n: '*' }).first())?.n);
+  const before = await openPasswordSessions();
+  const made = await cli(s.dataDir, ['--json', 'user', 'recovery-link', 'admin@example.com']);
+  const token = /#token=(.+)$/.exec(made.json.link as string)![1];
+  await b.go('/recover');
+  const opened = await b.form('/recover', { token });
+  t.equal(opened.location, '/account?done=recovery');
+  t.equal(
+    await openPasswordSessions(),
+    before - 1,
+    'the password session the browser held ended: one browser, one page session (an outside finding: it stayed open)',
+  );
 });

@@ -4,7 +4,7 @@ import { field, form, html, notice, page } from './html';
 import type { MessageKey } from '../../core';
 import { type KnownRefusals, type PageKit, refusal, see, send, str } from './kit';
 import { t } from './look';
-import { clearTokens, csrfToken, guestCaller, storeTokens } from './session';
+import { clearTokens, csrfToken, endPrevious, guestCaller, pageCaller, storeTokens } from './session';
 
 /** The pages of mailed links, each with its words in the catalogues (pages.<words>.title, .intro, …). */
 type LinkWords = 'verify' | 'unlock' | 'end_session';
@@ -40,8 +40,11 @@ export function registerMailedLinks(kit: PageKit) {
   router.get('/recover', html_, (ctx) => recoverPage(ctx));
   post('/recover', async (ctx) => {
     try {
+      const previous = await pageCaller(ctx, core, names);
       const tokens = await core.accounts.openRecovery(guestCaller(ctx), str(ctx.request.body, 'token').trim());
       storeTokens(ctx, names, { token: tokens.token, refresh: tokens.refreshToken });
+      // One browser, one page session: the one the cookie held ends, as at every sign-in.
+      await endPrevious(core, previous);
       see(ctx, '/account?done=recovery');
     } catch (err) {
       recoverPage(ctx, refusal(err, undefined, linkRefused('recover')));
