@@ -305,13 +305,14 @@ export function registerConsoleSettings(kit: PageKit, c: ConsoleKit): void {
           <p class="meta">${t('settings.audit.newest', { n: tr().number(AUDIT_LIMIT) })}</p>
           ${dataTable(
             [t('settings.audit.when'), t('settings.audit.event'), t('settings.audit.account'), t('settings.audit.from'), t('settings.audit.details')],
+            // An event's name, an account and an address break only where they must (.url), so the details do not squeeze them mid-word.
             rows.map(
               (r) =>
                 html`<tr>
-                  <td>${tr().dateTime(r.created_at)}</td>
-                  <td>${code(r.event)}</td>
-                  <td>${r.account ? html`<a href="/admin/accounts/${r.account}" translate="no">${r.account.slice(0, 8)}</a>` : '-'}</td>
-                  <td>${r.client ? code(r.client) : '-'}</td>
+                  <td class="when">${tr().dateTime(r.created_at)}</td>
+                  <td><code class="url">${r.event}</code></td>
+                  <td>${r.account ? html`<a href="/admin/accounts/${r.account}" class="url" translate="no">${r.account.slice(0, 8)}</a>` : '-'}</td>
+                  <td>${r.client ? html`<code class="url">${r.client}</code>` : '-'}</td>
                   <td>${code(JSON.stringify(r.details))}</td>
                 </tr>`,
             ),
