@@ -2,21 +2,26 @@
 import path from 'node:path';
 import type { Context } from 'koa';
 import { AppError, isAppError } from '../../../errors';
-import { LANGUAGES, type LookSource } from '../../../core';
-import { field, html, notice, raw, type Html } from '../html';
-import { type PageKit, str } from '../kit';
+import { LANGUAGES, type LookSource, type MessageKey } from '../../../core';
+import { field, html, notice, raw, tm, type Html } from '../html';
+import { message, type PageKit, str } from '../kit';
 import { look, t } from '../look';
 import { type Admin, assertConfirmed, confirmBox, type ConsoleKit, dataTable } from './kit';
 
 /** What each check of the signup chain means, for the sentence that says why signup is closed. */
-const CLOSED_BY: Record<string, string> = {
-  signup_action_execute: 'guests may not run the signup action',
-  user_account_create: 'guests may not create accounts',
-  usergroup_create: 'guests may not create groups (each account gets one of its own)',
-  membership_refer: 'guests may not join groups',
+const CLOSED_BY: Readonly<Record<string, MessageKey>> = {
+  signup_action_execute: 'settings.signup.closed_by.signup_action_execute',
+  user_account_create: 'settings.signup.closed_by.user_account_create',
+  usergroup_create: 'settings.signup.closed_by.usergroup_create',
+  membership_refer: 'settings.signup.closed_by.membership_refer',
 };
 
+/** A command, a path or a name a system gave: written as it is typed, never translated. */
+const code = (text: string): Html => html`<code>${text}</code>`;
+
 const AUDIT_LIMIT = 100;
+/** The audit page looks back at most this many days (about ten years). */
+const AUDIT_MAX_DAYS = 3650;
 
 /** The reader's translator (numbers in their locale). */
 const tr = () => look().tr;
@@ -48,44 +53,46 @@ export function registerConsoleSettings(kit: PageKit, c: ConsoleKit): void {
       ctx,
       a,
       'signup',
-      'Guest signup',
+      t('settings.signup.title'),
       html`<section>
           <p id="signup-state">
-            <strong>${status.open ? 'Open' : 'Closed'}.</strong> ${
+            <strong>${t(status.open ? 'settings.signup.open' : 'settings.signup.closed')}</strong> ${
               status.open
-                ? 'Anyone who can reach /signup can make an account. Its permissions are the ones new accounts get by default: they see only what is theirs or shared with them.'
-                : `Only invited people (and accounts made from the shell or here) get in: ${CLOSED_BY[status.closedBy ?? ''] ?? 'a check of the signup chain refuses guests'}.`
+                ? tm('settings.signup.open_text', { path: code('/signup') })
+                : t('settings.signup.closed_text', { reason: t(CLOSED_BY[status.closedBy ?? ''] ?? 'settings.signup.closed_by.other') })
             }
           </p>
-          <p>This is the same switch as <code>gatehouse action set-permission signup --guest on|off</code>; running servers see it at once.</p>
+          <p>${tm('settings.signup.same_switch', { command: code('gatehouse action set-permission signup --guest on|off') })}</p>
           ${
             managedBy !== null
-              ? html`<p class="notice info" id="signup-managed-by">Set by ${managedBy}: who may sign up is changed there.</p>`
+              ? html`<p class="notice info" id="signup-managed-by">
+                  ${tm('settings.signup.managed', { file: html`<span translate="no">${managedBy}</span>` })}
+                </p>`
               : html`<form method="post" action="/admin/signup" class="${status.open ? '' : 'danger'}">
                   <input type="hidden" name="csrf" value="${a.csrf}" /><input type="hidden" name="guest" value="${status.open ? 'off' : 'on'}" />
-                  ${status.open ? '' : confirmBox('Let anyone on the internet make an account')}
-                  <button type="submit" class="secondary">${status.open ? 'Close guest signup' : 'Open guest signup'}</button>
+                  ${status.open ? '' : confirmBox(t('settings.signup.confirm_open'))}
+                  <button type="submit" class="secondary">${t(status.open ? 'settings.signup.close' : 'settings.signup.open_button')}</button>
                 </form>`
           }
         </section>
         <section id="signin-by-mail">
-          <h2>Sign-in by a mailed code</h2>
+          <h2>${t('settings.by_mail.title')}</h2>
           <p id="signin-by-mail-state">
-            <strong>${byMail ? 'On' : 'Off'}.</strong> ${
-              byMail
-                ? 'The sign-in page offers to mail a one-time code to an account’s address; the code signs in only in the browser that asked for it. It is one factor: an account with two-factor authentication is asked for its code too.'
-                : 'People sign in with a password, a passkey or another provider only.'
-            }
+            <strong>${t(byMail ? 'settings.by_mail.on' : 'settings.by_mail.off')}</strong>
+            ${t(byMail ? 'settings.by_mail.on_text' : 'settings.by_mail.off_text')}
           </p>
           <p>
-            The same switch as <code>gatehouse serve --signin-by-mail</code> and <code>gatehouse action set-permission signin_by_mail --guest on|off</code>.
+            ${tm('settings.by_mail.same_switch', {
+              flag: code('gatehouse serve --signin-by-mail'),
+              command: code('gatehouse action set-permission signin_by_mail --guest on|off'),
+            })}
           </p>
           ${
             byMailManagedBy !== null
-              ? html`<p class="notice info">Set by ${byMailManagedBy}: it is changed there.</p>`
+              ? html`<p class="notice info">${tm('settings.by_mail.managed', { file: html`<span translate="no">${byMailManagedBy}</span>` })}</p>`
               : html`<form method="post" action="/admin/signin-by-mail">
                   <input type="hidden" name="csrf" value="${a.csrf}" /><input type="hidden" name="guest" value="${byMail ? 'off' : 'on'}" />
-                  <button type="submit" class="secondary">${byMail ? 'Turn sign-in by mail off' : 'Turn sign-in by mail on'}</button>
+                  <button type="submit" class="secondary">${t(byMail ? 'settings.by_mail.turn_off' : 'settings.by_mail.turn_on')}</button>
                 </form>`
           }
         </section>`,
@@ -218,27 +225,27 @@ export function registerConsoleSettings(kit: PageKit, c: ConsoleKit): void {
       ctx,
       a,
       'keys',
-      'Signing keys',
+      t('settings.keys.title'),
       html`<section>
           ${dataTable(
-            ['Key id', 'Algorithm', 'State', 'Created (UTC)', 'Verifies until (UTC)'],
+            [t('settings.keys.kid'), t('settings.keys.alg'), t('settings.keys.state'), t('settings.keys.created'), t('settings.keys.verifies_until')],
             keys.map(
               (k) =>
                 html`<tr>
-                  <td><code>${k.kid}</code></td>
-                  <td>${k.alg}</td>
-                  <td>${k.state}</td>
-                  <td>${k.created_at.replace('T', ' ').slice(0, 16)}</td>
-                  <td>${(k.verify_until ?? '-').replace('T', ' ').slice(0, 16)}</td>
+                  <td>${code(k.kid)}</td>
+                  <td>${code(k.alg)}</td>
+                  <td>${t(`settings.keys.state.${k.state}`)}</td>
+                  <td>${tr().dateTime(k.created_at)}</td>
+                  <td>${k.verify_until === null ? '-' : tr().dateTime(k.verify_until)}</td>
                 </tr>`,
             ),
           )}
         </section>
         <section class="danger">
-          <p>A new key signs every token from now on; the old one keeps verifying until the tokens it signed have expired, so nobody is signed out.</p>
+          <p>${t('settings.keys.rotate_text')}</p>
           <form method="post" action="/admin/keys/rotate">
-            <input type="hidden" name="csrf" value="${a.csrf}" />${confirmBox('Rotate the signing key')}
-            <button type="submit" class="secondary">Rotate</button>
+            <input type="hidden" name="csrf" value="${a.csrf}" />${confirmBox(t('settings.keys.confirm_rotate'))}
+            <button type="submit" class="secondary">${t('settings.keys.rotate')}</button>
           </form>
         </section>`,
       o,
@@ -262,43 +269,51 @@ export function registerConsoleSettings(kit: PageKit, c: ConsoleKit): void {
     const days = Number(q('days') || '7');
     let rows: Awaited<ReturnType<typeof core.audit.query>> = [];
     let error = o.error;
-    try {
-      if (!/^[a-z_]{0,64}$/.test(event)) throw new Error('an event name is lower-case letters and _');
-      if (!Number.isInteger(days) || days < 1 || days > 3650) throw new Error('days is a whole number from 1 to 3650');
-      rows = await core.audit.query(a.actor, {
-        limit: AUDIT_LIMIT,
-        since: core.clock.now() - days * 86_400_000,
-        ...(event ? { event } : {}),
-        ...(email ? { accountEmail: email } : {}),
-      });
-    } catch (err) {
-      error = err instanceof Error ? err.message.charAt(0).toUpperCase() + err.message.slice(1) : String(err);
+    if (!/^[a-z_]{0,64}$/.test(event)) error = t('settings.audit.bad_event');
+    else if (!Number.isInteger(days) || days < 1 || days > AUDIT_MAX_DAYS) error = t('settings.audit.bad_days', { max: String(AUDIT_MAX_DAYS) });
+    else {
+      try {
+        rows = await core.audit.query(a.actor, {
+          limit: AUDIT_LIMIT,
+          since: core.clock.now() - days * 86_400_000,
+          ...(event ? { event } : {}),
+          ...(email ? { accountEmail: email } : {}),
+        });
+      } catch (err) {
+        error = message(err, undefined, { not_found: 'settings.audit.no_account' });
+      }
     }
     c.show(
       ctx,
       a,
       'audit',
-      'Audit log',
+      t('settings.audit.title'),
       html`<section>
           <form method="get" action="/admin/audit" class="search" role="search">
-            ${field('event', 'Event', { value: event, required: false, maxlength: 64, hint: 'signin_failed, passkey_added, …' })}
-            ${field('email', 'Account email', { type: 'email', value: email, required: false })}
-            ${field('days', 'Last days', { value: String(days), required: false, inputmode: 'numeric', maxlength: 4 })}
-            <button type="submit">Filter</button>
+            ${field('event', t('settings.audit.event'), {
+              value: event,
+              required: false,
+              maxlength: 64,
+              hint: t('settings.audit.event_hint', { examples: 'signin_failed, passkey_added, …' }),
+            })}
+            ${field('email', t('settings.audit.email'), { type: 'email', value: email, required: false })}
+            ${field('days', t('settings.audit.days'), { value: String(days), required: false, inputmode: 'numeric', maxlength: 4 })}
+            <button type="submit">${t('settings.audit.filter')}</button>
           </form>
         </section>
         <section>
-          <p class="meta">The newest ${AUDIT_LIMIT} entries that match.</p>
+          <p class="meta">${t('settings.audit.newest', { n: tr().number(AUDIT_LIMIT) })}</p>
           ${dataTable(
-            ['When (UTC)', 'Event', 'Account', 'From', 'Details'],
+            [t('settings.audit.when'), t('settings.audit.event'), t('settings.audit.account'), t('settings.audit.from'), t('settings.audit.details')],
+            // An event's name, an account and an address break only where they must (.url), so the details do not squeeze them mid-word.
             rows.map(
               (r) =>
                 html`<tr>
-                  <td>${new Date(r.created_at).toISOString().replace('T', ' ').slice(0, 19)}</td>
-                  <td>${r.event}</td>
-                  <td>${r.account ? html`<a href="/admin/accounts/${r.account}">${r.account.slice(0, 8)}</a>` : '-'}</td>
-                  <td>${r.client ?? '-'}</td>
-                  <td><code>${JSON.stringify(r.details)}</code></td>
+                  <td class="when">${tr().dateTime(r.created_at)}</td>
+                  <td><code class="url">${r.event}</code></td>
+                  <td>${r.account ? html`<a href="/admin/accounts/${r.account}" class="url" translate="no">${r.account.slice(0, 8)}</a>` : '-'}</td>
+                  <td>${r.client ? html`<code class="url">${r.client}</code>` : '-'}</td>
+                  <td>${code(JSON.stringify(r.details))}</td>
                 </tr>`,
             ),
           )}
