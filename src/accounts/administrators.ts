@@ -6,7 +6,15 @@
 import { AppError } from '../errors';
 import { SIGNUP_CLOSED } from '../permission/bits';
 import type { Tx } from '../store/connection';
-import { addMembership, countAdministrators, isAdministrator, otherAdministrator, removeMembership, systemGroupId } from '../store/accounts';
+import {
+  addMembership,
+  countAdministrators,
+  enabledAdministratorsBesides,
+  isAdministrator,
+  otherAdministrator,
+  removeMembership,
+  systemGroupId,
+} from '../store/accounts';
 import { actionOwner, setActionOwner, setActionPermission } from '../store/records';
 import { unnestOwnedFromManaged } from '../store/groups';
 
@@ -29,9 +37,12 @@ export async function claimFirstAdministrator(tx: Tx, accountId: number): Promis
   return true;
 }
 
-/** Refuses to let the last administrator go (disabled, deleted, demoted): 409 last_administrator. */
+/**
+ * Refuses to let the last administrator go (disabled, deleted, demoted): 409 last_administrator.
+ * The last one who can sign in: disabled administrators do not count.
+ */
 export async function assertNotLastAdministrator(tx: Tx, accountId: number, what: string): Promise<void> {
-  if ((await isAdministrator(tx, accountId)) && (await countAdministrators(tx)) <= 1) {
+  if ((await isAdministrator(tx, accountId)) && (await enabledAdministratorsBesides(tx, accountId)) === 0) {
     throw new AppError('last_administrator', `the last administrator cannot be ${what}`);
   }
 }

@@ -198,6 +198,20 @@ export const countAdministrators = op(async (h): Promise<number> => {
   return Number(row?.n ?? 0);
 });
 
+/** Administrators other than `accountId` who can sign in (a disabled one runs nothing). */
+export const enabledAdministratorsBesides = op(async (h, accountId: number): Promise<number> => {
+  const row = await h
+    .k('membership as m')
+    .join('usergroup as g', 'g.id', 'm.usergroup_id')
+    .join('user_account as a', 'a.id', 'm.account_id')
+    .where('g.system_role', 'administrators')
+    .whereNot('m.account_id', accountId)
+    .where('a.disabled', false)
+    .count({ n: '*' })
+    .first();
+  return Number(row?.n ?? 0);
+});
+
 export const isAdministrator = op(async (h, accountId: number): Promise<boolean> => {
   const row = await h
     .k('membership as m')

@@ -61,7 +61,12 @@ t.test('the last administrator stays: demote, disable, delete, on every path', a
   t.equal((await cli(s.dataDir, ['user', 'promote', 'bob@example.com'])).code, 0);
   const off = await s.call('PATCH', `/api/user_account/${admin}`, { token: s.bobToken, body: patchBody('user_account', admin, { disabled: true }) });
   t.equal(off.status, 200, 'bob disables the first administrator');
-  t.equal((await cli(s.dataDir, ['user', 'demote', 'bob@example.com'])).code, 0, 'a disabled administrator still counts as one');
+  // An outside finding: a disabled administrator counted as one, so the last enabled one could go
+  // (delete itself, be demoted) and leave nobody who can sign in and administer.
+  t.equal((await cli(s.dataDir, ['user', 'demote', 'bob@example.com'])).code, 3, 'a disabled administrator does not count: bob stays');
+  t.equal((await s.call('DELETE', `/api/user_account/${s.bob.reference_id}`, { token: s.bobToken })).status, 409, 'nor may bob delete himself');
+  t.equal((await cli(s.dataDir, ['user', 'enable', 'admin@example.com'])).code, 0);
+  t.equal((await cli(s.dataDir, ['user', 'demote', 'bob@example.com'])).code, 0, 'with the first administrator enabled again, bob may go');
   t.equal((await cli(s.dataDir, ['user', 'demote', 'admin@example.com'])).code, 3, 'but the last one stays');
 });
 

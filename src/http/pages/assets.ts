@@ -16,7 +16,7 @@ header nav a, header nav button { white-space: nowrap; }
 @media (max-width: 420px) { header { padding: .75rem; gap: .5rem; } header nav { gap: .75rem; } }
 .brand { font-weight: 700; text-decoration: none; color: var(--fg); display: inline-flex; align-items: center; gap: .5rem; min-width: 0; }
 .brand-logo { display: block; height: 28px; width: auto; max-width: 8rem; object-fit: contain; }
-.brand-name { overflow-wrap: anywhere; }
+.brand-name { overflow-wrap: break-word; }
 /* Long words (German compounds) wrap at a hyphen rather than run off a phone. */
 html[lang="de"] main, html[lang="fr"] main { hyphens: auto; overflow-wrap: break-word; }
 button, label, legend, .links a { overflow-wrap: break-word; hyphens: auto; }
@@ -111,6 +111,7 @@ td, .notice h2 { overflow-wrap: anywhere; }
   .table-wrap td[data-label]:not(:first-child)::before { content: attr(data-label) ": "; color: var(--muted); }
   .table-wrap td.wide-only { display: none; }
   td.actions form { max-width: none; }
+  .table-wrap td .when { white-space: normal; }
 }
 .search { display: flex; gap: .5rem; align-items: end; flex-wrap: wrap; }
 .search .field { flex: 1 1 14rem; margin: 0; }

@@ -125,7 +125,7 @@ export function apiKeySection(csrf: string, list: readonly ApiKeyView[], made: {
     {
       stem: 'api-key',
       title: t('account.api_keys'),
-      intro: tm('account.api_keys.intro', { header: html`<code>Authorization: Bearer gh_…</code>` }),
+      intro: tm('account.api_keys.intro', { header: html`<code>Authorization: Bearer gh_&hellip;</code>` }),
       make: t('account.api_keys.make'),
       confirm: t('account.api_keys.confirm'),
       made: (name) => tm('account.api_keys.made', { name }),

@@ -24,7 +24,7 @@ export function sshKeySection(csrf: string, list: readonly SshKeyView[], shell: 
             autocomplete="off"
             aria-describedby="f-sshKey-hint"
           ></textarea>
-          <small id="f-sshKey-hint">${tm('account.ssh_keys.hint', { example: html`<code>ssh-ed25519 AAAA… you@laptop</code>` })}</small>
+          <small id="f-sshKey-hint">${tm('account.ssh_keys.hint', { example: html`<code>ssh-ed25519 AAAA&hellip; you@laptop</code>` })}</small>
         </div>
         <button type="submit" class="secondary">${t('account.ssh_keys.add')}</button>
       </form>`

@@ -294,7 +294,7 @@ export function registerConsoleSettings(kit: PageKit, c: ConsoleKit): void {
               value: event,
               required: false,
               maxlength: 64,
-              hint: t('settings.audit.event_hint', { examples: 'signin_failed, passkey_added, …' }),
+              hint: t('settings.audit.event_hint', { examples: 'signin_failed, passkey_added, \u2026' }),
             })}
             ${field('email', t('settings.audit.email'), { type: 'email', value: email, required: false })}
             ${field('days', t('settings.audit.days'), { value: String(days), required: false, inputmode: 'numeric', maxlength: 4 })}
