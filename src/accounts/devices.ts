@@ -18,13 +18,16 @@ export interface Device {
 }
 
 const clean = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim().slice(0, 40) : null);
+const known = (name: string | null, names: Record<string, string>): string | null => (name !== null && Object.values(names).includes(name) ? name : null);
 
 export async function describeDevice(userAgent: string | null): Promise<Device> {
   if (!userAgent) return { browser: null, system: null, kind: null, label: 'an unknown device' };
   const { default: Bowser } = await import('bowser');
   const parsed = Bowser.parse(userAgent.slice(0, 200));
-  const browser = clean(parsed.browser.name);
-  const system = clean(parsed.os.name);
+  // Only names bowser knows: for a User-Agent it does not, it takes the name from the text
+  // ("Anything/1.0" is a browser "Anything"), which whoever signs in writes.
+  const browser = known(clean(parsed.browser.name), Bowser.BROWSER_MAP);
+  const system = known(clean(parsed.os.name), Bowser.OS_MAP);
   const kind = clean(parsed.platform.type);
   // A User-Agent no browser is read from (a script, an app) is shown as it says itself.
   const label = browser && system ? `${browser} on ${system}` : (browser ?? system ?? (userAgent.trim().slice(0, 60) || 'an unknown device'));

@@ -44,7 +44,7 @@ export async function noticeNewSignin(s: Services, actor: Actor, account: Accoun
           link,
           account.email,
           account.name,
-          { ...device, userAgent: actor.userAgent, address: actor.client, at, ttlSeconds: END_SESSION_TTL_SECONDS },
+          { ...device, address: actor.client, at, ttlSeconds: END_SESSION_TTL_SECONDS },
           accountTranslator(s.messages, account),
         ),
         'new_signin',

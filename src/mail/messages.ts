@@ -186,12 +186,12 @@ export function recoveryUsedMessage(to: string, name: string, windowSeconds: num
 
 /**
  * The browser as the reader's language says it: "Firefox on Windows", "Firefox unter Windows".
- * Without a browser or system a User-Agent is shown as it reads (a script, an app: 60 characters),
- * as accounts/devices.ts labels it for the session list.
+ * Only the names the user-agent parser knows: whoever signs in writes the User-Agent, and the
+ * mail must not carry their words ("an unknown device" instead).
  */
-function deviceIn(tr: Translator, d: { browser: string | null; system: string | null; userAgent: string | null }): string {
+function deviceIn(tr: Translator, d: { browser: string | null; system: string | null }): string {
   if (d.browser && d.system) return tr.t('mail.new_signin.device', { browser: d.browser, system: d.system });
-  return d.browser ?? d.system ?? (d.userAgent?.trim().slice(0, 60) || tr.t('mail.new_signin.unknown_device'));
+  return d.browser ?? d.system ?? tr.t('mail.new_signin.unknown_device');
 }
 
 /**
@@ -202,7 +202,7 @@ export function newSigninMessage(
   link: string,
   to: string,
   name: string,
-  o: { browser: string | null; system: string | null; userAgent: string | null; address: string | null; at: number; ttlSeconds: number },
+  o: { browser: string | null; system: string | null; address: string | null; at: number; ttlSeconds: number },
   tr: Translator,
 ): MailMessage {
   const facts: Array<[string, string]> = [
