@@ -158,9 +158,9 @@ export interface ConsoleKit {
 
 const notFound = () => new AppError('not_found', 'no such page');
 
-/** A dangerous form's confirmation: a box to tick, required by the browser and checked here. */
+/** A dangerous form's confirmation: a box to tick, required by the browser and checked here (its words one flex item: a name inside them keeps its spaces). */
 export const confirmBox = (what: string | Html): Html =>
-  html`<label class="check"><input type="checkbox" name="confirm" value="yes" required /> ${what}</label>`;
+  html`<label class="check"><input type="checkbox" name="confirm" value="yes" required /> <span>${what}</span></label>`;
 
 /** A column of a console table: a heading, shown only on wide screens, or read by screen readers only. */
 export type Column = string | { label: string; wide?: boolean; quiet?: boolean };

@@ -153,8 +153,8 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
               <small id="f-redirect-hint">${tm('admin.clients.redirect_hint', { example: html`<code>https://app.example.com/callback</code>` })}</small>
             </div>
             <label class="check"
-              ><input type="checkbox" name="device" value="yes" /> ${t('admin.clients.device')}:
-              ${tm('admin.clients.device_hint', { path: html`<code>/device</code>` })}</label
+              ><input type="checkbox" name="device" value="yes" />
+              <span>${t('admin.clients.device')}: ${tm('admin.clients.device_hint', { path: html`<code>/device</code>` })}</span></label
             >
             <label class="check"
               ><input type="checkbox" name="credentials" value="yes" /> ${t('admin.clients.credentials')}: ${t('admin.clients.credentials_hint')}</label
