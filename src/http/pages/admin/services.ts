@@ -154,10 +154,10 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
             </div>
             <label class="check"
               ><input type="checkbox" name="device" value="yes" />
-              <span>${t('admin.clients.device')}: ${tm('admin.clients.device_hint', { path: html`<code>/device</code>` })}</span></label
+              <span>${tm('admin.clients.device_hint', { label: html`${t('admin.clients.device')}`, path: html`<code>/device</code>` })}</span></label
             >
             <label class="check"
-              ><input type="checkbox" name="credentials" value="yes" /> ${t('admin.clients.credentials')}: ${t('admin.clients.credentials_hint')}</label
+              ><input type="checkbox" name="credentials" value="yes" /> ${t('admin.clients.credentials_hint', { label: t('admin.clients.credentials') })}</label
             >
             ${field('audience', t('admin.clients.audience_label'), {
               required: false,
@@ -179,7 +179,7 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
             </fieldset>
             <label class="check"><input type="checkbox" name="first_party" value="yes" /> ${t('admin.clients.first_party')}</label>
             <label class="check"
-              ><input type="checkbox" name="two_factor" value="yes" /> ${t('admin.two_factors')}: ${t('admin.clients.two_factor_hint')}</label
+              ><input type="checkbox" name="two_factor" value="yes" /> ${t('admin.clients.two_factor_hint', { label: t('admin.two_factors') })}</label
             >
             <label class="check"><input type="checkbox" name="public" value="yes" /> ${t('admin.clients.public')} ${t('admin.clients.public_hint')}</label>
             <button type="submit">${t('admin.clients.add')}</button>
