@@ -6,15 +6,14 @@
  */
 import type { Context } from 'koa';
 import type { AccountView } from '../../../core';
-import { field, html, type Html } from '../html';
+import { field, html, type Html, tm } from '../html';
+import { t } from '../look';
 import { see, str } from '../kit';
 import { confirmAddress, needsConfirming } from '../confirm-return';
 import { apiKeyLifetimeField, chosenLifetime } from '../credential-forms';
-import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable } from './kit';
+import { actionButton, type Admin, assertConfirmed, type ConsoleKit, data, dataTable, when, yesNo } from './kit';
 import type { PageKit } from '../kit';
 
-const date = (iso: string | null) => (iso === null ? 'never' : iso.replace('T', ' ').slice(0, 16));
-const yes = (b: boolean) => (b ? 'yes' : 'no');
 const button = actionButton;
 
 /** An account's credentials of one kind (passkeys, app passwords): name, made, last used, and one button each. */
@@ -26,13 +25,13 @@ function credentialTable<C extends { name: string; created_at: string; last_used
 ): Html {
   if (list.length === 0) return none;
   return dataTable(
-    ['Name', made, 'Last used (UTC)', { label: action, quiet: true }],
+    [t('admin.name'), made, t('admin.last_used'), { label: action, quiet: true }],
     list.map(
       (c) =>
         html`<tr>
-          <td>${c.name}</td>
-          <td>${date(c.created_at)}</td>
-          <td>${date(c.last_used_at)}</td>
+          <td translate="no">${c.name}</td>
+          <td>${when(c.created_at)}</td>
+          <td>${when(c.last_used_at)}</td>
           <td class="actions">${buttonFor(c)}</td>
         </tr>`,
     ),
@@ -49,35 +48,48 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
     const rows = accounts.map(
       (v) =>
         html`<tr>
-          <td><a href="/admin/accounts/${v.reference_id}">${v.email}</a></td>
-          <td class="wide-only">${v.name}</td>
-          <td>${v.administrator ? 'administrator' : 'member'}${v.disabled ? ', disabled' : ''}</td>
-          <td class="wide-only">${yes(v.totp_enabled)}</td>
-          <td class="wide-only">${date(v.created_at)}</td>
+          <td><a href="/admin/accounts/${v.reference_id}" translate="no">${v.email}</a></td>
+          <td class="wide-only" translate="no">${v.name}</td>
+          <td>${t(v.administrator ? 'admin.accounts.role_admin' : 'admin.accounts.role_member')}${v.disabled ? t('admin.accounts.role_disabled') : ''}</td>
+          <td class="wide-only">${yesNo(v.totp_enabled)}</td>
+          <td class="wide-only">${when(v.created_at)}</td>
         </tr>`,
     );
     const nextLink = next
-      ? html`<p class="links"><a href="/admin/accounts?${new URLSearchParams({ ...(q ? { q } : {}), after: next }).toString()}">Next page</a></p>`
+      ? html`<p class="links">
+          <a href="/admin/accounts?${new URLSearchParams({ ...(q ? { q } : {}), after: next }).toString()}">${t('admin.accounts.next_page')}</a>
+        </p>`
       : '';
     c.show(
       ctx,
       a,
       'accounts',
-      'Accounts',
+      t('admin.nav.accounts'),
       html`<section>
           <form method="get" action="/admin/accounts" class="search" role="search">
-            ${field('q', 'Search by email or name', { value: q, required: false, maxlength: 200 })}<button type="submit">Search</button>
+            ${field('q', t('admin.accounts.search_label'), { value: q, required: false, maxlength: 200 })}<button type="submit">
+              ${t('admin.accounts.search')}
+            </button>
           </form>
         </section>
         <section>
           ${
             accounts.length === 0
-              ? html`<p>No account matches.</p>`
-              : html`${dataTable(['Email', { label: 'Name', wide: true }, 'Role', { label: 'TOTP', wide: true }, { label: 'Created (UTC)', wide: true }], rows)}`
+              ? html`<p>${t('admin.accounts.none')}</p>`
+              : html`${dataTable(
+                  [
+                    t('admin.email'),
+                    { label: t('admin.name'), wide: true },
+                    t('admin.accounts.role'),
+                    { label: t('admin.accounts.totp'), wide: true },
+                    { label: t('admin.created'), wide: true },
+                  ],
+                  rows,
+                )}`
           }
-          ${after ? html`<p class="links"><a href="/admin/accounts${q ? `?q=${encodeURIComponent(q)}` : ''}">First page</a></p>` : ''}${nextLink}
+          ${after ? html`<p class="links"><a href="/admin/accounts${q ? `?q=${encodeURIComponent(q)}` : ''}">${t('admin.accounts.first_page')}</a></p>` : ''}${nextLink}
         </section>
-        <p class="links"><a href="/admin/invitations">Invite someone</a></p>`,
+        <p class="links"><a href="/admin/invitations">${t('admin.invitations.invite')}</a></p>`,
       o,
     );
   };
@@ -110,23 +122,23 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
     const csrf = a.csrf;
     const actions: Html[] = [
       v.disabled
-        ? button(csrf, `${base}/enable`, 'Enable')
-        : button(csrf, `${base}/disable`, 'Disable', { confirm: 'Disable this account and end its sessions' }),
+        ? button(csrf, `${base}/enable`, t('admin.account.enable'))
+        : button(csrf, `${base}/disable`, t('admin.account.disable'), { confirm: t('admin.account.disable_confirm') }),
       v.administrator
-        ? button(csrf, `${base}/demote`, 'Remove administrator', { confirm: 'Take away administration' })
-        : button(csrf, `${base}/promote`, 'Make administrator', { confirm: 'Make this account an administrator' }),
-      v.totp_enabled ? button(csrf, `${base}/totp-reset`, 'Reset two-factor', { confirm: 'Turn two-factor off and end its sessions' }) : html``,
-      v.email_verified ? html`` : button(csrf, `${base}/verification`, 'Resend confirmation link'),
-      button(csrf, `${base}/delete`, 'Delete account', { confirm: 'Delete this account and everything it holds (cannot be undone)' }),
+        ? button(csrf, `${base}/demote`, t('admin.account.demote'), { confirm: t('admin.account.demote_confirm') })
+        : button(csrf, `${base}/promote`, t('admin.account.promote'), { confirm: t('admin.account.promote_confirm') }),
+      v.totp_enabled ? button(csrf, `${base}/totp-reset`, t('admin.account.totp_reset'), { confirm: t('admin.account.totp_reset_confirm') }) : html``,
+      v.email_verified ? html`` : button(csrf, `${base}/verification`, t('admin.account.resend')),
+      button(csrf, `${base}/delete`, t('admin.account.delete'), { confirm: t('admin.account.delete_confirm') }),
       // A directory's person is the directory's to remove: here only on purpose (its next sync may bring it back).
       fromSource === null
         ? html``
-        : button(csrf, `${base}/delete`, 'Delete even so', {
-            confirm: 'Delete it although the directory still manages it (its next sync may bring it back)',
+        : button(csrf, `${base}/delete`, t('admin.account.delete_force'), {
+            confirm: t('admin.account.delete_force_confirm'),
             hidden: { force: 'yes' },
           }),
       // For someone who lost every way in: a one-time link to add a passkey or a password (shown once, below).
-      v.disabled ? html`` : button(csrf, `${base}/recovery-link`, 'Make a recovery link', { confirm: 'Make a one-time link that opens this account' }),
+      v.disabled ? html`` : button(csrf, `${base}/recovery-link`, t('admin.account.recovery'), { confirm: t('admin.account.recovery_confirm') }),
     ];
     c.show(
       ctx,
@@ -135,50 +147,48 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
       v.email,
       html`${o.top ?? ''}
         <section aria-labelledby="h-details">
-          <h2 id="h-details">Details</h2>
+          <h2 id="h-details">${t('admin.account.details')}</h2>
           ${
             fromSource === null
               ? ''
               : html`<p class="notice info" id="account-source">
-                  From the directory source <a href="/admin/sources">${fromSource.source}</a>: change it there.
-                  ${
-                    fromSource.gone
-                      ? 'The directory no longer has this person, so the account is disabled here.'
-                      : 'Its name, email address, username and password are the directory’s.'
-                  }
+                  ${tm('admin.account.from_source', { source: html`<a href="/admin/sources" translate="no">${fromSource.source}</a>` })}
+                  ${t(fromSource.gone ? 'admin.account.source_gone' : 'admin.account.source_owns')}
                 </p>`
           }
           <dl>
-            <dt>Name</dt>
-            <dd>${v.name}</dd>
-            <dt>Username</dt>
-            <dd id="account-username">${v.username}</dd>
-            <dt>Email</dt>
-            <dd>${v.email}</dd>
-            <dt>Confirmed</dt>
-            <dd>${yes(v.email_verified)}</dd>
-            <dt>Administrator</dt>
-            <dd>${yes(v.administrator)}</dd>
-            <dt>Disabled</dt>
-            <dd>${yes(v.disabled)}</dd>
-            <dt>Two-factor</dt>
-            <dd>${v.totp_enabled ? 'on' : 'off'}</dd>
-            <dt>Groups</dt>
+            <dt>${t('admin.name')}</dt>
+            <dd translate="no">${v.name}</dd>
+            <dt>${t('admin.account.username')}</dt>
+            <dd id="account-username" translate="no">${v.username}</dd>
+            <dt>${t('admin.email')}</dt>
+            <dd translate="no">${v.email}</dd>
+            <dt>${t('admin.account.confirmed')}</dt>
+            <dd>${yesNo(v.email_verified)}</dd>
+            <dt>${t('admin.account.administrator')}</dt>
+            <dd>${yesNo(v.administrator)}</dd>
+            <dt>${t('admin.account.disabled')}</dt>
+            <dd>${yesNo(v.disabled)}</dd>
+            <dt>${t('admin.account.two_factor')}</dt>
+            <dd>${t(v.totp_enabled ? 'admin.on' : 'admin.off')}</dd>
+            <dt>${t('admin.nav.groups')}</dt>
             <dd id="account-groups">
               ${
                 groups.length === 0
-                  ? 'none'
+                  ? t('admin.account.no_groups')
                   : groups.map(
                       (g, i) =>
-                        html`${i > 0 ? ', ' : ''}<a href="/admin/groups/${g.reference_id}">${g.name}</a>${
-                            g.through.length === 0 ? '' : html` <span class="meta">(through ${g.through.join(', ')})</span>`
+                        html`${i > 0 ? ', ' : ''}<a href="/admin/groups/${g.reference_id}" translate="no">${g.name}</a>${
+                            g.through.length === 0
+                              ? ''
+                              : html` <span class="meta">${tm('admin.account.through', { groups: data(g.through.join(', ')) })}</span>`
                           }`,
                     )
               }
             </dd>
-            <dt>Created</dt>
-            <dd>${date(v.created_at)} UTC</dd>
-            <dt>Id</dt>
+            <dt>${t('admin.created')}</dt>
+            <dd>${when(v.created_at)}</dd>
+            <dt>${t('admin.account.id')}</dt>
             <dd><code>${v.reference_id}</code></dd>
           </dl>
           <div class="links">${actions}</div>
@@ -187,66 +197,74 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
               ? ''
               : html`<form method="post" action="${base}/username">
                   <input type="hidden" name="csrf" value="${csrf}" />
-                  ${field('username', 'New username', { autocomplete: 'off', maxlength: 128 })}
-                  <button type="submit" class="secondary">Change username</button>
+                  ${field('username', t('admin.account.new_username'), { autocomplete: 'off', maxlength: 128 })}
+                  <button type="submit" class="secondary">${t('admin.account.change_username')}</button>
                 </form>`
           }
         </section>
         <section aria-labelledby="h-sessions">
-          <h2 id="h-sessions">Sessions</h2>
+          <h2 id="h-sessions">${t('admin.account.sessions')}</h2>
           ${
             sessions.length === 0
-              ? html`<p>No open session.</p>`
+              ? html`<p>${t('admin.account.no_session')}</p>`
               : html`${dataTable(
-                  ['Last used (UTC)', 'From', 'Browser', { label: 'End', quiet: true }],
+                  [
+                    t('admin.last_used'),
+                    t('admin.account.session_from'),
+                    t('admin.account.session_browser'),
+                    { label: t('admin.account.session_end'), quiet: true },
+                  ],
                   sessions.map(
                     (x) =>
                       html`<tr>
-                        <td>${date(x.last_used_at)}</td>
-                        <td>${x.client ?? 'unknown'}</td>
-                        <td>${(x.user_agent ?? 'unknown').slice(0, 60)}</td>
-                        <td class="actions">${button(csrf, `${base}/sessions/end`, 'Sign out', { hidden: { session_id: x.id } })}</td>
+                        <td>${when(x.last_used_at)}</td>
+                        ${x.client === null ? html`<td>${t('admin.unknown')}</td>` : html`<td translate="no">${x.client}</td>`}
+                        ${x.user_agent === null ? html`<td>${t('admin.unknown')}</td>` : html`<td translate="no">${x.user_agent.slice(0, 60)}</td>`}
+                        <td class="actions">${button(csrf, `${base}/sessions/end`, t('admin.account.sign_out'), { hidden: { session_id: x.id } })}</td>
                       </tr>`,
                   ),
                 )}`
           }
         </section>
         <section aria-labelledby="h-passkeys">
-          <h2 id="h-passkeys">Passkeys</h2>
-          ${credentialTable(passkeys, html`<p>None.</p>`, ['Added (UTC)', 'Remove'], (p) =>
-            button(csrf, `${base}/passkeys/remove`, 'Remove', { confirm: 'Remove this passkey', hidden: { passkey_id: p.id } }),
+          <h2 id="h-passkeys">${t('admin.account.passkeys')}</h2>
+          ${credentialTable(passkeys, html`<p>${t('admin.none')}</p>`, [t('admin.account.added'), t('admin.remove')], (p) =>
+            button(csrf, `${base}/passkeys/remove`, t('admin.remove'), { confirm: t('admin.account.passkey_remove_confirm'), hidden: { passkey_id: p.id } }),
           )}
         </section>
         <section aria-labelledby="h-app-passwords">
-          <h2 id="h-app-passwords">App passwords</h2>
-          ${credentialTable(
-            appPasswords,
-            html`<p>None: the account binds to LDAP with its password (if it has no second factor).</p>`,
-            ['Made (UTC)', 'Revoke'],
-            (p) => button(csrf, `${base}/app-passwords/revoke`, 'Revoke', { confirm: `Revoke the app password ${p.name}`, hidden: { app_password_id: p.id } }),
+          <h2 id="h-app-passwords">${t('admin.account.app_passwords')}</h2>
+          ${credentialTable(appPasswords, html`<p>${t('admin.account.no_app_passwords')}</p>`, [t('admin.account.made'), t('admin.revoke')], (p) =>
+            button(csrf, `${base}/app-passwords/revoke`, t('admin.revoke'), {
+              confirm: tm('admin.account.app_password_revoke_confirm', { name: data(p.name) }),
+              hidden: { app_password_id: p.id },
+            }),
           )}
           <form method="post" action="${base}/app-passwords">
             <input type="hidden" name="csrf" value="${csrf}" />
-            ${field('app_password_name', 'Which app is it for?', { autocomplete: 'off', maxlength: 100 })}
-            <button type="submit" class="secondary">Make an app password</button>
+            ${field('app_password_name', t('admin.account.app_password_name'), { autocomplete: 'off', maxlength: 100 })}
+            <button type="submit" class="secondary">${t('admin.account.make_app_password')}</button>
           </form>
         </section>
         <section aria-labelledby="h-api-keys">
-          <h2 id="h-api-keys">API keys</h2>
+          <h2 id="h-api-keys">${t('admin.account.api_keys')}</h2>
           ${
             apiKeys.length === 0
-              ? html`<p>None.</p>`
+              ? html`<p>${t('admin.none')}</p>`
               : dataTable(
-                  ['Name', 'Made (UTC)', 'Expires (UTC)', 'Last used (UTC)', { label: 'Revoke', quiet: true }],
+                  [t('admin.name'), t('admin.account.made'), t('admin.account.expires'), t('admin.last_used'), { label: t('admin.revoke'), quiet: true }],
                   apiKeys.map(
                     (k) =>
                       html`<tr>
-                        <td>${k.name}</td>
-                        <td>${date(k.created_at)}</td>
-                        <td>${k.expires_at === null ? 'never' : date(k.expires_at)}</td>
-                        <td>${date(k.last_used_at)}</td>
+                        <td translate="no">${k.name}</td>
+                        <td>${when(k.created_at)}</td>
+                        <td>${when(k.expires_at)}</td>
+                        <td>${when(k.last_used_at)}</td>
                         <td class="actions">
-                          ${button(csrf, `${base}/api-keys/revoke`, 'Revoke', { confirm: `Revoke the API key ${k.name}`, hidden: { api_key_id: k.id } })}
+                          ${button(csrf, `${base}/api-keys/revoke`, t('admin.revoke'), {
+                            confirm: tm('admin.account.api_key_revoke_confirm', { name: data(k.name) }),
+                            hidden: { api_key_id: k.id },
+                          })}
                         </td>
                       </tr>`,
                   ),
@@ -254,11 +272,11 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
           }
           <form method="post" action="${base}/api-keys">
             <input type="hidden" name="csrf" value="${csrf}" />
-            ${field('api_key_name', 'Which script is it for?', { autocomplete: 'off', maxlength: 100 })} ${apiKeyLifetimeField('api_key_expires')}
-            <button type="submit" class="secondary">Make an API key</button>
+            ${field('api_key_name', t('admin.account.api_key_name'), { autocomplete: 'off', maxlength: 100 })} ${apiKeyLifetimeField('api_key_expires')}
+            <button type="submit" class="secondary">${t('admin.account.make_api_key')}</button>
           </form>
         </section>
-        <p class="links"><a href="/admin/accounts">All accounts</a></p>`,
+        <p class="links"><a href="/admin/accounts">${t('admin.account.all')}</a></p>`,
       o,
     );
   };
@@ -302,7 +320,7 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
   // Made here, a secret is shown on the answer (not a redirect): this once only.
   const makeSecret = (
     suffix: string,
-    noun: string,
+    heading: 'admin.account.made_app_password' | 'admin.account.made_api_key',
     id: string,
     make: (a: Admin, email: string, body: unknown) => Promise<{ view: { name: string }; secret: string }>,
   ) =>
@@ -322,18 +340,18 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
           }
           return accountPage(ctx, a, v.reference_id, {
             top: html`<section class="notice success" aria-labelledby="h-made">
-              <h2 id="h-made">The ${noun} for ${r.view.name}</h2>
-              <p>Give it to ${v.email} now: it is shown only this once.</p>
+              <h2 id="h-made">${tm(heading, { name: data(r.view.name) })}</h2>
+              <p>${tm('admin.account.give_secret', { email: data(v.email) })}</p>
               <p class="secret-once" id="${id}">${r.secret}</p>
             </section>`,
           });
         },
       );
     });
-  makeSecret('app-passwords', 'app password', 'app-password', (a, email, body) =>
+  makeSecret('app-passwords', 'admin.account.made_app_password', 'app-password', (a, email, body) =>
     core.accounts.appPasswords.add(a.actor, email, { name: str(body, 'app_password_name') }),
   );
-  makeSecret('api-keys', 'API key', 'api-key', async (a, email, body) =>
+  makeSecret('api-keys', 'admin.account.made_api_key', 'api-key', async (a, email, body) =>
     core.accounts.apiKeys.add(a.actor, email, { name: str(body, 'api_key_name'), expiresInSeconds: chosenLifetime(str(body, 'api_key_expires')) }),
   );
   // A recovery link, shown on the answer this once (a secret: anyone holding it opens the account).
@@ -347,11 +365,8 @@ export function registerConsoleAccounts(kit: PageKit, c: ConsoleKit): void {
         const made = await core.accounts.recoveryLink(a.actor, v.email);
         return accountPage(ctx, a, v.reference_id, {
           top: html`<section class="notice success" aria-labelledby="h-made">
-            <h2 id="h-made">A recovery link for ${v.email}</h2>
-            <p>
-              Give it to them yourself (not by mail to the address, in case that is what they lost). It works once, until
-              ${made.expires_at.replace('T', ' ').slice(0, 16)} UTC; opened, it gives 15 minutes to add a passkey or a password. It is shown only this once.
-            </p>
+            <h2 id="h-made">${tm('admin.account.recovery_made', { email: data(v.email) })}</h2>
+            <p>${t('admin.account.recovery_give', { until: when(made.expires_at) })}</p>
             <p class="secret-once" id="recovery-link">${made.link}</p>
           </section>`,
         });

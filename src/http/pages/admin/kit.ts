@@ -7,60 +7,65 @@
 import path from 'node:path';
 import type { Context } from 'koa';
 import { AppError } from '../../../errors';
-import type { Actor, Caller } from '../../../core';
-import { escape, html, type Html, notice, page, raw } from '../html';
+import type { Actor, Caller, MessageKey } from '../../../core';
+import { escape, html, type Html, notice, page, raw, tm } from '../html';
+import { look, t } from '../look';
 import { type PageKit, refusal, see, send, str } from '../kit';
 import { csrfToken, pageCaller } from '../session';
 
 export const SECTIONS = [
-  ['accounts', 'Accounts'],
-  ['invitations', 'Invitations'],
-  ['groups', 'Groups'],
-  ['clients', 'OIDC clients'],
-  ['saml', 'SAML apps'],
-  ['provisioning', 'Provisioning'],
-  ['sources', 'Directory sources'],
-  ['apps', 'Apps'],
-  ['webhooks', 'Webhooks'],
-  ['signup', 'Signup'],
-  ['look', 'Look'],
-  ['keys', 'Keys'],
-  ['audit', 'Audit log'],
-] as const;
+  ['accounts', 'admin.nav.accounts'],
+  ['invitations', 'admin.nav.invitations'],
+  ['groups', 'admin.nav.groups'],
+  ['clients', 'admin.nav.clients'],
+  ['saml', 'admin.nav.saml'],
+  ['provisioning', 'admin.nav.provisioning'],
+  ['sources', 'admin.nav.sources'],
+  ['apps', 'admin.nav.apps'],
+  ['webhooks', 'admin.nav.webhooks'],
+  ['signup', 'admin.nav.signup'],
+  ['look', 'admin.nav.look'],
+  ['keys', 'admin.nav.keys'],
+  ['audit', 'admin.nav.audit'],
+] as const satisfies ReadonlyArray<readonly [string, MessageKey]>;
 export type Section = (typeof SECTIONS)[number][0];
 
 /**
  * The console's labels for the fields a domain message names (`{--host}` in the message): a
- * refusal on a console form speaks of "Host", not of the shell's --host.
+ * refusal on a console form speaks of "Host", not of the shell's --host. The same messages as the
+ * forms' labels, so the refusal names the field the reader sees.
  */
-const FORM_LABELS: Readonly<Record<string, string>> = {
-  host: 'Host',
-  path: 'Path prefixes',
-  'bypass-path': 'Open paths',
-  name: 'Name',
-  'redirect-uri': 'Redirect URIs',
-  'post-logout-redirect-uri': 'Post-logout URIs',
-  device: 'Device flow',
-  credentials: 'Client credentials',
-  audience: 'Audience',
-  'backchannel-logout-uri': 'Back-channel logout URI',
-  'two-factor': 'Two factors',
-  metadata: "The app's metadata",
-  'entity-id': 'Entity id',
-  'acs-url': 'ACS URL',
-  nameid: 'NameID',
-  public: 'Public client',
-  url: 'URL',
-  event: 'Events',
-  description: 'Description',
-  username: 'New username',
-  expires: 'The link works for',
-  api_key_name: 'Which script is it for?',
+const FORM_LABELS: Readonly<Record<string, MessageKey>> = {
+  host: 'admin.apps.host',
+  path: 'admin.apps.paths',
+  'bypass-path': 'admin.apps.open_paths',
+  name: 'admin.name',
+  'redirect-uri': 'admin.clients.redirect_uris',
+  'post-logout-redirect-uri': 'admin.clients.post_logout_uris',
+  device: 'admin.clients.device',
+  credentials: 'admin.clients.credentials',
+  audience: 'admin.clients.audience',
+  'backchannel-logout-uri': 'admin.clients.backchannel',
+  'two-factor': 'admin.two_factors',
+  metadata: 'admin.saml.metadata',
+  'entity-id': 'admin.saml.entity_id',
+  'acs-url': 'admin.saml.acs_url',
+  nameid: 'admin.saml.nameid',
+  public: 'admin.clients.public',
+  url: 'admin.webhooks.url',
+  event: 'admin.webhooks.events',
+  description: 'admin.webhooks.description',
+  username: 'admin.account.new_username',
+  expires: 'admin.invitations.expires',
+  api_key_name: 'admin.account.api_key_name',
 };
+
+/** FORM_LABELS in the reader's language. */
+const formLabels = (): Record<string, string> => Object.fromEntries(Object.entries(FORM_LABELS).map(([name, key]) => [name, t(key)]));
 
 /** A switch's on or off, as the console's forms send it; anything else is a clear refusal (never "off" by default). */
 export function onOff(value: string): boolean {
-  if (value !== 'on' && value !== 'off') throw new AppError('invalid_input', 'the switch must be on or off');
+  if (value !== 'on' && value !== 'off') throw new AppError('invalid_input', t('admin.refused.switch'));
   return value === 'on';
 }
 
@@ -68,47 +73,63 @@ export function onOff(value: string): boolean {
  * Fixed words after a change (the redirect carries only the name: no reflected text). Read by the
  * query's `done`, so the table has no prototype: `?done=constructor` names no words.
  */
-const DONE: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, {
-  disabled: 'The account is disabled; its sessions have ended.',
-  account_deleted: 'The account is deleted, with its sessions, keys and grants; the apps it signed in to are told.',
-  enabled: 'The account is enabled.',
-  promoted: 'The account is now an administrator.',
-  demoted: 'The account is no longer an administrator.',
-  totp_reset: 'Two-factor authentication is off for this account; its sessions have ended.',
-  verification: 'A new confirmation link is on its way.',
-  session_ended: 'The session is signed out.',
-  passkey_removed: 'The passkey is removed.',
-  invited: 'The invitation is on its way.',
-  invitation_revoked: 'The invitation is withdrawn; its link no longer works.',
-  group_created: 'The group is created.',
-  group_deleted: 'The group is deleted.',
-  member_added: 'The account joined the group.',
-  member_removed: 'The account left the group.',
-  group_nested: 'The group is inside this one: its members are members here too.',
-  group_unnested: 'The group is no longer inside this one.',
-  client_removed: 'The client is removed; its tokens are refused.',
-  client_changed: 'The client is changed; its next sign-in follows it.',
-  scim_token_revoked: 'The SCIM token is revoked: its next request is refused.',
-  scim_target_added: 'The push target is added: everyone it should hold is on the way (its queue shows them).',
-  scim_target_synced: 'A sync is queued: every person and group it should hold is checked there.',
-  scim_target_removed: 'The push target is removed: nothing more is sent (what it holds stays there).',
-  saml_added: "The SAML app is added. Give it Gatehouse's metadata URL.",
-  saml_removed: 'The SAML app is removed: it can no longer sign anyone in.',
-  saml_changed: 'The SAML app is changed; its next sign-in follows it.',
-  saml_rotated: 'The next certificate is listed in the metadata; the current one still signs.',
-  saml_retired: 'The next certificate signs from now on.',
-  app_added: 'The app is added.',
-  app_removed: 'The app is removed; its proxy refuses everyone from the next request.',
-  signup_opened: 'Guest signup is open.',
-  signin_by_mail_on: 'Sign-in by a mailed code is on.',
-  signin_by_mail_off: 'Sign-in by a mailed code is off.',
-  signup_closed: 'Guest signup is closed.',
-  app_password_revoked: 'The app password is revoked.',
-  api_key_revoked: 'The API key is revoked.',
-  username_changed: 'The username is changed.',
-  webhook_removed: 'The webhook is removed; its waiting messages are dropped.',
-  key_rotated: 'A new signing key signs from now on; the old one verifies until its tokens expire.',
+const DONE: Readonly<Record<string, MessageKey>> = Object.assign(Object.create(null) as Record<string, MessageKey>, {
+  disabled: 'admin.done.disabled',
+  account_deleted: 'admin.done.account_deleted',
+  enabled: 'admin.done.enabled',
+  promoted: 'admin.done.promoted',
+  demoted: 'admin.done.demoted',
+  totp_reset: 'admin.done.totp_reset',
+  verification: 'admin.done.verification',
+  session_ended: 'admin.done.session_ended',
+  passkey_removed: 'admin.done.passkey_removed',
+  invited: 'admin.done.invited',
+  invitation_revoked: 'admin.done.invitation_revoked',
+  group_created: 'admin.done.group_created',
+  group_deleted: 'admin.done.group_deleted',
+  member_added: 'admin.done.member_added',
+  member_removed: 'admin.done.member_removed',
+  group_nested: 'admin.done.group_nested',
+  group_unnested: 'admin.done.group_unnested',
+  client_removed: 'admin.done.client_removed',
+  client_changed: 'admin.done.client_changed',
+  scim_token_revoked: 'admin.done.scim_token_revoked',
+  scim_target_added: 'admin.done.scim_target_added',
+  scim_target_synced: 'admin.done.scim_target_synced',
+  scim_target_removed: 'admin.done.scim_target_removed',
+  saml_added: 'admin.done.saml_added',
+  saml_removed: 'admin.done.saml_removed',
+  saml_changed: 'admin.done.saml_changed',
+  saml_rotated: 'admin.done.saml_rotated',
+  saml_retired: 'admin.done.saml_retired',
+  app_added: 'admin.done.app_added',
+  app_removed: 'admin.done.app_removed',
+  signup_opened: 'admin.done.signup_opened',
+  signin_by_mail_on: 'admin.done.signin_by_mail_on',
+  signin_by_mail_off: 'admin.done.signin_by_mail_off',
+  signup_closed: 'admin.done.signup_closed',
+  app_password_revoked: 'admin.done.app_password_revoked',
+  api_key_revoked: 'admin.done.api_key_revoked',
+  username_changed: 'admin.done.username_changed',
+  webhook_removed: 'admin.done.webhook_removed',
+  key_rotated: 'admin.done.key_rotated',
 });
+
+/** A value someone typed or a system named (a name, an address, a group), shown in running text: data, not words. */
+export const data = (value: string): Html => html`<span translate="no">${value}</span>`;
+
+/** A time as the reader's locale writes it (with its zone), or "never". */
+export const when = (iso: string | null): string => (iso === null ? t('admin.never') : look().tr.dateTime(iso));
+
+/** Yes or no in the reader's language. */
+export const yesNo = (b: boolean): string => t(b ? 'admin.yes' : 'admin.no');
+
+/** The messages `<base>.one` and `<base>.other` (a count of people, of groups): the one the reader's language uses for n. */
+type Counted = { [K in MessageKey]: K extends `${infer B}.one` ? B : never }[MessageKey];
+export const counted = (base: Counted, n: number): string => {
+  const form = new Intl.PluralRules(look().tr.lang).select(n) === 'one' ? 'one' : 'other';
+  return t(`${base}.${form}` as MessageKey, { n: look().tr.number(n) });
+};
 
 export interface Admin {
   caller: Caller;
@@ -137,8 +158,9 @@ export interface ConsoleKit {
 
 const notFound = () => new AppError('not_found', 'no such page');
 
-/** A dangerous form's confirmation: a box to tick, required by the browser and checked here. */
-export const confirmBox = (what: string): Html => html`<label class="check"><input type="checkbox" name="confirm" value="yes" required /> ${what}</label>`;
+/** A dangerous form's confirmation: a box to tick, required by the browser and checked here (its words one flex item: a name inside them keeps its spaces). */
+export const confirmBox = (what: string | Html): Html =>
+  html`<label class="check"><input type="checkbox" name="confirm" value="yes" required /> <span>${what}</span></label>`;
 
 /** A column of a console table: a heading, shown only on wide screens, or read by screen readers only. */
 export type Column = string | { label: string; wide?: boolean; quiet?: boolean };
@@ -193,9 +215,15 @@ export function dataTable(columns: readonly Column[], rows: Html | readonly Html
  * there. The file's name only (a path would squeeze the row's other cells); its whole path in the
  * title, and in the refusal a post would get.
  */
-export const managedNote = (file: string): Html => html`<span class="meta managed" title="${file}">Set by ${path.basename(file)}: change it there</span>`;
+export const managedNote = (file: string): Html =>
+  html`<span class="meta managed" title="${file}">${tm('admin.managed_note', { file: data(path.basename(file)) })}</span>`;
 
-export const actionButton = (csrf: string, action: string, label: string, o: { confirm?: string; hidden?: Record<string, string>; aria?: string } = {}) =>
+export const actionButton = (
+  csrf: string,
+  action: string,
+  label: string,
+  o: { confirm?: string | Html; hidden?: Record<string, string>; aria?: string } = {},
+) =>
   html`<form method="post" action="${action}" class="${o.confirm ? 'danger' : ''}">
     <input
       type="hidden"
@@ -211,7 +239,7 @@ export const actionButton = (csrf: string, action: string, label: string, o: { c
   </form>`;
 
 export function assertConfirmed(body: unknown): void {
-  if (str(body, 'confirm') !== 'yes') throw new AppError('invalid_input', 'tick the box to confirm; nothing was changed');
+  if (str(body, 'confirm') !== 'yes') throw new AppError('invalid_input', t('admin.refused.confirm'));
 }
 
 export function consoleKit(kit: PageKit): ConsoleKit {
@@ -226,12 +254,17 @@ export function consoleKit(kit: PageKit): ConsoleKit {
     return { caller, actor, csrf: csrfToken(ctx, names) };
   };
   const show: ConsoleKit['show'] = (ctx, a, section, title, body, o = {}) => {
-    const nav = html`<nav class="console" aria-label="Console">
-      ${SECTIONS.map(([id, label]) => html`<a href="/admin/${id}" ${id === section ? raw(' aria-current="page"') : ''}>${label}</a>`)}
+    const nav = html`<nav class="console" aria-label="${t('layout.console')}">
+      ${SECTIONS.map(([id, label]) => html`<a href="/admin/${id}" ${id === section ? raw(' aria-current="page"') : ''}>${t(label)}</a>`)}
     </nav>`;
     const done = DONE[String(ctx.query.done)];
+    const doneText = done === undefined ? undefined : t(done);
     ctx.set('Cache-Control', 'no-store');
-    send(ctx, o.status ?? 200, page({ title, signedIn: true, csrf: a.csrf, console: nav }, html`${notice('error', o.error)}${notice('success', done)}${body}`));
+    send(
+      ctx,
+      o.status ?? 200,
+      page({ title, signedIn: true, csrf: a.csrf, console: nav }, html`${notice('error', o.error)}${notice('success', doneText)}${body}`),
+    );
   };
   return {
     show,
@@ -240,7 +273,7 @@ export function consoleKit(kit: PageKit): ConsoleKit {
       try {
         await handler(a, ctx.request.body);
       } catch (err) {
-        await back(ctx, a, refusal(err, FORM_LABELS));
+        await back(ctx, a, refusal(err, formLabels()));
       }
     },
     get(path, _section, handler) {
@@ -253,7 +286,7 @@ export function consoleKit(kit: PageKit): ConsoleKit {
         try {
           to = await handler(ctx, a, ctx.request.body);
         } catch (err) {
-          return back(ctx, a, refusal(err, FORM_LABELS));
+          return back(ctx, a, refusal(err, formLabels()));
         }
         see(ctx, to);
       });

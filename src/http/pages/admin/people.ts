@@ -1,12 +1,14 @@
 /** The console's invitations and groups: invite by mail, withdraw an invitation; managed groups, their members. */
 import type { Context } from 'koa';
-import { field, html, type Html, raw } from '../html';
+import { field, html, type Html, tm } from '../html';
+import { look, t } from '../look';
 import { type PageKit, str } from '../kit';
 import { recentOrConfirm } from '../confirm';
 import type { GroupDetail } from '../../../core';
-import { actionButton, type Admin, assertConfirmed, confirmBox, type ConsoleKit, dataTable } from './kit';
+import { actionButton, type Admin, assertConfirmed, confirmBox, type ConsoleKit, counted, data, dataTable, when, yesNo } from './kit';
 
-const date = (iso: string) => iso.replace('T', ' ').slice(0, 16);
+/** How long an invitation's link works, as the form offers it (7 days unless chosen). */
+const LIFETIMES: Readonly<Record<string, number>> = { '1d': 86400, '7d': 7 * 86400, '30d': 30 * 86400 };
 
 /** Form values that may repeat (checkboxes): always a list of strings. */
 export const many = (body: unknown, key: string): string[] => {
@@ -17,19 +19,19 @@ export const many = (body: unknown, key: string): string[] => {
 /** Checkboxes of the managed groups (the only ones that can grant access). */
 export async function groupChoices(kit: PageKit, a: Admin, name: string, legend: string) {
   const groups = (await kit.core.groups.managed(a.actor)).filter((g) => g.system_role === null);
-  if (groups.length === 0) return html`<p class="meta">No managed groups yet (<a href="/admin/groups">make one</a>).</p>`;
+  if (groups.length === 0)
+    return html`<p class="meta">${tm('admin.groups.none_yet', { link: html`<a href="/admin/groups">${t('admin.groups.make_one')}</a>` })}</p>`;
   return html`<fieldset>
     <legend>${legend}</legend>
-    ${groups.map((g) => html`<label class="check"><input type="checkbox" name="${name}" value="${g.reference_id}" /> ${g.name}</label>`)}
+    ${groups.map((g) => html`<label class="check"><input type="checkbox" name="${name}" value="${g.reference_id}" /> ${data(g.name)}</label>`)}
   </fieldset>`;
 }
 
 /** A group's members counted both ways: directly in it, and in all with the groups inside it. */
 function memberCounts(g: GroupDetail): Html {
-  const people = (n: number) => `${n} ${n === 1 ? 'person' : 'people'}`;
-  const direct = `${people(g.member_count)} directly in ${g.name}`;
-  if (g.groups.length === 0) return html`${direct}.`;
-  return html`${direct}; ${people(g.all_member_count)} in all, with the members of the groups inside it (at any depth, each counted once).`;
+  const direct = { people: html`${counted('admin.count.people', g.member_count)}`, group: data(g.name) };
+  if (g.groups.length === 0) return tm('admin.group.counts_direct', direct);
+  return tm('admin.group.counts_all', { ...direct, all: html`${counted('admin.count.people', g.all_member_count)}` });
 }
 
 export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
@@ -41,42 +43,51 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
       ctx,
       a,
       'invitations',
-      'Invitations',
+      t('admin.nav.invitations'),
       html`${o.top ?? ''}
         <section aria-labelledby="h-invite">
-          <h2 id="h-invite">Invite someone</h2>
-          <p>The link in the mail opens signup for this address alone, even while guest signup is closed.</p>
+          <h2 id="h-invite">${t('admin.invitations.invite')}</h2>
+          <p>${t('admin.invitations.intro')}</p>
           <form method="post" action="/admin/invitations">
             <input type="hidden" name="csrf" value="${a.csrf}" />
-            ${field('email', 'Email', { type: 'email', autocomplete: 'off' })} ${await groupChoices(kit, a, 'groups', 'Groups to join')}
-            <label class="check"><input type="checkbox" name="administrator" value="yes" /> Make the account an administrator</label>
+            ${field('email', t('admin.email'), { type: 'email', autocomplete: 'off' })} ${await groupChoices(kit, a, 'groups', t('admin.invitations.groups'))}
+            <label class="check"><input type="checkbox" name="administrator" value="yes" /> ${t('admin.invitations.administrator')}</label>
             <div class="field">
-              <label for="f-expires">The link works for</label>
+              <label for="f-expires">${t('admin.invitations.expires')}</label>
               <select id="f-expires" name="expires">
-                <option value="1d">1 day</option>
-                <option value="7d" selected>7 days</option>
-                <option value="30d">30 days</option>
+                ${Object.entries(LIFETIMES).map(
+                  ([value, seconds]) => html`<option value="${value}" ${value === '7d' ? 'selected' : ''}>${look().tr.duration(seconds)}</option>`,
+                )}
               </select>
             </div>
-            <button type="submit">Send the invitation</button>
+            <button type="submit">${t('admin.invitations.send')}</button>
           </form>
         </section>
         <section aria-labelledby="h-open">
-          <h2 id="h-open">Open invitations</h2>
+          <h2 id="h-open">${t('admin.invitations.open')}</h2>
           ${
             open.length === 0
-              ? html`<p>None.</p>`
+              ? html`<p>${t('admin.none')}</p>`
               : html`${dataTable(
-                  ['Email', 'Groups', 'Administrator', 'Expires (UTC)', { label: 'Withdraw', quiet: true }],
+                  [
+                    t('admin.email'),
+                    t('admin.nav.groups'),
+                    t('admin.account.administrator'),
+                    t('admin.account.expires'),
+                    { label: t('admin.invitations.withdraw'), quiet: true },
+                  ],
                   open.map(
                     (i) =>
                       html`<tr>
-                        <td>${i.email}</td>
-                        <td>${i.groups.join(', ') || '-'}</td>
-                        <td>${i.administrator ? 'yes' : 'no'}</td>
-                        <td>${date(i.expires_at)}</td>
+                        <td translate="no">${i.email}</td>
+                        <td translate="no">${i.groups.join(', ') || '-'}</td>
+                        <td>${yesNo(i.administrator)}</td>
+                        <td>${when(i.expires_at)}</td>
                         <td class="actions">
-                          ${actionButton(a.csrf, '/admin/invitations/revoke', 'Withdraw', { hidden: { id: i.id }, aria: `Withdraw the invitation of ${i.email}` })}
+                          ${actionButton(a.csrf, '/admin/invitations/revoke', t('admin.invitations.withdraw'), {
+                            hidden: { id: i.id },
+                            aria: t('admin.invitations.withdraw_aria', { email: i.email }),
+                          })}
                         </td>
                       </tr>`,
                   ),
@@ -93,7 +104,7 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
     await c.run(ctx, invitationsPage, async (a, body) => {
       // An invitation is a way in for someone: after a recent sign-in, or confirm it is you first.
       if (!(await recentOrConfirm(ctx, core, a, '/admin/invitations'))) return;
-      const expires = { '1d': 86400, '7d': 7 * 86400, '30d': 30 * 86400 }[str(body, 'expires')] ?? 7 * 86400;
+      const expires = Object.hasOwn(LIFETIMES, str(body, 'expires')) ? LIFETIMES[str(body, 'expires')] : LIFETIMES['7d'];
       const r = await core.invitations.invite(a.actor, {
         email: str(body, 'email'),
         groups: many(body, 'groups'),
@@ -102,16 +113,13 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
       });
       const mail =
         r.mail.via === 'smtp'
-          ? html`<p>The invitation mail is on its way, by the SMTP server ${r.mail.to}.</p>`
-          : html`<p>
-              <strong>No mail was sent:</strong> no SMTP server is set, so the message was written to the outbox folder ${r.mail.to}. Hand the link over
-              yourself.
-            </p>`;
+          ? html`<p>${tm('admin.invitations.mailed', { server: html`<code>${r.mail.to}</code>` })}</p>`
+          : html`<p><strong>${t('admin.invitations.not_mailed')}</strong> ${tm('admin.invitations.outbox', { folder: html`<code>${r.mail.to}</code>` })}</p>`;
       return invitationsPage(ctx, a, {
         top: html`<section aria-labelledby="h-invited" class="notice success">
-          <h2 id="h-invited">${r.invitation.email} is invited</h2>
+          <h2 id="h-invited">${tm('admin.invitations.invited', { email: data(r.invitation.email) })}</h2>
           ${mail}
-          <label for="invitation-link">The link (it works once, until ${date(r.invitation.expires_at)} UTC; shown only now)</label>
+          <label for="invitation-link">${t('admin.invitations.link', { until: when(r.invitation.expires_at) })}</label>
           <input id="invitation-link" class="secret-once" type="text" readonly value="${r.link}" />
         </section>`,
       });
@@ -133,30 +141,31 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
       ctx,
       a,
       'groups',
-      'Groups',
+      t('admin.nav.groups'),
       html`<section>
-          <p>
-            Managed groups: made here, from the shell or by an administrator. Only these can open OIDC clients and apps, or appear in the
-            <code>groups</code> claim. Members in all counts the people of the groups inside a group too, at any depth, each once.
-          </p>
+          <p>${tm('admin.groups.intro', { claim: html`<code>groups</code>` })}</p>
           ${dataTable(
-            ['Name', 'Direct members', 'Members in all', 'Created (UTC)'],
+            [t('admin.name'), t('admin.groups.direct'), t('admin.groups.all'), t('admin.created')],
             groups.map(
               (g) =>
                 html`<tr>
-                  <td><a href="/admin/groups/${g.reference_id}">${g.name}</a>${g.system_role ? raw(' <span class="meta">(built in)</span>') : ''}</td>
-                  <td>${g.member_count}</td>
-                  <td>${g.all_member_count}</td>
-                  <td>${date(g.created_at)}</td>
+                  <td>
+                    <a href="/admin/groups/${g.reference_id}" translate="no">${g.name}</a>${
+                      g.system_role ? html` <span class="meta">${t('admin.groups.built_in')}</span>` : ''
+                    }
+                  </td>
+                  <td>${look().tr.number(g.member_count)}</td>
+                  <td>${look().tr.number(g.all_member_count)}</td>
+                  <td>${when(g.created_at)}</td>
                 </tr>`,
             ),
           )}
         </section>
         <section aria-labelledby="h-new-group">
-          <h2 id="h-new-group">New group</h2>
+          <h2 id="h-new-group">${t('admin.groups.new')}</h2>
           <form method="post" action="/admin/groups">
-            <input type="hidden" name="csrf" value="${a.csrf}" />${field('name', 'Name', { maxlength: 100, autocomplete: 'off' })}
-            <button type="submit">Create group</button>
+            <input type="hidden" name="csrf" value="${a.csrf}" />${field('name', t('admin.name'), { maxlength: 100, autocomplete: 'off' })}
+            <button type="submit">${t('admin.groups.create')}</button>
           </form>
         </section>`,
       o,
@@ -180,23 +189,24 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
    * `fixed`: a configuration file or a directory source says which groups are inside it (no form, no Remove).
    */
   const nestedSection = async (a: Admin, g: GroupDetail, base: string, fixed: boolean): Promise<Html> => {
-    const links = (list: GroupDetail['member_of']) => list.map((x, i) => html`${i > 0 ? ', ' : ''}<a href="/admin/groups/${x.reference_id}">${x.name}</a>`);
+    const links = (list: GroupDetail['member_of']) =>
+      list.map((x, i) => html`${i > 0 ? ', ' : ''}<a href="/admin/groups/${x.reference_id}" translate="no">${x.name}</a>`);
     const insideOf = html`<section aria-labelledby="h-inside-of">
-      <h2 id="h-inside-of">Inside of</h2>
+      <h2 id="h-inside-of">${t('admin.group.inside_of')}</h2>
       <p id="group-inside-of">
         ${
           g.member_of.length > 0
-            ? html`${links(g.member_of)}: the members of ${g.name} are members there too.`
+            ? tm('admin.group.inside_of_text', { groups: html`${links(g.member_of)}`, group: data(g.name) })
             : g.system_role === 'users'
-              ? 'No group: users holds every account, so it goes inside none.'
-              : 'No group.'
+              ? tm('admin.group.users_inside_none', { group: data(g.name) })
+              : t('admin.group.inside_none')
         }
       </p>
     </section>`;
     if (g.system_role === 'administrators') {
       return html`<section aria-labelledby="h-nested">
-          <h2 id="h-nested">Groups inside</h2>
-          <p>No group can go inside administrators: administrators are named people, added one by one.</p>
+          <h2 id="h-nested">${t('admin.group.nested')}</h2>
+          <p>${tm('admin.group.administrators_nested', { group: data(g.name) })}</p>
         </section>
         ${insideOf}`;
     }
@@ -207,18 +217,21 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
     // Fixed: the list alone (no empty Remove column).
     const list =
       g.groups.length === 0
-        ? html`<p>No groups inside.</p>`
+        ? html`<p>${t('admin.group.nested_none')}</p>`
         : dataTable(
-            fixed ? ['Group'] : ['Group', { label: 'Remove', quiet: true }],
+            fixed ? [t('admin.group.group')] : [t('admin.group.group'), { label: t('admin.remove'), quiet: true }],
             g.groups.map(
               (x) =>
                 html`<tr>
-                  <td><a href="/admin/groups/${x.reference_id}">${x.name}</a></td>
+                  <td><a href="/admin/groups/${x.reference_id}" translate="no">${x.name}</a></td>
                   ${
                     fixed
                       ? ''
                       : html`<td class="actions">
-                          ${actionButton(a.csrf, `${base}/groups/remove`, 'Remove', { hidden: { group: x.reference_id }, aria: `Take ${x.name} out of ${g.name}` })}
+                          ${actionButton(a.csrf, `${base}/groups/remove`, t('admin.remove'), {
+                            hidden: { group: x.reference_id },
+                            aria: t('admin.group.unnest_aria', { inner: x.name, group: g.name }),
+                          })}
                         </td>`
                   }
                 </tr>`,
@@ -227,21 +240,21 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
     const add = fixed
       ? ''
       : choices.length === 0
-        ? html`<p class="meta">No other managed group to put inside this one (<a href="/admin/groups">make one</a>).</p>`
+        ? html`<p class="meta">${tm('admin.group.nest_none', { link: html`<a href="/admin/groups">${t('admin.groups.make_one')}</a>` })}</p>`
         : html`<form method="post" action="${base}/groups/add">
             <input type="hidden" name="csrf" value="${a.csrf}" />
             <div class="field">
-              <label for="f-child">Put a group inside this one</label>
+              <label for="f-child">${t('admin.group.nest_label')}</label>
               <select id="f-child" name="group" required>
-                <option value="">Choose a group</option>
-                ${choices.map((x) => html`<option value="${x.reference_id}">${x.name}</option>`)}
+                <option value="">${t('admin.group.nest_choose')}</option>
+                ${choices.map((x) => html`<option value="${x.reference_id}" translate="no">${x.name}</option>`)}
               </select>
             </div>
-            <button type="submit">Add group</button>
+            <button type="submit">${t('admin.group.nest_add')}</button>
           </form>`;
     return html`<section aria-labelledby="h-nested">
-        <h2 id="h-nested">Groups inside</h2>
-        <p>The members of a group inside ${g.name} are members of ${g.name} too, for every app and permission.</p>
+        <h2 id="h-nested">${t('admin.group.nested')}</h2>
+        <p>${tm('admin.group.nested_intro', { group: data(g.name) })}</p>
         ${list} ${add}
       </section>
       ${insideOf}`;
@@ -257,39 +270,35 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
       ctx,
       a,
       'groups',
-      `Group ${g.name}`,
-      html`${
-          managedBy === null
-            ? ''
-            : html`<p class="notice info" id="group-managed-by">
-                Set by ${managedBy}: the groups inside it, and whether it exists, are changed there. Its members are changed here.
-              </p>`
-        }${
+      t('admin.group.title', { name: g.name }),
+      html`${managedBy === null ? '' : html`<p class="notice info" id="group-managed-by">${tm('admin.group.managed_by', { file: data(managedBy) })}</p>`}${
           fromSource === null
             ? ''
             : html`<p class="notice info" id="group-source">
-                From the directory source <a href="/admin/sources">${fromSource}</a>: change it there. Its name, its members and the groups inside it are the
-                directory&rsquo;s.
+                ${tm('admin.account.from_source', { source: html`<a href="/admin/sources" translate="no">${fromSource}</a>` })} ${t('admin.group.source_owns')}
               </p>`
         }
         <section aria-labelledby="h-members">
-          <h2 id="h-members">Members</h2>
+          <h2 id="h-members">${t('admin.group.members')}</h2>
           <p id="group-member-counts">${memberCounts(g)}</p>
           ${
             g.members.length === 0
-              ? html`<p>No members yet.</p>`
+              ? html`<p>${t('admin.group.members_none')}</p>`
               : dataTable(
-                  fromSource !== null ? ['Email', 'Name'] : ['Email', 'Name', { label: 'Remove', quiet: true }],
+                  fromSource !== null ? [t('admin.email'), t('admin.name')] : [t('admin.email'), t('admin.name'), { label: t('admin.remove'), quiet: true }],
                   g.members.map(
                     (m) =>
                       html`<tr>
-                        <td><a href="/admin/accounts/${m.reference_id}">${m.email}</a></td>
-                        <td>${m.name}</td>
+                        <td><a href="/admin/accounts/${m.reference_id}" translate="no">${m.email}</a></td>
+                        <td translate="no">${m.name}</td>
                         ${
                           fromSource !== null
                             ? ''
                             : html`<td class="actions">
-                                ${actionButton(a.csrf, `${base}/members/remove`, 'Remove', { hidden: { email: m.email }, aria: `Remove ${m.email} from the group` })}
+                                ${actionButton(a.csrf, `${base}/members/remove`, t('admin.remove'), {
+                                  hidden: { email: m.email },
+                                  aria: t('admin.group.member_remove_aria', { email: m.email }),
+                                })}
                               </td>`
                         }
                       </tr>`,
@@ -300,8 +309,11 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
             fromSource !== null
               ? ''
               : html`<form method="post" action="${base}/members/add">
-                  <input type="hidden" name="csrf" value="${a.csrf}" />${field('email', 'Add an account by email', { type: 'email', autocomplete: 'off' })}
-                  <button type="submit">Add member</button>
+                  <input type="hidden" name="csrf" value="${a.csrf}" />${field('email', t('admin.group.member_email'), {
+                    type: 'email',
+                    autocomplete: 'off',
+                  })}
+                  <button type="submit">${t('admin.group.member_add')}</button>
                 </form>`
           }
         </section>
@@ -312,18 +324,14 @@ export function registerConsolePeople(kit: PageKit, c: ConsoleKit): void {
             : g.system_role
               ? ''
               : html`<section aria-labelledby="h-delete" class="danger">
-                  <h2 id="h-delete">Delete the group</h2>
+                  <h2 id="h-delete">${t('admin.group.delete_title')}</h2>
                   <form method="post" action="${base}/delete">
-                    <input
-                      type="hidden"
-                      name="csrf"
-                      value="${a.csrf}"
-                    />${confirmBox(`Delete ${g.name}: its members leave it, and clients and apps that name it let nobody through it`)}
-                    <button type="submit" class="secondary">Delete group</button>
+                    <input type="hidden" name="csrf" value="${a.csrf}" />${confirmBox(tm('admin.group.delete_confirm', { group: data(g.name) }))}
+                    <button type="submit" class="secondary">${t('admin.group.delete')}</button>
                   </form>
                 </section>`
         }
-        <p class="links"><a href="/admin/groups">All groups</a></p>`,
+        <p class="links"><a href="/admin/groups">${t('admin.group.all')}</a></p>`,
       o,
     );
   };

@@ -4,18 +4,19 @@
  * certificate with its rotation. Every button is the shell's operation.
  */
 import type { Context } from 'koa';
-import type { NameIdKind, SamlCertView, SamlSpView } from '../../../core';
+import type { MessageKey, NameIdKind, SamlCertView, SamlSpView } from '../../../core';
 import { lazyKoaBody } from '../../body';
-import { breakable, field, html } from '../html';
+import { breakable, field, html, tm } from '../html';
+import { t } from '../look';
 import { type PageKit, str } from '../kit';
 import { assertSameSite } from '../session';
-import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable, managedNote, onOff } from './kit';
+import { actionButton, type Admin, assertConfirmed, type ConsoleKit, data, dataTable, managedNote, onOff, when } from './kit';
 import { groupChoices, many } from './people';
 
-const NAMEID_WORDS: Record<NameIdKind, string> = {
-  email: 'email address',
-  persistent: 'persistent pseudonym (per app)',
-  username: 'username',
+const NAMEID_WORDS: Record<NameIdKind, MessageKey> = {
+  email: 'admin.saml.nameid.email',
+  persistent: 'admin.saml.nameid.persistent',
+  username: 'admin.saml.nameid.username',
 };
 
 export function registerConsoleSaml(kit: PageKit, c: ConsoleKit): void {
@@ -29,43 +30,51 @@ export function registerConsoleSaml(kit: PageKit, c: ConsoleKit): void {
       ctx,
       a,
       'saml',
-      'SAML apps',
+      t('admin.nav.saml'),
       html`<section>
-          <p>
-            Give each app Gatehouse's metadata: <a href="/saml/metadata"><code>${breakable(metadataUrl)}</code></a> (its entity id too).
-          </p>
+          <p>${tm('admin.saml.intro', { url: html`<a href="/saml/metadata"><code>${breakable(metadataUrl)}</code></a>` })}</p>
           ${
             sps.length === 0
-              ? html`<p>No SAML apps yet.</p>`
+              ? html`<p>${t('admin.saml.none')}</p>`
               : dataTable(
                   [
-                    'Name',
-                    { label: 'Entity id', wide: true },
-                    'NameID',
-                    { label: 'ACS URL', wide: true },
-                    { label: 'Allowed groups', wide: true },
-                    'Two factors',
-                    { label: 'Change', quiet: true },
+                    t('admin.name'),
+                    { label: t('admin.saml.entity_id'), wide: true },
+                    t('admin.saml.nameid'),
+                    { label: t('admin.saml.acs_url'), wide: true },
+                    { label: t('admin.allowed_groups'), wide: true },
+                    t('admin.two_factors'),
+                    { label: t('admin.change'), quiet: true },
                   ],
                   sps.map(
                     (sp: SamlSpView) =>
                       html`<tr>
-                        <td>${sp.name}</td>
+                        <td translate="no">${sp.name}</td>
                         <td class="wide-only"><code>${breakable(sp.entity_id)}</code></td>
-                        <td>${NAMEID_WORDS[sp.nameid]}</td>
+                        <td>${t(NAMEID_WORDS[sp.nameid])}</td>
                         <td class="wide-only">${sp.acs_urls.map((u, i) => html`${i ? html`<br />` : ''}${breakable(u)}`)}</td>
-                        <td class="wide-only">${sp.allowed_groups.join(', ') || 'everyone'}</td>
-                        <td>${sp.two_factor ? 'required' : 'no'}</td>
+                        <td class="wide-only">
+                          ${sp.allowed_groups.length === 0 ? t('admin.everyone') : sp.allowed_groups.map((g, i) => html`${i > 0 ? ', ' : ''}${data(g)}`)}
+                        </td>
+                        <td>${t(sp.two_factor ? 'admin.required' : 'admin.no')}</td>
                         <td class="actions">
-                          ${actionButton(a.csrf, `/saml/start/${sp.id}`, 'Sign in', { aria: `Sign in to ${sp.name}` })}
+                          ${actionButton(a.csrf, `/saml/start/${sp.id}`, t('admin.saml.sign_in'), { aria: t('admin.saml.sign_in_aria', { name: sp.name }) })}
                           ${
                             managed.of('saml_sp', sp.entity_id) !== null
                               ? managedNote(managed.of('saml_sp', sp.entity_id)!)
-                              : html`${actionButton(a.csrf, '/admin/saml/two-factor', sp.two_factor ? 'Allow one factor' : 'Require two factors', {
-                                  hidden: { id: sp.id, two_factor: sp.two_factor ? 'off' : 'on' },
-                                  aria: `${sp.two_factor ? 'Allow one factor for' : 'Require two factors for'} ${sp.name}`,
-                                })}
-                                ${actionButton(a.csrf, '/admin/saml/remove', 'Remove', { hidden: { id: sp.id }, confirm: `Remove ${sp.name}` })}`
+                              : html`${actionButton(
+                                  a.csrf,
+                                  '/admin/saml/two-factor',
+                                  t(sp.two_factor ? 'admin.allow_one_factor' : 'admin.require_two_factors'),
+                                  {
+                                    hidden: { id: sp.id, two_factor: sp.two_factor ? 'off' : 'on' },
+                                    aria: t(sp.two_factor ? 'admin.saml.allow_one_factor_aria' : 'admin.saml.require_two_factors_aria', { name: sp.name }),
+                                  },
+                                )}
+                                ${actionButton(a.csrf, '/admin/saml/remove', t('admin.remove'), {
+                                  hidden: { id: sp.id },
+                                  confirm: tm('admin.remove_confirm', { name: data(sp.name) }),
+                                })}`
                           }
                         </td>
                       </tr>`,
@@ -74,58 +83,51 @@ export function registerConsoleSaml(kit: PageKit, c: ConsoleKit): void {
           }
         </section>
         <section aria-labelledby="h-new-sp">
-          <h2 id="h-new-sp">New SAML app</h2>
+          <h2 id="h-new-sp">${t('admin.saml.new')}</h2>
           <form method="post" action="/admin/saml">
             <input type="hidden" name="csrf" value="${a.csrf}" />
             <div class="field">
-              <label for="f-metadata">The app's metadata</label>
+              <label for="f-metadata">${t('admin.saml.metadata')}</label>
               <textarea id="f-metadata" name="metadata" rows="6" aria-describedby="f-metadata-hint" spellcheck="false"></textarea>
-              <small id="f-metadata-hint"
-                >Paste the XML the app publishes (its entity id, ACS URL and certificate come from it). Or leave it empty and fill in the two fields
-                below.</small
-              >
+              <small id="f-metadata-hint">${t('admin.saml.metadata_hint')}</small>
             </div>
-            ${field('entity_id', 'Entity id (without metadata)', { required: false, autocomplete: 'off', maxlength: 1000 })}
-            ${field('acs_url', 'ACS URL (without metadata)', { required: false, autocomplete: 'off', maxlength: 1000, hint: 'Where the app receives the Response (HTTP-POST).' })}
-            ${field('name', 'Name', { required: false, maxlength: 100, autocomplete: 'off', hint: 'What people see; the entity id when empty.' })}
+            ${field('entity_id', t('admin.saml.entity_id_label'), { required: false, autocomplete: 'off', maxlength: 1000 })}
+            ${field('acs_url', t('admin.saml.acs_url_label'), { required: false, autocomplete: 'off', maxlength: 1000, hint: t('admin.saml.acs_url_hint') })}
+            ${field('name', t('admin.name'), { required: false, maxlength: 100, autocomplete: 'off', hint: t('admin.saml.name_hint') })}
             <div class="field">
-              <label for="f-nameid">NameID</label>
+              <label for="f-nameid">${t('admin.saml.nameid')}</label>
               <select id="f-nameid" name="nameid">
-                ${(Object.keys(NAMEID_WORDS) as NameIdKind[]).map((k) => html`<option value="${k}">${NAMEID_WORDS[k]}</option>`)}
+                ${(Object.keys(NAMEID_WORDS) as NameIdKind[]).map((k) => html`<option value="${k}">${t(NAMEID_WORDS[k])}</option>`)}
               </select>
             </div>
-            ${await groupChoices(kit, a, 'groups', 'Only members of these groups may sign in (none ticked: everyone)')}
+            ${await groupChoices(kit, a, 'groups', t('admin.clients.groups'))}
             <div class="field">
               <label class="check"
-                ><input type="checkbox" name="two_factor" value="yes" aria-describedby="f-two-factor-hint" /> Require two factors (TOTP or a passkey)</label
+                ><input type="checkbox" name="two_factor" value="yes" aria-describedby="f-two-factor-hint" /> ${t('admin.saml.two_factor')}</label
               >
-              <small id="f-two-factor-hint"
-                >A password alone is not enough: people are asked for their second factor first, and accounts without one cannot sign in to it.</small
-              >
+              <small id="f-two-factor-hint">${t('admin.saml.two_factor_hint')}</small>
             </div>
-            <button type="submit">Add SAML app</button>
+            <button type="submit">${t('admin.saml.add')}</button>
           </form>
         </section>
         <section aria-labelledby="h-certs">
-          <h2 id="h-certs">Signing certificate</h2>
+          <h2 id="h-certs">${t('admin.saml.certificate')}</h2>
           ${dataTable(
-            ['Status', { label: 'SHA-256 fingerprint', wide: true }, 'Expires'],
+            [t('admin.saml.status'), { label: t('admin.saml.fingerprint'), wide: true }, t('admin.account.expires')],
             certs.map(
               (x: SamlCertView) =>
                 html`<tr>
-                  <td>${x.status === 'current' ? 'signs now' : 'next (listed in metadata)'}</td>
+                  <td>${t(x.status === 'current' ? 'admin.saml.cert_current' : 'admin.saml.cert_next')}</td>
                   <td class="wide-only"><code>${x.fingerprint_sha256}</code></td>
-                  <td>${x.not_after.slice(0, 10)}</td>
+                  <td>${when(x.not_after)}</td>
                 </tr>`,
             ),
           )}
           <div class="links">
             ${
               certs.length === 1
-                ? actionButton(a.csrf, '/admin/saml/rotate', 'Add the next certificate', { confirm: 'List a new certificate beside the current one' })
-                : actionButton(a.csrf, '/admin/saml/retire', 'Retire the current certificate', {
-                    confirm: 'Sign with the next one from now on (apps pinning the old one stop working)',
-                  })
+                ? actionButton(a.csrf, '/admin/saml/rotate', t('admin.saml.rotate'), { confirm: t('admin.saml.rotate_confirm') })
+                : actionButton(a.csrf, '/admin/saml/retire', t('admin.saml.retire'), { confirm: t('admin.saml.retire_confirm') })
             }
           </div>
         </section>`,

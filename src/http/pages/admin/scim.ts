@@ -6,13 +6,12 @@
  */
 import type { Context } from 'koa';
 import type { ScimTargetView, ScimTokenView } from '../../../core';
-import { field, html, type Html } from '../html';
+import { field, html, type Html, tm } from '../html';
+import { t } from '../look';
 import { type PageKit, str } from '../kit';
 import { recentOrConfirm } from '../confirm';
-import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable, managedNote } from './kit';
+import { actionButton, type Admin, assertConfirmed, type ConsoleKit, counted, data, dataTable, managedNote, when } from './kit';
 import { groupChoices, many } from './people';
-
-const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
 export function registerConsoleScim(kit: PageKit, c: ConsoleKit): void {
   const { core } = kit;
@@ -24,23 +23,30 @@ export function registerConsoleScim(kit: PageKit, c: ConsoleKit): void {
       ctx,
       a,
       'provisioning',
-      'Provisioning (SCIM)',
+      t('admin.scim.title'),
       html`${o.top ?? ''}
         <section>
-          <p>Entra ID, Okta or a script reads and provisions people at <code>${base}</code> with a SCIM token.</p>
+          <p>${tm('admin.scim.intro', { url: html`<code>${base}</code>` })}</p>
           ${
             tokens.length === 0
-              ? html`<p>No SCIM tokens yet.</p>`
+              ? html`<p>${t('admin.scim.none')}</p>`
               : dataTable(
-                  ['Name', 'Last used', { label: 'Made', wide: true }, { label: 'Change', quiet: true }],
+                  [t('admin.name'), t('admin.last_used'), { label: t('admin.account.made'), wide: true }, { label: t('admin.change'), quiet: true }],
                   tokens.map(
                     (x: ScimTokenView) =>
                       html`<tr>
-                        <td>${x.name}${x.revoked_at ? html` <span class="meta">(revoked)</span>` : ''}</td>
-                        <td>${x.last_used_at ? x.last_used_at.slice(0, 16).replace('T', ' ') : 'never'}</td>
-                        <td class="wide-only">${x.created_at.slice(0, 10)}</td>
+                        <td>${data(x.name)}${x.revoked_at ? html` <span class="meta">${t('admin.scim.revoked')}</span>` : ''}</td>
+                        <td>${when(x.last_used_at)}</td>
+                        <td class="wide-only">${when(x.created_at)}</td>
                         <td class="actions">
-                          ${x.revoked_at ? '' : actionButton(a.csrf, '/admin/provisioning/revoke', 'Revoke', { hidden: { id: x.id }, confirm: `Revoke ${x.name}` })}
+                          ${
+                            x.revoked_at
+                              ? ''
+                              : actionButton(a.csrf, '/admin/provisioning/revoke', t('admin.revoke'), {
+                                  hidden: { id: x.id },
+                                  confirm: tm('admin.scim.revoke_confirm', { name: data(x.name) }),
+                                })
+                          }
                         </td>
                       </tr>`,
                   ),
@@ -48,33 +54,52 @@ export function registerConsoleScim(kit: PageKit, c: ConsoleKit): void {
           }
         </section>
         <section aria-labelledby="h-new-token">
-          <h2 id="h-new-token">New SCIM token</h2>
+          <h2 id="h-new-token">${t('admin.scim.new_token')}</h2>
           <form method="post" action="/admin/provisioning">
             <input type="hidden" name="csrf" value="${a.csrf}" />
-            ${field('name', 'Which service holds it?', { maxlength: 64, autocomplete: 'off', hint: 'entra, okta: listed and audited.' })}
-            <button type="submit">Make token</button>
+            ${field('name', t('admin.scim.token_name'), { maxlength: 64, autocomplete: 'off', hint: t('admin.scim.token_name_hint') })}
+            <button type="submit">${t('admin.scim.make_token')}</button>
           </form>
         </section>
         <section aria-labelledby="h-targets">
-          <h2 id="h-targets">Apps Gatehouse provisions</h2>
+          <h2 id="h-targets">${t('admin.scim.targets')}</h2>
           ${
             targets.length === 0
-              ? html`<p>No push targets yet: Gatehouse provisions no app over SCIM.</p>`
+              ? html`<p>${t('admin.scim.targets_none')}</p>`
               : dataTable(
-                  ['App', { label: 'People', wide: true }, 'Queue', { label: 'Last error', wide: true }, { label: 'Change', quiet: true }],
+                  [
+                    t('admin.scim.app'),
+                    { label: t('admin.scim.people'), wide: true },
+                    t('admin.scim.queue'),
+                    { label: t('admin.last_error'), wide: true },
+                    { label: t('admin.change'), quiet: true },
+                  ],
                   targets.map(
                     (x: ScimTargetView) =>
                       html`<tr>
-                        <td>${x.name}<br /><span class="meta">${x.url}</span><br /><span class="meta">${x.groups.join(', ') || 'everyone'}</span></td>
-                        <td class="wide-only">${count(x.users, 'person', 'people')}, ${count(x.group_count, 'group', 'groups')}</td>
-                        <td>${x.pending === 0 && x.failed === 0 ? 'up to date' : `${x.pending} pending, ${x.failed} failed`}</td>
-                        <td class="wide-only">${x.last_error ?? '-'}</td>
+                        <td>
+                          ${data(x.name)}<br /><span class="meta" translate="no">${x.url}</span><br /><span class="meta"
+                            >${x.groups.length === 0 ? t('admin.everyone') : data(x.groups.join(', '))}</span
+                          >
+                        </td>
+                        <td class="wide-only">${counted('admin.count.people', x.users)}, ${counted('admin.count.groups', x.group_count)}</td>
+                        <td>
+                          ${
+                            x.pending === 0 && x.failed === 0
+                              ? t('admin.scim.up_to_date')
+                              : t('admin.scim.queue_state', { pending: x.pending, failed: x.failed })
+                          }
+                        </td>
+                        ${x.last_error === null ? html`<td class="wide-only">-</td>` : html`<td class="wide-only" translate="no">${x.last_error}</td>`}
                         <td class="actions">
-                          ${actionButton(a.csrf, '/admin/provisioning/sync', 'Sync', { hidden: { id: x.id } })}
+                          ${actionButton(a.csrf, '/admin/provisioning/sync', t('admin.scim.sync'), { hidden: { id: x.id } })}
                           ${
                             managed.of('scim_target', x.name) !== null
                               ? managedNote(managed.of('scim_target', x.name)!)
-                              : actionButton(a.csrf, '/admin/provisioning/remove-target', 'Remove', { hidden: { id: x.id }, confirm: `Remove ${x.name}` })
+                              : actionButton(a.csrf, '/admin/provisioning/remove-target', t('admin.remove'), {
+                                  hidden: { id: x.id },
+                                  confirm: tm('admin.remove_confirm', { name: data(x.name) }),
+                                })
                           }
                         </td>
                       </tr>`,
@@ -83,14 +108,14 @@ export function registerConsoleScim(kit: PageKit, c: ConsoleKit): void {
           }
         </section>
         <section aria-labelledby="h-new-target">
-          <h2 id="h-new-target">Provision an app</h2>
+          <h2 id="h-new-target">${t('admin.scim.new_target')}</h2>
           <form method="post" action="/admin/provisioning/targets">
             <input type="hidden" name="csrf" value="${a.csrf}" />
-            ${field('url', "The app's SCIM base URL", { type: 'url', autocomplete: 'off', hint: 'https://app.example.com/scim/v2' })}
-            ${field('token', "The app's token", { type: 'password', autocomplete: 'off', hint: 'Sent as its Bearer token; never shown again.' })}
-            ${field('target_name', 'Name', { maxlength: 64, autocomplete: 'off', required: false, hint: 'How it is listed (the URL host when empty).' })}
-            ${await groupChoices(kit, a, 'groups', 'Push only the members of these groups, and the groups (none ticked: everyone)')}
-            <button type="submit">Add and sync</button>
+            ${field('url', t('admin.scim.target_url'), { type: 'url', autocomplete: 'off', hint: 'https://app.example.com/scim/v2' })}
+            ${field('token', t('admin.scim.target_token'), { type: 'password', autocomplete: 'off', hint: t('admin.scim.target_token_hint') })}
+            ${field('target_name', t('admin.name'), { maxlength: 64, autocomplete: 'off', required: false, hint: t('admin.scim.target_name_hint') })}
+            ${await groupChoices(kit, a, 'groups', t('admin.scim.target_groups'))}
+            <button type="submit">${t('admin.scim.add_target')}</button>
           </form>
         </section>`,
       o,
@@ -106,8 +131,8 @@ export function registerConsoleScim(kit: PageKit, c: ConsoleKit): void {
       const made = await core.scim.addToken(a.actor, str(body, 'name'));
       return scimPage(ctx, a, {
         top: html`<section aria-labelledby="h-token" class="notice success">
-          <h2 id="h-token">The SCIM token for ${made.name}</h2>
-          <p>Copy it now into the service's provisioning settings, with the base URL below: it is shown only this once.</p>
+          <h2 id="h-token">${tm('admin.scim.made', { name: data(made.name) })}</h2>
+          <p>${t('admin.scim.copy')}</p>
           <p class="secret-once" id="scim-token">${made.token}</p>
         </section>`,
       });

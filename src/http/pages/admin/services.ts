@@ -3,10 +3,11 @@
  * the page that answers its creation or rotation (never cached, never shown again).
  */
 import type { Context } from 'koa';
-import { ID_TOKEN_CLAIMS, type ClientView } from '../../../core';
-import { breakable, field, html, type Html } from '../html';
+import { ID_TOKEN_CLAIMS, type ClientView, type MessageKey } from '../../../core';
+import { breakable, field, html, type Html, tm } from '../html';
+import { t } from '../look';
 import { type PageKit, str } from '../kit';
-import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable, managedNote, onOff } from './kit';
+import { actionButton, type Admin, assertConfirmed, type ConsoleKit, data, dataTable, managedNote, onOff } from './kit';
 import { groupChoices, many } from './people';
 
 const lines = (text: string) =>
@@ -15,10 +16,10 @@ const lines = (text: string) =>
     .map((l) => l.trim())
     .filter(Boolean);
 
-const GRANT_WORDS: Record<ClientView['grants'][number], string> = {
-  authorization_code: 'browser sign-in',
-  device_code: 'device',
-  client_credentials: 'client credentials',
+const GRANT_WORDS: Record<ClientView['grants'][number], MessageKey> = {
+  authorization_code: 'admin.clients.grant.browser',
+  device_code: 'admin.clients.grant.device',
+  client_credentials: 'admin.clients.grant.credentials',
 };
 
 /** The boxes of the claims a client's ID tokens carry, those it has ticked. */
@@ -26,19 +27,23 @@ const idTokenBoxes = (chosen: readonly string[]) =>
   Object.entries(ID_TOKEN_CLAIMS).map(
     ([claim, scope]) =>
       html`<label class="check"
-        ><input type="checkbox" name="id_token_claims" value="${claim}" ${chosen.includes(claim) ? 'checked' : ''} /> ${claim}
-        <span class="meta">(${scope} scope)</span></label
+        ><input type="checkbox" name="id_token_claims" value="${claim}" ${chosen.includes(claim) ? 'checked' : ''} /> <code>${claim}</code>
+        <span class="meta">${tm('admin.clients.claim_scope', { scope: html`<code>${scope}</code>` })}</span></label
       >`,
   );
+
+/** Group names in running text (data), or the words for none. */
+const groupList = (names: readonly string[], none: MessageKey): Html | string =>
+  names.length === 0 ? t(none) : html`${names.map((n, i) => html`${i > 0 ? ', ' : ''}${data(n)}`)}`;
 
 export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
   const { core } = kit;
 
   const secretOnce = (client: { client_id: string; name: string }, secret: string) =>
     html`<section aria-labelledby="h-secret" class="notice success">
-      <h2 id="h-secret">The client secret of ${client.name}</h2>
-      <p class="meta">Client id ${client.client_id}</p>
-      <p>Copy it now into the application's settings: it is shown only this once.</p>
+      <h2 id="h-secret">${tm('admin.clients.secret_title', { name: data(client.name) })}</h2>
+      <p class="meta">${tm('admin.clients.secret_client_id', { id: html`<code>${client.client_id}</code>` })}</p>
+      <p>${t('admin.clients.secret_copy')}</p>
       <p class="secret-once" id="client-secret">${secret}</p>
     </section>`;
 
@@ -48,44 +53,56 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
       ctx,
       a,
       'clients',
-      'OIDC clients',
+      t('admin.nav.clients'),
       html`${o.top ?? ''}
         <section>
           ${
             clients.length === 0
-              ? html`<p>No clients yet.</p>`
+              ? html`<p>${t('admin.clients.none')}</p>`
               : html`${dataTable(
                   [
-                    'Name',
-                    'Client id',
-                    'Grants',
-                    { label: 'Redirect URIs', wide: true },
-                    { label: 'Allowed groups', wide: true },
-                    { label: 'Change', quiet: true },
+                    t('admin.name'),
+                    t('admin.clients.client_id'),
+                    t('admin.clients.grants'),
+                    { label: t('admin.clients.redirect_uris'), wide: true },
+                    { label: t('admin.allowed_groups'), wide: true },
+                    { label: t('admin.change'), quiet: true },
                   ],
                   clients.map(
                     (cl: ClientView) =>
                       html`<tr>
                         <td>
-                          ${cl.name}${cl.first_party ? html` <span class="meta">(first party)</span>` : ''}${cl.public ? html` <span class="meta">(public)</span>` : ''}${
-                            cl.two_factor ? html`<br /><span class="meta">two factors required</span>` : ''
-                          }${cl.backchannel_logout_uri ? html`<br /><span class="meta">logouts to ${breakable(cl.backchannel_logout_uri)}</span>` : ''}${
-                            cl.id_token_claims.length > 0 ? html`<br /><span class="meta">ID token: ${cl.id_token_claims.join(', ')}</span>` : ''
+                          ${data(cl.name)}${cl.first_party ? html` <span class="meta">${t('admin.clients.first_party_mark')}</span>` : ''}${
+                            cl.public ? html` <span class="meta">${t('admin.clients.public_mark')}</span>` : ''
+                          }${cl.two_factor ? html`<br /><span class="meta">${t('admin.clients.two_factor_mark')}</span>` : ''}${
+                            cl.backchannel_logout_uri
+                              ? html`<br /><span class="meta">${tm('admin.clients.logouts_to', { uri: breakable(cl.backchannel_logout_uri) })}</span>`
+                              : ''
+                          }${
+                            cl.id_token_claims.length > 0
+                              ? html`<br /><span class="meta"
+                                    >${tm('admin.clients.id_token_mark', { claims: html`<code>${cl.id_token_claims.join(', ')}</code>` })}</span
+                                  >`
+                              : ''
                           }
                         </td>
                         <td><code>${cl.client_id}</code></td>
                         <td>
-                          ${cl.grants.map((g) => GRANT_WORDS[g]).join(', ')}${cl.audience === null ? '' : html`<br /><span class="meta">for ${cl.audience}</span>`}
+                          ${cl.grants.map((g) => t(GRANT_WORDS[g])).join(', ')}${
+                            cl.audience === null
+                              ? ''
+                              : html`<br /><span class="meta">${tm('admin.clients.audience_mark', { audience: breakable(cl.audience) })}</span>`
+                          }
                         </td>
                         <td class="wide-only">${cl.redirect_uris.map((u, i) => html`${i ? html`<br />` : ''}${breakable(u)}`)}</td>
-                        <td class="wide-only">${cl.allowed_groups.join(', ') || 'everyone'}</td>
+                        <td class="wide-only">${groupList(cl.allowed_groups, 'admin.everyone')}</td>
                         <td class="actions">
                           ${managed.of('oidc_client', cl.client_id) !== null ? managedNote(managed.of('oidc_client', cl.client_id)!) : ''}
                           ${
                             managed.of('oidc_client', cl.client_id) !== null
                               ? ''
                               : cl.grants.includes('authorization_code')
-                                ? actionButton(a.csrf, '/admin/clients/two-factor', cl.two_factor ? 'Allow one factor' : 'Require two factors', {
+                                ? actionButton(a.csrf, '/admin/clients/two-factor', t(cl.two_factor ? 'admin.allow_one_factor' : 'admin.require_two_factors'), {
                                     hidden: { client_id: cl.client_id, two_factor: cl.two_factor ? 'off' : 'on' },
                                   })
                                 : ''
@@ -94,27 +111,30 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
                             managed.of('oidc_client', cl.client_id) !== null || !(cl.grants.includes('authorization_code') || cl.grants.includes('device_code'))
                               ? ''
                               : html`<details>
-                                  <summary>ID token claims</summary>
+                                  <summary>${t('admin.clients.id_token_claims')}</summary>
                                   <form method="post" action="/admin/clients/id-token-claims">
                                     <input type="hidden" name="csrf" value="${a.csrf}" />
                                     <input type="hidden" name="client_id" value="${cl.client_id}" />
                                     ${idTokenBoxes(cl.id_token_claims)}
-                                    <button type="submit">Save claims</button>
+                                    <button type="submit">${t('admin.clients.save_claims')}</button>
                                   </form>
                                 </details>`
                           }
                           ${
                             cl.public || managed.of('oidc_client', cl.client_id) !== null
                               ? ''
-                              : actionButton(a.csrf, '/admin/clients/rotate', 'Rotate secret', {
+                              : actionButton(a.csrf, '/admin/clients/rotate', t('admin.clients.rotate'), {
                                   hidden: { client_id: cl.client_id },
-                                  confirm: 'Replace the secret (the old one stops working)',
+                                  confirm: t('admin.clients.rotate_confirm'),
                                 })
                           }
                           ${
                             managed.of('oidc_client', cl.client_id) !== null
                               ? ''
-                              : actionButton(a.csrf, '/admin/clients/remove', 'Remove', { hidden: { client_id: cl.client_id }, confirm: `Remove ${cl.name}` })
+                              : actionButton(a.csrf, '/admin/clients/remove', t('admin.remove'), {
+                                  hidden: { client_id: cl.client_id },
+                                  confirm: tm('admin.remove_confirm', { name: data(cl.name) }),
+                                })
                           }
                         </td>
                       </tr>`,
@@ -123,49 +143,46 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
           }
         </section>
         <section aria-labelledby="h-new-client">
-          <h2 id="h-new-client">New client</h2>
+          <h2 id="h-new-client">${t('admin.clients.new')}</h2>
           <form method="post" action="/admin/clients">
             <input type="hidden" name="csrf" value="${a.csrf}" />
-            ${field('name', 'Name', { maxlength: 100, autocomplete: 'off' })}
+            ${field('name', t('admin.name'), { maxlength: 100, autocomplete: 'off' })}
             <div class="field">
-              <label for="f-redirect">Redirect URIs</label>
+              <label for="f-redirect">${t('admin.clients.redirect_uris')}</label>
               <textarea id="f-redirect" name="redirect_uris" rows="2" aria-describedby="f-redirect-hint"></textarea>
-              <small id="f-redirect-hint"
-                >For sign-in in a browser: one or more, exactly as the application sends them (https://app.example.com/callback). Empty for a device or a
-                machine.</small
-              >
+              <small id="f-redirect-hint">${tm('admin.clients.redirect_hint', { example: html`<code>https://app.example.com/callback</code>` })}</small>
             </div>
             <label class="check"
-              ><input type="checkbox" name="device" value="yes" /> Device flow: a TV or command line shows a code to confirm at /device</label
+              ><input type="checkbox" name="device" value="yes" />
+              <span>${tm('admin.clients.device_hint', { label: html`${t('admin.clients.device')}`, path: html`<code>/device</code>` })}</span></label
             >
             <label class="check"
-              ><input type="checkbox" name="credentials" value="yes" /> Client credentials: a machine acting as itself (needs a secret)</label
+              ><input type="checkbox" name="credentials" value="yes" /> ${t('admin.clients.credentials_hint', { label: t('admin.clients.credentials') })}</label
             >
-            ${field('audience', 'Audience (client credentials)', {
+            ${field('audience', t('admin.clients.audience_label'), {
               required: false,
               autocomplete: 'off',
               maxlength: 200,
-              hint: 'The API its tokens are for, as that API names itself (https://api.example.com). Empty: urn:gatehouse:client:<client id>.',
+              hint: t('admin.clients.audience_hint', { example: 'https://api.example.com', fallback: 'urn:gatehouse:client:<client id>' }),
             })}
-            ${await groupChoices(kit, a, 'groups', 'Only members of these groups may sign in (none ticked: everyone)')}
-            ${field('backchannel_logout_uri', 'Back-channel logout URI', {
+            ${await groupChoices(kit, a, 'groups', t('admin.clients.groups'))}
+            ${field('backchannel_logout_uri', t('admin.clients.backchannel'), {
               required: false,
               autocomplete: 'off',
               maxlength: 500,
-              hint: "Where Gatehouse tells the application that a person's session ended (https://app.example.com/backchannel-logout). Empty: not told.",
+              hint: t('admin.clients.backchannel_hint', { example: 'https://app.example.com/backchannel-logout' }),
             })}
             <fieldset aria-describedby="f-id-token-hint">
-              <legend>Also in the ID token</legend>
+              <legend>${t('admin.clients.id_token_legend')}</legend>
               ${idTokenBoxes([])}
-              <small id="f-id-token-hint"
-                >Userinfo always has them. Tick these for an application that reads only the ID token (oauth2-proxy, Kubernetes); each comes only when the
-                application asks for its scope. Email brings email_verified.</small
-              >
+              <small id="f-id-token-hint">${tm('admin.clients.id_token_hint', { verified: html`<code>email_verified</code>` })}</small>
             </fieldset>
-            <label class="check"><input type="checkbox" name="first_party" value="yes" /> First party: no consent page</label>
-            <label class="check"><input type="checkbox" name="two_factor" value="yes" /> Two factors: a sign-in with one is asked for the second</label>
-            <label class="check"><input type="checkbox" name="public" value="yes" /> Public client (a browser or mobile app: no secret, PKCE)</label>
-            <button type="submit">Add client</button>
+            <label class="check"><input type="checkbox" name="first_party" value="yes" /> ${t('admin.clients.first_party')}</label>
+            <label class="check"
+              ><input type="checkbox" name="two_factor" value="yes" /> ${t('admin.clients.two_factor_hint', { label: t('admin.two_factors') })}</label
+            >
+            <label class="check"><input type="checkbox" name="public" value="yes" /> ${t('admin.clients.public')} ${t('admin.clients.public_hint')}</label>
+            <button type="submit">${t('admin.clients.add')}</button>
           </form>
         </section>`,
       o,
@@ -189,7 +206,9 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
         idTokenClaims: many(body, 'id_token_claims'),
       });
       return clientsPage(ctx, a, {
-        top: added.client_secret ? secretOnce(added, added.client_secret) : html`<p class="notice success">Client ${added.client_id} added.</p>`,
+        top: added.client_secret
+          ? secretOnce(added, added.client_secret)
+          : html`<p class="notice success">${tm('admin.clients.added', { id: html`<code>${added.client_id}</code>` })}</p>`,
       });
     });
   });
@@ -234,33 +253,46 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
       ctx,
       a,
       'apps',
-      'Apps behind the proxy',
+      t('admin.apps.title'),
       html`<section>
           ${
             apps.length === 0
-              ? html`<p>No apps yet: the proxy refuses every host.</p>`
+              ? html`<p>${t('admin.apps.none')}</p>`
               : html`${dataTable(
                   [
-                    'Host',
-                    'Paths',
-                    { label: 'Open paths', wide: true },
-                    'Allowed groups',
-                    { label: 'Two-factor', wide: true },
-                    { label: 'Remove', quiet: true },
+                    t('admin.apps.host'),
+                    t('admin.apps.paths_column'),
+                    { label: t('admin.apps.open_paths'), wide: true },
+                    t('admin.allowed_groups'),
+                    { label: t('admin.account.two_factor'), wide: true },
+                    { label: t('admin.remove'), quiet: true },
                   ],
                   apps.map(
                     (app) =>
                       html`<tr>
-                        <td>${app.host}</td>
-                        <td>${app.paths.join(' ') || 'all'}</td>
-                        <td class="wide-only">${app.bypass_paths.join(' ') || 'none'}</td>
-                        <td>${app.allowed_groups.map((g) => g.name ?? '(deleted)').join(', ') || 'every account'}</td>
-                        <td class="wide-only">${app.two_factor ? 'required' : 'no'}</td>
+                        <td translate="no">${app.host}</td>
+                        ${app.paths.length === 0 ? html`<td>${t('admin.apps.all_paths')}</td>` : html`<td><code>${app.paths.join(' ')}</code></td>`}
+                        ${
+                          app.bypass_paths.length === 0
+                            ? html`<td class="wide-only">${t('admin.account.no_groups')}</td>`
+                            : html`<td class="wide-only"><code>${app.bypass_paths.join(' ')}</code></td>`
+                        }
+                        <td>
+                          ${
+                            app.allowed_groups.length === 0
+                              ? t('admin.apps.every_account')
+                              : app.allowed_groups.map((g, i) => html`${i > 0 ? ', ' : ''}${g.name === null ? t('admin.apps.deleted_group') : data(g.name)}`)
+                          }
+                        </td>
+                        <td class="wide-only">${t(app.two_factor ? 'admin.required' : 'admin.no')}</td>
                         <td class="actions">
                           ${
                             managed.app(app.host, app.paths) !== null
                               ? managedNote(managed.app(app.host, app.paths)!)
-                              : actionButton(a.csrf, '/admin/apps/remove', 'Remove', { hidden: { app: app.reference_id }, confirm: `Remove ${app.host}` })
+                              : actionButton(a.csrf, '/admin/apps/remove', t('admin.remove'), {
+                                  hidden: { app: app.reference_id },
+                                  confirm: tm('admin.remove_confirm', { name: data(app.host) }),
+                                })
                           }
                         </td>
                       </tr>`,
@@ -269,15 +301,15 @@ export function registerConsoleServices(kit: PageKit, c: ConsoleKit): void {
           }
         </section>
         <section aria-labelledby="h-new-app">
-          <h2 id="h-new-app">New app</h2>
+          <h2 id="h-new-app">${t('admin.apps.new')}</h2>
           <form method="post" action="/admin/apps">
             <input type="hidden" name="csrf" value="${a.csrf}" />
-            ${field('host', 'Host', { autocomplete: 'off', hint: 'As the proxy forwards it: grafana.example.com' })}
-            ${field('paths', 'Path prefixes', { required: false, autocomplete: 'off', hint: 'Space-separated; empty: the whole host' })}
-            ${field('bypass', 'Open paths', { required: false, autocomplete: 'off', hint: 'Space-separated prefixes anyone may open, signed in or not' })}
-            ${await groupChoices(kit, a, 'groups', 'Only members of these groups may pass (none ticked: every signed-in account)')}
-            <label class="check"><input type="checkbox" name="two_factor" value="yes" /> Require two-factor (TOTP or a passkey)</label>
-            <button type="submit">Add app</button>
+            ${field('host', t('admin.apps.host'), { autocomplete: 'off', hint: t('admin.apps.host_hint', { example: 'grafana.example.com' }) })}
+            ${field('paths', t('admin.apps.paths'), { required: false, autocomplete: 'off', hint: t('admin.apps.paths_hint') })}
+            ${field('bypass', t('admin.apps.open_paths'), { required: false, autocomplete: 'off', hint: t('admin.apps.open_paths_hint') })}
+            ${await groupChoices(kit, a, 'groups', t('admin.apps.groups'))}
+            <label class="check"><input type="checkbox" name="two_factor" value="yes" /> ${t('admin.apps.two_factor')}</label>
+            <button type="submit">${t('admin.apps.add')}</button>
           </form>
         </section>`,
       o,

@@ -6,12 +6,22 @@
  */
 import type { Context } from 'koa';
 import type { SourceView, SyncReport } from '../../../core';
-import { escape, html, type Html, raw } from '../html';
+import { escape, html, type Html, raw, tm } from '../html';
+import { look, t } from '../look';
 import { type PageKit, str } from '../kit';
-import { actionButton, type Admin, type ConsoleKit, dataTable } from './kit';
+import { actionButton, type Admin, type ConsoleKit, counted, data, dataTable, when } from './kit';
 
-/** A time, kept on one line (a narrow column broke it at the date's dashes). */
-const date = (iso: string): Html => html`<span class="when">${iso.replace('T', ' ').slice(0, 16)}</span>`;
+/**
+ * A time whose parts (date, year, time of day: what the locale writes between commas) each stay
+ * on one line: a narrow column breaks it only between them.
+ */
+const date = (iso: string): Html => {
+  const parts = when(iso).split(', ');
+  return html`${parts.map((part, i) => html`${i > 0 ? ' ' : ''}<span class="when">${part}${i < parts.length - 1 ? ',' : ''}</span>`)}`;
+};
+
+/** A figure in the reader's way of writing numbers. */
+const n = (value: number): string => look().tr.number(value);
 
 /**
  * A DN (or a URL) that wraps after a comma when the space is short, never inside an attribute's
@@ -45,17 +55,21 @@ const figure = (result: unknown, kind: string, key: string): number => {
 };
 
 function lastSync(v: SourceView): Html {
-  if (v.last_sync_at === null) return html`never`;
+  if (v.last_sync_at === null) return html`${t('admin.never')}`;
   if (v.last_status === 'failed') {
     const error = (v.last_result as { error?: unknown } | null)?.error;
-    return html`<strong class="failed">failed</strong>
-      ${date(v.last_sync_at)}<br />${typeof error === 'string' ? sentence(plain(error)) : 'No reason was kept.'}`;
+    return html`<strong class="failed">${t('admin.sources.failed')}</strong>
+      ${date(v.last_sync_at)}<br />${typeof error === 'string' ? sentence(plain(error)) : t('admin.sources.no_reason')}`;
   }
   const r = v.last_result;
   const skipped = typeof (r as { skipped?: unknown } | null)?.skipped === 'number' ? (r as { skipped: number }).skipped : 0;
-  return html`ok ${date(v.last_sync_at)}<br /><span class="meta"
-      >${figure(r, 'people', 'created')} created, ${figure(r, 'people', 'updated')} updated, ${figure(r, 'people', 'disabled')} disabled, ${skipped} left
-      out</span
+  return html`${tm('admin.sources.ok', { when: date(v.last_sync_at) })}<br /><span class="meta"
+      >${t('admin.sources.last_figures', {
+        created: n(figure(r, 'people', 'created')),
+        updated: n(figure(r, 'people', 'updated')),
+        disabled: n(figure(r, 'people', 'disabled')),
+        skipped: n(skipped),
+      })}</span
     >`;
 }
 
@@ -67,35 +81,44 @@ function lastSync(v: SourceView): Html {
 function syncReport(name: string, r: SyncReport): Html {
   const skipped =
     r.skipped.length === 0
-      ? html`<p id="report-skipped">Nothing was left out.</p>`
+      ? html`<p id="report-skipped">${t('admin.sources.nothing_skipped')}</p>`
       : html`<h3 id="report-skipped">
-            Left out: ${r.skipped.length === 100 ? 'the first 100 entries' : r.skipped.length === 1 ? '1 entry' : `${r.skipped.length} entries`}
+            ${t('admin.sources.skipped', {
+              entries: r.skipped.length === 100 ? t('admin.sources.first_entries', { n: n(100) }) : counted('admin.count.entries', r.skipped.length),
+            })}
           </h3>
           ${dataTable(
-            ['Entry', 'Why'],
+            [t('admin.sources.entry'), t('admin.sources.why')],
             r.skipped.map(
               (x) =>
                 html`<tr>
                   <td><code>${dn(x.dn)}</code></td>
-                  <td>${plain(x.reason)}</td>
+                  <td translate="no">${plain(x.reason)}</td>
                 </tr>`,
             ),
           )}`;
   return html`<section aria-labelledby="h-synced" id="sync-report">
-    <h2 id="h-synced">${name} is synced</h2>
-    <p class="notice success" role="status">The directory was read whole, and this server now holds what it says.</p>
+    <h2 id="h-synced">${tm('admin.sources.synced', { name: data(name) })}</h2>
+    <p class="notice success" role="status">${t('admin.sources.synced_text')}</p>
     <dl>
-      <dt>People</dt>
+      <dt>${t('admin.scim.people')}</dt>
       <dd id="report-people">
-        ${r.people.created} created, ${r.people.updated} updated, ${r.people.unchanged} unchanged, ${r.people.disabled} disabled (gone), ${r.people.enabled}
-        back
+        ${t('admin.sources.report_people', {
+          created: n(r.people.created),
+          updated: n(r.people.updated),
+          unchanged: n(r.people.unchanged),
+          disabled: n(r.people.disabled),
+          enabled: n(r.people.enabled),
+        })}
       </dd>
-      <dt>Groups</dt>
-      <dd id="report-groups">${r.groups.created} created, ${r.groups.renamed} renamed, ${r.groups.removed} removed</dd>
-      <dt>Members</dt>
-      <dd>${r.members.added} added, ${r.members.removed} removed</dd>
-      <dt>Inner groups</dt>
-      <dd>${r.nestings.added} added, ${r.nestings.removed} removed</dd>
+      <dt>${t('admin.nav.groups')}</dt>
+      <dd id="report-groups">
+        ${t('admin.sources.report_groups', { created: n(r.groups.created), renamed: n(r.groups.renamed), removed: n(r.groups.removed) })}
+      </dd>
+      <dt>${t('admin.group.members')}</dt>
+      <dd>${t('admin.sources.report_changes', { added: n(r.members.added), removed: n(r.members.removed) })}</dd>
+      <dt>${t('admin.sources.inner_groups')}</dt>
+      <dd>${t('admin.sources.report_changes', { added: n(r.nestings.added), removed: n(r.nestings.removed) })}</dd>
     </dl>
     ${skipped}
   </section>`;
@@ -110,36 +133,45 @@ export function registerConsoleSources(kit: PageKit, c: ConsoleKit): void {
       ctx,
       a,
       'sources',
-      'Directory sources',
+      t('admin.nav.sources'),
       html`${o.top ?? ''}
         <section>
-          <p>
-            People and groups synced in from LDAP or Active Directory. What a source brings is the directory's: people's names, email addresses, usernames and
-            passwords, and groups' names, members and inner groups are changed there. A person gone from the directory is disabled here, not deleted; a group
-            gone is removed.
-          </p>
+          <p>${t('admin.sources.intro')}</p>
           ${
             sources.length === 0
-              ? html`<p>No directory sources yet: nobody is synced in from LDAP or Active Directory.</p>`
+              ? html`<p>${t('admin.sources.none')}</p>`
               : dataTable(
-                  ['Source', 'People', 'Gone (disabled)', 'Groups', 'Schedule', 'Last sync (UTC)', { label: 'Sync', quiet: true }],
+                  [
+                    t('admin.sources.source'),
+                    t('admin.scim.people'),
+                    t('admin.sources.gone'),
+                    t('admin.nav.groups'),
+                    t('admin.sources.schedule'),
+                    t('admin.sources.last_sync'),
+                    { label: t('admin.scim.sync'), quiet: true },
+                  ],
                   sources.map(
                     (v) =>
                       html`<tr>
                         <td>
-                          ${v.name}<br /><span class="meta">${dn(v.url)}${v.start_tls ? ' (StartTLS)' : ''}<br />${dn(v.base_dn)}</span>
+                          ${data(v.name)}<br /><span class="meta" translate="no">${dn(v.url)}${v.start_tls ? ' (StartTLS)' : ''}<br />${dn(v.base_dn)}</span>
                         </td>
-                        <td>${v.people}</td>
-                        <td>${v.gone}</td>
-                        <td>${v.groups}</td>
+                        <td>${n(v.people)}</td>
+                        <td>${n(v.gone)}</td>
+                        <td>${n(v.groups)}</td>
                         <td>
-                          ${v.every === null ? 'on demand' : `every ${v.every}`}${
-                            v.next_sync_at === null || v.every === null ? '' : html`<br /><span class="meta">next ${date(v.next_sync_at)}</span>`
+                          ${v.every === null ? t('admin.sources.on_demand') : tm('admin.sources.every', { interval: html`<code>${v.every}</code>` })}${
+                            v.next_sync_at === null || v.every === null
+                              ? ''
+                              : html`<br /><span class="meta">${tm('admin.sources.next', { when: date(v.next_sync_at) })}</span>`
                           }
                         </td>
                         <td>${lastSync(v)}</td>
                         <td class="actions">
-                          ${actionButton(a.csrf, '/admin/sources/sync', 'Sync now', { hidden: { source: v.name }, aria: `Sync now: ${v.name}` })}
+                          ${actionButton(a.csrf, '/admin/sources/sync', t('admin.sources.sync_now'), {
+                            hidden: { source: v.name },
+                            aria: t('admin.sources.sync_now_aria', { name: v.name }),
+                          })}
                         </td>
                       </tr>`,
                   ),
@@ -147,14 +179,16 @@ export function registerConsoleSources(kit: PageKit, c: ConsoleKit): void {
           }
         </section>
         <section aria-labelledby="h-shell">
-          <h2 id="h-shell">Adding and removing a source</h2>
-          <p>In the shell, on the server. Adding checks that the directory answers and accepts the bind; the password is read from standard input:</p>
+          <h2 id="h-shell">${t('admin.sources.shell_title')}</h2>
+          <p>${t('admin.sources.shell_intro')}</p>
           <p class="command"><code>${raw(ADD_COMMAND.map((line) => dn(line).html).join('<br />'))}</code></p>
           <p class="meta">
-            Active Directory: <code>gatehouse source add ldap &hellip; --uid-attribute sAMAccountName</code>. Every option:
-            <code>gatehouse source add --help</code>.
+            ${tm('admin.sources.shell_ad', {
+              ad: html`<code>gatehouse source add ldap &hellip; --uid-attribute sAMAccountName</code>`,
+              help: html`<code>gatehouse source add --help</code>`,
+            })}
           </p>
-          <p><code>gatehouse source remove NAME</code> stops syncing: the people and groups it brought stay, as this server's own.</p>
+          <p>${tm('admin.sources.shell_remove', { command: html`<code>gatehouse source remove NAME</code>` })}</p>
         </section>`,
       o,
     );

@@ -4,28 +4,44 @@
  * secret is shown once, on the page that answers its creation or rotation.
  */
 import type { Context } from 'koa';
-import { EVENT_TYPES, type WebhookView } from '../../../core';
-import { breakable, field, html, type Html } from '../html';
+import { EVENT_TYPES, type MessageKey, type WebhookView } from '../../../core';
+import { breakable, field, html, type Html, tm } from '../html';
+import { look, t } from '../look';
 import { type PageKit, str } from '../kit';
-import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable, managedNote } from './kit';
+import { actionButton, type Admin, assertConfirmed, type ConsoleKit, dataTable, managedNote, when } from './kit';
 import { many } from './people';
+
+/** A queued message's kind and state in words; one the page does not know is shown as it is stored. */
+const WORDS: Readonly<Record<string, MessageKey>> = Object.assign(Object.create(null) as Record<string, MessageKey>, {
+  mail: 'admin.webhooks.kind.mail',
+  webhook: 'admin.webhooks.kind.webhook',
+  scim: 'admin.webhooks.kind.scim',
+  logout: 'admin.webhooks.kind.logout',
+  pending: 'admin.webhooks.state.pending',
+  delivered: 'admin.webhooks.state.delivered',
+  failed: 'admin.webhooks.state.failed',
+});
+const word = (value: string): string => (WORDS[value] === undefined ? value : t(WORDS[value]));
+
+/** An error a receiver or the network gave: its own words (data), in brackets. */
+const lastError = (error: string | null): Html => (error ? html` <span class="meta">(<span translate="no">${error}</span>)</span>` : html``);
 
 export function registerConsoleWebhooks(kit: PageKit, c: ConsoleKit): void {
   const { core } = kit;
 
   const secretOnce = (w: WebhookView, secret: string) =>
     html`<section aria-labelledby="h-secret" class="notice success">
-      <h2 id="h-secret">The signing secret of ${w.url}</h2>
-      <p>Copy it now into the receiver's settings (Standard Webhooks verify with it): it is shown only this once.</p>
+      <h2 id="h-secret">${tm('admin.webhooks.secret_title', { url: breakable(w.url) })}</h2>
+      <p>${t('admin.webhooks.secret_copy')}</p>
       <p class="secret-once" id="webhook-secret">${secret}</p>
     </section>`;
 
   const health = (w: WebhookView): Html =>
     w.failed > 0
-      ? html`<strong>${w.failed} failed</strong>${w.last_error ? html` <span class="meta">(${w.last_error})</span>` : ''}`
+      ? html`<strong>${t('admin.webhooks.failed', { n: look().tr.number(w.failed) })}</strong>${lastError(w.last_error)}`
       : w.pending > 0
-        ? html`${w.pending} waiting${w.last_error ? html` <span class="meta">(${w.last_error})</span>` : ''}`
-        : html`${w.last_delivered_at ? 'delivering' : 'nothing sent yet'}`;
+        ? html`${t('admin.webhooks.waiting', { n: look().tr.number(w.pending) })}${lastError(w.last_error)}`
+        : html`${t(w.last_delivered_at ? 'admin.webhooks.delivering' : 'admin.webhooks.nothing_sent')}`;
 
   const webhooksPage = async (ctx: Context, a: Admin, o: { status?: number; error?: string; top?: Html } = {}) => {
     const [hooks, queue, managed] = await Promise.all([
@@ -37,26 +53,37 @@ export function registerConsoleWebhooks(kit: PageKit, c: ConsoleKit): void {
       ctx,
       a,
       'webhooks',
-      'Webhooks',
+      t('admin.nav.webhooks'),
       html`${o.top ?? ''}
         <section>
           ${
             hooks.length === 0
-              ? html`<p>No webhooks yet: no other system hears of sign-ups, sign-ins or group changes.</p>`
+              ? html`<p>${t('admin.webhooks.none')}</p>`
               : dataTable(
-                  ['URL', { label: 'Events', wide: true }, 'State', { label: 'Change', quiet: true }],
+                  [
+                    t('admin.webhooks.url'),
+                    { label: t('admin.webhooks.events'), wide: true },
+                    t('admin.webhooks.state'),
+                    { label: t('admin.change'), quiet: true },
+                  ],
                   hooks.map(
                     (w) =>
                       html`<tr>
-                        <td>${breakable(w.url)}${w.description ? html`<br /><span class="meta">${w.description}</span>` : ''}</td>
-                        <td class="wide-only">${w.events.join(', ') || 'every event'}</td>
+                        <td>${breakable(w.url)}${w.description ? html`<br /><span class="meta" translate="no">${w.description}</span>` : ''}</td>
+                        <td class="wide-only">${w.events.length === 0 ? t('admin.webhooks.every_event') : html`<code>${w.events.join(', ')}</code>`}</td>
                         <td>${health(w)}</td>
                         <td class="actions">
                           ${
                             managed.of('webhook', w.id) !== null
                               ? managedNote(managed.of('webhook', w.id)!)
-                              : html`${actionButton(a.csrf, '/admin/webhooks/rotate', 'New secret', { hidden: { webhook: w.id }, confirm: `Replace the secret of ${w.url}` })}
-                                ${actionButton(a.csrf, '/admin/webhooks/remove', 'Remove', { hidden: { webhook: w.id }, confirm: `Remove ${w.url}` })}`
+                              : html`${actionButton(a.csrf, '/admin/webhooks/rotate', t('admin.webhooks.rotate'), {
+                                  hidden: { webhook: w.id },
+                                  confirm: tm('admin.webhooks.rotate_confirm', { url: breakable(w.url) }),
+                                })}
+                                ${actionButton(a.csrf, '/admin/webhooks/remove', t('admin.remove'), {
+                                  hidden: { webhook: w.id },
+                                  confirm: tm('admin.remove_confirm', { name: breakable(w.url) }),
+                                })}`
                           }
                         </td>
                       </tr>`,
@@ -65,33 +92,41 @@ export function registerConsoleWebhooks(kit: PageKit, c: ConsoleKit): void {
           }
         </section>
         <section aria-labelledby="h-new-webhook">
-          <h2 id="h-new-webhook">New webhook</h2>
+          <h2 id="h-new-webhook">${t('admin.webhooks.new')}</h2>
           <form method="post" action="/admin/webhooks">
             <input type="hidden" name="csrf" value="${a.csrf}" />
-            ${field('url', 'URL', { autocomplete: 'off', hint: 'Where events are POSTed: https://hooks.example.com/gatehouse' })}
-            ${field('description', 'Description', { required: false, autocomplete: 'off', maxlength: 200 })}
+            ${field('url', t('admin.webhooks.url'), { autocomplete: 'off', hint: t('admin.webhooks.url_hint', { example: 'https://hooks.example.com/gatehouse' }) })}
+            ${field('description', t('admin.webhooks.description'), { required: false, autocomplete: 'off', maxlength: 200 })}
             <fieldset>
-              <legend>Events (none ticked: every event)</legend>
-              ${EVENT_TYPES.map((e) => html`<label class="check"><input type="checkbox" name="events" value="${e}" /> ${e}</label>`)}
+              <legend>${t('admin.webhooks.events_legend')}</legend>
+              ${EVENT_TYPES.map((e) => html`<label class="check"><input type="checkbox" name="events" value="${e}" /> <code>${e}</code></label>`)}
             </fieldset>
-            <button type="submit">Add webhook</button>
+            <button type="submit">${t('admin.webhooks.add')}</button>
           </form>
         </section>
         <section aria-labelledby="h-queue">
-          <h2 id="h-queue">Not yet delivered</h2>
+          <h2 id="h-queue">${t('admin.webhooks.queue')}</h2>
           ${
             queue.length === 0
-              ? html`<p>Nothing pending or failed: every mail and webhook went out.</p>`
+              ? html`<p>${t('admin.webhooks.queue_none')}</p>`
               : dataTable(
-                  ['Message', 'State', { label: 'Tries', wide: true }, { label: 'Next try', wide: true }, 'Last error'],
+                  [
+                    t('admin.webhooks.message'),
+                    t('admin.webhooks.state'),
+                    { label: t('admin.webhooks.tries'), wide: true },
+                    { label: t('admin.webhooks.next_try'), wide: true },
+                    t('admin.last_error'),
+                  ],
                   queue.map(
                     (d) =>
                       html`<tr>
-                        <td>${d.kind} ${d.topic}<br /><span class="meta">${d.id}</span></td>
-                        <td>${d.state}</td>
-                        <td class="wide-only">${String(d.attempts)}</td>
-                        <td class="wide-only">${d.next_try_at ?? '—'}</td>
-                        <td>${d.last_error ?? '—'}</td>
+                        <td>
+                          ${word(d.kind)} <code>${d.topic}</code><br /><span class="meta"><code>${d.id}</code></span>
+                        </td>
+                        <td>${word(d.state)}</td>
+                        <td class="wide-only">${look().tr.number(d.attempts)}</td>
+                        <td class="wide-only">${d.next_try_at === null ? '—' : when(d.next_try_at)}</td>
+                        ${d.last_error === null ? html`<td>—</td>` : html`<td translate="no">${d.last_error}</td>`}
                       </tr>`,
                   ),
                 )
