@@ -126,7 +126,7 @@ export function registerConsoleWebhooks(kit: PageKit, c: ConsoleKit): void {
                         <td>${word(d.state)}</td>
                         <td class="wide-only">${look().tr.number(d.attempts)}</td>
                         <td class="wide-only">${d.next_try_at === null ? '—' : when(d.next_try_at)}</td>
-                        ${d.last_error === null ? html`<td>—</td>` : html`<td translate="no">${d.last_error}</td>`}
+                        ${d.last_error === null ? html`<td>&mdash;</td>` : html`<td translate="no">${d.last_error}</td>`}
                       </tr>`,
                   ),
                 )
