@@ -48,10 +48,13 @@ function checkSize(body: Buffer, name: string, file: string, max: number, what: 
   if (body.length === 0) throw new AppError('invalid_input', `${name}: ${file.slice(0, 200)} is empty`);
 }
 
+/** What a name shown on every page may not hold: control and format characters (bidi overrides, zero-width), line and paragraph separators. */
+const UNSHOWN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
+
 export const brandName = (raw: string, name: string): string => {
   const v = raw.trim();
-  if (v === '' || v.length > 60 || [...v].some((c) => c.charCodeAt(0) < 32 || c.charCodeAt(0) === 127))
-    throw new AppError('invalid_input', `${name} must be 1 to 60 characters on one line`);
+  if (v === '' || v.length > 60 || UNSHOWN.test(v))
+    throw new AppError('invalid_input', `${name} must be 1 to 60 characters on one line, without invisible or direction-changing characters`);
   return v;
 };
 
@@ -73,8 +76,13 @@ const SVG_ELEMENTS = new Set(
     'feGaussianBlur feOffset feBlend feColorMatrix feComposite feFlood feMerge feMergeNode feMorphology feDropShadow'
   ).split(' '),
 );
-/** A reference inside the document (#id) is fine; anything else loads from somewhere. */
-const outsideReference = (text: string) => /url\(\s*['"]?\s*(?!#)/i.test(text) || /@import/i.test(text) || /expression\s*\(/i.test(text);
+/**
+ * A reference inside the document (url(#id), quoted or not) is fine; anything else loads from
+ * somewhere: url() to elsewhere, @import, image-set() and its kin. A logo needs no CSS escape, and
+ * one could spell any of these (u\rl, @\import): a backslash is refused outright.
+ */
+const outsideReference = (text: string) =>
+  text.includes('\\') || /url\(\s*(?!['"]?\s*#)/i.test(text) || /@import|(?:image-set|image|cross-fade|src|expression)\s*\(/i.test(text);
 
 function checkedSvg(body: Buffer, name: string, file: string): void {
   const text = body.toString('utf8');

@@ -106,13 +106,34 @@ t.test('a logo that is not a PNG or a clean SVG is refused at start, with the re
     ],
     ['style.svg', `<svg xmlns="http://www.w3.org/2000/svg"><rect style="fill: url(https://evil.test/p)" width="1" height="1"/></svg>`, /outside it/],
     ['big.png', Buffer.concat([PNG.subarray(0, 8), Buffer.alloc(300 * 1024)]), /at most 262144/],
+    // An outside finding: a CSS escape spelled url and @import past the check, and image-set() was not named.
+    ['escaped-url.svg', `<svg xmlns="http://www.w3.org/2000/svg"><rect style="fill: u\\rl(https://evil.test/p)" width="1" height="1"/></svg>`, /outside it/],
+    ['escaped-import.svg', `<svg xmlns="http://www.w3.org/2000/svg"><style>@\\import "https://evil.test/x.css";</style></svg>`, /outside it/],
+    [
+      'image-set.svg',
+      `<svg xmlns="http://www.w3.org/2000/svg"><rect style="fill: image-set('https://evil.test/p' 1x)" width="1" height="1"/></svg>`,
+      /outside it/,
+    ],
   ];
   for (const [name, content, why] of cases) {
     fs.writeFileSync(path.join(dir, name), content);
     t.throws(() => loadConfig({ brandLogo: path.join(dir, name) }, {}), { code: 'invalid_input', message: why }, name);
   }
+  // And a reference inside the file, quoted or spaced, is no reference outside it (it was refused).
+  const inside = `<svg xmlns="http://www.w3.org/2000/svg"><defs><linearGradient id="g"><stop offset="0"/></linearGradient></defs><rect fill="url('#g')" width="1" height="1"/><rect fill="url( #g)" width="1" height="1"/></svg>`;
+  fs.writeFileSync(path.join(dir, 'inside.svg'), inside);
+  t.equal(loadConfig({ brandLogo: path.join(dir, 'inside.svg') }, {}).brandLogo?.type, 'image/svg+xml', "url('#g') and url( #g) are the file's own");
   fs.writeFileSync(path.join(dir, 'ok.png'), PNG);
   t.equal(loadConfig({ brandLogo: path.join(dir, 'ok.png') }, {}).brandLogo?.type, 'image/png', 'a PNG by its magic bytes');
+  // An outside finding: a right-to-left override (or a line separator) in the name showed reversed on every page.
+  const unshown: Array<[string, string]> = [
+    ['Bank\u202eevil', 'a right-to-left override'],
+    ['Two\u2028lines', 'a line separator'],
+    ['Zero\u200bwidth', 'a zero-width space'],
+    ['New\nline', 'a new line'],
+  ];
+  for (const [bad, what] of unshown) t.throws(() => loadConfig({ brandName: bad }, {}), { message: /one line, without invisible/ }, what);
+  t.equal(loadConfig({ brandName: 'Société Générale · Cloud' }, {}).brandName, 'Société Générale · Cloud');
   t.throws(() => loadConfig({ brandColor: 'red' }, {}), { message: /#RRGGBB/ });
   t.throws(() => loadConfig({ brandColor: '#12345g' }, {}), { message: /#RRGGBB/ });
   fs.writeFileSync(path.join(dir, 'big.css'), 'a{}'.repeat(30000));
