@@ -84,7 +84,7 @@ export async function listApps(s: Services, account: AccountRow): Promise<Connec
 
 /** Takes one app's access back (see above); 404 when the account has no such app. */
 export async function revokeApp(s: Services, actor: Actor, account: AccountRow, kind: string, id: string): Promise<{ name: string; told: number }> {
-  if (kind !== 'oidc' && kind !== 'saml') throw new AppError('invalid_input', '{kind} must be oidc or saml');
+  if (kind !== 'oidc' && kind !== 'saml') throw new AppError('invalid_input', '{--kind} must be oidc or saml');
   const app = (await listApps(s, account)).find((a) => a.kind === kind && a.id === id);
   // Its name is read before; the writes below decide, whatever was listed.
   const outcome = await inOneTransaction(s.store.root, async (tx) => {

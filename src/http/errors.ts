@@ -82,6 +82,7 @@ function pageMessage(err: AppError): string {
   if (err.reason === 'cross_site_form') return t('error.cross_site_form');
   if (err.code === 'rate_limited') return t('error.rate_limited');
   if (err.code === 'unavailable') return t('error.unavailable');
+  if (err.code === 'body_too_large') return t('pages.refused.body_too_large');
   return err.message;
 }
 

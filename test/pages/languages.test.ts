@@ -130,6 +130,25 @@ t.test('pages in de and fr at 360 and 1280 px; the choice on /account wins over 
   t.equal(refused, 403, 'refused without the CSRF token');
   await page.goto(`${s.url}/account`);
   t.equal(await page.getAttribute('html', 'lang'), 'en', 'the choice unchanged');
+
+  // An outside finding: a repeated field (language=de&language=fr) cleared the choice and said it was saved.
+  await page.locator('#f-language').selectOption('fr');
+  await page.getByRole('button', { name: 'Save language' }).click();
+  await page.waitForURL(/done=language/);
+  // Run in the page (a string: the tests compile without the DOM's types).
+  const twice = (await page.evaluate(`(async () => {
+    const csrf = document.querySelector('input[name="csrf"]').value;
+    const r = await fetch('/account/language', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'csrf=' + encodeURIComponent(csrf) + '&language=de&language=en',
+      redirect: 'manual',
+    });
+    return r.status;
+  })()`)) as number;
+  t.equal(twice, 400, 'two languages at once are refused');
+  await page.goto(`${s.url}/account`);
+  t.equal(await page.getAttribute('html', 'lang'), 'fr', 'and the choice is kept');
 });
 
 t.test("an operator's override is text: markup in it shows escaped", async (t) => {

@@ -2,7 +2,7 @@
 import type { Context } from 'koa';
 import type { ActionResult, Caller } from '../../core';
 import { field, form, html, Html, notice, page, raw, tm } from './html';
-import { DONE, type PageKit, refusal, see, send, str } from './kit';
+import { DONE, type KnownRefusals, type PageKit, refusal, see, send, str } from './kit';
 import { look, t, useAccountLanguage } from './look';
 import { LANGUAGES } from '../../core';
 import { clearTokens, csrfToken, pageCaller, storeTokens, tokenCaller, tokensIn } from './session';
@@ -46,6 +46,13 @@ const deviceText = (x: SessionView): string =>
 /** The device as the page shows it: a browser's or an app's own name alone is not words (marked so). */
 const device = (x: SessionView): Html =>
   (x.browser && x.system) || !(x.browser ?? x.system ?? x.user_agent?.trim()) ? html`${deviceText(x)}` : html`<span translate="no">${deviceText(x)}</span>`;
+
+/** Refusals of a person's own changes, said to the person (the core's words speak to an administrator). */
+const OWN_REFUSALS: KnownRefusals = {
+  managed_by_scim: 'pages.refused.managed_by_scim',
+  managed_by_directory: 'pages.refused.managed_by_directory',
+  last_administrator: 'pages.refused.last_administrator',
+};
 
 /** A success message by the name a redirect carries (`?done=`, no reflected text): kit.ts's one table. */
 const doneMessage = (name: unknown): string | undefined => (typeof name === 'string' ? DONE[name] : undefined);
@@ -398,7 +405,7 @@ export function registerAccount(kit: PageKit): AccountPages {
           const section = SECTION_OF[path.split('/')[2] ?? ''];
           return see(ctx, confirmAddress(section ? `/account#${section}` : '/account'));
         }
-        return accountPage(ctx, caller, refusal(err));
+        return accountPage(ctx, caller, refusal(err, undefined, OWN_REFUSALS));
       }
       if (typeof outcome === 'string') return see(ctx, outcome);
       // A handler that opened a new session (keep) reads the page with its token.
@@ -406,6 +413,8 @@ export function registerAccount(kit: PageKit): AccountPages {
     });
 
   accountPost('/account/language', async (_ctx, caller, body) => {
+    // One choice: a repeated field (language=de&language=fr) is no language, not "the browser's".
+    if (typeof (body as Record<string, unknown> | undefined)?.language !== 'string') return { status: 400, error: t('account.language.one') };
     const { language } = await core.accounts.language.setMine(caller, str(body, 'language'));
     // The next page speaks the new choice (this request began in the old one).
     useAccountLanguage(language);

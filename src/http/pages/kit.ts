@@ -46,6 +46,8 @@ const PAGE_MESSAGES: KnownRefusals = {
   password_mismatch: 'pages.refused.password_mismatch',
   otp_required: 'pages.refused.otp_required',
   otp_invalid: 'pages.refused.otp_invalid',
+  rate_limited: 'error.rate_limited',
+  body_too_large: 'pages.refused.body_too_large',
 };
 
 /**
