@@ -106,9 +106,15 @@ t.test('one’s data as JSON: every part, never a secret or a hash', async (t) =
   const totpSecret = String((await s.db('user_account').where({ email: 'kim@example.com' }).first('totp_secret'))!.totp_secret);
   const key = await cli(s.dataDir, ['--json', 'user', 'api-key', 'add', 'kim@example.com', '--name', 'backup script']);
   const appPassword = await cli(s.dataDir, ['--json', 'user', 'app-password', 'add', 'kim@example.com', '--name', 'mail']);
+  // An outside finding: the download left out SSH keys and the language chosen.
+  const pub = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPcB2xAnyxMnNUq/fILBeR+NY2oiDu4f03mavXYPb1fu laptop';
+  t.equal((await cli(s.dataDir, ['user', 'ssh-key', 'add', 'kim@example.com', '-'], { stdin: pub })).code, 0);
+  await s.db('user_account').where({ email: 'kim@example.com' }).update({ language: 'de' });
   const r = await s.run('export_data', {}, kim.token);
   t.equal(r.status, 200);
   const data = item(r, 'account.data')!.data as Record<string, any>;
+  t.match(data.ssh_keys, [{ key: pub, fingerprint: /^SHA256:/ }], 'its SSH keys');
+  t.match(data.account, { language: 'de', login_shell: null }, 'its language and shell');
   t.match(data.account, { email: 'kim@example.com', administrator: false });
   t.ok(Array.isArray(data.groups) && data.groups.length > 0, 'groups');
   t.equal(data.sessions.length, 1);
