@@ -101,6 +101,7 @@ t.test('bad values are refused at their line, in the flag’s words, and nothing
     const r = await run(['config', 'apply', file]);
     t.equal(r.code, 2, line);
     t.match(r.err, want, line);
+    t.notMatch(r.err, /look\.yaml:\d+:\d+: \S*look\.yaml:\d+:\d+/, `${line}: where, said once`);
   }
   t.notMatch((await run(['config', 'export'])).out, 'look:', 'nothing of the refused files was kept');
 });

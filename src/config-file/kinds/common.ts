@@ -30,7 +30,10 @@ export function checkLiteralTarget(url: URL, allowPrivate: readonly string[], wh
 /** A core refusal at the entry's key (its message's {--flag} worded as that key). */
 export function atKey(parsed: ParsedConfig, path: ReadonlyArray<string | number>, key: string, err: unknown): never {
   if (!isAppError(err)) throw err;
-  throw reworded(err, `${parsed.at(path)}: ${err.template.replace(/\{--[a-z][a-z-]*\}/g, key)}`);
+  // A refusal that already says where (a file the entry names could not be read) is said once.
+  const where = `${parsed.at(path)}: `;
+  const text = err.template.replace(/\{--[a-z][a-z-]*\}/g, key);
+  throw reworded(err, text.startsWith(where) ? text : where + text);
 }
 
 /**
