@@ -231,7 +231,7 @@ t.test('every page: CSP and frame headers, labelled inputs, cookie flags, no coo
     body: 'csrf=forged',
   });
   t.equal(noToken.status, 403, 'a wrong CSRF token: 403');
-  t.match(await noToken.text(), /this form has expired/);
+  t.match(await noToken.text(), /this form has expired/i);
   await page.goto(`${s.url}/account`);
   t.match(page.url(), /\/account$/, 'still signed in: neither post did anything');
   await screenshots(page, 'account-admin');

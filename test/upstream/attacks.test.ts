@@ -35,14 +35,15 @@ t.test('a hostile upstream: every lie refused with a clear page, nothing linked 
   t.equal(added.code, 0, added.err);
   const before = { accounts: await countRows(s, 'user_account'), identities: await countRows(s, 'linked_identity') };
 
+  // The page says it in the reader's words (the audit's signin_failed keeps the reason: upstream_answer).
   const lies: Array<[Mode, RegExp]> = [
-    ['wrong_iss', /did not check out/],
-    ['wrong_aud', /did not check out/],
-    ['wrong_nonce', /did not check out/],
-    ['bad_sig', /did not check out/],
-    ['expired', /did not check out/],
-    ['other_client_code', /did not check out/],
-    ['junk_token', /did not check out|did not answer/],
+    ['wrong_iss', /did not sign you in/],
+    ['wrong_aud', /did not sign you in/],
+    ['wrong_nonce', /did not sign you in/],
+    ['bad_sig', /did not sign you in/],
+    ['expired', /did not sign you in/],
+    ['other_client_code', /did not sign you in/],
+    ['junk_token', /did not sign you in|did not answer/],
   ];
   for (const [mode, words] of lies) {
     evil.mode = mode;

@@ -48,7 +48,16 @@ const PAGE_MESSAGES: KnownRefusals = {
   otp_invalid: 'pages.refused.otp_invalid',
   rate_limited: 'error.rate_limited',
   body_too_large: 'pages.refused.body_too_large',
+  password_too_short: 'pages.refused.password_too_short',
+  password_too_long: 'pages.refused.password_too_long',
+  password_too_common: 'pages.refused.password_too_common',
+  email_unverified: 'pages.refused.email_unverified',
+  account_disabled: 'pages.refused.account_disabled',
+  signup_closed: 'pages.refused.signup_closed',
 };
+
+/** The number a refusal's own words carry (a password's least length), for the page's message. */
+const numberIn = (err: AppError): Record<string, string> => ({ n: /\d+/.exec(err.message)?.[0] ?? '' });
 
 /**
  * An action's refusal as the page shows it; anything else is not ours to explain. A refusal the
@@ -63,8 +72,8 @@ export const message = (
   params?: Readonly<Record<string, string>>,
 ): string => {
   if (!isAppError(err)) throw err;
-  const key = (err.reason && known[err.reason]) || known[err.code] || PAGE_MESSAGES[err.code];
-  if (key) return t(key, params);
+  const key = (err.reason && known[err.reason]) || known[err.code] || (err.reason && PAGE_MESSAGES[err.reason]) || PAGE_MESSAGES[err.code];
+  if (key) return t(key, params ?? numberIn(err));
   const said = messageFor(err, 'text', labels);
   return said.charAt(0).toUpperCase() + said.slice(1);
 };

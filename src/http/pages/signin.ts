@@ -8,12 +8,15 @@ import type { Context } from 'koa';
 import { type Caller, safeReturn } from '../../core';
 import { isAppError } from '../../errors';
 import { field, form, html, Html, notice, page, raw } from './html';
-import { DONE, type PageKit, refusal, see, send, str, message } from './kit';
+import { DONE, type KnownRefusals, type PageKit, refusal, see, send, str, message } from './kit';
 import { clearTokens, csrfToken, endPrevious, ensureDevice, guestCaller, pageCaller, storeTokens } from './session';
 import { codeStepPage } from './code-step';
 import { INTERACTION_PATH } from '../oidc';
 import { ceremonyForm } from './passkey-forms';
 import { providerButtons } from './provider-forms';
+
+/** The sign-in form's own refusal, in the reader's language. */
+const SIGNIN_REFUSALS: KnownRefusals = { invalid_credentials: 'pages.refused.signin' };
 
 export function registerSignin(kit: PageKit) {
   const { core, router, names, run, html_, post } = kit;
@@ -106,7 +109,7 @@ export function registerSignin(kit: PageKit) {
       if ('step' in done) return codeStep(ctx, done.step, to);
       await signedIn(ctx, previous, done.session, to);
     } catch (err) {
-      await signinPage(ctx, { ...refusal(err), email, returnTo: to.returnTo, rd: to.rd });
+      await signinPage(ctx, { ...refusal(err, undefined, SIGNIN_REFUSALS), email, returnTo: to.returnTo, rd: to.rd });
     }
   });
 

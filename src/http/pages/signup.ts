@@ -6,7 +6,7 @@ import type { Context } from 'koa';
 import { t } from './look';
 import { isAppError } from '../../errors';
 import { field, form, html, notice, page, tm } from './html';
-import { type PageKit, refusal, see, send, str, message, type SigninPage } from './kit';
+import { type KnownRefusals, type PageKit, refusal, see, send, str, message, type SigninPage } from './kit';
 import { csrfToken, guestCaller, storeTokens, tokensIn } from './session';
 import { ceremonyForm } from './passkey-forms';
 import { providerButtons } from './provider-forms';
@@ -16,6 +16,9 @@ export type SignupPage = (
   ctx: Context,
   o?: { status?: number; error?: string; info?: string; name?: string; email?: string; username?: string; invite?: { token: string; email: string } },
 ) => Promise<void>;
+
+/** The signup form's own refusals, in the reader's language (a guest is never told which account has an address). */
+const SIGNUP_REFUSALS: KnownRefusals = { email_taken: 'pages.refused.email_taken' };
 
 export function registerSignup(kit: PageKit, signinPage: SigninPage): SignupPage {
   const { core, router, names, run, html_, post, passwordHint } = kit;
@@ -124,7 +127,7 @@ export function registerSignup(kit: PageKit, signinPage: SigninPage): SignupPage
     try {
       await run(guestCaller(ctx), 'signup', username ? { ...input, username } : input);
     } catch (err) {
-      return signupPage(ctx, { ...refusal(err), name: input.name, email: input.email, username });
+      return signupPage(ctx, { ...refusal(err, undefined, SIGNUP_REFUSALS), name: input.name, email: input.email, username });
     }
     return signInAfter(ctx, input.email, input.password);
   });
