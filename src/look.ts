@@ -71,12 +71,13 @@ const OWN: Readonly<Record<LookKey, string | null>> = {
   brand_css: null,
 };
 
+/** The flag of `serve` that sets each (its name; shown as --name). */
 const FLAGS: Readonly<Record<LookKey, string>> = {
-  brand_name: '--brand-name',
-  brand_color: '--brand-color',
-  default_language: '--default-language',
-  brand_logo: '--brand-logo',
-  brand_css: '--brand-css',
+  brand_name: 'brand-name',
+  brand_color: 'brand-color',
+  default_language: 'default-language',
+  brand_logo: 'brand-logo',
+  brand_css: 'brand-css',
 };
 
 /** A stored logo (`<type>;base64,<bytes>`) as its type and bytes. */
@@ -165,7 +166,7 @@ export function lookOperations(s: Services): LookOperations {
         for (const [key, value] of want) {
           // Nothing stored is Gatehouse's own: setting that is no change.
           if (((await readLook(tx, key)) ?? OWN[key]) === (value ?? OWN[key])) continue;
-          if (flagged(key)) throw new AppError('conflict', `{--${FLAGS[key].slice(2)}} is set by the server's ${FLAGS[key]} flag: change it there`);
+          if (flagged(key)) throw new AppError('conflict', `{--${FLAGS[key]}} is set by a flag given to the server: change it there`);
           const file = managed.get(key)?.file;
           if (file !== undefined) throw new AppError('conflict', `{--${FLAGS[key].slice(2)}} is managed by ${file}: change it there`);
           await writeLook(tx, key, value);

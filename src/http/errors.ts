@@ -6,6 +6,7 @@
 import type { Context, Next } from 'koa';
 import { errorPage, PAGE_CSP } from './pages/html';
 import { t } from './pages/look';
+import { rateLimited } from './pages/kit';
 import { AppError, ErrorCode, isAppError } from '../errors';
 import type { Logger } from '../log';
 
@@ -80,7 +81,7 @@ export function toAppError(err: unknown): AppError | null {
 function pageMessage(err: AppError): string {
   if (err.reason === 'form_expired') return t('error.form_expired');
   if (err.reason === 'cross_site_form') return t('error.cross_site_form');
-  if (err.code === 'rate_limited') return t('error.rate_limited');
+  if (err.code === 'rate_limited') return rateLimited(err);
   if (err.code === 'unavailable') return t('error.unavailable');
   if (err.code === 'body_too_large') return t('pages.refused.body_too_large');
   return err.message;

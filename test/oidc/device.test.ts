@@ -274,8 +274,8 @@ t.test("device flow: someone outside the client's gate, a cancel, an expired cod
     page.getByRole('button', { name: 'Continue' }).click(),
   ]);
   t.equal(answer.status(), 429, 'past the limit: 429');
-  t.match(await page.locator('body').textContent(), /too many wrong codes from this address/);
+  t.match(await page.locator('body').textContent(), /Too many tries/);
   const d5 = await startDevice(s, tv.client_id);
   await page.goto(d5.verification_uri_complete);
-  t.match(await page.locator('body').textContent(), /too many wrong codes/, 'even the right code waits now');
+  t.match(await page.locator('body').textContent(), /Too many tries/, 'even the right code waits now');
 });

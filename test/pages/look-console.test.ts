@@ -113,5 +113,5 @@ t.test('a flag wins: its setting is shown with the flag, without a field; the pa
     return { status: res.status, text: await res.text() };
   }, csrf);
   t.equal(r.status, 409);
-  t.match(r.text, 'set by the server');
+  t.match(r.text, 'is set by a flag given to the server');
 });

@@ -10,7 +10,7 @@ import type { ActionResult, Caller, Core, MessageKey } from '../../core';
 import { errorStyle, STATUS } from '../errors';
 import { lazyKoaBody } from '../body';
 import { html, type Html, PAGE_CSP } from './html';
-import { t } from './look';
+import { look, t } from './look';
 import { assertSameSite, cookieNames, type PageCookies } from './session';
 
 export function send(ctx: Context, status: number, body: string): void {
@@ -56,6 +56,10 @@ const PAGE_MESSAGES: KnownRefusals = {
   signup_closed: 'pages.refused.signup_closed',
 };
 
+/** Too many tries, and when to try again where the limit says so. */
+export const rateLimited = (err: AppError): string =>
+  err.retryAfter ? t('error.rate_limited_for', { duration: look().tr.duration(Math.max(1, Math.ceil(err.retryAfter))) }) : t('error.rate_limited');
+
 /** The number a refusal's own words carry (a password's least length), for the page's message. */
 const numberIn = (err: AppError): Record<string, string> => ({ n: /\d+/.exec(err.message)?.[0] ?? '' });
 
@@ -72,6 +76,7 @@ export const message = (
   params?: Readonly<Record<string, string>>,
 ): string => {
   if (!isAppError(err)) throw err;
+  if (err.code === 'rate_limited' && !known.rate_limited) return rateLimited(err);
   const key = (err.reason && known[err.reason]) || known[err.code] || (err.reason && PAGE_MESSAGES[err.reason]) || PAGE_MESSAGES[err.code];
   if (key) return t(key, params ?? numberIn(err));
   const said = messageFor(err, 'text', labels);

@@ -123,7 +123,7 @@ export function registerConsoleSettings(kit: PageKit, c: ConsoleKit): void {
   /** Where a setting comes from, in the reader's words (a file by its name only; its whole path in the title). */
   const sourceText = (source: LookSource): string =>
     source.by === 'flag'
-      ? t('settings.look.by_flag', { flag: source.flag })
+      ? t('settings.look.by_flag', { flag: `--${source.flag}` })
       : source.by === 'file'
         ? t('settings.look.by_file', { file: path.basename(source.file) })
         : source.by === 'console'
