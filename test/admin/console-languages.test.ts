@@ -6,7 +6,7 @@
 // out of its box at 360 and 1280 px, and each page photographed (test-results/pages/admin-*-de|fr).
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { englishLeft, launch, outsideItsBox, screenshots } from '../helpers/browser';
+import { englishLeft, launch, outsideItsBox, screenshots, signedInIn } from '../helpers/browser';
 import { cli } from '../helpers/cli';
 import { PASSWORD, withAdmin } from '../helpers/server';
 import { ADMIN_DN, ADMIN_PASSWORD, groupDn, groupLdif, personDn, personLdif, startSlapd, SUFFIX } from '../helpers/slapd';
@@ -63,13 +63,8 @@ t.test('every converted console page in de and fr: no English left, nothing out 
   };
 
   for (const language of ['de', 'fr'] as const) {
-    const context = await browser.newContext({ locale: language, extraHTTPHeaders: { 'accept-language': language } });
-    const page = await context.newPage();
-    await page.goto(`${s.url}/signin`);
-    await page.locator('#f-email').fill('admin@example.com');
-    await page.locator('#f-password').fill(PASSWORD);
-    await page.locator('form[action="/signin"] button[type="submit"]').click();
-    await page.waitForURL(/\/account/);
+    const page = await signedInIn(browser, s.url, language, 'admin@example.com', PASSWORD);
+    const context = page.context();
 
     const pages: Array<[string, string]> = [
       ['accounts', '/admin/accounts'],

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { englishLeft, launch, outsideItsBox, screenshots } from '../helpers/browser';
+import { englishLeft, launch, outsideItsBox, screenshots, signedInIn } from '../helpers/browser';
 import { cli } from '../helpers/cli';
 import { PASSWORD, tempDir, withAdmin } from '../helpers/server';
 
@@ -25,16 +25,7 @@ t.test('the settings pages in de and fr: no English left, nothing out of its box
 
   const browser = await launch(t);
   /** The administrator, signed in from a browser that asks for `language`. */
-  const signedIn = async (language: string): Promise<Page> => {
-    const context = await browser.newContext({ locale: language, extraHTTPHeaders: { 'accept-language': language } });
-    const page = await context.newPage();
-    await page.goto(`${s.url}/signin`);
-    await page.locator('#f-email').fill('admin@example.com');
-    await page.locator('#f-password').fill(PASSWORD);
-    await page.locator('form[action="/signin"] button[type="submit"]').click();
-    await page.waitForURL(/\/account/);
-    return page;
-  };
+  const signedIn = (language: string): Promise<Page> => signedInIn(browser, s.url, language, 'admin@example.com', PASSWORD);
   const check = async (page: Page, language: string, name: string) => {
     t.equal(await page.getAttribute('html', 'lang'), language, `${name} in ${language}`);
     // The console's navigation above the page is the console kit's (kit.ts), not this file's words.

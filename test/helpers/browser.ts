@@ -107,3 +107,15 @@ export const englishLeft = (page: Page) =>
     }
     return [...new Set(found)];
   })()`) as Promise<string[]>;
+
+/** A new browser that asks for `language`, signed in at `base` with the password: on /account. */
+export async function signedInIn(browser: Browser, base: string, language: string, email: string, password: string): Promise<Page> {
+  const context = await browser.newContext({ locale: language, extraHTTPHeaders: { 'accept-language': language } });
+  const page = await context.newPage();
+  await page.goto(`${base}/signin`);
+  await page.locator('#f-email').fill(email);
+  await page.locator('#f-password').fill(password);
+  await page.locator('form[action="/signin"] button[type="submit"]').click();
+  await page.waitForURL(/\/account/);
+  return page;
+}
