@@ -5,8 +5,7 @@
  */
 import type { Context, Next } from 'koa';
 import { errorPage, PAGE_CSP } from './pages/html';
-import { t } from './pages/look';
-import { rateLimited } from './pages/kit';
+import { rateLimited, t } from './pages/look';
 import { AppError, ErrorCode, isAppError } from '../errors';
 import type { Logger } from '../log';
 

@@ -10,7 +10,7 @@ import type { ActionResult, Caller, Core, MessageKey } from '../../core';
 import { errorStyle, STATUS } from '../errors';
 import { lazyKoaBody } from '../body';
 import { html, type Html, PAGE_CSP } from './html';
-import { look, t } from './look';
+import { rateLimited, t } from './look';
 import { assertSameSite, cookieNames, type PageCookies } from './session';
 
 export function send(ctx: Context, status: number, body: string): void {
@@ -55,10 +55,6 @@ const PAGE_MESSAGES: KnownRefusals = {
   account_disabled: 'pages.refused.account_disabled',
   signup_closed: 'pages.refused.signup_closed',
 };
-
-/** Too many tries, and when to try again where the limit says so. */
-export const rateLimited = (err: AppError): string =>
-  err.retryAfter ? t('error.rate_limited_for', { duration: look().tr.duration(Math.max(1, Math.ceil(err.retryAfter))) }) : t('error.rate_limited');
 
 /** The number a refusal's own words carry (a password's least length), for the page's message. */
 const numberIn = (err: AppError): Record<string, string> => ({ n: /\d+/.exec(err.message)?.[0] ?? '' });

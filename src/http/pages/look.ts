@@ -35,6 +35,10 @@ export function look(): Look {
 /** The message in the reader's language (plain text: the templates escape it). */
 export const t = (key: MessageKey, params?: Readonly<Record<string, string | number>>): string => look().tr.t(key, params);
 
+/** Too many tries, and when to try again where the limit says so (an error page's and a form's words). */
+export const rateLimited = (err: { retryAfter?: number }): string =>
+  err.retryAfter ? t('error.rate_limited_for', { duration: look().tr.duration(Math.max(1, Math.ceil(err.retryAfter))) }) : t('error.rate_limited');
+
 /** The best shipped language for an Accept-Language header, by its q-values (Koa's negotiator), or null. */
 export function browserLanguage(ctx: Context): Language | null {
   // `*` (what fetch() sends unless told) names no language: the default one answers it.

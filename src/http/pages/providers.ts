@@ -28,6 +28,7 @@ const REFUSED: KnownRefusals = {
   invalid_credentials: 'pages.provider.refused',
   linked_elsewhere: 'pages.provider.linked_elsewhere',
   email_not_trusted: 'pages.provider.email_not_trusted',
+  signup_closed: 'pages.provider.no_account',
 };
 const RANDOM = /^[A-Za-z0-9_-]{43}$/;
 
