@@ -12,7 +12,7 @@
  * An account another system manages is deleted there: one a directory source brought (until the
  * directory no longer has the person: the sync disabled it), or one an app provisions over SCIM
  * (it has an externalId). Deleting it here is refused with a reason naming where to delete it,
- * for the person and for administrators, unless an administrator forces it (`--force`; the
+ * for the person and for administrators, unless an administrator forces it (the `force` option; the
  * source may then bring the person back at its next sync or push).
  */
 import { AppError } from '../errors';

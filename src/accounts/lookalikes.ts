@@ -71,7 +71,7 @@ export interface LookalikeRule {
    * gets the answer a taken address gets, which names nobody.
    */
   reveal: boolean;
-  /** The operator let this one in (`--allow-lookalike`): the skeleton is kept, nothing is refused. */
+  /** The operator let this one in (the `allow` rule, which the shell's import and user create set): the skeleton is kept, nothing is refused. */
   allow?: boolean;
   /** The flag that would let it in, named in the refusal where the caller has it. */
   flag?: string;

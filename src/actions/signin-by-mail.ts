@@ -2,7 +2,7 @@
  * The signin_by_mail action, in two calls: `email` asks for a code (the answer is the same for
  * every address, with a `mail_code_request` to send back), then `request` and `code` (and `otp` or
  * `recovery_code` for an account with TOTP) sign in. Off until the operator opens it to guests
- * (`--signin-by-mail`, the console, or `actions: {signin_by_mail: {guest: true}}` in a file).
+ * (a flag of the server, the console, or `actions: {signin_by_mail: {guest: true}}` in a file).
  */
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors';
