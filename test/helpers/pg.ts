@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { Test } from 'tap';
 import pg from 'pg';
+import { generate } from 'otplib';
 import { systemClock } from '../../src/clock';
 import { loadConfig } from '../../src/config';
 import { openStore } from '../../src/store/connection';
@@ -159,5 +160,14 @@ export async function twoInstances(t: Test, password: string, extra: string[] = 
     const r = await action(base, 'signin', { email: 'admin@example.com', password });
     return String(r.items.find((i) => i.Attributes.key === 'token')!.Attributes.value);
   };
-  return { ...pg, a, b, spread, action, signin };
+  /** TOTP turned on for the administrator through the actions on A: its secret and recovery codes. */
+  const totpOn = async () => {
+    const token = await signin(a.url);
+    const secret = String((await action(a.url, 'totp_enroll', { password }, token)).items[0].Attributes.secret);
+    const on = await action(a.url, 'totp_confirm', { otp: await generate({ secret }) }, token);
+    const codes = on.items.find((i) => i.Attributes.codes)?.Attributes.codes as string[] | undefined;
+    if (!codes) throw new Error(`TOTP was not turned on: ${JSON.stringify(on.items)}`);
+    return { secret, codes };
+  };
+  return { ...pg, a, b, spread, action, signin, totpOn };
 }

@@ -12,13 +12,7 @@ t.test('wrong codes sent at once to two instances: five checked, the rest 429', 
   const two = await twoInstances(t, PW);
   if (!two) return;
   const { a, b } = two;
-  const action = async (name: string, attributes: Record<string, unknown>, bearer?: string) => (await two.action(a.url, name, attributes, bearer)).items;
-  const token = await two.signin(a.url);
-  const secret = String((await action('totp_enroll', { password: PW }, token))[0].Attributes.secret);
-  t.ok(
-    (await action('totp_confirm', { otp: await generate({ secret }) }, token)).find((i) => i.Attributes.codes),
-    'TOTP on',
-  );
+  const { secret } = await two.totpOn();
 
   /** A browser (one cookie jar) that sent the right password on `base`: its code step. */
   const opened = async (base: string) => {
